@@ -1,0 +1,65 @@
+"""Temporal-difference targets and losses for value-based agents, as pure functions.
+
+Double Q-learning target from van Hasselt et al. 2015, "Deep Reinforcement Learning with Double
+Q-learning", https://arxiv.org/abs/1509.06461: the online network picks the next action, the
+target network evaluates it.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.registry import register_gradient_function
+
+
+@register_gradient_function("q_learning_target")
+def q_learning_target(
+    reward: tf.Tensor, discount: tf.Tensor, next_q_target: tf.Tensor
+) -> tf.Tensor:
+    """r + discount * max_a Q_target(s', a). `discount` is 0 at termination, gamma^n else."""
+    return reward + discount * tf.reduce_max(next_q_target, axis=-1)
+
+
+@register_gradient_function("double_q_learning_target")
+def double_q_learning_target(
+    reward: tf.Tensor, discount: tf.Tensor, next_q_target: tf.Tensor, next_q_online: tf.Tensor
+) -> tf.Tensor:
+    """r + discount * Q_target(s', argmax_a Q_online(s', a))."""
+    next_action = tf.argmax(next_q_online, axis=-1, output_type=tf.int64)
+    return reward + discount * tf.gather(next_q_target, next_action, axis=-1, batch_dims=1)
+
+
+def huber(error: tf.Tensor, delta: float = 1.0) -> tf.Tensor:
+    """Elementwise Huber: 0.5 e^2 for |e| <= delta, delta (|e| - 0.5 delta) beyond."""
+    abs_error = tf.abs(error)
+    quadratic = tf.minimum(abs_error, delta)
+    return 0.5 * tf.square(quadratic) + delta * (abs_error - quadratic)
+
+
+def squared(error: tf.Tensor) -> tf.Tensor:
+    """Elementwise 0.5 e^2 (so its gradient is the error itself)."""
+    return 0.5 * tf.square(error)
+
+
+ELEMENTWISE_LOSSES = {"huber": huber, "mse": squared}
+
+
+@register_gradient_function("td_loss")
+def td_loss(
+    q_values: tf.Tensor,
+    action: tf.Tensor,
+    td_target: tf.Tensor,
+    weights: tf.Tensor | None = None,
+    loss: str = "huber",
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Returns (weighted mean loss, td_error) for Q(s, a) against a fixed `td_target`.
+
+    `weights` are importance-sampling weights from prioritized replay (ones if None); the TD
+    error comes back so the caller can update priorities.
+    """
+    q_taken = tf.gather(q_values, tf.cast(action, tf.int64), axis=-1, batch_dims=1)
+    td_error = tf.stop_gradient(td_target) - q_taken
+    per_sample = ELEMENTWISE_LOSSES[loss](td_error)
+    if weights is not None:
+        per_sample = per_sample * weights
+    return tf.reduce_mean(per_sample), td_error

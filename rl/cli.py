@@ -1,0 +1,59 @@
+"""Command-line flags of train.py, parsed so that every mistake is one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+
+from rl.errors import UserError
+
+TRUE_WORDS = {"true", "1", "yes"}
+FALSE_WORDS = {"false", "0", "no"}
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
+        raise UserError(f"{message} (see train.py --help)")
+
+
+def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
+    """`--flag`, `--flag True` and `--flag=false` all work."""
+    parser.add_argument(
+        f"--{name}", nargs="?", const=True, default=default, type=parse_bool, metavar="BOOL",
+        help=help_text,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="train.py",
+        description="Train, evaluate or test an RL agent composed from registered parts.",
+    )
+    p.add_argument("--sys", default="local", help="Where to run: local (tpu: scale-out issue).")
+    p.add_argument("--hparams", help="Registered hparams set, e.g. dqn_cartpole (see --list).")
+    p.add_argument("--env", help="Override the set's env (gymnasium id or module:Class).")
+    p.add_argument("--hparam_override", default="",
+                   help='Comma-separated key=value, e.g. "lr=3e-4,hidden_sizes=[128,128]".')
+    p.add_argument("--output_dir", help="Run directory root; copies go to run_<i>/.")
+    p.add_argument("--train_steps", type=int, help="Override the set's train_steps.")
+    p.add_argument("--eval_episodes", type=int, help="Override the set's eval.episodes.")
+    p.add_argument("--test_episodes", type=int, default=10,
+                   help="Episodes played with --training False.")
+    _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
+    p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
+    _bool_flag(p, "render", False, "Render episodes (environments issue).")
+    _bool_flag(p, "record_video", False, "Record evaluation/test videos (environments issue).")
+    p.add_argument("--num_workers", type=int, default=1, help="Parallel workers (1 for now).")
+    p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
+    _bool_flag(p, "allow_hparams_change", False,
+               "Resume even if the saved hparams differ from these.")
+    p.add_argument("--list", action="store_true", help="Print every registry and exit.")
+    return p

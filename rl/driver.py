@@ -1,0 +1,111 @@
+"""The collect loop: agent acts, the Python vector env steps, the agent observes.
+
+The whole loop of `num_steps` vector steps is ONE compiled call (TF-Agents' dynamic step
+driver over a py env): action selection runs in the graph with the agent's generator, and the
+env step runs through `tf.numpy_function`. That removes the per-step tf.function dispatch
+(~0.2-0.6 ms on the dev CPU) that otherwise dominates small-network agents; measured ~0.13 ms
+per CartPole step against ~0.38 ms for one tf.function call per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gymnasium as gym
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.envs.spec import EnvSpec
+
+
+@dataclass
+class EpisodeStats:
+    """Returns and lengths of episodes that finished since the last `pop`."""
+
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    def pop(self) -> tuple[list[float], list[int]]:
+        out = (self.returns, self.lengths)
+        self.returns, self.lengths = [], []
+        return out
+
+
+def true_next_obs(next_obs: np.ndarray, info: dict) -> np.ndarray:
+    """The real next observation per env: `final_obs` where an episode just ended.
+
+    With AutoresetMode.SAME_STEP the vector env returns the reset observation for finished
+    envs and keeps the last observation of the episode in info["final_obs"].
+    """
+    mask = info.get("_final_obs")
+    if mask is None or not mask.any():
+        return next_obs
+    result = next_obs.copy()
+    for i in np.flatnonzero(mask):
+        result[i] = info["final_obs"][i]
+    return result
+
+
+class Driver:
+    """Steps a training vector env with an agent and feeds the agent's `observe`."""
+
+    def __init__(self, env: gym.vector.VectorEnv, spec: EnvSpec, agent: Agent) -> None:
+        self.env = env
+        self.spec = spec
+        self.agent = agent
+        self.stats = EpisodeStats()
+        self.obs: np.ndarray | None = None
+        self._episode_return = np.zeros(spec.num_envs, np.float64)
+        self._episode_length = np.zeros(spec.num_envs, np.int64)
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        obs_shape = [spec.num_envs, *spec.obs_shape]
+
+        def collect(num_steps: tf.Tensor) -> tf.Tensor:
+            obs = tf.numpy_function(self._current_obs, [], obs_dtype, stateful=True)
+            obs = tf.ensure_shape(obs, obs_shape)
+            for _ in tf.range(num_steps):
+                action = self.agent.act(obs, explore=True)
+                obs = tf.numpy_function(self._py_step, [action], obs_dtype, stateful=True)
+                obs = tf.ensure_shape(obs, obs_shape)
+                self.agent.env_steps.assign_add(spec.num_envs)
+            return self.agent.env_steps.read_value()
+
+        self._collect = tf.function(collect, input_signature=[tf.TensorSpec([], tf.int32)])
+
+    def reset(self, seed: int) -> None:
+        """Starts fresh episodes in every env (run start, and after a checkpoint cut)."""
+        self.obs, _ = self.env.reset(seed=seed)
+        self._episode_return[:] = 0.0
+        self._episode_length[:] = 0
+
+    def collect(self, num_steps: int) -> None:
+        """Runs `num_steps` vector steps in one compiled call."""
+        if self.obs is None:
+            raise RuntimeError("Driver.reset must be called before collect")
+        self._collect(tf.constant(num_steps, tf.int32))
+
+    def _current_obs(self) -> np.ndarray:
+        return self.obs
+
+    def _py_step(self, action: np.ndarray) -> np.ndarray:
+        next_obs, reward, terminated, truncated, info = self.env.step(action)
+        self.agent.observe(
+            {
+                "obs": self.obs,
+                "action": action,
+                "reward": np.asarray(reward, np.float32),
+                "next_obs": true_next_obs(next_obs, info),
+                "terminated": terminated,
+                "truncated": truncated,
+            }
+        )
+        self._episode_return += reward
+        self._episode_length += 1
+        for i in np.flatnonzero(terminated | truncated):
+            self.stats.returns.append(float(self._episode_return[i]))
+            self.stats.lengths.append(int(self._episode_length[i]))
+            self._episode_return[i] = 0.0
+            self._episode_length[i] = 0
+        self.obs = next_obs
+        return next_obs

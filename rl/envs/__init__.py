@@ -1,0 +1,6 @@
+"""Environments: gymnasium vector envs by name, and the EnvSpec that describes them."""
+
+from rl.envs.factory import check_env_name, make_vector_env
+from rl.envs.spec import EnvSpec
+
+__all__ = ["EnvSpec", "check_env_name", "make_vector_env"]

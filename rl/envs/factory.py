@@ -1,0 +1,99 @@
+"""Builds gymnasium vector envs by name, with an explicit autoreset mode.
+
+A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories),
+a gymnasium id (`CartPole-v1`), or a `module.path:Name` where Name is a `gymnasium.Env`
+subclass or a gymnasium id that importing the module registers. Every vector env uses
+`AutoresetMode.SAME_STEP`: the step that ends an episode returns the reset observation and puts
+the true last observation in `info["final_obs"]`, so a transition never straddles two episodes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+
+from rl import registry
+from rl.envs.spec import EnvSpec
+from rl.errors import UserError, did_you_mean
+
+AUTORESET_MODE = AutoresetMode.SAME_STEP
+
+
+def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym.Env]:
+    """Returns a function that builds one env for `name`, or raises UserError."""
+    if name in registry.envs:
+        factory = registry.envs.get(name)
+        return lambda: factory(**env_kwargs)
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise UserError(
+                f"env {name!r}: cannot import module {module_name!r} ({e}); "
+                "check the module path and that it is on PYTHONPATH"
+            ) from None
+        target = getattr(module, attr, None)
+        if isinstance(target, type) and issubclass(target, gym.Env):
+            return lambda: target(**env_kwargs)
+        if attr in gym.registry:
+            return lambda: gym.make(attr, **env_kwargs)
+        raise UserError(
+            f"env {name!r}: {module_name!r} has no gymnasium.Env subclass or registered id "
+            f"named {attr!r}"
+        )
+    if name in gym.registry:
+        return lambda: gym.make(name, **env_kwargs)
+    known = list(registry.envs.names()) + list(gym.registry.keys())
+    raise UserError(
+        f"unknown env {name!r}{did_you_mean(name, known)}; use a gymnasium id "
+        "(e.g. CartPole-v1), a registered env (train.py --list) or module.path:EnvClass"
+    )
+
+
+def make_vector_env(
+    name: str,
+    num_envs: int,
+    seed: int,
+    env_kwargs: dict[str, Any] | None = None,
+    max_episode_steps: int | None = None,
+) -> tuple[gym.vector.VectorEnv, EnvSpec]:
+    """Returns a seeded, reset-ready SyncVectorEnv of `num_envs` copies and its EnvSpec.
+
+    `max_episode_steps` (when given) replaces the env's own time limit; hitting it is a
+    truncation, which the agents bootstrap through.
+    """
+    if num_envs < 1:
+        raise UserError(f"num_envs must be >= 1, got {num_envs}")
+    env_kwargs = dict(env_kwargs or {})
+    thunk = _single_env_thunk(name, env_kwargs)
+
+    def make_one() -> gym.Env:
+        env = thunk()
+        if max_episode_steps is not None:
+            env = gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
+        return env
+
+    try:
+        vec_env = gym.vector.SyncVectorEnv(
+            [make_one for _ in range(num_envs)], autoreset_mode=AUTORESET_MODE
+        )
+    except gym.error.Error as e:
+        raise UserError(f"env {name!r} could not be created: {e}") from None
+    first = vec_env.envs[0]
+    limit = max_episode_steps or (first.spec.max_episode_steps if first.spec else None)
+    spec = EnvSpec.from_spaces(
+        name, num_envs, vec_env.single_observation_space, vec_env.single_action_space, limit
+    )
+    vec_env.reset(seed=seed)
+    vec_env.action_space.seed(seed)
+    return vec_env, spec
+
+
+def check_env_name(name: str) -> None:
+    """Raises UserError if `name` does not resolve to an env (builds nothing)."""
+    _single_env_thunk(name, {})

@@ -1,0 +1,83 @@
+"""EnvSpec: the facts about an environment that models and agents are built from.
+
+Observation shapes and action bounds are runtime facts of the env, not hyper-parameters, so
+they travel in this frozen record instead of living in hparams (DESIGN.md, HParams contract).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+from rl.errors import UserError
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Shapes, dtypes and action type of a (vector) environment."""
+
+    env_id: str
+    num_envs: int
+    obs_shape: tuple[int, ...]
+    obs_dtype: np.dtype
+    action_type: str  # "discrete" or "box"
+    num_actions: int  # discrete: number of actions; box: 0
+    action_shape: tuple[int, ...]  # discrete: (); box: the action vector's shape
+    action_dtype: np.dtype
+    action_low: np.ndarray | None  # box only
+    action_high: np.ndarray | None  # box only
+    max_episode_steps: int | None
+
+    @property
+    def discrete(self) -> bool:
+        return self.action_type == "discrete"
+
+    @classmethod
+    def from_spaces(
+        cls,
+        env_id: str,
+        num_envs: int,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        max_episode_steps: int | None,
+    ) -> EnvSpec:
+        """Builds a spec from single-env spaces; unsupported spaces are a UserError."""
+        if not isinstance(observation_space, gym.spaces.Box):
+            raise UserError(
+                f"env {env_id!r} has a {type(observation_space).__name__} observation space; "
+                "only Box observations are supported (wrap it, e.g. FlattenObservation)"
+            )
+        if isinstance(action_space, gym.spaces.Discrete):
+            return cls(
+                env_id=env_id,
+                num_envs=num_envs,
+                obs_shape=tuple(observation_space.shape),
+                obs_dtype=np.dtype(observation_space.dtype),
+                action_type="discrete",
+                num_actions=int(action_space.n),
+                action_shape=(),
+                action_dtype=np.dtype(np.int64),
+                action_low=None,
+                action_high=None,
+                max_episode_steps=max_episode_steps,
+            )
+        if isinstance(action_space, gym.spaces.Box):
+            return cls(
+                env_id=env_id,
+                num_envs=num_envs,
+                obs_shape=tuple(observation_space.shape),
+                obs_dtype=np.dtype(observation_space.dtype),
+                action_type="box",
+                num_actions=0,
+                action_shape=tuple(action_space.shape),
+                action_dtype=np.dtype(np.float32),
+                action_low=np.asarray(action_space.low, np.float32),
+                action_high=np.asarray(action_space.high, np.float32),
+                max_episode_steps=max_episode_steps,
+            )
+        raise UserError(
+            f"env {env_id!r} has a {type(action_space).__name__} action space; "
+            "only Discrete and Box actions are supported"
+        )

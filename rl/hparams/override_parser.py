@@ -1,0 +1,163 @@
+"""Safe parsing of `--hparam_override` text.
+
+The text comes from a command line, so it is parsed, never evaluated: `split_items` cuts it at
+top-level commas into `(key, value_text)` pairs, and `parse_literal` reads one value with
+`ast.parse(mode="eval")`, walking only literal nodes. What a value *means* (is a bare word a
+string or a bool?) depends on the declared type of its key, so that decision is left to
+`rl.hparams.hparams`; this module only reports bare words as `BareWord` and builds the
+registered schedules that a value calls by name.
+
+Rules, in the order they apply:
+- items are separated by commas outside brackets and quotes; empty items (a trailing comma,
+  `a=1,,b=2`) are ignored;
+- each item is `key=value`, split at its first `=`; the key is a dotted path of identifiers
+  (`eval.episodes`); a key given twice, or with one of its parts (`a=..,a.b=..`), is an error;
+- a value is a Python literal: numbers (with unary minus), quoted strings, lists, tuples,
+  dicts, bare identifiers (`BareWord`), and calls of registered schedules with literal
+  arguments (`linear(1.0, 0.05, 10000)`). Anything else (operators, attributes, subscripts,
+  calls of other names) is rejected.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from typing import Any
+
+from rl import registry
+from rl.errors import UserError
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_CLOSING = {"[": "]", "(": ")", "{": "}"}
+
+
+class BareWord(str):
+    """An unquoted identifier in override text (`adam`, `true`, `None`).
+
+    Whether it is a string, a bool or None is decided by the declared type of the key.
+    """
+
+
+class LiteralError(ValueError):
+    """The text is not a literal this parser accepts; the caller names key and type."""
+
+
+def split_items(text: str) -> list[tuple[str, str]]:
+    """Splits override text into `(key, value_text)` pairs; raises `UserError` if malformed."""
+    items: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for item in _split_top_level(text):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            raise UserError(f"malformed item {item.strip()!r} (expected key=value)")
+        if not key:
+            raise UserError(f"malformed item {item.strip()!r} (empty key)")
+        if not _KEY.match(key):
+            raise UserError(f"malformed key {key!r} in item {item.strip()!r}")
+        if key in seen:
+            raise UserError(f"{key} is given twice")
+        for other in seen:  # `a={...}` and `a.b=1` would race
+            if key.startswith(other + ".") or other.startswith(key + "."):
+                raise UserError(f"{other} and {key} overlap; give one of them")
+        seen.add(key)
+        items.append((key, value))
+    return items
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Cuts `text` at commas that are outside brackets and quotes."""
+    parts: list[str] = []
+    start = 0
+    stack: list[str] = []  # expected closing brackets
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1  # skip the escaped character
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _CLOSING:
+            stack.append(_CLOSING[ch])
+        elif ch in ")]}":
+            if not stack or stack.pop() != ch:
+                raise UserError(f"unbalanced {ch!r} at position {i} in {text!r}")
+        elif ch == "," and not stack:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    if quote:
+        raise UserError(f"unclosed quote {quote} in {text!r}")
+    if stack:
+        raise UserError(f"unclosed bracket (missing {stack[-1]!r}) in {text!r}")
+    parts.append(text[start:])
+    return parts
+
+
+def parse_literal(text: str, allow_calls: bool = True) -> Any:
+    """Parses one value: literals, `BareWord`s and (with `allow_calls`) schedule calls.
+
+    Raises `LiteralError` for text that is not such a value, and `UserError` for a call of an
+    unknown schedule or with bad arguments.
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        raise LiteralError(text) from None
+    return _literal(tree.body, top=allow_calls)
+
+
+def _literal(node: ast.expr, top: bool = False) -> Any:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool | int | float | str) or node.value is None:
+            return node.value
+        raise LiteralError(repr(node.value))  # bytes, complex, Ellipsis
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _literal(node.operand)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise LiteralError("unary sign on a non-number")
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Name):
+        return BareWord(node.id)
+    if isinstance(node, ast.List):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise LiteralError("** in dict")
+        keys = [_literal(k) for k in node.keys]
+        if not all(isinstance(k, str) for k in keys):
+            raise LiteralError("dict keys must be strings")
+        return dict(zip(keys, (_literal(v) for v in node.values), strict=True))
+    if top and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if any(kw.arg is None for kw in node.keywords):
+            raise LiteralError("** in call")
+        args = [_literal(a) for a in node.args]
+        kwargs = {kw.arg: _literal(kw.value) for kw in node.keywords}
+        return make_schedule(node.func.id, args, kwargs)
+    raise LiteralError(type(node).__name__)
+
+
+def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Builds the schedule registered as `name`; unknown names list the registered ones."""
+    if name not in registry.schedules:
+        raise UserError(registry.schedules.unknown_message(name))
+    factory = registry.schedules.get(name)
+    signature = inspect.signature(factory)
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as e:
+        shown = ", ".join(
+            p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+            for p in signature.parameters.values()
+        )
+        raise UserError(f"{name}({shown}): {e}") from None
+    return factory(*args, **kwargs)

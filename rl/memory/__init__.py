@@ -1,0 +1,23 @@
+"""Replay memories and transition builders.
+
+Importing this package registers the replays by name ("uniform", "prioritized") in
+`rl.registry`'s memory registry; agents build them with
+`get_memory(name)(capacity=..., fields=..., seed=...)`.
+"""
+
+from rl.memory.n_step import NStepAccumulator
+from rl.memory.prioritized import PrioritizedReplay
+from rl.memory.ring_storage import Batch, FieldSpec, RingStorage
+from rl.memory.sum_tree import SumTree
+from rl.memory.uniform import Replay, UniformReplay
+
+__all__ = [
+    "Batch",
+    "FieldSpec",
+    "NStepAccumulator",
+    "PrioritizedReplay",
+    "Replay",
+    "RingStorage",
+    "SumTree",
+    "UniformReplay",
+]

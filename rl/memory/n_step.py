@@ -1,0 +1,199 @@
+"""Turns a vector env's 1-step stream into n-step transitions before they enter the replay.
+
+n-step returns (Sutton 1988; used by Rainbow, Hessel et al. 2017, https://arxiv.org/abs/1710.02298,
+and Ape-X) propagate reward n steps per update instead of one. Folding them in at insert time
+keeps the replay and the TD loss unchanged: a stored transition is
+(obs_t, action_t, R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount), and the loss
+target is R + discount * max_a Q(next_obs, a) whatever m was.
+
+m = n normally. When an env's episode ends, its pending transitions are flushed with the m < n
+steps they have. `discount` is 0 if the episode terminated within those m steps (no value after a
+terminal state) and gamma^m otherwise -- in particular on truncation (time limit), where the
+target bootstraps from the true final observation, as gymnasium's terminated/truncated split is
+meant for. With n = 1 this is the plain transition with discount gamma * (1 - terminated).
+
+The last n steps of every env live in preallocated numpy arrays, so the accumulator is a few
+vectorized numpy operations per vector-env step and its state (partial n-step windows) goes into
+the checkpoint like the replay does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from rl.memory.ring_storage import Batch, FieldSpec
+
+
+class NStepAccumulator:
+    """Per-env windows of the last n steps; `add` returns the n-step transitions completed."""
+
+    def __init__(self, n: int, gamma: float, num_envs: int, fields: FieldSpec) -> None:
+        """`fields` is the replay's field spec; only "obs" and "action" are read (next_obs has
+        obs's spec; reward and discount are float32)."""
+        if int(n) < 1 or int(num_envs) < 1:
+            raise ValueError(f"n and num_envs must be >= 1, got n={n}, num_envs={num_envs}")
+        missing = [name for name in ("obs", "action") if name not in fields]
+        if missing:
+            raise ValueError(f"NStepAccumulator fields need 'obs' and 'action'; missing {missing}")
+        self._n = int(n)
+        self._gamma = float(gamma)
+        self._num_envs = int(num_envs)
+        obs_shape, obs_dtype = fields["obs"]
+        action_shape, action_dtype = fields["action"]
+        self._obs_shape = tuple(int(d) for d in obs_shape)
+        self._action_shape = tuple(int(d) for d in action_shape)
+        self._obs_dtype = np.dtype(obs_dtype)
+        self._action_dtype = np.dtype(action_dtype)
+        # Window of env e: slots head[e], head[e]+1, ... (mod n) hold its `pending[e]` oldest
+        # steps whose n-step transitions are not complete yet.
+        self._obs = np.zeros((num_envs, n, *self._obs_shape), dtype=self._obs_dtype)
+        self._action = np.zeros((num_envs, n, *self._action_shape), dtype=self._action_dtype)
+        self._reward = np.zeros((num_envs, n), dtype=np.float64)
+        # Latest next_obs of every env: what `flush` bootstraps from.
+        self._next_obs = np.zeros((num_envs, *self._obs_shape), dtype=self._obs_dtype)
+        self._head = np.zeros(num_envs, dtype=np.int64)
+        self._pending = np.zeros(num_envs, dtype=np.int64)
+        self._env_range = np.arange(num_envs)
+        self._powers = self._gamma ** np.arange(n + 1)  # gamma^0 .. gamma^n
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    @property
+    def gamma(self) -> float:
+        return self._gamma
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    def add(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        valid: np.ndarray | None = None,
+    ) -> Batch:
+        """Takes one vector-env step (leading dim num_envs) and returns the completed transitions.
+
+        `next_obs` must be the true next observation; for an env whose episode just ended, its
+        final observation (gymnasium's `final_obs`), not the reset one. `valid` ([num_envs] bool,
+        optional) masks out env slots that did not take a real step, e.g. the reset step of
+        gymnasium's NEXT_STEP autoreset mode. Returns fields obs, action, reward, next_obs,
+        discount with 0 or more rows, grouped by env and oldest first within an env.
+        """
+        num_envs, n = self._num_envs, self._n
+        obs = self._check("obs", obs, self._obs_shape)
+        action = self._check("action", action, self._action_shape)
+        reward = self._check("reward", reward, ())
+        next_obs = self._check("next_obs", next_obs, self._obs_shape)
+        terminated = self._check("terminated", terminated, ()).astype(bool)
+        truncated = self._check("truncated", truncated, ()).astype(bool)
+        envs = self._env_range
+        if valid is not None:
+            valid = self._check("valid", valid, ()).astype(bool)
+            envs = envs[valid]
+
+        # 1. Append this step to each (valid) env's window.
+        slot = (self._head[envs] + self._pending[envs]) % n
+        self._obs[envs, slot] = obs[envs]
+        self._action[envs, slot] = action[envs]
+        self._reward[envs, slot] = reward[envs]
+        self._next_obs[envs] = next_obs[envs]
+        self._pending[envs] += 1
+
+        # 2. How many transitions each env completes: all pending ones if its episode ended,
+        # else the oldest one once the window holds n steps.
+        done = np.zeros(num_envs, dtype=bool)
+        done[envs] = terminated[envs] | truncated[envs]
+        full = np.zeros(num_envs, dtype=bool)
+        full[envs] = self._pending[envs] == n
+        out = self._emit(np.where(done, self._pending, full.astype(np.int64)), terminated)
+
+        # 3. Drop what was emitted: an ended episode empties its window, a full one slides by 1.
+        slide = full & ~done
+        self._head[slide] = (self._head[slide] + 1) % n
+        self._pending[slide] -= 1
+        self._head[done] = 0
+        self._pending[done] = 0
+        return out
+
+    def flush(self) -> Batch:
+        """Ends every env's episode as a truncation and returns all pending transitions.
+
+        For when the runner cuts episodes itself (e.g. at a checkpoint boundary or before the
+        envs are reset): the partial transitions bootstrap from each env's latest next_obs with
+        discount gamma^m, exactly as if the env had reported `truncated`.
+        """
+        out = self._emit(self._pending.copy(), np.ones(self._num_envs, dtype=bool))
+        self._head[:] = 0
+        self._pending[:] = 0
+        return out
+
+    def _emit(self, count: np.ndarray, terminated: np.ndarray) -> Batch:
+        """The `count[e]` oldest pending transitions of every env e, grouped by env."""
+        n = self._n
+        rows = int(count.sum())
+        # Row r is the j-th oldest pending step of env e, and covers m = pending[e] - j steps.
+        env = np.repeat(self._env_range, count)
+        j = np.arange(rows) - np.repeat(np.cumsum(count) - count, count)
+        m = self._pending[env] - j
+        start = (self._head[env] + j) % n
+        k = np.arange(n)
+        slots = (start[:, None] + k) % n
+        rewards = np.where(k < m[:, None], self._reward[env[:, None], slots], 0.0)
+        return {
+            "obs": self._obs[env, start],
+            "action": self._action[env, start],
+            "reward": (rewards @ self._powers[:n]).astype(np.float32),
+            "next_obs": self._next_obs[env],
+            "discount": np.where(terminated[env], 0.0, self._powers[m]).astype(np.float32),
+        }
+
+    def pending(self) -> np.ndarray:
+        """Number of steps per env waiting for their n-step transition ([num_envs] int64)."""
+        return self._pending.copy()
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {
+            "n": np.array(self._n, dtype=np.int64),
+            "gamma": np.array(self._gamma, dtype=np.float64),
+            "obs": self._obs.copy(),
+            "action": self._action.copy(),
+            "reward": self._reward.copy(),
+            "next_obs": self._next_obs.copy(),
+            "head": self._head.copy(),
+            "pending": self._pending.copy(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        if int(state["n"]) != self._n or float(state["gamma"]) != self._gamma:
+            raise ValueError(
+                f"checkpoint n-step accumulator has n={int(state['n'])}, "
+                f"gamma={float(state['gamma'])}; this one n={self._n}, gamma={self._gamma}"
+            )
+        for name in ("obs", "action", "reward", "next_obs", "head", "pending"):
+            ours = getattr(self, "_" + name)
+            saved = np.asarray(state[name])
+            if saved.shape != ours.shape or saved.dtype != ours.dtype:
+                raise ValueError(
+                    f"checkpoint n-step {name!r} is {saved.dtype}{list(saved.shape)}, "
+                    f"expected {ours.dtype}{list(ours.shape)}"
+                )
+        for name in ("obs", "action", "reward", "next_obs", "head", "pending"):
+            getattr(self, "_" + name)[...] = state[name]
+
+    def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        value = np.asarray(value)
+        if value.shape != (self._num_envs, *shape):
+            raise ValueError(
+                f"NStepAccumulator.add: {name} has shape {list(value.shape)}, "
+                f"expected {[self._num_envs, *shape]}"
+            )
+        return value

@@ -1,0 +1,159 @@
+"""Proportional prioritized experience replay.
+
+Schaul, Quan, Antonoglou & Silver, "Prioritized Experience Replay", 2015,
+https://arxiv.org/abs/1511.05952.
+
+Transitions the agent predicts badly (large |TD error|) are replayed more often: row i is drawn
+with probability P(i) = p_i / sum_k p_k with p_i = (|delta_i| + epsilon)^alpha (the paper's
+"proportional" variant; epsilon keeps every row drawable, alpha = 0 is uniform replay). The
+resulting bias is corrected with importance-sampling weights w_i = (N * P(i))^-beta, divided by
+the largest possible weight (that of the smallest priority in the buffer, as OpenAI baselines
+does), so weights lie in (0, 1] and only ever scale updates down. beta is annealed towards 1 by
+the agent and passed to each `sample` call.
+
+Draws are stratified (the paper's Appendix B.2.1): [0, total) is split into K*B equal segments
+with one uniform draw in each, which lowers the variance of the batch composition. The K*B draws
+are then shuffled before being cut into K batches; without the shuffle batch 0 would hold only
+rows from the low end of the prefix-sum range.
+
+New rows get the largest priority seen so far (1.0 before any update), so every transition is
+replayed at least about once before its TD error is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from rl.memory.ring_storage import FieldSpec, RingStorage
+from rl.memory.sum_tree import SumTree
+from rl.memory.uniform import Replay
+from rl.registry import register_memory
+
+
+class PrioritizedSampler:
+    """Proportional sampling through a `SumTree` over the stored priorities (p + eps)^alpha."""
+
+    name = "prioritized"
+
+    def __init__(self, capacity: int, alpha: float, epsilon: float) -> None:
+        if alpha < 0 or epsilon < 0:
+            raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
+        self._tree = SumTree(capacity)
+        self._alpha = float(alpha)
+        self._epsilon = float(epsilon)
+        # Largest stored priority (p + eps)^alpha seen so far; given to new rows.
+        self._max_priority = 1.0
+
+    @property
+    def tree(self) -> SumTree:
+        return self._tree
+
+    @property
+    def alpha(self) -> float:
+        return self._alpha
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def max_priority(self) -> float:
+        return self._max_priority
+
+    def _stored(self, priorities: np.ndarray) -> np.ndarray:
+        if not np.all(np.isfinite(priorities)):
+            raise ValueError("priorities must be finite (got NaN or inf; check the TD errors)")
+        stored = (np.abs(priorities) + self._epsilon) ** self._alpha
+        if self._epsilon == 0 and self._alpha > 0 and np.any(stored == 0):
+            # A zero priority would never be drawn again and would zero every IS weight.
+            raise ValueError("priority 0 with epsilon=0 is not allowed; use epsilon > 0")
+        if stored.size:
+            self._max_priority = max(self._max_priority, float(stored.max()))
+        return stored
+
+    def on_add(self, indices: np.ndarray, priorities: np.ndarray | None) -> None:
+        if priorities is None:
+            stored = np.full(indices.shape, self._max_priority)
+        else:
+            stored = self._stored(priorities)
+        self._tree.update(indices, stored)
+
+    def sample(
+        self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        count = shape[0] * shape[1]
+        total = self._tree.total
+        segment = total / count
+        prefix = (np.arange(count) + rng.random(count)) * segment
+        prefix = prefix[rng.permutation(count)]
+        indices = self._tree.find(prefix)
+        # P(i) / P_min = p_i / p_min, so (N P(i))^-beta / (N P_min)^-beta = (p_i / p_min)^-beta.
+        weights = (self._tree.get(indices) / self._tree.min) ** (-beta)
+        return indices.reshape(shape), weights.astype(np.float32).reshape(shape)
+
+    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None:
+        if indices.size and (indices.min() < 0 or indices.max() >= size):
+            raise ValueError(
+                f"update_priorities indices must be in [0, {size}), "
+                f"got range [{indices.min()}, {indices.max()}]"
+            )
+        self._tree.update(indices, self._stored(priorities))
+
+    def state_dict(self, size: int) -> dict[str, np.ndarray]:
+        return {
+            "priorities": self._tree.get(np.arange(size)),
+            "max_priority": np.array(self._max_priority, dtype=np.float64),
+            "alpha": np.array(self._alpha, dtype=np.float64),
+            "epsilon": np.array(self._epsilon, dtype=np.float64),
+        }
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
+        for key in ("alpha", "epsilon"):
+            saved, ours = float(state[key]), getattr(self, key)
+            if saved != ours:
+                raise ValueError(f"checkpoint replay has {key}={saved}, this replay {key}={ours}")
+        priorities = np.asarray(state["priorities"], dtype=np.float64)
+        if priorities.shape != (size,):
+            raise ValueError(f"checkpoint has {priorities.size} priorities for {size} rows")
+        # Inner nodes are a pure function of the leaves, so rebuilding restores the exact tree.
+        self._tree = SumTree(self._tree.capacity)
+        self._tree.update(np.arange(size), priorities)
+        self._max_priority = float(state["max_priority"])
+
+
+@register_memory("prioritized")
+class PrioritizedReplay(Replay):
+    """Proportional prioritized replay (Schaul et al. 2015) over a preallocated ring."""
+
+    def __init__(
+        self,
+        capacity: int,
+        fields: FieldSpec,
+        seed: int,
+        alpha: float = 0.6,
+        epsilon: float = 1e-6,
+    ) -> None:
+        self._prioritized = PrioritizedSampler(capacity, alpha, epsilon)
+        super().__init__(RingStorage(capacity, fields), self._prioritized, seed)
+
+    @property
+    def alpha(self) -> float:
+        return self._prioritized.alpha
+
+    @property
+    def epsilon(self) -> float:
+        return self._prioritized.epsilon
+
+    @property
+    def max_priority(self) -> float:
+        """Largest stored priority (p + epsilon)^alpha seen so far: what new rows get."""
+        return self._prioritized.max_priority
+
+    def get_priorities(self, indices: np.ndarray) -> np.ndarray:
+        """Stored priorities (p + epsilon)^alpha (float64) of rows `indices`, same shape."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.size):
+            raise ValueError(f"indices must be in [0, {self.size})")
+        return self._prioritized.tree.get(indices)

@@ -1,0 +1,180 @@
+"""Uniform experience replay, and the storage + sampler `Replay` that every replay is built from.
+
+Following Dopamine's replay memory, a replay is a `RingStorage` (what is kept) plus a sampler
+(which rows to train on): uniform and prioritized replay differ only in the sampler, so they share
+the add / sample / checkpoint code here. `sample` returns K batches at once, shaped
+[num_batches, batch_size, ...], because agents run many gradient steps per `tf.function` call and
+one numpy gather for all of them is much cheaper than K separate calls.
+
+Each replay owns a numpy `Generator(PCG64(seed))`; its state is part of the checkpoint, so a
+resumed run draws exactly the batches the uninterrupted run would have drawn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from rl.memory.ring_storage import Batch, FieldSpec, RingStorage
+from rl.registry import register_memory
+
+RESERVED_FIELDS = ("indices", "weights")
+SAMPLER_PREFIX = "sampler/"
+
+
+class Sampler(Protocol):
+    """Chooses rows of a `RingStorage` to train on; owns any per-row state (priorities)."""
+
+    name: str
+
+    def on_add(self, indices: np.ndarray, priorities: np.ndarray | None) -> None: ...
+
+    def sample(
+        self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Returns int64 row indices in [0, size) and float32 IS weights, both shaped `shape`."""
+        ...
+
+    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None: ...
+
+    def state_dict(self, size: int) -> dict[str, np.ndarray]: ...
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None: ...
+
+
+class Replay:
+    """A replay memory: `RingStorage` + `Sampler` + the numpy RNG the sampler draws from."""
+
+    def __init__(self, storage: RingStorage, sampler: Sampler, seed: int) -> None:
+        clash = sorted(set(storage.fields) & set(RESERVED_FIELDS))
+        if clash:
+            raise ValueError(f"replay field names {clash} are reserved for sample() outputs")
+        self._storage = storage
+        self._sampler = sampler
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+
+    @property
+    def capacity(self) -> int:
+        return self._storage.capacity
+
+    @property
+    def size(self) -> int:
+        return self._storage.size
+
+    @property
+    def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        return self._storage.fields
+
+    def __len__(self) -> int:
+        return self._storage.size
+
+    def add_batch(
+        self, batch: Mapping[str, np.ndarray], priorities: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Adds B items; `priorities` ([B], |TD error|) is ignored by uniform replay."""
+        if priorities is not None:
+            priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
+            batch_sizes = {np.shape(v)[0] if np.ndim(v) else None for v in batch.values()}
+            if batch_sizes != {priorities.size}:
+                raise ValueError(
+                    f"priorities has {priorities.size} values for a batch of "
+                    f"{sorted(batch_sizes, key=str)} items"
+                )
+        # Checked above, before anything is written, so a bad call leaves the replay unchanged.
+        indices = self._storage.add_batch(batch)
+        self._sampler.on_add(indices, priorities)
+        return indices
+
+    def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
+        """Returns every field shaped [num_batches, batch_size, ...], plus "indices" and "weights".
+
+        "indices" (int64) are the rows to pass back to `update_priorities`; "weights" (float32)
+        are importance-sampling weights in (0, 1] (all ones for uniform replay).
+        """
+        if self._storage.size == 0:
+            raise ValueError("cannot sample from an empty replay; add transitions first")
+        if int(batch_size) < 1 or int(num_batches) < 1:
+            raise ValueError(
+                f"batch_size and num_batches must be >= 1, got {batch_size} and {num_batches}"
+            )
+        shape = (int(num_batches), int(batch_size))
+        indices, weights = self._sampler.sample(self._rng, self._storage.size, shape, beta)
+        out = self._storage.gather(indices)
+        out["indices"] = indices
+        out["weights"] = weights
+        return out
+
+    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
+        """Sets rows' priorities from |TD error| (any shape, flattened; last duplicate wins)."""
+        indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+        priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
+        if indices.shape != priorities.shape:
+            raise ValueError(
+                f"update_priorities got {indices.size} indices but {priorities.size} priorities"
+            )
+        self._sampler.update_priorities(indices, priorities, self._storage.size)
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Everything needed to continue, as plain numpy arrays (`np.savez`-able, no pickle).
+
+        Field arrays are views of the live storage: save them before the next `add_batch`.
+        """
+        state = self._storage.state_dict()
+        state["sampler"] = np.array(self._sampler.name)
+        state["rng_state"] = np.array(json.dumps(self._rng.bit_generator.state))
+        for key, value in self._sampler.state_dict(self._storage.size).items():
+            state[SAMPLER_PREFIX + key] = value
+        return state
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        sampler = str(state["sampler"])
+        if sampler != self._sampler.name:
+            raise ValueError(
+                f"checkpoint holds a {sampler!r} replay, cannot load it into {self._sampler.name!r}"
+            )
+        rng_state = json.loads(str(state["rng_state"]))
+        if rng_state.get("bit_generator") != "PCG64":
+            raise ValueError(f"checkpoint replay RNG is {rng_state.get('bit_generator')!r}")
+        self._storage.load_state_dict(state)
+        sampler_state = {
+            k[len(SAMPLER_PREFIX) :]: v for k, v in state.items() if k.startswith(SAMPLER_PREFIX)
+        }
+        self._sampler.load_state_dict(sampler_state, self._storage.size)
+        self._rng.bit_generator.state = rng_state
+
+
+class UniformSampler:
+    """Rows drawn uniformly with replacement from [0, size); every IS weight is 1."""
+
+    name = "uniform"
+
+    def on_add(self, indices: np.ndarray, priorities: np.ndarray | None) -> None:
+        del indices, priorities
+
+    def sample(
+        self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        del beta
+        indices = rng.integers(0, size, size=shape, dtype=np.int64)
+        return indices, np.ones(shape, dtype=np.float32)
+
+    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None:
+        del indices, priorities, size
+
+    def state_dict(self, size: int) -> dict[str, np.ndarray]:
+        del size
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
+        del state, size
+
+
+@register_memory("uniform")
+class UniformReplay(Replay):
+    """Uniform experience replay (Mnih et al. 2015) over a preallocated ring of `capacity` rows."""
+
+    def __init__(self, capacity: int, fields: FieldSpec, seed: int) -> None:
+        super().__init__(RingStorage(capacity, fields), UniformSampler(), seed)

@@ -1,0 +1,6 @@
+"""Network factories, registered by name (explicit imports fill the registry)."""
+
+from rl.models import mlp  # noqa: F401  (registers "mlp")
+from rl.models.q_network import DuelingHead, QNetwork
+
+__all__ = ["DuelingHead", "QNetwork"]

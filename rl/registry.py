@@ -1,0 +1,113 @@
+"""One registry class for every kind of named component (tensor2tensor's registry, minus magic).
+
+Components register under an explicit snake_case name with `register_<kind>("name")`; a lookup
+miss raises a `UserError` that names the kind, lists what is registered and suggests close
+names. Registration happens through explicit imports in each package's `__init__`, so importing
+`rl` fills every registry (see `rl/__init__.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
+
+from rl.errors import UserError, did_you_mean
+
+T = TypeVar("T")
+
+# Registry keys are explicit snake_case names. Env names may also be gymnasium-style ids
+# ("CartPole-v1", "tf/CartPole-v1"), so each registry carries its own pattern.
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
+ENV_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_/.:\-]*$")
+
+
+class Registry(Generic[T]):
+    """A name -> object map for one kind of component."""
+
+    def __init__(self, kind: str, name_pattern: re.Pattern[str] = SNAKE_CASE) -> None:
+        self.kind = kind
+        self._pattern = name_pattern
+        self._items: dict[str, T] = {}
+
+    def register(self, name: str, obj: T | None = None) -> Any:
+        """Registers `obj` under `name`; without `obj`, returns a decorator that does."""
+        if obj is None:
+
+            def decorator(target: T) -> T:
+                self.register(name, target)
+                return target
+
+            return decorator
+        if not self._pattern.match(name):
+            raise ValueError(f"{self.kind} name {name!r} must match {self._pattern.pattern}")
+        if name in self._items and self._items[name] is not obj:
+            raise ValueError(f"{self.kind} {name!r} is already registered")
+        self._items[name] = obj
+        return obj
+
+    def get(self, name: str) -> T:
+        """Returns the object registered as `name`; a miss is a `UserError` with suggestions."""
+        try:
+            return self._items[name]
+        except KeyError:
+            raise UserError(self.unknown_message(name)) from None
+
+    def unknown_message(self, name: str) -> str:
+        names = sorted(self._items)
+        listed = ", ".join(names) if names else "(none registered)"
+        return f"unknown {self.kind} {name!r}{did_you_mean(name, names)}; registered: {listed}"
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+hparams: Registry[Callable[[], Any]] = Registry("hparams set")
+envs: Registry[Callable[..., Any]] = Registry("env", ENV_ID)
+models: Registry[Callable[..., Any]] = Registry("model")
+memory: Registry[Callable[..., Any]] = Registry("memory")
+agents: Registry[type] = Registry("agent")
+action_functions: Registry[Callable[..., Any]] = Registry("action function")
+gradient_functions: Registry[Callable[..., Any]] = Registry("gradient function")
+advantage_estimators: Registry[Callable[..., Any]] = Registry("advantage estimator")
+schedules: Registry[Callable[..., Any]] = Registry("schedule")
+systems: Registry[Callable[..., Any]] = Registry("system")
+
+ALL: dict[str, Registry[Any]] = {
+    "hparams": hparams,
+    "envs": envs,
+    "models": models,
+    "memory": memory,
+    "agents": agents,
+    "action_functions": action_functions,
+    "gradient_functions": gradient_functions,
+    "advantage_estimators": advantage_estimators,
+    "schedules": schedules,
+    "systems": systems,
+}
+
+register_hparams, get_hparams = hparams.register, hparams.get
+register_env, get_env_factory = envs.register, envs.get
+register_model, get_model = models.register, models.get
+register_memory, get_memory = memory.register, memory.get
+register_agent, get_agent = agents.register, agents.get
+register_action_function, get_action_function = action_functions.register, action_functions.get
+register_gradient_function, get_gradient_function = (
+    gradient_functions.register,
+    gradient_functions.get,
+)
+register_advantage_estimator, get_advantage_estimator = (
+    advantage_estimators.register,
+    advantage_estimators.get,
+)
+register_schedule, get_schedule = schedules.register, schedules.get
+register_system, get_system = systems.register, systems.get

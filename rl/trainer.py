@@ -1,0 +1,224 @@
+"""The one training loop: collect, update, evaluate, checkpoint, log.
+
+Every algorithm runs through `Trainer.train` unchanged; an algorithm only decides how many
+vector steps to collect per iteration (`agent.steps_per_iteration`) and what `update` does.
+
+Exact resume. A checkpoint holds the agent (weights, optimizer slots, counters, generator),
+its numpy state (replay, priorities, n-step data, numpy RNG) and the trainer's counters. Env
+simulator state is not generally serializable (Box2D, Atari), so every checkpoint is also an
+episode boundary: the running episodes are cut (the agent treats the cut as a truncation and
+bootstraps through it) and the envs are reset with a seed derived from the number of cuts so
+far. An interrupted run and an uninterrupted one therefore see the same data and, with
+deterministic ops, end with bit-identical weights (tests/test_resume.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.driver import Driver
+from rl.envs import make_vector_env
+from rl.envs.spec import EnvSpec
+from rl.evaluation import EvalResult, evaluate
+from rl.hparams import HParams
+from rl.registry import get_agent
+from rl.utils.checkpoint import CheckpointStore
+from rl.utils.files import join
+from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
+from rl.utils.run_dir import manifest, write_run_files
+from rl.utils.seeding import derive_seed, seed_everything
+
+
+@dataclass
+class TrainResult:
+    env_steps: int
+    wall_seconds: float
+    last_eval_return: float | None
+    first_step_at_threshold: int | None
+    already_complete: bool
+
+
+def initial_state() -> dict[str, Any]:
+    return {
+        "env_steps": 0,
+        "episodes": 0,
+        "cuts": 0,
+        "evaluations": 0,
+        "wall_seconds": 0.0,
+        "last_eval_return": None,
+        "first_step_at_threshold": None,
+        "first_wall_at_threshold": None,
+        "stopped_early": False,
+    }
+
+
+class Trainer:
+    """Runs one copy (seed) of an experiment in one run directory."""
+
+    def __init__(self, hparams: HParams, run_dir: str, seed: int, hparams_set: str) -> None:
+        self.hp = hparams
+        self.run_dir = run_dir
+        self.seed = seed
+        self.hparams_set = hparams_set
+        self.label = run_dir.rstrip("/").split("/")[-1]
+        self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
+
+    # ------------------------------------------------------------------------ building
+    def _make_env(self, num_envs: int, seed: int):
+        hp = self.hp
+        return make_vector_env(
+            hp.env, num_envs, seed, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
+        )
+
+    def _build_agent(self, spec: EnvSpec) -> Agent:
+        seed_everything(derive_seed(self.seed, "init"), self.hp.deterministic)
+        return get_agent(self.hp.agent)(spec, self.hp, derive_seed(self.seed, "agent"))
+
+    # ------------------------------------------------------------------------ training
+    def train(self) -> TrainResult:
+        hp = self.hp
+        env, spec = self._make_env(hp.num_envs, derive_seed(self.seed, "train_env", 0))
+        eval_env, _ = self._make_env(hp.eval.episodes, derive_seed(self.seed, "eval_env"))
+        agent = self._build_agent(spec)
+        checkpoint = tf.train.Checkpoint(agent=agent)
+        state = initial_state()
+        pointer = self.store.latest()
+        if pointer is not None:
+            numpy_state, state = self.store.restore(checkpoint, pointer)
+            agent.load_numpy_state(numpy_state)
+            if state["env_steps"] >= hp.train_steps or state["stopped_early"]:
+                print(f"[{self.label}] already complete at {state['env_steps']:,} env steps "
+                      f"(last eval {state['last_eval_return']}); nothing to do")
+                return self._result(state, already_complete=True)
+            print(f"[{self.label}] resuming from checkpoint at {state['env_steps']:,} env steps")
+        write_run_files(self.run_dir, hp, manifest(self.seed, _copy_index(self.label),
+                                                   self.hparams_set))
+        tensorboard = TensorBoardSink(self.run_dir)
+        if pointer is None:
+            tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
+        logger = Logger([
+            tensorboard,
+            CSVSink(join(self.run_dir, "progress.csv"), resume_at_step=state["env_steps"]),
+        ])
+        console = ConsoleSink(hp.train_steps, self.label)
+        driver = Driver(env, spec, agent)
+        driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
+        try:
+            self._loop(agent, driver, eval_env, logger, console, checkpoint, state)
+        finally:
+            logger.close()
+            env.close()
+            eval_env.close()
+        return self._result(state, already_complete=False)
+
+    def _loop(self, agent, driver, eval_env, logger, console, checkpoint, state) -> None:
+        hp = self.hp
+        num_envs = driver.spec.num_envs
+        next_eval = _next_multiple(state["env_steps"], hp.eval.every_steps)
+        next_checkpoint = _next_multiple(state["env_steps"], hp.checkpoint_every)
+        next_log = _next_multiple(state["env_steps"], hp.log_every)
+        wall_start = time.monotonic() - state["wall_seconds"]
+        rate_start, rate_steps = time.monotonic(), state["env_steps"]
+        steps = state["env_steps"]
+        while steps < hp.train_steps and not state["stopped_early"]:
+            vector_steps = min(agent.steps_per_iteration, math.ceil((hp.train_steps - steps) / num_envs))
+            driver.collect(vector_steps)
+            update_metrics = agent.update()
+            steps = int(agent.env_steps.numpy())
+            state["env_steps"] = steps
+            state["wall_seconds"] = time.monotonic() - wall_start
+            returns, lengths = driver.stats.pop()
+            state["episodes"] += len(returns)
+            if returns:
+                logger.record("train/episode_return", float(np.mean(returns)))
+                logger.record("train/episode_length", float(np.mean(lengths)))
+            logger.record_many(update_metrics)
+            now = time.monotonic()
+            steps_per_second = (steps - rate_steps) / max(now - rate_start, 1e-9)
+            logger.record("time/steps_per_second", steps_per_second)
+            logger.record("time/wall_seconds", state["wall_seconds"])
+            finished = steps >= hp.train_steps
+            evaluation: dict[str, float] = {}
+            if steps >= next_eval or finished:
+                evaluation = self._evaluate(agent, eval_env, state)
+                logger.record_many(evaluation)
+                next_eval = _next_multiple(steps, hp.eval.every_steps)
+            if steps >= next_log or finished or evaluation:
+                logger.record_many(agent.metrics())
+                logger.record("train/episodes", state["episodes"])
+                logger.dump(steps)
+                next_log = _next_multiple(steps, hp.log_every)
+                rate_start, rate_steps = now, steps
+            console.write({"time/steps_per_second": steps_per_second, **evaluation}, steps)
+            if steps >= next_checkpoint or steps >= hp.train_steps or state["stopped_early"]:
+                self._checkpoint(agent, driver, checkpoint, state)
+                next_checkpoint = _next_multiple(steps, hp.checkpoint_every)
+
+    def _evaluate(self, agent, eval_env, state) -> dict[str, float]:
+        hp = self.hp
+        result = evaluate(agent, eval_env, derive_seed(self.seed, "eval", state["evaluations"]))
+        state["evaluations"] += 1
+        state["last_eval_return"] = result.return_mean
+        threshold = hp.stop_at_eval_return
+        if threshold is not None and result.return_mean >= threshold:
+            if state["first_step_at_threshold"] is None:
+                state["first_step_at_threshold"] = state["env_steps"]
+                state["first_wall_at_threshold"] = state["wall_seconds"]
+            state["stopped_early"] = True
+        return result.metrics("eval")
+
+    def _checkpoint(self, agent, driver, checkpoint, state) -> None:
+        # Cut the running episodes (see the module docstring), then save, then restart envs.
+        agent.end_all_episodes()
+        state["cuts"] += 1
+        self.store.save(state["env_steps"], checkpoint, agent.numpy_state(), dict(state))
+        driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
+
+    def _result(self, state: dict[str, Any], already_complete: bool) -> TrainResult:
+        return TrainResult(
+            env_steps=state["env_steps"],
+            wall_seconds=state["wall_seconds"],
+            last_eval_return=state["last_eval_return"],
+            first_step_at_threshold=state["first_step_at_threshold"],
+            already_complete=already_complete,
+        )
+
+    # ---------------------------------------------------------------------------- test
+    def test(self, episodes: int) -> EvalResult:
+        """Restores the latest checkpoint and plays `episodes` greedy episodes."""
+        env, spec = self._make_env(episodes, derive_seed(self.seed, "test_env"))
+        agent = self._build_agent(spec)
+        checkpoint = tf.train.Checkpoint(agent=agent)
+        pointer = self.store.latest()
+        self.store.restore(checkpoint, pointer)
+        result = evaluate(agent, env, derive_seed(self.seed, "test"))
+        env.close()
+        tensorboard = TensorBoardSink(self.run_dir)
+        for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
+            tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
+        tensorboard.close()
+        print(f"[{self.label}] checkpoint at {pointer['step']:,} env steps")
+        print(f"{'episode':>8} {'return':>10} {'length':>8}")
+        for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
+            print(f"{i:>8} {ret:>10.2f} {length:>8}")
+        print(f"[{self.label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
+              f"over {len(result.returns)} episodes")
+        return result
+
+
+def _next_multiple(step: int, every: int) -> int:
+    return (step // every + 1) * every
+
+
+def _copy_index(label: str) -> int:
+    try:
+        return int(label.rsplit("_", 1)[1])
+    except (IndexError, ValueError):
+        return 0

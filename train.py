@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Train, resume or test an agent: flags -> hparams -> trainer, run by the chosen --sys.
+
+    python train.py --hparams dqn_cartpole --output_dir runs/dqn
+    python train.py --hparams dqn_cartpole --output_dir runs/dqn --training False
+    python train.py --list
+
+A user mistake exits with status 2 and one line on stderr, before anything is written.
+Adding an algorithm never edits this file: it composes registered parts only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rl.cli import build_parser
+    from rl.errors import UserError
+
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except UserError as error:
+        print(f"train.py: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("train.py: interrupted; the last checkpoint is intact", file=sys.stderr)
+        return 130
+
+
+def _run(args) -> int:
+    import rl  # noqa: F401  (fills the registries)
+    from rl import registry
+    from rl.envs import check_env_name
+    from rl.errors import UserError
+    from rl.trainer import Trainer
+    from rl.utils.checkpoint import CheckpointStore
+    from rl.utils.files import join
+    from rl.utils.run_dir import (
+        check_resume_compatible,
+        check_writable,
+        run_dir_path,
+        saved_hparams,
+    )
+
+    if args.list:
+        for kind, reg in registry.ALL.items():
+            print(f"{kind}: {', '.join(reg.names()) or '(none)'}")
+        return 0
+    if args.sys != "local":
+        if args.sys == "tpu":
+            raise UserError("--sys tpu is not available yet (it lands with the scale-out "
+                            "issue); use --sys local")
+        registry.get_system(args.sys)
+    if not args.hparams:
+        raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
+    if not args.output_dir:
+        raise UserError("--output_dir is required, e.g. --output_dir runs/my_run")
+    if args.copies < 1:
+        raise UserError(f"--copies must be >= 1, got {args.copies}")
+    if args.num_workers != 1:
+        raise UserError(f"--num_workers {args.num_workers} is not available yet (the scale-out "
+                        "issue adds parallel workers); use --num_workers 1")
+    if args.test_episodes < 1:
+        raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
+    if args.render or args.record_video:
+        print("train.py: note: --render/--record_video are accepted but not implemented yet "
+              "(environments issue); continuing without them", file=sys.stderr)
+
+    hparams = registry.get_hparams(args.hparams)()
+    hparams.override(args.hparam_override)
+    if args.env is not None:
+        hparams.env = args.env
+    if args.train_steps is not None:
+        hparams.train_steps = args.train_steps
+    if args.eval_episodes is not None:
+        hparams.eval.episodes = args.eval_episodes
+    _check_values(hparams)
+    hparams.freeze()
+    check_env_name(hparams.env)
+    for key, reg in (("agent", registry.agents), ("model", registry.models),
+                     ("memory", registry.memory)):
+        if key in hparams.keys():
+            reg.get(getattr(hparams, key))
+    check_writable(args.output_dir)
+
+    run_dirs = [run_dir_path(args.output_dir, i) for i in range(args.copies)]
+    if args.training:
+        for run_dir in run_dirs:
+            check_resume_compatible(run_dir, hparams, args.allow_hparams_change)
+    else:
+        for run_dir in run_dirs:
+            if CheckpointStore(join(run_dir, "checkpoints"), 1).latest() is None:
+                raise UserError(f"--training False needs a checkpoint, and {run_dir} has none; "
+                                "train first (same command with --training True)")
+
+    def job(index: int):
+        run_dir = run_dirs[index]
+        if args.training:
+            return Trainer(hparams, run_dir, args.seed + index, args.hparams).train()
+        saved = saved_hparams(run_dir) or hparams
+        return Trainer(saved, run_dir, args.seed + index, args.hparams).test(args.test_episodes)
+
+    jobs = [lambda i=i: job(i) for i in range(args.copies)]
+    registry.get_system(args.sys)(jobs)
+    return 0
+
+
+def _check_values(hparams) -> None:
+    """Value ranges the type system cannot express; each a UserError naming the key."""
+    from rl.errors import UserError
+
+    positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
+    for key in positive:
+        if getattr(hparams, key) < 1:
+            raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
+    if hparams.eval.episodes < 1 or hparams.eval.every_steps < 1:
+        raise UserError("eval.episodes and eval.every_steps must be >= 1")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
