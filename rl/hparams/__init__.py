@@ -7,10 +7,10 @@ star imports), so `rl.registry.hparams` and `rl.registry.schedules` are complete
 from rl.hparams.hparams import HParams, TypeSpec
 from rl.hparams.schedules import Schedule, as_schedule, parse_schedule
 
+# isort: split
 # --- registered hparams sets: one module per algorithm family, imported for registration ---
-# One line per set module, sorted by name, e.g. `from rl.hparams import dqn` followed by a
+# Below: one line per set module, sorted by name, e.g. `from rl.hparams import dqn` followed by a
 # `noqa: F401` comment (the import is for its registration side effect).
 from rl.hparams import dqn  # noqa: F401
-# --- end of registered hparams sets ---
 
 __all__ = ["HParams", "Schedule", "TypeSpec", "as_schedule", "parse_schedule"]

@@ -20,16 +20,23 @@ def dqn() -> HParams:
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
     hp.add("target_update_period", 1000, "Gradient steps between target-network updates.")
     hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
-    hp.add("epsilon", "linear(1.0, 0.05, 10000)",
-           "Exploration rate as a schedule of the env step.", type=Schedule)
+    hp.add(
+        "epsilon",
+        "linear(1.0, 0.05, 10000)",
+        "Exploration rate as a schedule of the env step.",
+        type=Schedule,
+    )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
     hp.add("n_step", 1, "Multi-step returns over this many steps.")
     hp.add("td_loss", "huber", "Elementwise TD loss: huber or mse.")
     hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
-    hp.add("per_beta", "linear(0.4, 1.0, 100000)",
-           "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
-           type=Schedule)
+    hp.add(
+        "per_beta",
+        "linear(0.4, 1.0, 100000)",
+        "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
+        type=Schedule,
+    )
     hp.add("per_epsilon", 1e-6, "Prioritized replay: added to |TD error| before alpha.")
     return hp
 

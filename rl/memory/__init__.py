@@ -7,12 +7,11 @@ Importing this package registers the replays by name ("uniform", "prioritized") 
 
 from rl.memory.n_step import NStepAccumulator
 from rl.memory.prioritized import PrioritizedReplay
-from rl.memory.ring_storage import Batch, FieldSpec, RingStorage
+from rl.memory.ring_storage import FieldSpec, RingStorage
 from rl.memory.sum_tree import SumTree
 from rl.memory.uniform import Replay, UniformReplay
 
 __all__ = [
-    "Batch",
     "FieldSpec",
     "NStepAccumulator",
     "PrioritizedReplay",

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rl.memory.ring_storage import Batch, FieldSpec
+from rl.memory.ring_storage import FieldSpec
+from rl.types import Batch
 
 
 class NStepAccumulator:
@@ -95,6 +96,15 @@ class NStepAccumulator:
         next_obs = self._check("next_obs", next_obs, self._obs_shape)
         terminated = self._check("terminated", terminated, ()).astype(bool)
         truncated = self._check("truncated", truncated, ()).astype(bool)
+        if n == 1 and valid is None:
+            # Nothing is ever pending with n = 1: skip the window bookkeeping (hot path).
+            return {
+                "obs": obs.astype(self._obs_dtype, copy=False),
+                "action": action.astype(self._action_dtype, copy=False),
+                "reward": reward.astype(np.float32, copy=False),
+                "next_obs": next_obs,
+                "discount": np.where(terminated, 0.0, self._gamma).astype(np.float32),
+            }
         envs = self._env_range
         if valid is not None:
             valid = self._check("valid", valid, ()).astype(bool)
@@ -131,7 +141,7 @@ class NStepAccumulator:
         envs are reset): the partial transitions bootstrap from each env's latest next_obs with
         discount gamma^m, exactly as if the env had reported `truncated`.
         """
-        out = self._emit(self._pending.copy(), np.ones(self._num_envs, dtype=bool))
+        out = self._emit(self._pending.copy(), np.zeros(self._num_envs, dtype=bool))
         self._head[:] = 0
         self._pending[:] = 0
         return out

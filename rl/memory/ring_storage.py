@@ -16,10 +16,10 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import DTypeLike
 
+from rl.types import Batch
+
 # Field name -> (per-item shape, dtype), e.g. {"obs": ((4,), np.float32), "action": ((), np.int64)}.
 FieldSpec = Mapping[str, tuple[tuple[int, ...], DTypeLike]]
-# Field name -> array with a leading batch dimension.
-Batch = dict[str, np.ndarray]
 
 FIELD_PREFIX = "field/"
 

@@ -18,8 +18,9 @@ from typing import Protocol
 
 import numpy as np
 
-from rl.memory.ring_storage import Batch, FieldSpec, RingStorage
+from rl.memory.ring_storage import FieldSpec, RingStorage
 from rl.registry import register_memory
+from rl.types import Batch
 
 RESERVED_FIELDS = ("indices", "weights")
 SAMPLER_PREFIX = "sampler/"

@@ -31,7 +31,8 @@ CASES = [
     ),
     ("piecewise([], [0.7])", [(0, 0.7), (99, 0.7)]),
     # 0.5 * (1 + cos(pi * t / 100)): t=25 -> 0.5 * (1 + 0.70710678) = 0.85355339.
-    ("cosine(1.0, 0.0, 100)", [(0, 1.0), (25, 0.85355339), (50, 0.5), (100, 0.0), (300, 0.0)]),
+    # clamped after the end (unclamped, step 150 would give 0.5 * (1 + cos(1.5 pi)) = 0.5).
+    ("cosine(1.0, 0.0, 100)", [(0, 1.0), (25, 0.85355339), (50, 0.5), (100, 0.0), (150, 0.0)]),
     # 0.01 + 0.09 * 0.5 at the midpoint = 0.055.
     ("cosine(0.1, 0.01, 100)", [(50, 0.055), (100, 0.01)]),
 ]
@@ -109,7 +110,10 @@ def test_keras_optimizer_learning_rate_follows_a_schedule():
         ("linear(1, 0.05, 10_000)", "linear(1.0, 0.05, 10000)"),
         ("linear(1.0, 0.05, 10000, begin=0)", "linear(1.0, 0.05, 10000)"),
         ("linear(1.0, 0.05, 10000, 7)", "linear(1.0, 0.05, 10000, begin=7)"),
-        ("exponential(1e-3, 0.5, 100, minimum=1e-5)", "exponential(0.001, 0.5, 100, minimum=1e-05)"),
+        (
+            "exponential(1e-3, 0.5, 100, minimum=1e-5)",
+            "exponential(0.001, 0.5, 100, minimum=1e-05)",
+        ),
         ("piecewise((10, 20), (1, 0.5, 0.1))", "piecewise([10, 20], [1.0, 0.5, 0.1])"),
         ("cosine(3e-4, 0, 1000)", "cosine(0.0003, 0.0, 1000)"),
     ],
@@ -161,7 +165,10 @@ def test_as_schedule():
         ("linear(1.0, 0.0, 10, begin=-1)", "linear: begin must be >= 0, got -1"),
         ("exponential(1.0, 0.0, 10)", "exponential: decay_rate must be > 0, got 0.0"),
         ("exponential(1.0, 0.5, 0)", "exponential: decay_steps must be >= 1, got 0"),
-        ("piecewise([10], [1.0])", "piecewise: values needs len(boundaries) + 1 = 2 entries, got 1"),
+        (
+            "piecewise([10], [1.0])",
+            "piecewise: values needs len(boundaries) + 1 = 2 entries, got 1",
+        ),
         ("piecewise([20, 10], [1, 2, 3])", "piecewise: boundaries must increase strictly"),
         ("piecewise([10, 10], [1, 2, 3])", "piecewise: boundaries must increase strictly"),
         ("piecewise([1.5], [1, 2])", "piecewise: boundaries[0] must be an int, got 1.5"),
