@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# One command to get a working rl checkout: creates .venv (Python 3.11+), installs the pinned
+# requirements.txt and this package in editable mode.
+#
+#   ./setup.sh                       # first run: a few minutes; later runs: well under a second
+#   PYTHON=/path/to/python3.12 ./setup.sh   # choose the interpreter for a new .venv
+#
+# Idempotent: .venv/.rl-setup-stamp records the sha256 of requirements.txt, pyproject.toml and
+# the checkout's path; while they match, nothing is installed again. Edit either file (or move
+# the checkout) and the next run reinstalls. Needs no network other than PyPI.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+ROOT="$(pwd -P)"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.rl-setup-stamp"
+MIN_PIP_MAJOR=23  # PEP 660 editable installs and manylinux_2_28 wheels; older pips are upgraded
+
+die() {
+  echo "setup.sh: error: $*" >&2
+  exit 1
+}
+
+next_steps() {
+  cat <<'EOF'
+Next (see README.md):
+  .venv/bin/python train.py --hparams dqn_cartpole --output_dir runs/dqn_cartpole   # train
+  .venv/bin/python -m pytest                                                         # test
+EOF
+}
+
+sha256() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum | cut -d' ' -f1
+  else
+    shasum -a 256 | cut -d' ' -f1  # macOS
+  fi
+}
+
+# The installed state depends on both files' contents and, for the editable install, on where
+# the checkout lives.
+want_stamp="$({ cat requirements.txt pyproject.toml; echo "$ROOT"; } | sha256)"
+
+venv_works() { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c '' >/dev/null 2>&1; }
+
+# --- fast path: nothing changed since the last successful run ---------------------------------
+if venv_works && [[ -f "$STAMP" ]] && [[ "$(cat "$STAMP")" == "$want_stamp" ]]; then
+  echo "setup.sh: .venv is up to date."
+  next_steps
+  exit 0
+fi
+
+is_311_plus() {
+  "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
+}
+
+find_python() {
+  if [[ -n "${PYTHON:-}" ]]; then
+    is_311_plus "$PYTHON" || die "PYTHON=$PYTHON is not a Python 3.11+ interpreter"
+    echo "$PYTHON"
+  elif command -v python3.11 >/dev/null 2>&1 && is_311_plus python3.11; then
+    echo python3.11
+  elif command -v python3 >/dev/null 2>&1 && is_311_plus python3; then
+    echo python3
+  else
+    local found="none"
+    if command -v python3 >/dev/null 2>&1; then
+      found="$(python3 -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || echo '?')"
+    fi
+    die "rl needs Python 3.11 or newer, but found no python3.11 and python3 is $found." \
+      "Install Python 3.11 (e.g. 'apt-get install python3.11 python3.11-venv', pyenv or" \
+      "python.org), or point PYTHON at one: PYTHON=/path/to/python3.11 ./setup.sh"
+  fi
+}
+
+# --- the virtual environment -------------------------------------------------------------------
+if [[ -e "$VENV" ]] && ! { venv_works && is_311_plus "$VENV/bin/python"; }; then
+  echo "setup.sh: .venv is broken or older than Python 3.11; recreating it"
+  rm -rf "$VENV"
+fi
+if [[ ! -e "$VENV" ]]; then
+  python="$(find_python)"
+  echo "setup.sh: creating .venv with $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+  "$python" -m venv "$VENV" ||
+    die "'$python -m venv' failed; on Debian/Ubuntu install the venv module" \
+      "(apt-get install python3.11-venv), then run ./setup.sh again"
+fi
+
+PY="$VENV/bin/python"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
+# -q keeps pip to warnings and errors; set -e stops at the first failure, before the stamp.
+pip_install() { "$PY" -m pip install -q "$@"; }
+
+pip_major="$("$PY" -m pip --version | awk '{split($2, v, "."); print v[1]}')"
+if ((pip_major < MIN_PIP_MAJOR)); then
+  echo "setup.sh: upgrading pip $pip_major.x in .venv"
+  pip_install --upgrade pip
+fi
+
+echo "setup.sh: installing requirements.txt into .venv (quiet; the first time takes minutes)"
+pip_install -r requirements.txt
+echo "setup.sh: installing rl in editable mode"
+pip_install --no-deps -e .
+
+# Written last, atomically: an interrupted install leaves no stamp and is redone next time.
+echo "$want_stamp" >"$STAMP.tmp"
+mv -f "$STAMP.tmp" "$STAMP"
+echo "setup.sh: done."
+next_steps
