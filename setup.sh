@@ -63,11 +63,11 @@ find_python() {
   elif command -v python3 >/dev/null 2>&1 && is_311_plus python3; then
     echo python3
   else
-    local found="none"
+    local found="there is no python3 either"
     if command -v python3 >/dev/null 2>&1; then
-      found="$(python3 -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || echo '?')"
+      found="python3 is $(python3 -c 'import sys; print(sys.version.split()[0])' 2>&1 || true)"
     fi
-    die "rl needs Python 3.11 or newer, but found no python3.11 and python3 is $found." \
+    die "rl needs Python 3.11 or newer, but found no python3.11 and $found." \
       "Install Python 3.11 (e.g. 'apt-get install python3.11 python3.11-venv', pyenv or" \
       "python.org), or point PYTHON at one: PYTHON=/path/to/python3.11 ./setup.sh"
   fi
@@ -89,7 +89,13 @@ fi
 PY="$VENV/bin/python"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
 # -q keeps pip to warnings and errors; set -e stops at the first failure, before the stamp.
-pip_install() { "$PY" -m pip install -q "$@"; }
+# A pip.conf may list a local index or find-links folder that lacks some projects; pip then warns
+# once per package that the location "is ignored". That is harmless, so only it is filtered out
+# of stderr; every other warning and error still shows, and pip's exit status is kept.
+PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
+pip_install() {
+  { "$PY" -m pip install -q "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
+}
 
 pip_major="$("$PY" -m pip --version | awk '{split($2, v, "."); print v[1]}')"
 if ((pip_major < MIN_PIP_MAJOR)); then
@@ -100,7 +106,9 @@ fi
 echo "setup.sh: installing requirements.txt into .venv (quiet; the first time takes minutes)"
 pip_install -r requirements.txt
 echo "setup.sh: installing rl in editable mode"
-pip_install --no-deps -e .
+# setuptools warns on every editable install that a folder named like the package could shadow
+# it; that is this repository's own rl/, so the note is noise (real errors still show).
+PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" pip_install --no-deps -e .
 
 # Written last, atomically: an interrupted install leaves no stamp and is redone next time.
 echo "$want_stamp" >"$STAMP.tmp"

@@ -17,7 +17,30 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+def _import_tensorflow_quietly() -> None:
+    """Imports TensorFlow with stderr muted at the file-descriptor level.
+
+    TF 2.21 logs INFO lines from C++ (oneDNN, CUDA probing) while loading, before
+    TF_CPP_MIN_LOG_LEVEL takes effect; they would break the one-line error contract and bury
+    the progress output. Python exceptions from the import still surface normally.
+    RL_SHOW_TF_LOGS=1 keeps them.
+    """
+    if os.environ.get("RL_SHOW_TF_LOGS"):
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _import_tensorflow_quietly()
     from rl.cli import build_parser
     from rl.errors import UserError
 
@@ -53,8 +76,10 @@ def _run(args) -> int:
         return 0
     if args.sys != "local":
         if args.sys == "tpu":
-            raise UserError("--sys tpu is not available yet (it lands with the scale-out "
-                            "issue); use --sys local")
+            raise UserError(
+                "--sys tpu is not available yet (it lands with the scale-out "
+                "issue); use --sys local"
+            )
         registry.get_system(args.sys)
     if not args.hparams:
         raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
@@ -63,13 +88,18 @@ def _run(args) -> int:
     if args.copies < 1:
         raise UserError(f"--copies must be >= 1, got {args.copies}")
     if args.num_workers != 1:
-        raise UserError(f"--num_workers {args.num_workers} is not available yet (the scale-out "
-                        "issue adds parallel workers); use --num_workers 1")
+        raise UserError(
+            f"--num_workers {args.num_workers} is not available yet (the scale-out "
+            "issue adds parallel workers); use --num_workers 1"
+        )
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
     if args.render or args.record_video:
-        print("train.py: note: --render/--record_video are accepted but not implemented yet "
-              "(environments issue); continuing without them", file=sys.stderr)
+        print(
+            "train.py: note: --render/--record_video are accepted but not implemented yet "
+            "(environments issue); continuing without them",
+            file=sys.stderr,
+        )
 
     hparams = registry.get_hparams(args.hparams)()
     hparams.override(args.hparam_override)
@@ -82,8 +112,11 @@ def _run(args) -> int:
     _check_values(hparams)
     hparams.freeze()
     check_env_name(hparams.env)
-    for key, reg in (("agent", registry.agents), ("model", registry.models),
-                     ("memory", registry.memory)):
+    for key, reg in (
+        ("agent", registry.agents),
+        ("model", registry.models),
+        ("memory", registry.memory),
+    ):
         if key in hparams.keys():
             reg.get(getattr(hparams, key))
     check_writable(args.output_dir)
@@ -95,8 +128,10 @@ def _run(args) -> int:
     else:
         for run_dir in run_dirs:
             if CheckpointStore(join(run_dir, "checkpoints"), 1).latest() is None:
-                raise UserError(f"--training False needs a checkpoint, and {run_dir} has none; "
-                                "train first (same command with --training True)")
+                raise UserError(
+                    f"--training False needs a checkpoint, and {run_dir} has none; "
+                    "train first (same command with --training True)"
+                )
 
     def job(index: int):
         run_dir = run_dirs[index]

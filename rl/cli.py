@@ -27,7 +27,12 @@ class _Parser(argparse.ArgumentParser):
 def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
     """`--flag`, `--flag True` and `--flag=false` all work."""
     parser.add_argument(
-        f"--{name}", nargs="?", const=True, default=default, type=parse_bool, metavar="BOOL",
+        f"--{name}",
+        nargs="?",
+        const=True,
+        default=default,
+        type=parse_bool,
+        metavar="BOOL",
         help=help_text,
     )
 
@@ -40,20 +45,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sys", default="local", help="Where to run: local (tpu: scale-out issue).")
     p.add_argument("--hparams", help="Registered hparams set, e.g. dqn_cartpole (see --list).")
     p.add_argument("--env", help="Override the set's env (gymnasium id or module:Class).")
-    p.add_argument("--hparam_override", default="",
-                   help='Comma-separated key=value, e.g. "lr=3e-4,hidden_sizes=[128,128]".')
+    p.add_argument(
+        "--hparam_override",
+        default="",
+        help='Comma-separated key=value, e.g. "lr=3e-4,hidden_sizes=[128,128]".',
+    )
     p.add_argument("--output_dir", help="Run directory root; copies go to run_<i>/.")
     p.add_argument("--train_steps", type=int, help="Override the set's train_steps.")
     p.add_argument("--eval_episodes", type=int, help="Override the set's eval.episodes.")
-    p.add_argument("--test_episodes", type=int, default=10,
-                   help="Episodes played with --training False.")
+    p.add_argument(
+        "--test_episodes", type=int, default=10, help="Episodes played with --training False."
+    )
     _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
     p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
     _bool_flag(p, "render", False, "Render episodes (environments issue).")
     _bool_flag(p, "record_video", False, "Record evaluation/test videos (environments issue).")
     p.add_argument("--num_workers", type=int, default=1, help="Parallel workers (1 for now).")
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
-    _bool_flag(p, "allow_hparams_change", False,
-               "Resume even if the saved hparams differ from these.")
+    _bool_flag(
+        p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
+    )
     p.add_argument("--list", action="store_true", help="Print every registry and exit.")
     return p

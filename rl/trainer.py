@@ -94,19 +94,24 @@ class Trainer:
             numpy_state, state = self.store.restore(checkpoint, pointer)
             agent.load_numpy_state(numpy_state)
             if state["env_steps"] >= hp.train_steps or state["stopped_early"]:
-                print(f"[{self.label}] already complete at {state['env_steps']:,} env steps "
-                      f"(last eval {state['last_eval_return']}); nothing to do")
+                print(
+                    f"[{self.label}] already complete at {state['env_steps']:,} env steps "
+                    f"(last eval {state['last_eval_return']}); nothing to do"
+                )
                 return self._result(state, already_complete=True)
             print(f"[{self.label}] resuming from checkpoint at {state['env_steps']:,} env steps")
-        write_run_files(self.run_dir, hp, manifest(self.seed, _copy_index(self.label),
-                                                   self.hparams_set))
+        write_run_files(
+            self.run_dir, hp, manifest(self.seed, _copy_index(self.label), self.hparams_set)
+        )
         tensorboard = TensorBoardSink(self.run_dir)
         if pointer is None:
             tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
-        logger = Logger([
-            tensorboard,
-            CSVSink(join(self.run_dir, "progress.csv"), resume_at_step=state["env_steps"]),
-        ])
+        logger = Logger(
+            [
+                tensorboard,
+                CSVSink(join(self.run_dir, "progress.csv"), resume_at_step=state["env_steps"]),
+            ]
+        )
         console = ConsoleSink(hp.train_steps, self.label)
         driver = Driver(env, spec, agent)
         driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
@@ -128,7 +133,9 @@ class Trainer:
         rate_start, rate_steps = time.monotonic(), state["env_steps"]
         steps = state["env_steps"]
         while steps < hp.train_steps and not state["stopped_early"]:
-            vector_steps = min(agent.steps_per_iteration, math.ceil((hp.train_steps - steps) / num_envs))
+            vector_steps = min(
+                agent.steps_per_iteration, math.ceil((hp.train_steps - steps) / num_envs)
+            )
             driver.collect(vector_steps)
             update_metrics = agent.update()
             steps = int(agent.env_steps.numpy())
@@ -201,15 +208,17 @@ class Trainer:
         result = evaluate(agent, env, derive_seed(self.seed, "test"))
         env.close()
         tensorboard = TensorBoardSink(self.run_dir)
-        for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
+        for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=False)):
             tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
         tensorboard.close()
         print(f"[{self.label}] checkpoint at {pointer['step']:,} env steps")
         print(f"{'episode':>8} {'return':>10} {'length':>8}")
-        for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
+        for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=False)):
             print(f"{i:>8} {ret:>10.2f} {length:>8}")
-        print(f"[{self.label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
-              f"over {len(result.returns)} episodes")
+        print(
+            f"[{self.label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
+            f"over {len(result.returns)} episodes"
+        )
         return result
 
 

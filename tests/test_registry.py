@@ -46,8 +46,16 @@ def test_duplicate_and_bad_names_are_programming_errors():
 
 def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
     assert set(registry.ALL) == {
-        "hparams", "envs", "models", "memory", "agents", "action_functions",
-        "gradient_functions", "advantage_estimators", "schedules", "systems",
+        "hparams",
+        "envs",
+        "models",
+        "memory",
+        "agents",
+        "action_functions",
+        "gradient_functions",
+        "advantage_estimators",
+        "schedules",
+        "systems",
     }
     assert {"dqn", "dqn_cartpole", "dqn_acrobot", "dqn_tiny"} <= set(registry.hparams.names())
     assert "dqn" in registry.agents

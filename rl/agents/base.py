@@ -83,8 +83,10 @@ class Agent(tf.Module):
     def metrics(self) -> Metrics:
         """Agent state worth logging at any time (learning rate, exploration, ...)."""
         step = self.env_steps
-        return {"train/learning_rate": float(self.learning_rate(self.gradient_steps)), **(
-            self._metrics(step))}
+        return {
+            "train/learning_rate": float(self.learning_rate(self.gradient_steps)),
+            **(self._metrics(step)),
+        }
 
     def numpy_state(self) -> dict[str, np.ndarray]:
         """State outside TF variables (replay, partial n-step data), as plain arrays."""
@@ -119,7 +121,7 @@ class Agent(tf.Module):
         grad_norm = tf.linalg.global_norm(grads)
         if self.hparams.max_grad_norm > 0:
             grads, _ = tf.clip_by_global_norm(grads, self.hparams.max_grad_norm, grad_norm)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.apply_gradients(zip(grads, variables, strict=False))
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 

@@ -93,7 +93,9 @@ class DQN(Agent):
         return self.q_network.trainable_variables
 
     def _sync_target(self, tau: float | tf.Tensor) -> None:
-        for target, online in zip(self.target_network.variables, self.q_network.variables):
+        for target, online in zip(
+            self.target_network.variables, self.q_network.variables, strict=True
+        ):
             target.assign(tau * online + (1.0 - tau) * target)
 
     # ------------------------------------------------------------------------ acting
@@ -124,9 +126,10 @@ class DQN(Agent):
     # ---------------------------------------------------------------------- learning
     def _ready_to_update(self) -> bool:
         hp = self.hparams
-        return len(self.replay) >= max(hp.batch_size, 1) and int(
-            self.env_steps.numpy()
-        ) >= hp.learning_starts
+        return (
+            len(self.replay) >= max(hp.batch_size, 1)
+            and int(self.env_steps.numpy()) >= hp.learning_starts
+        )
 
     def _update(self) -> Metrics:
         hp = self.hparams
@@ -171,7 +174,9 @@ class DQN(Agent):
         next_q_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:
             td_target = double_q_learning_target(
-                sample["reward"], sample["discount"], next_q_target,
+                sample["reward"],
+                sample["discount"],
+                next_q_target,
                 self.q_network(sample["next_obs"]),
             )
         else:

@@ -33,4 +33,6 @@ def test_per_row_epsilon():
 def test_sample_follows_softmax():
     logits = tf.math.log(tf.tile(tf.constant([[0.1, 0.6, 0.3]]), [30000, 1]))
     actions = sample(logits, tf.random.Generator.from_seed(3)).numpy()
-    np.testing.assert_allclose(np.bincount(actions, minlength=3) / 30000, [0.1, 0.6, 0.3], atol=0.01)
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=3) / 30000, [0.1, 0.6, 0.3], atol=0.01
+    )

@@ -16,7 +16,9 @@ def make_agent(overrides: str = "", num_envs: int = 1, max_episode_steps: int | 
     hp.num_envs = num_envs
     hp.max_episode_steps = max_episode_steps
     hp.freeze()
-    env, spec = make_vector_env("CartPole-v1", num_envs, seed=0, max_episode_steps=max_episode_steps)
+    env, spec = make_vector_env(
+        "CartPole-v1", num_envs, seed=0, max_episode_steps=max_episode_steps
+    )
     agent = registry.get_agent("dqn")(spec, hp, seed=0)
     return agent, env, spec
 
@@ -44,10 +46,12 @@ def test_truncation_bootstraps_and_termination_does_not():
     env.step = recording_step
     driver.collect(60)
     replay = agent.replay
-    stored = {k: replay._storage.gather(np.arange(len(replay)))[k] for k in ("next_obs", "discount")}
+    stored = {
+        k: replay._storage.gather(np.arange(len(replay)))[k] for k in ("next_obs", "discount")
+    }
     assert "truncated" in endings
     # Every episode end recorded by the env appears as a transition with the right discount.
-    for final, reset, ending in zip(finals, resets, endings):
+    for final, reset, ending in zip(finals, resets, endings, strict=False):
         rows = np.flatnonzero((stored["next_obs"] == final).all(-1))
         assert len(rows) == 1, "the final observation is stored as next_obs exactly once"
         expected = 0.0 if ending == "terminated" else 0.9
@@ -110,7 +114,7 @@ def test_update_reduces_loss_on_a_fixed_batch_and_syncs_target():
     # online weights from before the first step, not the current ones.
     online = agent.q_network.get_weights()
     target = agent.target_network.get_weights()
-    assert any(not np.array_equal(o, t) for o, t in zip(online, target))
+    assert any(not np.array_equal(o, t) for o, t in zip(online, target, strict=False))
 
 
 def test_dqn_refuses_continuous_actions_with_a_user_error():

@@ -41,7 +41,8 @@ def test_same_seed_same_observations():
 
 
 def test_custom_env_by_module_path(tmp_path, monkeypatch):
-    (tmp_path / "my_envs.py").write_text(textwrap.dedent('''
+    (tmp_path / "my_envs.py").write_text(
+        textwrap.dedent('''
         import gymnasium as gym
         import numpy as np
 
@@ -60,7 +61,8 @@ def test_custom_env_by_module_path(tmp_path, monkeypatch):
                 done = self.pos >= self.length
                 obs = np.array([self.pos / self.length], np.float32)
                 return obs, float(done), done, False, {}
-    '''))
+    ''')
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     env, spec = make_vector_env("my_envs:Corridor", 2, seed=0, env_kwargs={"length": 2})
     assert spec.num_actions == 2 and spec.obs_shape == (1,)

@@ -1,0 +1,109 @@
+"""Shared fixtures for the end-to-end tests: the repo root, train.py subprocesses, run-dir hashes.
+
+The repo root goes on `sys.path` so tests can `import train` and call `train.main([...])`
+in-process (cheap: a user mistake returns 2 before any TF graph work).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+# Lines TF/absl write to stderr on their own (C++ logging before absl::InitializeLog()).
+TF_LOG_PREFIXES = ("I0000", "W0000", "E0000", "WARNING: All log messages")
+
+# The one trained dqn_tiny run the error and smoke tests share (see `trained_run`).
+TINY_SET = "dqn_tiny"
+
+
+def train_env() -> dict[str, str]:
+    """The environment of a train.py subprocess: quiet TF, CPU only, unbuffered output."""
+    env = dict(os.environ)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def train_command(args: list[str]) -> list[str]:
+    return [sys.executable, "train.py", *map(str, args)]
+
+
+def run_train_process(args: list[str], timeout: float = 180) -> subprocess.CompletedProcess:
+    """Runs `python train.py *args` from the repo root; returns the CompletedProcess (text)."""
+    return subprocess.run(
+        train_command(args),
+        cwd=REPO_ROOT,
+        env=train_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def stderr_lines(text: str) -> list[str]:
+    """The non-empty stderr lines that are not TF/absl's own log lines."""
+    return [
+        line
+        for line in text.splitlines()
+        if line.strip() and not line.startswith(TF_LOG_PREFIXES)
+    ]
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    """A failure message with the command's output."""
+    return (
+        f"command {proc.args} exited {proc.returncode}\n"
+        f"--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
+    )
+
+
+def tree_hashes(root: str | os.PathLike) -> dict[str, str]:
+    """{relative path: sha256} for every file under `root` (directories as "<dir>")."""
+    root = Path(root)
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_dir():
+            out[rel] = "<dir>"
+        else:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def run_train() -> Callable[..., subprocess.CompletedProcess]:
+    """`run_train(args, timeout=180)`: `python train.py *args` as a subprocess."""
+    return run_train_process
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """`trained_run(hparams_set)` -> (output_dir, args, CompletedProcess): trains the set once
+    per session with `--copies 2` (so run_0 and run_1 exist) and caches the result, so the
+    error tests and the smoke tests share one training subprocess per set."""
+    cache: dict[str, tuple[Path, list[str], subprocess.CompletedProcess]] = {}
+
+    def get(hparams_set: str):
+        if hparams_set not in cache:
+            output_dir = tmp_path_factory.mktemp(f"trained_{hparams_set}") / "out"
+            args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
+            cache[hparams_set] = (output_dir, args, run_train_process(args))
+        return cache[hparams_set]
+
+    return get

@@ -1,0 +1,139 @@
+"""Every registered `*_tiny` hparams set runs train.py end to end in a temp dir.
+
+Per set, three train.py subprocesses: a training run with `--copies 2` (shared with
+test_cli_errors through the `trained_run` fixture), the same command again (already complete,
+nothing changes), and `--training False --test_episodes 3`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+from conftest import describe, tree_hashes
+
+import rl
+import train
+from rl import registry
+from rl.hparams import HParams
+
+TINY_SETS = sorted(name for name in registry.hparams.names() if name.endswith("_tiny"))
+CSV_COLUMNS = {"env_steps", "wall_seconds", "eval_return_mean", "eval_return_std"}
+
+
+def test_there_are_tiny_sets():
+    assert rl.__version__
+    assert "dqn_tiny" in TINY_SETS
+
+
+def _events(event_dir: Path) -> dict[str, str]:
+    """{tag: plugin name} of every summary value in the event files of `event_dir`."""
+    files = sorted(event_dir.glob("events.out.tfevents.*"))
+    assert files, f"no event file in {event_dir}"
+    tags: dict[str, str] = {}
+    for path in files:
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                tags[value.tag] = value.metadata.plugin_data.plugin_name
+    return tags
+
+
+def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
+    expected = registry.get_hparams(hparams_set)()
+
+    saved = HParams.from_json((run_dir / "hparams.json").read_text())
+    assert saved == expected, "\n".join(expected.diff(saved))
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["seed"] == seed
+    assert "git_revision" in manifest
+    assert isinstance(manifest["command_line"], list)
+    assert "train.py" in " ".join(manifest["command_line"])
+    assert hparams_set in manifest["command_line"]
+    assert manifest["versions"]["tensorflow"] == tf.__version__
+
+    with open(run_dir / "progress.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert CSV_COLUMNS <= set(reader.fieldnames or ()), reader.fieldnames
+        rows = list(reader)
+    assert rows, "progress.csv has no rows"
+    steps = [int(row["env_steps"]) for row in rows]
+    assert steps == sorted(set(steps)), f"env_steps not increasing: {steps}"
+    assert steps[-1] == expected.train_steps
+    for row in rows:
+        float(row["eval_return_mean"]), float(row["eval_return_std"])
+
+    pointer = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
+    assert pointer["step"] == expected.train_steps
+    step_dir = run_dir / "checkpoints" / pointer["directory"]
+    assert step_dir.is_dir()
+    assert (step_dir / "tf.index").is_file() and (step_dir / "numpy.npz").is_file()
+    trainer_state = json.loads((step_dir / "trainer.json").read_text())
+    assert trainer_state["env_steps"] == expected.train_steps
+    kept = [p for p in (run_dir / "checkpoints").iterdir() if p.name.startswith("step_")]
+    assert len(kept) <= expected.keep_checkpoints
+
+    train_tags = _events(run_dir / "train")
+    wanted = {"episode_return", "loss", "learning_rate"}
+    if "epsilon" in expected.keys():
+        wanted.add("epsilon")
+    for tag in wanted:
+        assert train_tags.get(tag) == "scalars", f"train/{tag} missing: {sorted(train_tags)}"
+    assert train_tags.get("_hparams_/session_start_info") == "hparams", sorted(train_tags)
+    eval_tags = _events(run_dir / "eval")
+    for tag in ("return_mean", "return_std"):
+        assert eval_tags.get(tag) == "scalars", f"eval/{tag} missing: {sorted(eval_tags)}"
+
+
+@pytest.mark.parametrize("hparams_set", TINY_SETS)
+def test_tiny_set_end_to_end(hparams_set, trained_run, run_train):
+    output_dir, args, proc = trained_run(hparams_set)
+    assert proc.returncode == 0, describe(proc)
+    assert "Traceback" not in proc.stderr, describe(proc)
+    assert sorted(p.name for p in output_dir.iterdir()) == ["run_0", "run_1"]
+    _check_run_dir(output_dir / "run_0", hparams_set, seed=0)
+    _check_run_dir(output_dir / "run_1", hparams_set, seed=1)
+
+    # The same command again: already complete, exit 0, checkpoints untouched.
+    before = {i: tree_hashes(output_dir / f"run_{i}" / "checkpoints") for i in (0, 1)}
+    again = run_train(args)
+    assert again.returncode == 0, describe(again)
+    for i in (0, 1):
+        assert re.search(rf"\[run_{i}\] already complete", again.stdout), describe(again)
+        assert tree_hashes(output_dir / f"run_{i}" / "checkpoints") == before[i]
+    assert "resuming" not in again.stdout
+
+    # Test mode: 3 episode rows and a mean ± std line.
+    tested = run_train(
+        ["--hparams", hparams_set, "--output_dir", output_dir, "--training", "False"]
+        + ["--test_episodes", "3"]
+    )
+    assert tested.returncode == 0, describe(tested)
+    rows = re.findall(r"^\s*(\d+)\s+(-?\d+\.\d+)\s+(\d+)\s*$", tested.stdout, re.MULTILINE)
+    assert [int(r[0]) for r in rows] == [0, 1, 2], describe(tested)
+    summary = re.search(
+        r"\[run_0\] test return (-?\d+\.\d+) ± (\d+\.\d+) over 3 episodes", tested.stdout
+    )
+    assert summary, describe(tested)
+    returns = [float(r[1]) for r in rows]
+    assert float(summary.group(1)) == pytest.approx(sum(returns) / 3, abs=0.01)
+    assert "run_1" not in tested.stdout  # --copies defaults to 1
+    assert tree_hashes(output_dir / "run_0" / "checkpoints") == before[0]
+
+
+def test_list_prints_every_registry(capsys):
+    capsys.readouterr()
+    assert train.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split(":", 1)[0]: line for line in out.splitlines() if ":" in line}
+    for kind, reg in registry.ALL.items():
+        assert kind in lines, f"--list does not print {kind}:\n{out}"
+        for name in reg.names():
+            assert name in lines[kind], f"{kind} {name!r} missing in {lines[kind]!r}"
+    for name in ("hparams", "envs", "models", "memory", "agents", "schedules", "systems"):
+        assert name in lines
+    assert "dqn_tiny" in lines["hparams"] and "local" in lines["systems"]
