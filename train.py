@@ -65,6 +65,7 @@ def _run(args) -> int:
     from rl.utils.files import join
     from rl.utils.run_dir import (
         check_resume_compatible,
+        check_run_dir_shape,
         check_writable,
         run_dir_path,
         saved_hparams,
@@ -122,9 +123,12 @@ def _run(args) -> int:
     check_writable(args.output_dir)
 
     run_dirs = [run_dir_path(args.output_dir, i) for i in range(args.copies)]
+    for run_dir in run_dirs:
+        check_run_dir_shape(run_dir)
     if args.training:
         for run_dir in run_dirs:
             check_resume_compatible(run_dir, hparams, args.allow_hparams_change)
+            CheckpointStore(join(run_dir, "checkpoints"), 1).latest()  # damaged pointer -> 2
     else:
         for run_dir in run_dirs:
             if CheckpointStore(join(run_dir, "checkpoints"), 1).latest() is None:

@@ -54,9 +54,7 @@ def run_train_process(args: list[str], timeout: float = 180) -> subprocess.Compl
 def stderr_lines(text: str) -> list[str]:
     """The non-empty stderr lines that are not TF/absl's own log lines."""
     return [
-        line
-        for line in text.splitlines()
-        if line.strip() and not line.startswith(TF_LOG_PREFIXES)
+        line for line in text.splitlines() if line.strip() and not line.startswith(TF_LOG_PREFIXES)
     ]
 
 

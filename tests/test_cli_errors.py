@@ -16,6 +16,19 @@ from conftest import TINY_SET, describe, stderr_lines, tree_hashes
 import train
 from rl.cli import build_parser
 from rl.errors import UserError
+from rl.trainer import Trainer
+
+
+@pytest.fixture(autouse=True)
+def _trainer_is_never_reached(monkeypatch):
+    """A mistake must be caught up front, before any env, agent or file is built; reaching the
+    trainer fails the test (and keeps this process free of training side effects)."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"train.main reached Trainer for {self.run_dir}: mistake not caught")
+
+    monkeypatch.setattr(Trainer, "train", refuse)
+    monkeypatch.setattr(Trainer, "test", refuse)
 
 
 def assert_user_error(capsys, argv: list[str], keywords: list[str], watched: Path) -> str:
@@ -143,6 +156,8 @@ def test_bad_input_in_a_real_process(run_train, tmp_path):
     lines = stderr_lines(proc.stderr)
     assert proc.returncode == 2, describe(proc)
     assert len(lines) == 1, describe(proc)
+    # train.py mutes TF's import-time C++ logging, so the raw stderr is that one line too.
+    assert proc.stderr.strip().splitlines() == lines, describe(proc)
     assert "unknown hparams set 'dqn_cartpol'" in lines[0] and "dqn_cartpole" in lines[0]
     assert "Traceback" not in proc.stderr
     assert not output_dir.exists()
@@ -193,12 +208,6 @@ def test_output_dir_in_read_only_directory(capsys, tmp_path):
         locked.chmod(0o700)
 
 
-@pytest.mark.xfail(
-    os.geteuid() == 0,
-    strict=True,
-    reason="BUG rl/utils/run_dir.py check_writable: os.access() is True for root on /proc, "
-    "so the mistake surfaces later as a NotFoundError traceback from tf.io.gfile.makedirs",
-)
 def test_output_dir_under_proc(capsys, tmp_path):
     output_dir = Path("/proc/rl_test_output_dir")
     if not Path("/proc").is_dir():
@@ -231,6 +240,30 @@ def test_unreadable_saved_hparams(capsys, tmp_path):
     (run_dir / "hparams.json").write_text("{not json")
     argv = ["--hparams", TINY_SET, "--output_dir", tmp_path / "out"]
     assert_user_error(capsys, argv, ["hparams JSON is not readable"], tmp_path)
+
+
+def test_run_dir_is_a_regular_file(capsys, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run_0").write_text("not a directory\n")
+    argv = ["--hparams", TINY_SET, "--output_dir", tmp_path / "out"]
+    assert_user_error(capsys, argv, ["run_0", "not a directory"], tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("pointer", "training"),
+    [
+        ("{not json", "True"),
+        ("{not json", "False"),
+        ('{"step": 300, "directory": "step_000000000300"}', "True"),
+        ('{"step": 300, "directory": "step_000000000300"}', "False"),
+    ],
+)
+def test_damaged_checkpoint_pointer(capsys, tmp_path, pointer, training):
+    checkpoints = tmp_path / "out" / "run_0" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    (checkpoints / "latest.json").write_text(pointer)
+    argv = ["--hparams", TINY_SET, "--output_dir", tmp_path / "out", "--training", training]
+    assert_user_error(capsys, argv, ["latest.json"], tmp_path)
 
 
 def test_resume_with_different_hparams(capsys, trained_run):

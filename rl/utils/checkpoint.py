@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from rl.errors import UserError
 from rl.utils.files import atomic_write_json, join, load_npz, read_json, save_npz
 
 POINTER = "latest.json"
@@ -36,7 +37,18 @@ class CheckpointStore:
         path = join(self.directory, POINTER)
         if not tf.io.gfile.exists(path):
             return None
-        return read_json(path)
+        try:
+            pointer = read_json(path)
+            index = join(self.directory, pointer["directory"], "tf.index")
+            int(pointer["step"])
+        except (ValueError, KeyError, TypeError):
+            pointer, index = None, None
+        if pointer is None or not tf.io.gfile.exists(index):
+            raise UserError(
+                f"{path} is damaged or names a missing checkpoint; the run dir was altered by "
+                "hand: restore it, or train into another --output_dir"
+            )
+        return pointer
 
     def save(
         self,

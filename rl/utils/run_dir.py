@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -46,10 +47,20 @@ def check_writable(output_dir: str) -> None:
             f"--output_dir {output_dir!r}: {probe!r} is a file, not a directory; "
             "choose another --output_dir"
         )
-    if not os.access(probe, os.W_OK | os.X_OK):
+    try:  # os.access says yes to root even on read-only filesystems such as /proc
+        tempfile.TemporaryDirectory(dir=probe, prefix=".rl_write_probe_").cleanup()
+    except OSError as e:
         raise UserError(
-            f"--output_dir {output_dir!r} is not writable ({probe!r} denies write access); "
+            f"--output_dir {output_dir!r} is not writable ({probe!r}: {e.strerror}); "
             "choose a directory you can write to"
+        ) from None
+
+
+def check_run_dir_shape(run_dir: str) -> None:
+    """A run dir path that exists must be a directory."""
+    if tf.io.gfile.exists(run_dir) and not tf.io.gfile.isdir(run_dir):
+        raise UserError(
+            f"{run_dir} exists and is not a directory; remove it or choose another --output_dir"
         )
 
 
