@@ -3,7 +3,7 @@
 from rl.agents import (  # noqa: F401
     action_functions,
     advantage_estimators,
-    dqn,  # noqa: F401  (registers "dqn")
+    dqn,
     gradient_functions,
 )
 from rl.agents.base import Agent

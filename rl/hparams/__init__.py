@@ -8,9 +8,8 @@ from rl.hparams.hparams import HParams, TypeSpec
 from rl.hparams.schedules import Schedule, as_schedule, parse_schedule
 
 # isort: split
-# --- registered hparams sets: one module per algorithm family, imported for registration ---
-# Below: one line per set module, sorted by name, e.g. `from rl.hparams import dqn` followed by a
-# `noqa: F401` comment (the import is for its registration side effect).
+# Registered hparams sets: one module per algorithm family, imported for its registration side
+# effect. Add a family by adding its module name to this one sorted import.
 from rl.hparams import dqn  # noqa: F401
 
 __all__ = ["HParams", "Schedule", "TypeSpec", "as_schedule", "parse_schedule"]

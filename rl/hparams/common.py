@@ -31,6 +31,7 @@ def base() -> HParams:
     )
     hp.add("num_envs", 1, "Training env copies stepped together (a gymnasium vector env).")
     hp.add("train_steps", 100_000, "Total env steps (summed over env copies).")
+    hp.add("train_every", 4, "Env steps collected between two agent update calls.")
     hp.add("eval", evaluation_protocol(), "Evaluation protocol.")
     hp.add(
         "stop_at_eval_return",

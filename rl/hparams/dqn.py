@@ -10,13 +10,13 @@ from rl.registry import register_hparams
 
 @register_hparams("dqn")
 def dqn() -> HParams:
+    """DQN defaults (Nature-DQN style, with double Q on); sets for an env start from here."""
     hp = base()
     hp.agent = "dqn"
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", 100_000, "Replay capacity in transitions.")
     hp.add("batch_size", 64, "Transitions per gradient step.")
     hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
-    hp.add("train_every", 4, "Env steps between two update calls.")
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
     hp.add("target_update_period", 1000, "Gradient steps between target-network updates.")
     hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
@@ -57,6 +57,9 @@ def dqn_cartpole() -> HParams:
     hp.epsilon = "linear(1.0, 0.04, 8000)"
     hp.hidden_sizes = [256, 256]
     hp.checkpoint_every = 10_000
+    # CartPole-v1's "solved" threshold: stop there, so the last checkpoint is the solved agent
+    # (DQN on CartPole often collapses later in training).
+    hp.stop_at_eval_return = 475.0
     return hp
 
 

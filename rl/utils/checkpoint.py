@@ -77,7 +77,14 @@ class CheckpointStore:
         if pointer is None:
             raise FileNotFoundError(f"no checkpoint in {self.directory}")
         directory = join(self.directory, pointer["directory"])
-        tf_checkpoint.read(join(directory, "tf")).assert_consumed()
+        try:
+            tf_checkpoint.read(join(directory, "tf")).assert_consumed()
+        except (ValueError, AssertionError, tf.errors.OpError) as e:
+            first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise UserError(
+                f"checkpoint {directory} does not fit this agent ({first_line[:160]}); the "
+                "network or agent changed: train into another --output_dir"
+            ) from None
         return load_npz(join(directory, "numpy.npz")), read_json(join(directory, "trainer.json"))
 
     def _prune(self, keep_name: str) -> None:

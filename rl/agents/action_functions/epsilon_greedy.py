@@ -17,7 +17,16 @@ def epsilon_greedy(
     `epsilon` may be a scalar or a per-row vector (Ape-X gives each actor its own epsilon).
     """
     batch = tf.shape(q_values)[0]
-    num_actions = tf.cast(tf.shape(q_values)[-1], tf.int64)
-    random_actions = generator.uniform([batch], 0, num_actions, dtype=tf.int64)
-    explore = generator.uniform([batch]) < tf.cast(epsilon, tf.float32)
+    num_actions = tf.shape(q_values)[-1]
+    # One draw of two uniforms per row (explore?, which action) keeps the op count per acting
+    # step low: this runs once per env step inside the compiled collect loop.
+    uniform = generator.uniform([batch, 2])
+    explore = uniform[:, 0] < tf.cast(epsilon, tf.float32)
+    random_actions = tf.cast(
+        tf.minimum(
+            tf.floor(uniform[:, 1] * tf.cast(num_actions, tf.float32)),
+            tf.cast(num_actions - 1, tf.float32),
+        ),
+        tf.int64,
+    )
     return tf.where(explore, random_actions, greedy(q_values))

@@ -1,0 +1,46 @@
+"""The documentation cannot drift from the code: the generated reference is current, and the
+README's commands are the ones setup and CI actually run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rl.hparams.reference import reference_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+CI_SCRIPT = ROOT / ".ci" / "run"
+REFERENCE = ROOT / "docs" / "hparams_reference.md"
+
+TRAIN_COMMAND = (
+    "./setup.sh && .venv/bin/python train.py --hparams dqn_cartpole --output_dir runs/dqn_cartpole"
+)
+TEST_COMMAND = "./setup.sh && .venv/bin/python -m pytest"
+REGENERATE = ".venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md"
+
+
+def test_hparams_reference_is_generated_from_the_current_sets():
+    expected = reference_markdown()
+    actual = REFERENCE.read_text(encoding="utf-8") if REFERENCE.exists() else ""
+    assert actual == expected, (
+        f"{REFERENCE.relative_to(ROOT)} is out of date with the registered hparams sets; "
+        f"regenerate it from the repository root with:\n    {REGENERATE}"
+    )
+
+
+def _lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_readme_has_the_two_quickstart_commands_verbatim():
+    lines = _lines(README)
+    for command in (TRAIN_COMMAND, TEST_COMMAND):
+        assert command in lines, (
+            f"README.md must contain this command on a line of its own:\n{command}"
+        )
+
+
+def test_ci_runs_the_readme_test_command():
+    assert TEST_COMMAND in _lines(README)
+    ci_lines = _lines(CI_SCRIPT)
+    assert TEST_COMMAND in ci_lines, f".ci/run must run README's test command: {TEST_COMMAND}"
