@@ -58,6 +58,7 @@ class Driver:
         self.obs: np.ndarray | None = None
         self._episode_return = np.zeros(spec.num_envs, np.float64)
         self._episode_length = np.zeros(spec.num_envs, np.int64)
+        self._info_keys: list[str] = []  # names of act_with_info's extras, set when tracing
         obs_dtype = tf.as_dtype(spec.obs_dtype)
         obs_shape = [spec.num_envs, *spec.obs_shape]
 
@@ -65,8 +66,10 @@ class Driver:
             obs = tf.numpy_function(self._current_obs, [], obs_dtype, stateful=True)
             obs = tf.ensure_shape(obs, obs_shape)
             for _ in tf.range(num_steps):
-                action = self.agent.act(obs, explore=True)
-                obs = tf.numpy_function(self._py_step, [action], obs_dtype, stateful=True)
+                action, info = self.agent.act_with_info(obs)
+                self._info_keys = sorted(info)
+                inputs = [action, *(info[key] for key in self._info_keys)]
+                obs = tf.numpy_function(self._py_step, inputs, obs_dtype, stateful=True)
                 obs = tf.ensure_shape(obs, obs_shape)
                 self.agent.env_steps.assign_add(spec.num_envs)
             return self.agent.env_steps.read_value()
@@ -88,18 +91,18 @@ class Driver:
     def _current_obs(self) -> np.ndarray:
         return self.obs
 
-    def _py_step(self, action: np.ndarray) -> np.ndarray:
+    def _py_step(self, action: np.ndarray, *agent_info: np.ndarray) -> np.ndarray:
         next_obs, reward, terminated, truncated, info = self.env.step(action)
-        self.agent.observe(
-            {
-                "obs": self.obs,
-                "action": action,
-                "reward": np.asarray(reward, np.float32),
-                "next_obs": true_next_obs(next_obs, info),
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
+        transition = {
+            "obs": self.obs,
+            "action": action,
+            "reward": np.asarray(reward, np.float32),
+            "next_obs": true_next_obs(next_obs, info),
+            "terminated": terminated,
+            "truncated": truncated,
+        }
+        transition.update(zip(self._info_keys, agent_info, strict=True))
+        self.agent.observe(transition)
         self._episode_return += reward
         self._episode_length += 1
         for i in np.flatnonzero(terminated | truncated):

@@ -51,12 +51,21 @@ class Agent(tf.Module):
         """Actions for a batch of observations. TF code: call it inside tf.function."""
         return self._act(obs, explore)
 
+    def act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Exploring actions plus per-step tensors the agent wants back in `observe`.
+
+        On-policy agents return e.g. {"log_prob": ..., "value": ...} computed while acting,
+        so the learner does not recompute them. TF code: the driver calls it in its loop.
+        """
+        return self._act_with_info(obs)
+
     def greedy_actions(self, obs: np.ndarray) -> np.ndarray:
         """Evaluation-time actions for a numpy batch (one compiled call)."""
         return self._greedy_fn(obs).numpy()
 
     def observe(self, transition: Batch) -> None:
-        """Feeds one vector-env step: obs, action, reward, next_obs, terminated, truncated.
+        """Feeds one vector-env step: obs, action, reward, next_obs, terminated, truncated,
+        plus the tensors `act_with_info` returned for this step (as numpy arrays).
 
         `next_obs` is the true next observation (the final one where an episode ended).
         """
@@ -134,6 +143,9 @@ class Agent(tf.Module):
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         raise NotImplementedError
+
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        return self._act(obs, explore=True), {}
 
     def _observe(self, transition: Batch) -> None:
         raise NotImplementedError
