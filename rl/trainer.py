@@ -117,6 +117,10 @@ class Trainer:
         driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
         try:
             self._loop(agent, driver, eval_env, logger, console, checkpoint, state)
+            if state["stopped_early"]:
+                print(f"[{self.label}] eval return {state['last_eval_return']:.1f} reached "
+                      f"stop_at_eval_return={hp.stop_at_eval_return}: stopped at "
+                      f"{state['env_steps']:,} env steps")
         finally:
             logger.close()
             env.close()
