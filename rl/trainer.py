@@ -118,9 +118,11 @@ class Trainer:
         try:
             self._loop(agent, driver, eval_env, logger, console, checkpoint, state)
             if state["stopped_early"]:
-                print(f"[{self.label}] eval return {state['last_eval_return']:.1f} reached "
-                      f"stop_at_eval_return={hp.stop_at_eval_return}: stopped at "
-                      f"{state['env_steps']:,} env steps")
+                print(
+                    f"[{self.label}] eval return {state['last_eval_return']:.1f} reached "
+                    f"stop_at_eval_return={hp.stop_at_eval_return}: stopped at "
+                    f"{state['env_steps']:,} env steps"
+                )
         finally:
             logger.close()
             env.close()
@@ -159,6 +161,10 @@ class Trainer:
             evaluation: dict[str, float] = {}
             if steps >= next_eval or finished:
                 evaluation = self._evaluate(agent, eval_env, state)
+                # Wall time to a threshold includes the evaluation that found it (as in SB3).
+                state["wall_seconds"] = time.monotonic() - wall_start
+                if state["first_step_at_threshold"] == steps:
+                    state["first_wall_at_threshold"] = state["wall_seconds"]
                 logger.record_many(evaluation)
                 next_eval = _next_multiple(steps, hp.eval.every_steps)
             if steps >= next_log or finished or evaluation:
@@ -181,7 +187,6 @@ class Trainer:
         if threshold is not None and result.return_mean >= threshold:
             if state["first_step_at_threshold"] is None:
                 state["first_step_at_threshold"] = state["env_steps"]
-                state["first_wall_at_threshold"] = state["wall_seconds"]
             state["stopped_early"] = True
         return result.metrics("eval")
 
