@@ -25,6 +25,11 @@ AUTORESET_MODE = AutoresetMode.SAME_STEP
 
 def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym.Env]:
     """Returns a function that builds one env for `name`, or raises UserError."""
+    if name.startswith("tf/"):
+        raise UserError(
+            f"env {name!r} is written in TF ops and runs on the compiled path, not as a "
+            "gymnasium env (compiled trainer: issue 6)"
+        )
     if name in registry.envs:
         factory = registry.envs.get(name)
         return lambda: factory(**env_kwargs)

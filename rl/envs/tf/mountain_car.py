@@ -1,0 +1,103 @@
+"""MountainCar-v0 and MountainCarContinuous-v0 in TF ops, step for step gymnasium's.
+
+Sources mirrored: gymnasium/envs/classic_control/mountain_car.py (`MountainCarEnv`) and
+continuous_mountain_car.py (`Continuous_MountainCarEnv`), the task of Moore, "Efficient
+memory-based learning for robot control" (PhD thesis, 1990). Both: velocity update from the
+action and gravity `-0.0025 cos(3 x)`, velocity clipped to +-0.07, position clipped to
+[-1.2, 0.6], velocity zeroed when the car sits on the left wall moving left; reset position
+uniform in [-0.6, -0.4), velocity 0.
+- Discrete: actions {0, 1, 2} push with force (a - 1) * 0.001; reward -1 per step; terminated
+  at x >= 0.5 and v >= 0; time limit 200.
+- Continuous: force = clip(a, -1, 1) * 0.0015; reward 100 on reaching x >= 0.45 (v >= 0) minus
+  0.1 a^2 of the *unclipped* action; time limit 999. gymnasium stores this env's state as float32
+  after each step, so `dtype=tf.float32` is its own precision here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from rl.envs.tf.base import BoxSpec, DiscreteSpec, TFEnv, uniform_between
+
+MIN_POSITION = -1.2
+MAX_POSITION = 0.6
+MAX_SPEED = 0.07
+GRAVITY = 0.0025
+_LOW = np.array([MIN_POSITION, -MAX_SPEED], np.float32)
+_HIGH = np.array([MAX_POSITION, MAX_SPEED], np.float32)
+
+
+def _reset_position(uniform: tf.Tensor) -> tf.Tensor:
+    position = uniform_between(uniform[:, 0], -0.6, -0.4)
+    return tf.stack([position, tf.zeros_like(position)], axis=1)
+
+
+def _wall(position: tf.Tensor, velocity: tf.Tensor) -> tf.Tensor:
+    """gymnasium: `if position == min_position and velocity < 0: velocity = 0`."""
+    stuck = tf.logical_and(tf.equal(position, MIN_POSITION), velocity < 0)
+    return tf.where(stuck, tf.zeros_like(velocity), velocity)
+
+
+class MountainCar(TFEnv):
+    """Physics row: (position, velocity), gymnasium's `env.unwrapped.state`."""
+
+    env_id = "tf/MountainCar-v0"
+    observation_spec = BoxSpec((2,), _LOW, _HIGH)
+    action_spec = DiscreteSpec(3)
+    physics_size = 2
+    num_reset_draws = 1
+    default_max_episode_steps = 200
+
+    FORCE = 0.001
+    GOAL_POSITION = 0.5
+
+    def _initial_physics(self, uniform):
+        return _reset_position(uniform)
+
+    def _dynamics(self, physics, action):
+        position, velocity = tf.unstack(physics, axis=1)
+        push = tf.cast(tf.cast(action, tf.int32) - 1, self.dtype)
+        velocity = velocity + (push * self.FORCE + tf.cos(3 * position) * (-GRAVITY))
+        velocity = tf.clip_by_value(velocity, -MAX_SPEED, MAX_SPEED)
+        position = position + velocity
+        position = tf.clip_by_value(position, MIN_POSITION, MAX_POSITION)
+        velocity = _wall(position, velocity)
+        terminated = tf.logical_and(position >= self.GOAL_POSITION, velocity >= 0)
+        reward = tf.fill(tf.shape(position), -1.0)
+        return tf.stack([position, velocity], axis=1), reward, terminated
+
+    def _observe(self, physics):
+        return tf.cast(physics, tf.float32)
+
+
+class MountainCarContinuous(TFEnv):
+    """Physics row: (position, velocity); actions [N, 1] float32."""
+
+    env_id = "tf/MountainCarContinuous-v0"
+    observation_spec = BoxSpec((2,), _LOW, _HIGH)
+    action_spec = BoxSpec((1,), np.array([-1.0], np.float32), np.array([1.0], np.float32))
+    physics_size = 2
+    num_reset_draws = 1
+    default_max_episode_steps = 999
+
+    POWER = 0.0015
+    GOAL_POSITION = 0.45
+
+    def _initial_physics(self, uniform):
+        return _reset_position(uniform)
+
+    def _dynamics(self, physics, action):
+        position, velocity = tf.unstack(physics, axis=1)
+        action = tf.cast(action[:, 0], self.dtype)
+        force = tf.clip_by_value(action, -1.0, 1.0)
+        velocity = velocity + (force * self.POWER - GRAVITY * tf.cos(3 * position))
+        velocity = tf.clip_by_value(velocity, -MAX_SPEED, MAX_SPEED)
+        position = tf.clip_by_value(position + velocity, MIN_POSITION, MAX_POSITION)
+        velocity = _wall(position, velocity)
+        terminated = tf.logical_and(position >= self.GOAL_POSITION, velocity >= 0)
+        reward = tf.where(terminated, 100.0, 0.0) - tf.cast(tf.square(action) * 0.1, tf.float32)
+        return tf.stack([position, velocity], axis=1), reward, terminated
+
+    def _observe(self, physics):
+        return tf.cast(physics, tf.float32)
