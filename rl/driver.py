@@ -67,8 +67,9 @@ class Driver:
             obs = tf.ensure_shape(obs, obs_shape)
             for _ in tf.range(num_steps):
                 action, info = self.agent.act_with_info(obs)
-                self._info_keys = sorted(info)
-                inputs = [action, *(info[key] for key in self._info_keys)]
+                keys = sorted(info)
+                self._set_info_keys(keys)  # a call, not an assignment: not autograph loop state
+                inputs = [action, *(info[key] for key in keys)]
                 obs = tf.numpy_function(self._py_step, inputs, obs_dtype, stateful=True)
                 obs = tf.ensure_shape(obs, obs_shape)
                 self.agent.env_steps.assign_add(spec.num_envs)
@@ -87,6 +88,9 @@ class Driver:
         if self.obs is None:
             raise RuntimeError("Driver.reset must be called before collect")
         self._collect(tf.constant(num_steps, tf.int32))
+
+    def _set_info_keys(self, keys: list[str]) -> None:
+        self._info_keys = keys
 
     def _current_obs(self) -> np.ndarray:
         return self.obs

@@ -5,6 +5,7 @@ from rl.agents import (  # noqa: F401
     advantage_estimators,
     dqn,
     gradient_functions,
+    policy_gradient,
 )
 from rl.agents.base import Agent
 

@@ -1,6 +1,7 @@
 """Network factories, registered by name (explicit imports fill the registry)."""
 
 from rl.models import mlp  # noqa: F401  (registers "mlp")
+from rl.models.actor_critic import ActorCritic
 from rl.models.q_network import DuelingHead, QNetwork
 
-__all__ = ["DuelingHead", "QNetwork"]
+__all__ = ["ActorCritic", "DuelingHead", "QNetwork"]

@@ -123,3 +123,28 @@ def test_dqn_refuses_continuous_actions_with_a_user_error():
     env, spec = make_vector_env("Pendulum-v1", 1, seed=0)
     with pytest.raises(rl.errors.UserError, match="discrete action space"):
         registry.get_agent("dqn")(spec, hp, seed=0)
+
+
+def test_driver_passes_act_with_info_extras_to_observe():
+    agent, env, spec = make_agent("memory=uniform,n_step=1")
+    seen = []
+
+    def act_with_info(obs):
+        action = agent.act(obs, explore=True)
+        return action, {"value": tf.cast(action, tf.float32) * 10.0, "log_prob": -tf.ones([1])}
+
+    agent.act_with_info = act_with_info
+    original_observe = agent._observe
+
+    def observe(transition):
+        seen.append((transition["action"].copy(), transition["value"], transition["log_prob"]))
+        original_observe({k: v for k, v in transition.items() if k not in ("value", "log_prob")})
+
+    agent._observe = observe
+    driver = Driver(env, spec, agent)
+    driver.reset(seed=0)
+    driver.collect(5)
+    assert len(seen) == 5
+    for action, value, log_prob in seen:
+        np.testing.assert_allclose(value, action * 10.0)
+        np.testing.assert_allclose(log_prob, [-1.0])

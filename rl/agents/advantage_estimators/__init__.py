@@ -2,3 +2,12 @@
 
 The policy-gradient agents of the algorithms issue fill this registry.
 """
+
+from rl.agents.advantage_estimators.gae import gae
+from rl.agents.advantage_estimators.returns import (
+    discounted_returns,
+    episode_discounts,
+    fold_truncation,
+)
+
+__all__ = ["discounted_returns", "episode_discounts", "fold_truncation", "gae"]

@@ -1,0 +1,36 @@
+"""Advantage actor-critic (A2C), the synchronous variant of A3C.
+
+Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
+https://arxiv.org/abs/1602.01783: n-step advantages from `train_every // num_envs` steps of
+every env (GAE with lambda = 1 is the n-step return minus V; lambda < 1 gives GAE, Schulman
+et al. 2015, https://arxiv.org/abs/1506.02438), one gradient step on the whole batch
+(n_epochs = 1, batch_size = the rollout) of
+
+loss = -log pi(a|s) A + vf_coef * 0.5 (V - R)^2 - ent_coef * H(pi(.|s)).
+
+Shares acting, rollout and the compiled update with PPO (`rl.agents.on_policy`).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
+from rl.agents.on_policy import OnPolicyAgent
+from rl.registry import register_agent
+from rl.types import TensorBatch
+
+
+@register_agent("a2c")
+class A2C(OnPolicyAgent):
+    """Synchronous advantage actor-critic."""
+
+    def _loss(
+        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        hp, mask = self.hparams, minibatch["mask"]
+        policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
+        critic_loss = value_loss(value, minibatch["return"], mask=mask)
+        entropy = entropy_bonus(entropy, mask)
+        loss = policy_loss + hp.vf_coef * critic_loss - hp.ent_coef * entropy
+        return loss, {"policy_loss": policy_loss, "value_loss": critic_loss, "entropy": entropy}

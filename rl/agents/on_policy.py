@@ -1,0 +1,259 @@
+"""Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
+
+Acting samples from the actor-critic's policy with the agent's own generator; `observe` fills
+a `RolloutBuffer` of `steps_per_iteration` vector steps. `update` runs on a full buffer, as ONE
+compiled call:
+
+1. log pi(a|s) and V(s) of every stored step, V(final_obs) of truncated steps and V(last
+   next_obs) as bootstrap, with the current weights. The weights do not change during a rollout,
+   so these equal the acting-time numbers; computing them here, batched, is one forward pass
+   (`act_with_info` could carry them, but the driver's compiled loop does not pass a
+   non-empty info dict through yet);
+2. truncation folded into the rewards, then the registered advantage estimator
+   ("gae": Schulman et al. 2015, https://arxiv.org/abs/1506.02438; "discounted_returns":
+   Williams 1992) over the time-major [T, N] batch;
+3. `n_epochs` passes over the flattened T*N samples, each shuffled with `self.generator` and cut
+   into minibatches of `batch_size`; one `_gradient_step` per minibatch, advantages normalized
+   per minibatch when `normalize_advantage` is on. The subclass's `_loss` decides the objective.
+
+The learning rate (and PPO's clip range) are schedules of the gradient step, evaluated inside the
+compiled loop, so a linear anneal to 0 over `train_steps` is `linear(lr, 0, total gradient
+steps)`. Episode cuts by the trainer (checkpoints) become truncations of the latest step.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.action_functions import sample
+from rl.agents.advantage_estimators import episode_discounts, fold_truncation
+from rl.agents.base import Agent
+from rl.agents.gradient_functions import masked_mean
+from rl.memory import RolloutBuffer
+from rl.models import ActorCritic
+from rl.registry import get_advantage_estimator
+from rl.types import Batch, Metrics, TensorBatch
+
+
+def minibatch_indices(
+    generator: tf.random.Generator, num_samples: int, num_minibatches: int
+) -> tf.Tensor:
+    """A random permutation of range(num_samples) cut into [num_minibatches, size] rows, so one
+    epoch visits every sample exactly once (size = num_samples // num_minibatches; when that
+    does not divide, the num_samples % num_minibatches samples left at the end are skipped)."""
+    size = num_samples // num_minibatches
+    permutation = tf.argsort(generator.uniform([num_samples]))
+    return tf.reshape(permutation[: num_minibatches * size], [num_minibatches, size])
+
+
+def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """(x - mean) / (std + 1e-8) over the masked samples."""
+    mean = masked_mean(x, mask)
+    std = tf.sqrt(masked_mean(tf.square(x - mean), mask))
+    return (x - mean) / (std + 1e-8)
+
+
+class OnPolicyAgent(Agent):
+    """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
+
+    uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
+    # The `_loss` aux outputs averaged over an update and logged as train/<name>.
+    loss_metrics: tuple[str, ...] = ("policy_loss", "value_loss", "entropy")
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        self.model = ActorCritic(
+            spec,
+            hp.model,
+            hp.hidden_sizes,
+            hp.activation,
+            separate_torsos=hp.separate_torsos,
+            log_std_init=hp.log_std_init,
+            name="actor_critic",
+        )
+        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self.estimator = get_advantage_estimator(hp.advantage_estimator)
+        # Estimator-specific options, passed to the estimators that accept them.
+        options = {"lambda_": hp.gae_lambda}
+        accepted = inspect.signature(self.estimator).parameters
+        self._estimator_options = {k: v for k, v in options.items() if k in accepted}
+        num_steps = self.steps_per_iteration
+        self.num_samples = num_steps * spec.num_envs
+        # With a batch_size that does not divide the rollout (e.g. after overriding num_envs),
+        # each epoch skips the n % num_minibatches samples left over by its permutation.
+        self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
+        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
+        self.rollout = RolloutBuffer(
+            num_steps, spec.num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape,
+            action_dtype,
+        )  # fmt: skip
+        lead = [num_steps, spec.num_envs]
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        batch_spec = {
+            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
+            "reward": tf.TensorSpec(lead, tf.float32),
+            "terminated": tf.TensorSpec(lead, tf.bool),
+            "truncated": tf.TensorSpec(lead, tf.bool),
+            "log_prob": tf.TensorSpec(lead, tf.float32),
+            "value": tf.TensorSpec(lead, tf.float32),
+            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs_dtype),
+        }
+        self._train_fn = tf.function(
+            self._train, input_signature=[batch_spec], jit_compile=hp.jit_compile
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        if self.uses_value:
+            return self.model.trainable_variables
+        return self.model.policy_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        params, _ = self.model(obs)
+        if self.spec.discrete:
+            if not explore:
+                return tf.argmax(params, axis=-1, output_type=tf.int64)
+            return sample(params, self.generator)  # Gumbel-max with the agent's generator
+        if not explore:
+            return self._clip(self.model.unflatten_action(params))
+        # The unclipped Gaussian sample goes to the env, so the stored action is the one whose
+        # log-prob the learner uses (envs such as Pendulum clip to their bounds themselves).
+        noise = self.generator.normal(tf.shape(params))
+        return self.model.unflatten_action(params + tf.exp(self.model.log_std) * noise)
+
+    def _clip(self, action: tf.Tensor) -> tf.Tensor:
+        low = tf.constant(self.spec.action_low, tf.float32)
+        high = tf.constant(self.spec.action_high, tf.float32)
+        return tf.clip_by_value(action, low, high)
+
+    def _observe(self, transition: Batch) -> None:
+        # log_prob and value are recomputed at update time (see the module docstring), so they
+        # are only stored when the acting step supplied them.
+        self.rollout.add(
+            obs=transition["obs"],
+            action=transition["action"],
+            reward=transition["reward"],
+            next_obs=transition["next_obs"],
+            terminated=transition["terminated"],
+            truncated=transition["truncated"],
+            log_prob=transition.get("log_prob"),
+            value=transition.get("value"),
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.rollout.truncate_all()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        # Empty right after `update` (when the trainer checkpoints) except for a last, partial
+        # rollout at the end of training.
+        return {"rollout": self.rollout}
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _update(self) -> Metrics:
+        out = self._train_fn(self.rollout.data())
+        self.rollout.reset()
+        return {f"train/{name}": float(value) for name, value in out.items()}
+
+    def _advantages(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
+        """(advantages, returns) [T, N] from the rollout, with truncation bootstrapped."""
+        hp = self.hparams
+        obs_shape = list(self.spec.obs_shape)
+        num_steps, num_envs = batch["reward"].shape
+        if self.uses_value:
+            final_obs = tf.reshape(batch["final_obs"], [num_steps * num_envs, *obs_shape])
+            final_values = tf.reshape(self.model.value(final_obs), [num_steps, num_envs])
+            bootstrap = self.model.value(batch["last_next_obs"])
+            values = batch["value"]
+        else:  # no baseline: truncated and unfinished episodes are worth their rewards only
+            final_values = tf.zeros_like(batch["reward"])
+            bootstrap = tf.zeros([num_envs])
+            values = tf.zeros_like(batch["reward"])
+        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
+        discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
+        return self.estimator(rewards, values, discounts, bootstrap, **self._estimator_options)
+
+    def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
+        """log pi(a_t|s_t) and V(s_t) [T, N] under the weights that acted (no update has run
+        since the rollout started, so these are the acting-time numbers)."""
+        num_steps, num_envs = batch["reward"].shape
+        n = num_steps * num_envs
+        obs = tf.reshape(batch["obs"], [n, *self.spec.obs_shape])
+        action = tf.reshape(batch["action"], [n, *self.spec.action_shape])
+        params, value = self.model(obs)
+        log_prob = self.model.distribution(params).log_prob(self.model.flatten_action(action))
+        return (
+            tf.reshape(log_prob, [num_steps, num_envs]),
+            tf.reshape(value, [num_steps, num_envs]),
+        )
+
+    def _sample_mask(self, batch: TensorBatch) -> tf.Tensor:
+        """[T, N] weights of the samples in the loss (1 = use); every sample by default."""
+        return tf.ones_like(batch["reward"])
+
+    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        batch = dict(batch)
+        batch["log_prob"], batch["value"] = self._behaviour_log_prob_and_value(batch)
+        advantages, returns = self._advantages(batch)
+        mask = self._sample_mask(batch)
+        n = self.num_samples
+
+        def flat(x: tf.Tensor) -> tf.Tensor:
+            return tf.reshape(x, [n, *x.shape[2:]])
+
+        samples = {
+            "obs": flat(batch["obs"]),
+            "action": flat(batch["action"]),
+            "old_log_prob": flat(batch["log_prob"]),
+            "old_value": flat(batch["value"]),
+            "advantage": flat(advantages),
+            "return": flat(returns),
+            "mask": flat(mask),
+        }
+        names = self.loss_metrics
+        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
+        for _ in tf.range(hp.n_epochs):
+            indices = minibatch_indices(self.generator, n, self.num_minibatches)
+            for k in tf.range(self.num_minibatches):
+                minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
+                if hp.normalize_advantage:
+                    minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
+                loss, grad_norm, aux = self._gradient_step(
+                    lambda minibatch=minibatch: self._minibatch_loss(minibatch),
+                    self._trainable_variables(),
+                )
+                totals = {name: totals[name] + aux.get(name, 0.0) for name in names} | {
+                    "loss": totals["loss"] + loss,
+                    "grad_norm": totals["grad_norm"] + grad_norm,
+                }
+        steps = float(hp.n_epochs * self.num_minibatches)
+        metrics = {name: value / steps for name, value in totals.items()}
+        flat_returns, flat_values = samples["return"], samples["old_value"]
+        # 1 - Var[R - V] / Var[R]: how much of the return the value function explains.
+        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(
+            flat_returns - flat_values
+        ) / (tf.math.reduce_variance(flat_returns) + 1e-8)
+        metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
+        return metrics
+
+    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        params, value = self.model(minibatch["obs"])
+        distribution = self.model.distribution(params)
+        log_prob = distribution.log_prob(self.model.flatten_action(minibatch["action"]))
+        return self._loss(minibatch, log_prob, distribution.entropy(), value)
+
+    def _loss(
+        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Returns (loss, aux); aux holds the scalars named in `loss_metrics` (a missing one
+        counts as 0)."""
+        raise NotImplementedError

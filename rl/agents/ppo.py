@@ -1,0 +1,61 @@
+"""Proximal Policy Optimization with the clipped surrogate objective.
+
+Schulman, Wolski, Dhariwal, Radford & Klimov 2017, "Proximal Policy Optimization Algorithms",
+https://arxiv.org/abs/1707.06347; advantages by GAE(lambda) (Schulman et al. 2015,
+https://arxiv.org/abs/1506.02438). Details as in OpenAI baselines' PPO2 and SB3: advantage
+normalization per minibatch, optional value clipping (`clip_range_vf`), entropy bonus,
+global-norm gradient clipping (`max_grad_norm`), learning rate and clip range as schedules of the
+gradient step (linear annealing). All epochs x minibatches of one update run in one compiled call
+(`rl.agents.on_policy`).
+
+loss = -min(ratio A, clip(ratio, 1 +- eps) A) + vf_coef * value_loss - ent_coef * entropy
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_loss
+from rl.agents.on_policy import OnPolicyAgent
+from rl.hparams import as_schedule
+from rl.registry import register_agent
+from rl.types import Metrics, TensorBatch
+
+
+@register_agent("ppo")
+class PPO(OnPolicyAgent):
+    """PPO-clip for discrete (categorical) and Box (diagonal Gaussian) actions."""
+
+    loss_metrics = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
+
+    def _build(self) -> None:
+        self.clip_range = as_schedule(self.hparams.clip_range)
+        super()._build()
+
+    def _loss(
+        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        hp, mask = self.hparams, minibatch["mask"]
+        clip_range = self.clip_range(self.gradient_steps)
+        policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
+            log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
+        )
+        critic_loss = value_loss(
+            value,
+            minibatch["return"],
+            minibatch["old_value"],
+            hp.clip_range_vf,
+            mask,
+        )
+        entropy = entropy_bonus(entropy, mask)
+        loss = policy_loss + hp.vf_coef * critic_loss - hp.ent_coef * entropy
+        return loss, {
+            "policy_loss": policy_loss,
+            "value_loss": critic_loss,
+            "entropy": entropy,
+            "clip_fraction": clip_fraction,
+            "approx_kl": approx_kl,
+        }
+
+    def _metrics(self, env_steps: tf.Variable) -> Metrics:
+        return {"train/clip_range": float(self.clip_range(self.gradient_steps))}

@@ -1,0 +1,55 @@
+"""REINFORCE: Monte-Carlo policy gradient, with or without a learned value baseline.
+
+Williams 1992, "Simple Statistical Gradient-Following Algorithms for Connectionist
+Reinforcement Learning", Machine Learning 8, https://doi.org/10.1007/BF00992696:
+grad J = E[grad log pi(a_t|s_t) (G_t - b(s_t))], G_t the discounted return-to-go. With
+`baseline=True`, b = V(s) is learned by regression on G_t (the same network as A2C's critic,
+Mnih et al. 2016, https://arxiv.org/abs/1602.01783); with `baseline=False`, b = 0.
+
+Batches are a fixed `train_every` env steps (the trainer's contract), so episodes straddle
+batches. The return-to-go G_t needs only the rewards *after* t, so every step of an episode that
+ends inside the batch has its exact Monte-Carlo return, even if the episode began in the
+previous batch. The steps after an env's last episode end are unfinished:
+- baseline=True: their return bootstraps from V(s_T) (from V(final_obs) at truncations);
+- baseline=False: they are dropped from the loss (mask 0), and truncation counts as the end.
+Without a baseline, make `train_every // num_envs` a few episode lengths long so little is
+dropped; with one, shorter batches work (reinforce_baseline_cartpole: 128 steps per env).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
+from rl.agents.on_policy import OnPolicyAgent
+from rl.registry import register_agent
+from rl.types import TensorBatch
+
+
+@register_agent("reinforce")
+class Reinforce(OnPolicyAgent):
+    """REINFORCE; `baseline` switches the learned value baseline on."""
+
+    @property
+    def uses_value(self) -> bool:  # type: ignore[override]
+        return self.hparams.baseline
+
+    def _sample_mask(self, batch: TensorBatch) -> tf.Tensor:
+        if self.hparams.baseline:
+            return tf.ones_like(batch["reward"])
+        ended = tf.cast(tf.logical_or(batch["terminated"], batch["truncated"]), tf.float32)
+        # 1 where an episode end lies at or after step t in the same env (complete return).
+        return tf.cast(tf.math.cumsum(ended, axis=0, reverse=True) > 0, tf.float32)
+
+    def _loss(
+        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        hp, mask = self.hparams, minibatch["mask"]
+        policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
+        entropy = entropy_bonus(entropy, mask)
+        loss = policy_loss - hp.ent_coef * entropy
+        aux = {"policy_loss": policy_loss, "entropy": entropy}
+        if hp.baseline:
+            aux["value_loss"] = value_loss(value, minibatch["return"], mask=mask)
+            loss += hp.vf_coef * aux["value_loss"]
+        return loss, aux

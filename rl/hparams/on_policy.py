@@ -1,0 +1,38 @@
+"""Keys shared by the on-policy policy-gradient families (ppo, a2c, reinforce).
+
+Not a registered set itself: `rl/hparams/ppo.py`, `a2c.py` and `reinforce.py` start from
+`on_policy()` and add their own keys.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import base
+from rl.hparams.hparams import HParams
+
+
+def on_policy() -> HParams:
+    """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
+    hp = base()
+    hp.train_every = 2048
+    hp.add(
+        "advantage_estimator",
+        "gae",
+        "Registered advantage estimator: gae or discounted_returns (train.py --list).",
+    )
+    hp.add("gae_lambda", 0.95, "GAE lambda (1: n-step returns minus V; 0: one-step TD error).")
+    hp.add("n_epochs", 1, "Passes over each rollout per update.")
+    hp.add(
+        "batch_size",
+        2048,
+        "Minibatch size in samples; should divide the rollout (train_every // num_envs * "
+        "num_envs), else each epoch uses round(rollout / batch_size) equal minibatches.",
+    )
+    hp.add("normalize_advantage", True, "Normalize advantages to mean 0, std 1 per minibatch.")
+    hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - R)^2 in the total loss.")
+    hp.add("ent_coef", 0.0, "Weight of the entropy bonus subtracted from the loss.")
+    hp.add("separate_torsos", False, "Give the value head its own torso (no shared features).")
+    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    hp.max_grad_norm = 0.5
+    hp.adam_epsilon = 1e-5
+    hp.activation = "tanh"
+    return hp

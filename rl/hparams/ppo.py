@@ -1,0 +1,96 @@
+"""PPO hparams sets: `ppo` (SB3 defaults), `ppo_cartpole`, `ppo_acrobot`, `ppo_tiny` (tests).
+
+Schulman et al. 2017, "Proximal Policy Optimization Algorithms", https://arxiv.org/abs/1707.06347.
+Learning rate and clip range are schedules of the *gradient* step: one update makes
+n_epochs * (rollout // batch_size) gradient steps, so annealing to 0 over `train_steps` env steps
+is linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.on_policy import on_policy
+from rl.hparams.schedules import Schedule
+from rl.registry import register_hparams
+
+
+@register_hparams("ppo")
+def ppo() -> HParams:
+    """PPO defaults (Stable-Baselines3's): 2048-step rollouts, 10 epochs of 64-sample batches."""
+    hp = on_policy()
+    hp.agent = "ppo"
+    hp.lr = 3e-4
+    hp.train_every = 2048
+    hp.batch_size = 64
+    hp.n_epochs = 10
+    hp.gae_lambda = 0.95
+    hp.separate_torsos = True
+    hp.add("clip_range", 0.2, "PPO clip epsilon: a number or a schedule of the gradient step.",
+           type=Schedule)  # fmt: skip
+    hp.add(
+        "clip_range_vf",
+        None,
+        "Clip the value update to this distance from the old value (None: no clipping).",
+        type=float | None,
+    )
+    return hp
+
+
+@register_hparams("ppo_cartpole")
+def ppo_cartpole() -> HParams:
+    """CartPole-v1, rl-baselines3-zoo: 8 envs x 32 steps, one 256-sample batch, 20 epochs,
+    gamma 0.98, lambda 0.8, lr and clip range linear to 0 over 100k env steps
+    (390 updates x 20 gradient steps = 7800)."""
+    hp = ppo()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 8
+    hp.train_steps = 100_000
+    hp.train_every = 256
+    hp.batch_size = 256
+    hp.n_epochs = 20
+    hp.gamma = 0.98
+    hp.gae_lambda = 0.8
+    hp.ent_coef = 0.0
+    hp.lr = "linear(1e-3, 0.0, 7800)"
+    hp.clip_range = "linear(0.2, 0.0, 7800)"
+    hp.eval.every_steps = 2560
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("ppo_acrobot")
+def ppo_acrobot() -> HParams:
+    """Acrobot-v1, rl-baselines3-zoo: 16 envs x 256 steps, 4 epochs, lambda 0.94."""
+    hp = ppo()
+    hp.env = "Acrobot-v1"
+    hp.num_envs = 16
+    hp.train_steps = 500_000
+    hp.train_every = 16 * 256
+    hp.batch_size = 64
+    hp.n_epochs = 4
+    hp.gae_lambda = 0.94
+    hp.gamma = 0.99
+    hp.ent_coef = 0.0
+    return hp
+
+
+@register_hparams("ppo_tiny")
+def ppo_tiny() -> HParams:
+    """A few hundred steps with value clipping, separate torsos and schedules: smoke tests."""
+    hp = ppo()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 2
+    hp.train_steps = 256
+    hp.train_every = 64
+    hp.batch_size = 32
+    hp.n_epochs = 2
+    hp.hidden_sizes = [16]
+    hp.lr = "linear(1e-3, 0.0, 32)"
+    hp.clip_range = "linear(0.2, 0.1, 32)"
+    hp.clip_range_vf = 0.2
+    hp.max_episode_steps = 50
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    return hp

@@ -1,0 +1,103 @@
+"""Actor-critic network: a registered torso feeding a policy head and a value head.
+
+The torso (e.g. "mlp") runs ONCE per input and both heads read its features, as in Mnih et al.
+2016 (A3C, https://arxiv.org/abs/1602.01783); `separate_torsos=True` gives the value head its
+own torso instead (SB3's default for PPO on vector observations). The policy head outputs
+categorical logits for Discrete actions, or the mean of a diagonal Gaussian with a
+state-independent, learned log standard deviation for Box actions (Schulman et al. 2017, PPO,
+https://arxiv.org/abs/1707.06347). Heads use orthogonal initialization with a small gain on the
+policy (0.01, a near-uniform initial policy) and gain 1 on the value, as OpenAI baselines do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from rl.envs.spec import EnvSpec
+from rl.registry import get_model
+
+tfd = tfp.distributions
+
+
+class ActorCritic(tf.keras.Model):
+    """obs -> (policy parameters [B, A], value [B]); `distribution` turns the former into a
+    `tfp.distributions` object whose `log_prob` sums over action dimensions."""
+
+    def __init__(
+        self,
+        spec: EnvSpec,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        separate_torsos: bool = False,
+        log_std_init: float = 0.0,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.discrete = spec.discrete
+        make_torso = get_model(torso)
+        self.torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name="torso")
+        self.value_torso = (
+            make_torso(hidden_sizes=hidden_sizes, activation=activation, name="value_torso")
+            if separate_torsos
+            else None
+        )
+        if self.discrete:
+            num_outputs = spec.num_actions
+        else:
+            num_outputs = 1
+            for dim in spec.action_shape:
+                num_outputs *= int(dim)
+        self.action_shape = tuple(spec.action_shape)
+        self.policy_head = tf.keras.layers.Dense(
+            num_outputs, kernel_initializer=tf.keras.initializers.Orthogonal(0.01), name="policy"
+        )
+        self.value_head = tf.keras.layers.Dense(
+            1, kernel_initializer=tf.keras.initializers.Orthogonal(1.0), name="value"
+        )
+        self.log_std = (
+            None
+            if self.discrete
+            else tf.Variable(
+                tf.fill([num_outputs], float(log_std_init)), trainable=True, name="log_std"
+            )
+        )
+
+    def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        obs = tf.cast(obs, tf.float32)
+        features = self.torso(obs)
+        value_features = features if self.value_torso is None else self.value_torso(obs)
+        return self.policy_head(features), tf.squeeze(self.value_head(value_features), -1)
+
+    def value(self, obs: tf.Tensor) -> tf.Tensor:
+        """V(obs) alone (skips the policy head)."""
+        obs = tf.cast(obs, tf.float32)
+        features = self.torso(obs) if self.value_torso is None else self.value_torso(obs)
+        return tf.squeeze(self.value_head(features), -1)
+
+    def distribution(self, policy_params: tf.Tensor) -> tfd.Distribution:
+        """Categorical(logits) or Independent(Normal(mean, exp(log_std))) over flat actions."""
+        if self.discrete:
+            return tfd.Categorical(logits=policy_params)
+        std = tf.exp(self.log_std) * tf.ones_like(policy_params)
+        return tfd.Independent(tfd.Normal(policy_params, std), reinterpreted_batch_ndims=1)
+
+    def flatten_action(self, action: tf.Tensor) -> tf.Tensor:
+        """Box actions [B, *action_shape] -> [B, D] (the distribution's event); discrete as is."""
+        if self.discrete:
+            return action
+        return tf.reshape(tf.cast(action, tf.float32), [tf.shape(action)[0], -1])
+
+    def unflatten_action(self, action: tf.Tensor) -> tf.Tensor:
+        if self.discrete:
+            return action
+        return tf.reshape(action, [tf.shape(action)[0], *self.action_shape])
+
+    @property
+    def policy_variables(self) -> list[tf.Variable]:
+        """What the policy loss reaches: torso, policy head (and log_std)."""
+        variables = self.torso.trainable_variables + self.policy_head.trainable_variables
+        return variables + ([self.log_std] if self.log_std is not None else [])
