@@ -75,13 +75,14 @@ def _run(args) -> int:
         for kind, reg in registry.ALL.items():
             print(f"{kind}: {', '.join(reg.names()) or '(none)'}")
         return 0
-    if args.sys != "local":
-        if args.sys == "tpu":
-            raise UserError(
-                "--sys tpu is not available yet (it lands with the scale-out "
-                "issue); use --sys local"
-            )
-        registry.get_system(args.sys)
+    system = registry.get_system(args.sys)  # an unknown --sys lists the registered ones
+    if hasattr(system, "launch"):  # --sys tpu: validate everything, render, submit (or print)
+        from rl.cli import build_parser
+
+        return system.launch(args, build_parser(), check_values=_check_values)
+    from rl.systems.tpu import reject_launch_flags
+
+    reject_launch_flags(args)  # e.g. --image with --sys local would be silently ignored
     if not args.hparams:
         raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
     if not args.output_dir:

@@ -42,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="train.py",
         description="Train, evaluate or test an RL agent composed from registered parts.",
     )
-    p.add_argument("--sys", default="local", help="Where to run: local (tpu: scale-out issue).")
+    p.add_argument(
+        "--sys", default="local", help="Where to run: local, or tpu (a GKE TPU Job; see below)."
+    )
     p.add_argument("--hparams", help="Registered hparams set, e.g. dqn_cartpole (see --list).")
     p.add_argument("--env", help="Override the set's env (gymnasium id or module:Class).")
     p.add_argument(
@@ -66,4 +68,22 @@ def build_parser() -> argparse.ArgumentParser:
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
     )
     p.add_argument("--list", action="store_true", help="Print every registry and exit.")
+    _launch_flags(p)
     return p
+
+
+def _launch_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags of `--sys tpu` (docs/tpu_gke.md); with --sys local they are an error."""
+    g = parser.add_argument_group("--sys tpu (Kubernetes / Cloud TPU on GKE)")
+    g.add_argument("--tpu", help="TPU slice type, e.g. v5e-4, v6e-8, v4-8 or v4-32:2x2x4.")
+    g.add_argument("--image", help="Container image built from k8s/Dockerfile.tpu.")
+    g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")
+    g.add_argument("--kube_context", help="kubeconfig context (default: the current one).")
+    g.add_argument("--job_name", help="Job name (default: rl-<hparams>-<time>-<random>).")
+    _bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
+    _bool_flag(
+        g,
+        "experimental_multihost",
+        False,
+        "Allow multi-host TPU slices (Indexed Job + headless Service; untested on a cluster).",
+    )

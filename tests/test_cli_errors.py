@@ -119,7 +119,7 @@ BAD_INPUTS = {
     "copies_zero": (["--copies", "0"], ["--copies", ">= 1", "0"]),
     "copies_not_int": (["--copies", "x"], ["--copies", "'x'"]),
     "num_workers_two": (["--num_workers", "2"], ["--num_workers 2", "--num_workers 1"]),
-    "sys_tpu": (["--sys", "tpu"], ["--sys tpu", "not available", "--sys local"]),
+    "sys_tpu": (["--sys", "tpu"], ["--sys tpu", "needs --tpu", "--sys local"]),
     "sys_unknown": (["--sys", "gke"], ["unknown system", "'gke'", "local"]),
     "render_maybe": (["--render", "maybe"], ["--render", "'maybe'", "True or False"]),
     "training_maybe": (["--training", "maybe"], ["--training", "'maybe'"]),

@@ -1,3 +1,3 @@
-"""`--sys` targets, registered by name. `tpu` (GKE) lands with the scale-out issue."""
+"""`--sys` targets, registered by name: `local` (this process) and `tpu` (a GKE TPU Job)."""
 
-from rl.systems import local  # noqa: F401  (registers "local")
+from rl.systems import local, tpu  # noqa: F401  (register "local" and "tpu")

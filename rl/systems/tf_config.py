@@ -1,0 +1,77 @@
+"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job.
+
+An Indexed Job gives every Pod `JOB_COMPLETION_INDEX` (0..N-1) and, with `subdomain` set to a
+headless Service, a stable DNS name `<job>-<index>.<service>`. The manifests in
+`rl.systems.manifests.worker_job_manifests` pass the rest as environment variables, and the
+container calls `install_tf_config()` before it creates the strategy: no shell wrapper, no
+init container, and the same code runs under `python -m pytest` with a fake environment.
+
+Variables read (all set by the manifest):
+    JOB_COMPLETION_INDEX  this worker's index (set by the Job controller)
+    RL_NUM_WORKERS        the Job's `completions`
+    RL_JOB_NAME           the Job's name: Pod hostnames are `<RL_JOB_NAME>-<index>`
+    RL_SERVICE            the headless Service (the Pods' `subdomain`); default RL_JOB_NAME
+    RL_WORKER_PORT        the gRPC port every worker listens on; default 2222
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from rl.errors import UserError
+
+DEFAULT_PORT = 2222
+
+
+def _int(environ: Mapping[str, str], key: str, default: int | None = None) -> int:
+    text = environ.get(key)
+    if text is None:
+        if default is None:
+            raise UserError(f"TF_CONFIG: ${key} is not set (expected from the Indexed Job)")
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise UserError(f"TF_CONFIG: ${key} must be an integer, got {text!r}") from None
+
+
+def tf_config_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The TF_CONFIG dict for this Pod, or None outside an Indexed Job.
+
+    An existing `TF_CONFIG` wins (parsed and returned), so a hand-written one is never replaced.
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get("TF_CONFIG"):
+        try:
+            return json.loads(environ["TF_CONFIG"])
+        except json.JSONDecodeError as error:
+            raise UserError(f"TF_CONFIG is not valid JSON: {error}") from None
+    if "JOB_COMPLETION_INDEX" not in environ:
+        return None
+    index = _int(environ, "JOB_COMPLETION_INDEX")
+    num_workers = _int(environ, "RL_NUM_WORKERS")
+    port = _int(environ, "RL_WORKER_PORT", DEFAULT_PORT)
+    job = environ.get("RL_JOB_NAME")
+    if not job:
+        raise UserError("TF_CONFIG: $RL_JOB_NAME is not set (expected from the Indexed Job)")
+    service = environ.get("RL_SERVICE") or job
+    if not 0 <= index < num_workers:
+        raise UserError(
+            f"TF_CONFIG: JOB_COMPLETION_INDEX={index} is outside 0..{num_workers - 1} "
+            f"(RL_NUM_WORKERS={num_workers})"
+        )
+    workers = [f"{job}-{i}.{service}:{port}" for i in range(num_workers)]
+    return {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+
+
+def install_tf_config(environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """Sets `TF_CONFIG` in `environ` (default: this process) from the Indexed Job's variables
+    unless it is already set; returns the config (None outside an Indexed Job)."""
+    environ = os.environ if environ is None else environ  # type: ignore[assignment]
+    config = tf_config_from_env(environ)
+    if config is not None and not environ.get("TF_CONFIG"):
+        environ["TF_CONFIG"] = json.dumps(config, sort_keys=True)
+    return config

@@ -1,0 +1,167 @@
+"""Cloud TPU slice types on GKE: the table behind `--tpu v5e-4` and its validation.
+
+A slice name follows Cloud TPU's `<generation>-<N>` convention: N counts TensorCores, which is
+twice the chip count on v4 and v5p (two TensorCores per chip) and equal to it on v5e and v6e.
+`v5litepod-N` is accepted as Cloud TPU's own spelling of `v5e-N`. An explicit topology may follow
+a colon (`v4-32:2x2x4`); it must be the one GKE uses for that many chips.
+
+Each generation maps to the GKE node labels a Pod must select
+(`cloud.google.com/gke-tpu-accelerator`, `cloud.google.com/gke-tpu-topology`), the machine type of
+the node pool, and the chips each node (TPU VM host) exposes as the `google.com/tpu` resource.
+Source: GKE's "Plan TPUs in GKE" / "About TPUs in GKE" pages and the Cloud TPU v4/v5e/v5p/v6e
+configuration tables (as of 2026); checked on paper only, not against a live cluster.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rl.errors import UserError, did_you_mean
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    """One TPU generation as GKE exposes it."""
+
+    name: str  # "v5e"
+    accelerator: str  # value of the cloud.google.com/gke-tpu-accelerator node label
+    cores_per_chip: int  # TensorCores per chip: the slice name counts cores
+    # Topologies served by ONE host: topology -> (machine type, chips on that host).
+    single_host: dict[str, tuple[str, int]]
+    # Multi-host slices use this machine type with `multi_host_chips` chips on each host.
+    multi_host_machine: str
+    multi_host_chips: int
+    multi_host: tuple[str, ...]  # multi-host topologies, smallest first
+
+
+@dataclass(frozen=True)
+class TpuSlice:
+    """A validated `--tpu` value: everything the manifests need."""
+
+    name: str  # canonical name, e.g. "v5e-4"
+    generation: str  # "v5e"
+    accelerator: str  # node label value, e.g. "tpu-v5-lite-podslice"
+    topology: str  # e.g. "2x2"
+    machine_type: str  # GKE node pool machine type, e.g. "ct5lp-hightpu-4t"
+    chips: int  # chips in the whole slice
+    hosts: int  # TPU VMs (Kubernetes nodes, one Pod each)
+    chips_per_host: int  # the `google.com/tpu` request of each Pod
+
+    @property
+    def multi_host(self) -> bool:
+        return self.hosts > 1
+
+
+GENERATIONS: dict[str, TpuGeneration] = {
+    gen.name: gen
+    for gen in (
+        TpuGeneration(
+            name="v4",
+            accelerator="tpu-v4-podslice",
+            cores_per_chip=2,
+            single_host={"2x2x1": ("ct4p-hightpu-4t", 4)},
+            multi_host_machine="ct4p-hightpu-4t",
+            multi_host_chips=4,
+            multi_host=("2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
+        ),
+        TpuGeneration(
+            name="v5e",
+            accelerator="tpu-v5-lite-podslice",
+            cores_per_chip=1,
+            single_host={
+                "1x1": ("ct5lp-hightpu-1t", 1),
+                "2x2": ("ct5lp-hightpu-4t", 4),
+                "2x4": ("ct5lp-hightpu-8t", 8),
+            },
+            multi_host_machine="ct5lp-hightpu-4t",
+            multi_host_chips=4,
+            multi_host=("4x4", "4x8", "8x8", "8x16", "16x16"),
+        ),
+        TpuGeneration(
+            name="v5p",
+            accelerator="tpu-v5p-slice",
+            cores_per_chip=2,
+            single_host={"2x2x1": ("ct5p-hightpu-4t", 4)},
+            multi_host_machine="ct5p-hightpu-4t",
+            multi_host_chips=4,
+            multi_host=("2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
+        ),
+        TpuGeneration(
+            name="v6e",
+            accelerator="tpu-v6e-slice",
+            cores_per_chip=1,
+            single_host={
+                "1x1": ("ct6e-standard-1t", 1),
+                "2x2": ("ct6e-standard-4t", 4),
+                "2x4": ("ct6e-standard-8t", 8),
+            },
+            multi_host_machine="ct6e-standard-4t",
+            multi_host_chips=4,
+            multi_host=("4x4", "4x8", "8x8", "8x16", "16x16"),
+        ),
+    )
+}
+
+ALIASES = {"v5litepod": "v5e"}
+
+
+def topology_chips(topology: str) -> int:
+    return math.prod(int(part) for part in topology.split("x"))
+
+
+def _build_table() -> dict[str, TpuSlice]:
+    table: dict[str, TpuSlice] = {}
+    for gen in GENERATIONS.values():
+        shapes = [(t, m, c, 1) for t, (m, c) in gen.single_host.items()]
+        for topology in gen.multi_host:
+            chips = topology_chips(topology)
+            shapes.append((topology, gen.multi_host_machine, gen.multi_host_chips, 0))
+            assert chips % gen.multi_host_chips == 0, topology
+        for topology, machine, chips_per_host, hosts in shapes:
+            chips = topology_chips(topology)
+            name = f"{gen.name}-{chips * gen.cores_per_chip}"
+            table[name] = TpuSlice(
+                name=name,
+                generation=gen.name,
+                accelerator=gen.accelerator,
+                topology=topology,
+                machine_type=machine,
+                chips=chips,
+                hosts=hosts or chips // chips_per_host,
+                chips_per_host=chips_per_host,
+            )
+    return table
+
+
+TPU_TYPES: dict[str, TpuSlice] = _build_table()
+
+
+def tpu_type_names() -> list[str]:
+    """Every valid `--tpu` name, grouped by generation, smallest slice first."""
+    return list(TPU_TYPES)
+
+
+def parse_tpu(text: str) -> TpuSlice:
+    """`"v5e-4"`, `"v5litepod-4"` or `"v4-32:2x2x4"` -> TpuSlice; anything else a UserError that
+    names the valid choices and suggests close ones."""
+    name, _, topology = text.strip().lower().partition(":")
+    generation, dash, size = name.partition("-")
+    name = f"{ALIASES.get(generation, generation)}{dash}{size}"
+    if name not in TPU_TYPES:
+        names = tpu_type_names()
+        hint = did_you_mean(name, names)
+        if generation in GENERATIONS or generation in ALIASES:
+            gen = ALIASES.get(generation, generation)
+            names = [n for n in names if TPU_TYPES[n].generation == gen]
+        raise UserError(
+            f"--tpu {text!r} is not a TPU slice type GKE offers{hint}; "
+            f"valid: {', '.join(names)} (N counts TensorCores: v4/v5p have 2 per chip)"
+        )
+    tpu = TPU_TYPES[name]
+    if topology and topology != tpu.topology:
+        raise UserError(
+            f"--tpu {text!r}: topology {topology!r} is not valid for {tpu.name} "
+            f"({tpu.chips} chips); GKE uses {tpu.name}:{tpu.topology}"
+        )
+    return tpu
