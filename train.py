@@ -96,12 +96,17 @@ def _run(args) -> int:
         )
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
-    if args.render or args.record_video:
-        print(
-            "train.py: note: --render/--record_video are accepted but not implemented yet "
-            "(environments issue); continuing without them",
-            file=sys.stderr,
-        )
+    if args.render:
+        if args.training:
+            raise UserError(
+                "--render shows test episodes in a window and needs --training False; to watch "
+                "training, use --record_video True (videos go to run_<i>/videos/)"
+            )
+        from rl.utils.video import check_render_possible
+
+        message = check_render_possible("human")
+        if message:
+            raise UserError(message)
 
     hparams = registry.get_hparams(args.hparams)()
     hparams.override(args.hparam_override)
@@ -141,9 +146,14 @@ def _run(args) -> int:
     def job(index: int):
         run_dir = run_dirs[index]
         if args.training:
-            return Trainer(hparams, run_dir, args.seed + index, args.hparams).train()
+            return Trainer(
+                hparams, run_dir, args.seed + index, args.hparams, args.record_video
+            ).train()
         saved = saved_hparams(run_dir) or hparams
-        return Trainer(saved, run_dir, args.seed + index, args.hparams).test(args.test_episodes)
+        trainer = Trainer(
+            saved, run_dir, args.seed + index, args.hparams, args.record_video, args.render
+        )
+        return trainer.test(args.test_episodes)
 
     jobs = [lambda i=i: job(i) for i in range(args.copies)]
     registry.get_system(args.sys)(jobs)

@@ -60,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
     p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
-    _bool_flag(p, "render", False, "Render episodes (environments issue).")
-    _bool_flag(p, "record_video", False, "Record evaluation/test videos (environments issue).")
+    _bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
+    _bool_flag(
+        p, "record_video", False, "Write mp4s of evaluation/test episodes to run_<i>/videos/."
+    )
     p.add_argument("--num_workers", type=int, default=1, help="Parallel workers (1 for now).")
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
     _bool_flag(

@@ -26,6 +26,7 @@ from rl.agents.base import Agent
 from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
+from rl.errors import UserError
 from rl.evaluation import EvalResult, evaluate
 from rl.hparams import HParams
 from rl.registry import get_agent
@@ -34,6 +35,13 @@ from rl.utils.files import join
 from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
 from rl.utils.run_dir import manifest, write_run_files
 from rl.utils.seeding import derive_seed, seed_everything
+from rl.utils.video import (
+    VideoRecorder,
+    check_render_possible,
+    play_episode,
+    use_offscreen_rendering,
+    write_frame_strip_summary,
+)
 
 
 @dataclass
@@ -62,11 +70,23 @@ def initial_state() -> dict[str, Any]:
 class Trainer:
     """Runs one copy (seed) of an experiment in one run directory."""
 
-    def __init__(self, hparams: HParams, run_dir: str, seed: int, hparams_set: str) -> None:
+    def __init__(
+        self,
+        hparams: HParams,
+        run_dir: str,
+        seed: int,
+        hparams_set: str,
+        record_video: bool = False,
+        render: bool = False,
+    ) -> None:
         self.hp = hparams
         self.run_dir = run_dir
         self.seed = seed
         self.hparams_set = hparams_set
+        self.record_video = record_video
+        self.render = render
+        self._video: tuple | None = None  # (single render env, VideoRecorder) when recording
+        self._tensorboard: TensorBoardSink | None = None
         self.label = run_dir.rstrip("/").split("/")[-1]
         self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
 
@@ -76,6 +96,28 @@ class Trainer:
         return make_vector_env(
             hp.env, num_envs, seed, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
         )
+
+    def _make_render_env(self, render_mode: str):
+        """One plain env (with the factory's wrappers) that renders; vector envs reset inside
+        the final step, so their last frame would show the next episode."""
+        hp = self.hp
+        use_offscreen_rendering()
+        vec_env, _ = make_vector_env(
+            hp.env,
+            1,
+            0,
+            env_kwargs={**hp.env_kwargs, "render_mode": render_mode},
+            max_episode_steps=hp.max_episode_steps,
+        )
+        env = vec_env.envs[0]
+        message = check_render_possible(render_mode, env.metadata.get("render_modes"))
+        if message:
+            vec_env.close()
+            raise UserError(f"env {hp.env!r}: {message}")
+        return vec_env, env
+
+    def _recorder(self, env) -> VideoRecorder:
+        return VideoRecorder(join(self.run_dir, "videos"), fps=env.metadata.get("render_fps", 30))
 
     def _build_agent(self, spec: EnvSpec) -> Agent:
         seed_everything(derive_seed(self.seed, "init"), self.hp.deterministic)
@@ -87,6 +129,10 @@ class Trainer:
         env, spec = self._make_env(hp.num_envs, derive_seed(self.seed, "train_env", 0))
         eval_env, _ = self._make_env(hp.eval.episodes, derive_seed(self.seed, "eval_env"))
         agent = self._build_agent(spec)
+        render_vec_env = None
+        if self.record_video:
+            render_vec_env, render_env = self._make_render_env("rgb_array")
+            self._video = (render_env, self._recorder(render_env))
         checkpoint = tf.train.Checkpoint(agent=agent)
         state = initial_state()
         pointer = self.store.latest()
@@ -103,7 +149,7 @@ class Trainer:
         write_run_files(
             self.run_dir, hp, manifest(self.seed, _copy_index(self.label), self.hparams_set)
         )
-        tensorboard = TensorBoardSink(self.run_dir)
+        tensorboard = self._tensorboard = TensorBoardSink(self.run_dir)
         if pointer is None:
             tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
         logger = Logger(
@@ -127,6 +173,8 @@ class Trainer:
             logger.close()
             env.close()
             eval_env.close()
+            if render_vec_env is not None:
+                render_vec_env.close()
         return self._result(state, already_complete=False)
 
     def _loop(self, agent, driver, eval_env, logger, console, checkpoint, state) -> None:
@@ -180,7 +228,17 @@ class Trainer:
 
     def _evaluate(self, agent, eval_env, state) -> dict[str, float]:
         hp = self.hp
-        result = evaluate(agent, eval_env, derive_seed(self.seed, "eval", state["evaluations"]))
+        eval_seed = derive_seed(self.seed, "eval", state["evaluations"])
+        result = evaluate(agent, eval_env, eval_seed)
+        if self._video is not None and state["evaluations"] % hp.eval.video_every == 0:
+            # Film the evaluation's first episode: a single env reset with the same seed replays
+            # exactly the episode env copy 0 of the eval vector env played.
+            render_env, recorder = self._video
+            episode = play_episode(render_env, agent.greedy_actions, seed=eval_seed)
+            recorder.record_episode(episode.frames, state["env_steps"], 0, "eval")
+            write_frame_strip_summary(
+                episode.frames, state["env_steps"], self._tensorboard.writer("eval")
+            )
         state["evaluations"] += 1
         state["last_eval_return"] = result.return_mean
         threshold = hp.stop_at_eval_return
@@ -214,11 +272,23 @@ class Trainer:
         checkpoint = tf.train.Checkpoint(agent=agent)
         pointer = self.store.latest()
         self.store.restore(checkpoint, pointer)
-        result = evaluate(agent, env, derive_seed(self.seed, "test"))
+        test_seed = derive_seed(self.seed, "test")
+        result = evaluate(agent, env, test_seed)
         env.close()
         tensorboard = TensorBoardSink(self.run_dir)
-        for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=False)):
+        for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
             tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
+        modes = [m for m, on in (("human", self.render), ("rgb_array", self.record_video)) if on]
+        for mode in modes:
+            render_vec_env, render_env = self._make_render_env(mode)
+            recorder = self._recorder(render_env)
+            for i in range(episodes):  # seed test_seed + i replays row i of the table below
+                episode = play_episode(render_env, agent.greedy_actions, seed=test_seed + i)
+                if mode == "rgb_array":
+                    path = recorder.record_episode(episode.frames, pointer["step"], i, "test")
+                    write_frame_strip_summary(episode.frames, i, tensorboard.writer("test"))
+                    print(f"[{self.label}] video {path}")
+            render_vec_env.close()
         tensorboard.close()
         print(f"[{self.label}] checkpoint at {pointer['step']:,} env steps")
         print(f"{'episode':>8} {'return':>10} {'length':>8}")

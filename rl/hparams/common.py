@@ -14,6 +14,7 @@ def evaluation_protocol() -> HParams:
     hp = HParams()
     hp.add("every_steps", 5000, "Evaluate every this many env steps (and at the end).")
     hp.add("episodes", 10, "Greedy episodes per evaluation, played in parallel env copies.")
+    hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
     return hp
 
 

@@ -1,0 +1,71 @@
+"""--record_video and --render through train.py: real mp4 files, decoded and checked."""
+
+import re
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+import train
+
+
+def decode(path) -> np.ndarray:
+    return np.stack(list(iio.imiter(path, plugin="FFMPEG")))
+
+
+ARGS = ["--hparams", "dqn_tiny", "--hparam_override", "eval.video_every=1"]
+
+
+@pytest.fixture(scope="module")
+def recorded_run(tmp_path_factory, run_train):
+    out = tmp_path_factory.mktemp("watch") / "out"
+    proc = run_train([*ARGS, "--output_dir", str(out), "--record_video"], timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+def test_training_films_every_evaluation(recorded_run):
+    videos = sorted(p.name for p in (recorded_run / "run_0" / "videos").iterdir())
+    # dqn_tiny evaluates at 300 and 600 steps (eval.every_steps=300, train_steps=600).
+    assert videos == ["eval_step000000300_ep00.mp4", "eval_step000000600_ep00.mp4"]
+    frames = decode(recorded_run / "run_0" / "videos" / videos[-1])
+    assert frames.shape[1:] == (400, 600, 3)  # CartPole renders 600x400 RGB
+    assert frames.shape[0] >= 2
+
+
+def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run, run_train):
+    proc = run_train(
+        [
+            *ARGS,
+            "--output_dir",
+            str(recorded_run),
+            "--training",
+            "False",
+            "--test_episodes",
+            "2",
+            "--record_video",
+        ],
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = re.findall(r"^\s+(\d+)\s+(-?[\d.]+)\s+(\d+)$", proc.stdout, re.M)
+    assert len(rows) == 2
+    for episode, _, length in rows:
+        path = recorded_run / "run_0" / "videos" / f"test_step000000600_ep{int(episode):02d}.mp4"
+        frames = decode(path)
+        # One frame after reset plus one per step: the film is the episode the table scored.
+        assert frames.shape[0] == int(length) + 1
+
+
+def test_render_without_display_or_while_training_is_a_one_line_error(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    out = tmp_path / "out"
+    assert train.main([*ARGS, "--output_dir", str(out), "--render"]) == 2
+    assert "needs --training False" in capsys.readouterr().err
+    assert train.main([*ARGS, "--output_dir", str(out), "--render", "--training", "False"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs a display" in err[0] and "--record_video" in err[0]
+    assert not out.exists()
