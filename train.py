@@ -118,7 +118,11 @@ def _run(args) -> int:
         hparams.eval.episodes = args.eval_episodes
     _check_values(hparams)
     hparams.freeze()
-    check_env_name(hparams.env)
+    compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled trainer (rl.compiled)
+    if compiled:
+        registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
+    else:
+        check_env_name(hparams.env)
     for key, reg in (
         ("agent", registry.agents),
         ("model", registry.models),
@@ -143,14 +147,21 @@ def _run(args) -> int:
                     "train first (same command with --training True)"
                 )
 
+    if compiled:  # same constructor, train() and test() as rl.trainer.Trainer, same outputs
+        from rl.compiled import CompiledTrainer
+
+        trainer_class = CompiledTrainer
+    else:
+        trainer_class = Trainer
+
     def job(index: int):
         run_dir = run_dirs[index]
         if args.training:
-            return Trainer(
+            return trainer_class(
                 hparams, run_dir, args.seed + index, args.hparams, args.record_video
             ).train()
         saved = saved_hparams(run_dir) or hparams
-        trainer = Trainer(
+        trainer = trainer_class(
             saved, run_dir, args.seed + index, args.hparams, args.record_video, args.render
         )
         return trainer.test(args.test_episodes)

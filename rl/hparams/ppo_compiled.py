@@ -1,0 +1,55 @@
+"""PPO sets for the compiled path (`rl.compiled`): TF-ops envs, one XLA program per iteration.
+
+`ppo_tf_cartpole` starts from `ppo_cartpole` (rl-baselines3-zoo's tuned CartPole settings) on
+"tf/CartPole-v1". Env steps are nearly free here (DESIGN.md, "Speed rules"), gradient steps are
+not, so it uses 64 envs x 32 steps (2048 samples per iteration) and fewer, larger minibatches
+than the zoo (4 x 512 samples, 10 epochs = 40 gradient steps per iteration, vs 20 per 256
+samples): ~6x fewer gradient steps per env step. lr and clip range anneal to 0 over the 2 x 10^5
+step budget: 98 iterations (whole iterations: 200,704 steps) x 40 = 3920 gradient steps.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.ppo import ppo_cartpole
+from rl.registry import register_hparams
+
+
+@register_hparams("ppo_tf_cartpole")
+def ppo_tf_cartpole() -> HParams:
+    """tf/CartPole-v1: 64 envs x 32 steps, 4 minibatches of 512, 10 epochs."""
+    hp = ppo_cartpole()
+    hp.env = "tf/CartPole-v1"
+    hp.num_envs = 64
+    hp.train_steps = 200_000
+    hp.train_every = 64 * 32
+    hp.batch_size = 512
+    hp.n_epochs = 10
+    hp.lr = "linear(1e-3, 0.0, 3920)"
+    hp.clip_range = "linear(0.2, 0.0, 3920)"
+    hp.eval.every_steps = 2048 * 5
+    hp.checkpoint_every = 2048 * 25
+    hp.log_every = 2048
+    return hp
+
+
+@register_hparams("ppo_tf_tiny")
+def ppo_tf_tiny() -> HParams:
+    """A few hundred steps on tf/CartPole-v1 with value clipping and schedules: smoke tests."""
+    hp = ppo_tf_cartpole()
+    hp.num_envs = 4
+    hp.train_steps = 256
+    hp.train_every = 64
+    hp.batch_size = 32
+    hp.n_epochs = 2
+    hp.hidden_sizes = [16]
+    hp.lr = "linear(1e-3, 0.0, 32)"
+    hp.clip_range = "linear(0.2, 0.1, 32)"
+    hp.clip_range_vf = 0.2
+    hp.max_episode_steps = 50
+    hp.stop_at_eval_return = None
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    return hp
