@@ -55,6 +55,7 @@ def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
     assert "train.py" in " ".join(manifest["command_line"])
     assert hparams_set in manifest["command_line"]
     assert manifest["versions"]["tensorflow"] == tf.__version__
+    assert manifest["evaluation_protocol"] == saved.eval.to_dict()
 
     with open(run_dir / "progress.csv", newline="") as f:
         reader = csv.DictReader(f)

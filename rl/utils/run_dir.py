@@ -120,6 +120,8 @@ def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
 def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any]) -> None:
     """Writes hparams.json and manifest.json (a resumed run keeps the first manifest and adds
     its own start to `resumed`)."""
+    # The evaluation protocol decides what the reported returns mean: keep it beside them.
+    manifest_data = {**manifest_data, "evaluation_protocol": hparams.eval.to_dict()}
     tf.io.gfile.makedirs(run_dir)
     with tf.io.gfile.GFile(join(run_dir, HPARAMS_FILE) + ".tmp", "w") as f:
         f.write(hparams.to_json())
