@@ -6,6 +6,8 @@ from rl.agents import (  # noqa: F401
     dqn,
     gradient_functions,
     policy_gradient,
+    sac,
+    td3,
 )
 from rl.agents.base import Agent
 

@@ -2,6 +2,14 @@
 
 from rl.models import mlp  # noqa: F401  (registers "mlp")
 from rl.models.actor_critic import ActorCritic
+from rl.models.continuous import Critics, DeterministicActor, GaussianActor
 from rl.models.q_network import DuelingHead, QNetwork
 
-__all__ = ["ActorCritic", "DuelingHead", "QNetwork"]
+__all__ = [
+    "ActorCritic",
+    "Critics",
+    "DeterministicActor",
+    "DuelingHead",
+    "GaussianActor",
+    "QNetwork",
+]

@@ -1,11 +1,25 @@
 """Pure loss functions (no variables, no optimizer), registered by name."""
 
+from rl.agents.gradient_functions.actor_critic_continuous import (
+    clipped_double_q_target,
+    critic_loss,
+    deterministic_actor_loss,
+    sac_actor_loss,
+    sac_alpha_loss,
+    smoothed_target_action,
+    soft_q_target,
+)
 from rl.agents.gradient_functions.policy_gradient import (
     entropy_bonus,
     masked_mean,
     policy_gradient_loss,
     ppo_clip_loss,
     value_loss,
+)
+from rl.agents.gradient_functions.squashed_gaussian import (
+    log_one_minus_tanh_squared,
+    squashed_gaussian,
+    squashed_gaussian_sample,
 )
 from rl.agents.gradient_functions.td import (
     ELEMENTWISE_LOSSES,
@@ -17,6 +31,16 @@ from rl.agents.gradient_functions.td import (
 )
 
 __all__ = [
+    "clipped_double_q_target",
+    "critic_loss",
+    "deterministic_actor_loss",
+    "log_one_minus_tanh_squared",
+    "sac_actor_loss",
+    "sac_alpha_loss",
+    "smoothed_target_action",
+    "soft_q_target",
+    "squashed_gaussian",
+    "squashed_gaussian_sample",
     "ELEMENTWISE_LOSSES",
     "double_q_learning_target",
     "entropy_bonus",

@@ -1,0 +1,76 @@
+"""Tanh-squashed diagonal Gaussian policy rescaled to a Box's bounds (SAC's policy class).
+
+Haarnoja et al. 2018, "Soft Actor-Critic: Off-Policy Maximum Entropy Deep Reinforcement Learning
+with a Stochastic Actor", https://arxiv.org/abs/1801.01290, Appendix C ("Enforcing Action
+Bounds"): a = tanh(u), u ~ N(mean, std), and by the change of variables
+log pi(a|s) = log N(u; mean, std) - sum_i log(1 - tanh(u_i)^2). Rescaling a to [low, high]
+(a' = center + scale * a) subtracts sum_i log(scale_i) more.
+
+`log(1 - tanh(u)^2)` is computed as `2 * (log 2 - u - softplus(-2u))`, exact and finite for
+every u (the naive form is log(0) = -inf once tanh(u) rounds to +-1, near |u| > 9 in float32).
+`squashed_gaussian` builds the same distribution from tensorflow_probability bijectors, which the
+tests use as an independent check of the hand-written log-prob.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from rl.registry import register_gradient_function
+
+tfd = tfp.distributions
+tfb = tfp.bijectors
+
+LOG_2 = math.log(2.0)
+
+
+def log_one_minus_tanh_squared(u: tf.Tensor) -> tf.Tensor:
+    """log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)), stable for any u."""
+    return 2.0 * (LOG_2 - u - tf.math.softplus(-2.0 * u))
+
+
+def bounds_center_scale(
+    low: tf.Tensor, high: tf.Tensor, dtype: tf.DType = tf.float32
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """(center, half-range) of a Box: a' = center + scale * a maps [-1, 1] onto [low, high]."""
+    low = tf.cast(low, dtype)
+    high = tf.cast(high, dtype)
+    return (high + low) / 2.0, (high - low) / 2.0
+
+
+@register_gradient_function("squashed_gaussian_sample")
+def squashed_gaussian_sample(
+    mean: tf.Tensor,
+    log_std: tf.Tensor,
+    noise: tf.Tensor,
+    low: tf.Tensor,
+    high: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Reparameterized sample and its log-prob: u = mean + exp(log_std) * noise,
+    action = center + scale * tanh(u); returns (action [B, A], log_prob [B]).
+
+    `noise` is a standard normal draw of the agent's generator, so gradients flow to mean and
+    log_std (the reparameterization trick SAC's policy loss needs).
+    """
+    std = tf.exp(log_std)
+    u = mean + std * noise
+    center, scale = bounds_center_scale(low, high, mean.dtype)
+    # log N(u; mean, std) with (u - mean) / std = noise exactly.
+    gaussian = -0.5 * tf.square(noise) - log_std - 0.5 * math.log(2.0 * math.pi)
+    log_det = log_one_minus_tanh_squared(u) + tf.math.log(scale)
+    log_prob = tf.reduce_sum(gaussian - log_det, axis=-1)
+    return center + scale * tf.tanh(u), log_prob
+
+
+def squashed_gaussian(
+    mean: tf.Tensor, std: tf.Tensor, low: tf.Tensor, high: tf.Tensor
+) -> tfd.Distribution:
+    """The same policy as a tfp distribution: Independent(Shift(c) o Scale(s) o Tanh (N))."""
+    center, scale = bounds_center_scale(low, high, mean.dtype)
+    bijector = tfb.Chain([tfb.Shift(center), tfb.Scale(scale), tfb.Tanh()])
+    return tfd.Independent(
+        tfd.TransformedDistribution(tfd.Normal(mean, std), bijector), reinterpreted_batch_ndims=1
+    )

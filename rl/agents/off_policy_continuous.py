@@ -1,0 +1,183 @@
+"""Shared machinery of the off-policy continuous-control agents (DDPG/TD3 in td3.py, SAC in
+sac.py): replay, random warm-up actions, K gradient steps per compiled call, Polyak targets.
+
+Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (DDPG); Fujimoto et al. 2018,
+https://arxiv.org/abs/1802.09477 (TD3); Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290
+and https://arxiv.org/abs/1812.05905 (SAC).
+
+As in the DQN agent, `update` samples `gradient_steps` batches from the numpy replay up front
+([K, B, ...]) and runs all K steps in ONE compiled call (XLA with `jit_compile`). With
+prioritized replay the IS weights scale the critic loss and the mean |TD error| over the critics
+becomes each row's new priority after the call. Transitions go through an `NStepAccumulator`
+with n = 1, which stores discount = gamma * (1 - terminated): truncation bootstraps.
+
+The base class's optimizer trains the critics (`_gradient_step`, which also counts gradient
+steps); the actor (and SAC's temperature) have optimizers of their own, stepped with
+`_optimizer_step` here. Their learning rates follow the same `lr` schedule.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.agents.optimizers import make_optimizer
+from rl.errors import UserError
+from rl.hparams import as_schedule
+from rl.memory import NStepAccumulator
+from rl.registry import get_memory
+from rl.types import Batch, Metrics
+
+
+def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
+    """target <- tau * source + (1 - tau) * target, variable by variable."""
+    for target, source in zip(targets, sources, strict=True):
+        target.assign(tau * source + (1.0 - tau) * target)
+
+
+class OffPolicyContinuousAgent(Agent):
+    """Base of TD3/DDPG and SAC. Subclasses fill `_build_networks`, `_policy_action`,
+    `_explore_action` and `_train_step`, and name their logged outputs in `loss_metrics`."""
+
+    loss_metrics: tuple[str, ...] = ("loss", "q_mean")
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        if spec.discrete:
+            raise UserError(
+                f"agent {hp.agent!r} needs a Box (continuous) action space; env "
+                f"{spec.env_id!r} has {spec.num_actions} discrete actions (use dqn or ppo)"
+            )
+        self.action_low = tf.constant(spec.action_low, tf.float32)
+        self.action_high = tf.constant(spec.action_high, tf.float32)
+        self.per_beta = as_schedule(hp.per_beta)
+        self._build_networks()
+
+        fields = {
+            "obs": (spec.obs_shape, spec.obs_dtype),
+            "action": (spec.action_shape, np.dtype(np.float32)),
+            "reward": ((), np.dtype(np.float32)),
+            "next_obs": (spec.obs_shape, spec.obs_dtype),
+            "discount": ((), np.dtype(np.float32)),
+        }
+        memory_cls = get_memory(hp.memory)
+        options = {"alpha": hp.per_alpha, "epsilon": hp.per_epsilon}
+        accepted = inspect.signature(memory_cls).parameters
+        self.replay = memory_cls(
+            capacity=hp.buffer_size,
+            fields=fields,
+            seed=self.seed,
+            **{k: v for k, v in options.items() if k in accepted},
+        )
+        self.n_step = NStepAccumulator(n=1, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields)
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        batch_spec = {
+            "obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
+            "action": tf.TensorSpec([None, None, *spec.action_shape], tf.float32),
+            "reward": tf.TensorSpec([None, None], tf.float32),
+            "next_obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
+            "discount": tf.TensorSpec([None, None], tf.float32),
+            "weights": tf.TensorSpec([None, None], tf.float32),
+        }
+        self._train_fn = tf.function(
+            self._train_on_batches, input_signature=[batch_spec], jit_compile=hp.jit_compile
+        )
+
+    def _make_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
+        """A second optimizer (actor, temperature) like the base one, built for `variables`."""
+        hp = self.hparams
+        optimizer = make_optimizer(hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon)
+        optimizer.build(variables)
+        return optimizer
+
+    def _optimizer_step(
+        self,
+        optimizer: tf.keras.optimizers.Optimizer,
+        loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        variables: list[tf.Variable],
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step."""
+        optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
+        with tf.GradientTape() as tape:
+            loss, aux = loss_fn()
+        grads = tape.gradient(loss, variables)
+        if self.hparams.max_grad_norm > 0:
+            grads, _ = tf.clip_by_global_norm(grads, self.hparams.max_grad_norm)
+        optimizer.apply_gradients(zip(grads, variables, strict=True))
+        return loss, aux
+
+    # ------------------------------------------------------------------------ acting
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        if not explore:
+            return self._policy_action(obs)
+        action = self._explore_action(obs)
+        # Uniformly random actions in the bounds until learning starts (as SB3 does).
+        uniform = self.generator.uniform(tf.shape(action))
+        random_action = self.action_low + uniform * (self.action_high - self.action_low)
+        return tf.where(self.env_steps < self.hparams.learning_starts, random_action, action)
+
+    def _observe(self, transition: Batch) -> None:
+        completed = self.n_step.add(**transition)
+        if len(completed["reward"]):
+            self.replay.add_batch(completed)
+
+    def _end_all_episodes(self) -> None:
+        completed = self.n_step.flush()
+        if len(completed["reward"]):
+            self.replay.add_batch(completed)
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        hp = self.hparams
+        return (
+            len(self.replay) >= max(hp.batch_size, 1)
+            and int(self.env_steps.numpy()) >= hp.learning_starts
+        )
+
+    def _update(self) -> Metrics:
+        hp = self.hparams
+        beta = float(self.per_beta(self.env_steps))
+        batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
+        indices = batch.pop("indices")
+        out = self._train_fn(batch)
+        if hp.memory == "prioritized":
+            self.replay.update_priorities(indices, np.abs(out.pop("td_error").numpy()))
+        return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
+
+    def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """Runs one `_train_step` per leading index of `batch` ([K, B, ...]); returns the
+        mean of each `loss_metrics` output and the [K, B] TD errors (mean |.| over critics)."""
+        num_batches = tf.shape(batch["reward"])[0]
+        td_errors = tf.TensorArray(tf.float32, size=num_batches)
+        sums = {name: tf.constant(0.0) for name in self.loss_metrics}
+        for k in tf.range(num_batches):
+            sample = {key: value[k] for key, value in batch.items()}
+            out = self._train_step(sample)
+            td_errors = td_errors.write(k, tf.reduce_mean(tf.abs(out["td_error"]), axis=0))
+            sums = {name: sums[name] + out[name] for name in self.loss_metrics}
+        count = tf.cast(num_batches, tf.float32)
+        return {
+            **{name: value / count for name, value in sums.items()},
+            "td_error": td_errors.stack(),
+        }
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"replay": self.replay, "n_step": self.n_step}
+
+    # ------------------------------------------------------------------------- hooks
+    def _build_networks(self) -> None:
+        raise NotImplementedError
+
+    def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
+        raise NotImplementedError
+
+    def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        raise NotImplementedError
+
+    def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        raise NotImplementedError

@@ -1,0 +1,131 @@
+"""Soft Actor-Critic with automatic entropy tuning.
+
+Haarnoja, Zhou, Abbeel & Levine 2018, "Soft Actor-Critic: Off-Policy Maximum Entropy Deep
+Reinforcement Learning with a Stochastic Actor", https://arxiv.org/abs/1801.01290;
+Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications",
+https://arxiv.org/abs/1812.05905 (twin critics, no value network, learned temperature alpha with
+target entropy -|A|). Per gradient step, as in SB3: one critic step on the soft clipped-double-Q
+target, one actor step on alpha * log pi - min Q through a reparameterized tanh-squashed Gaussian
+sample, one temperature step on -log_alpha * (log pi + target_entropy), then Polyak-averaged
+target critics. Exploration samples the policy; greedy actions are its squashed mean.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorflow as tf
+
+from rl.agents.gradient_functions import (
+    critic_loss,
+    sac_actor_loss,
+    sac_alpha_loss,
+    soft_q_target,
+    squashed_gaussian_sample,
+)
+from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
+from rl.models import Critics, GaussianActor
+from rl.models.continuous import num_action_dims
+from rl.registry import register_agent
+
+
+@register_agent("sac")
+class SAC(OffPolicyContinuousAgent):
+    """Tanh-squashed Gaussian actor, `num_critics` critics, learned or fixed temperature."""
+
+    loss_metrics = ("loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
+
+    def _build_networks(self) -> None:
+        hp, spec = self.hparams, self.spec
+        obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
+        action = tf.zeros([1, *spec.action_shape], tf.float32)
+        self.actor = GaussianActor(spec, hp.model, hp.hidden_sizes, hp.activation, name="actor")
+        self.actor(obs)
+
+        def critics(name: str) -> Critics:
+            net = Critics(hp.model, hp.hidden_sizes, hp.activation, hp.num_critics, name=name)
+            net(obs, action)
+            return net
+
+        self.critics, self.critics_target = critics("critics"), critics("critics_target")
+        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+        self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
+        self.log_alpha = tf.Variable(
+            math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
+        )
+        self.alpha_optimizer = self._make_optimizer([self.log_alpha])
+        self.target_entropy = (
+            -float(num_action_dims(spec)) if hp.target_entropy is None else hp.target_entropy
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.critics.trainable_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _sample(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Reparameterized action [B, *action_shape] and log pi [B]."""
+        mean, log_std = self.actor(obs)
+        noise = self.generator.normal(tf.shape(mean))
+        low = tf.reshape(self.action_low, [-1])
+        high = tf.reshape(self.action_high, [-1])
+        action, log_prob = squashed_gaussian_sample(mean, log_std, noise, low, high)
+        return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape]), log_prob
+
+    def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
+        mean, _ = self.actor(obs)
+        low = tf.reshape(self.action_low, [-1])
+        high = tf.reshape(self.action_high, [-1])
+        action = (high + low) / 2.0 + (high - low) / 2.0 * tf.tanh(mean)
+        return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape])
+
+    def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        return self._sample(obs)[0]
+
+    # ---------------------------------------------------------------------- learning
+    def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        alpha = tf.exp(self.log_alpha)
+        next_action, next_log_prob = self._sample(sample["next_obs"])
+        td_target = soft_q_target(
+            sample["reward"],
+            sample["discount"],
+            self.critics_target(sample["next_obs"], next_action),
+            next_log_prob,
+            alpha,
+        )
+
+        def loss_fn():
+            q_values = self.critics(sample["obs"], sample["action"])
+            loss, td_error = critic_loss(q_values, td_target, sample["weights"])
+            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+
+        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables)
+
+        def actor_loss_fn():
+            action, log_prob = self._sample(sample["obs"])
+            q_values = self.critics(sample["obs"], action)
+            return sac_actor_loss(q_values, log_prob, alpha), {"log_prob": log_prob}
+
+        actor_loss, actor_aux = self._optimizer_step(
+            self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables
+        )
+        log_prob = actor_aux["log_prob"]
+
+        def alpha_loss_fn():
+            return sac_alpha_loss(self.log_alpha, log_prob, self.target_entropy), {}
+
+        if hp.auto_alpha:
+            alpha_loss, _ = self._optimizer_step(
+                self.alpha_optimizer, alpha_loss_fn, [self.log_alpha]
+            )
+        else:
+            alpha_loss, _ = alpha_loss_fn()  # logged only
+        polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
+        return {
+            "loss": loss,
+            "actor_loss": actor_loss,
+            "alpha_loss": alpha_loss,
+            "alpha": alpha,
+            "entropy": -tf.reduce_mean(log_prob),
+            **aux,
+        }

@@ -1,0 +1,173 @@
+"""TD3, and DDPG as TD3 with its three tricks switched off (a configuration, as in SB3).
+
+Fujimoto, van Hoof & Meger 2018, "Addressing Function Approximation Error in Actor-Critic
+Methods", https://arxiv.org/abs/1802.09477: twin critics with the clipped double-Q target,
+target policy smoothing (clipped Gaussian noise on the target action) and delayed policy and
+target updates (every `policy_delay` critic steps).
+Lillicrap et al. 2015, "Continuous control with deep reinforcement learning", DDPG,
+https://arxiv.org/abs/1509.02971: the "ddpg" sets use num_critics=1, policy_delay=1,
+target_policy_noise=0 and the same class, registered under both names.
+
+Exploration adds registered action-function noise to mu(s): "gaussian_noise" or
+"ornstein_uhlenbeck" (whose per-env state is a tf.Variable: checkpointed, zeroed when that env's
+episode ends or the trainer cuts episodes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.action_functions import gaussian_noise, ornstein_uhlenbeck
+from rl.agents.gradient_functions import (
+    clipped_double_q_target,
+    critic_loss,
+    deterministic_actor_loss,
+    smoothed_target_action,
+)
+from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
+from rl.errors import UserError, did_you_mean
+from rl.models import Critics, DeterministicActor
+from rl.registry import register_agent
+from rl.types import Batch
+
+ACTION_NOISES = ("gaussian_noise", "ornstein_uhlenbeck")
+
+
+@register_agent("td3")
+class TD3(OffPolicyContinuousAgent):
+    """Deterministic actor + `num_critics` critics, with TD3's switches in hparams."""
+
+    loss_metrics = ("loss", "actor_loss", "q_mean")
+
+    def _build_networks(self) -> None:
+        hp, spec = self.hparams, self.spec
+        if hp.action_noise not in ACTION_NOISES:
+            raise UserError(
+                f"unknown action_noise {hp.action_noise!r}"
+                f"{did_you_mean(hp.action_noise, ACTION_NOISES)}; choose one of "
+                f"{', '.join(ACTION_NOISES)}"
+            )
+        obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
+        action = tf.zeros([1, *spec.action_shape], tf.float32)
+
+        def actor(name: str) -> DeterministicActor:
+            net = DeterministicActor(spec, hp.model, hp.hidden_sizes, hp.activation, name=name)
+            net(obs)
+            return net
+
+        def critics(name: str) -> Critics:
+            net = Critics(hp.model, hp.hidden_sizes, hp.activation, hp.num_critics, name=name)
+            net(obs, action)
+            return net
+
+        self.actor, self.actor_target = actor("actor"), actor("actor_target")
+        self.critics, self.critics_target = critics("critics"), critics("critics_target")
+        polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
+        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+        self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
+        # Ornstein-Uhlenbeck state, one row per *training* env copy (hp.num_envs, not
+        # spec.num_envs: test mode builds the agent for a vector env of test episodes and must
+        # still restore the checkpoint). Zeros, unused, with Gaussian noise.
+        self.noise_state = tf.Variable(
+            tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.critics.trainable_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
+        return self.actor(obs)
+
+    def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        hp = self.hparams
+        action = self.actor(obs)
+        if hp.action_noise == "gaussian_noise":
+            return gaussian_noise(
+                action, self.generator, hp.action_noise_std, self.action_low, self.action_high
+            )
+        # Read the state only once `obs` exists: `observe` (run by the env step that produced
+        # obs) zeroes the rows of envs whose episode just ended.
+        with tf.control_dependencies([obs]):
+            state = self.noise_state.read_value()
+        noisy, new_state = ornstein_uhlenbeck(
+            action,
+            self.generator,
+            state,
+            hp.ou_theta,
+            hp.action_noise_std,
+            self.action_low,
+            self.action_high,
+        )
+        self.noise_state.assign(new_state)
+        return noisy
+
+    def _observe(self, transition: Batch) -> None:
+        super()._observe(transition)
+        if self.hparams.action_noise == "ornstein_uhlenbeck":
+            done = np.logical_or(transition["terminated"], transition["truncated"])
+            if done.any():
+                keep = (~done).astype(np.float32).reshape([-1] + [1] * len(self.spec.action_shape))
+                self.noise_state.assign(self.noise_state.numpy() * keep)
+
+    def _end_all_episodes(self) -> None:
+        super()._end_all_episodes()
+        self.noise_state.assign(tf.zeros_like(self.noise_state))
+
+    # ---------------------------------------------------------------------- learning
+    def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        next_action = self.actor_target(sample["next_obs"])
+        half_range = (self.action_high - self.action_low) / 2.0
+        noise = self.generator.normal(tf.shape(next_action)) * hp.target_policy_noise * half_range
+        next_action = smoothed_target_action(
+            next_action,
+            noise,
+            hp.target_noise_clip * half_range,
+            self.action_low,
+            self.action_high,
+        )
+        td_target = clipped_double_q_target(
+            sample["reward"],
+            sample["discount"],
+            self.critics_target(sample["next_obs"], next_action),
+        )
+
+        def loss_fn():
+            q_values = self.critics(sample["obs"], sample["action"])
+            loss, td_error = critic_loss(q_values, td_target, sample["weights"])
+            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+
+        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables)
+
+        def actor_step() -> tf.Tensor:
+            def actor_loss_fn():
+                action = self.actor(sample["obs"])
+                return deterministic_actor_loss(self.critics.first(sample["obs"], action)), {}
+
+            actor_loss, _ = self._optimizer_step(
+                self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables
+            )
+            polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
+            polyak_update(self.actor_target.variables, self.actor.variables, hp.tau)
+            return actor_loss
+
+        # Delayed policy updates: gradient_steps was just incremented by the critic step.
+        def actor_loss_only() -> tf.Tensor:  # for the log: the loss, no step
+            return deterministic_actor_loss(
+                self.critics.first(sample["obs"], self.actor(sample["obs"]))
+            )
+
+        actor_loss = tf.cond(
+            self.gradient_steps % hp.policy_delay == 0, actor_step, actor_loss_only
+        )
+        return {"loss": loss, "actor_loss": actor_loss, **aux}
+
+    def _metrics(self, env_steps: tf.Variable) -> dict[str, float]:
+        if self.hparams.action_noise != "ornstein_uhlenbeck":
+            return {}
+        return {"train/ou_state_abs": float(tf.reduce_mean(tf.abs(self.noise_state)))}
+
+
+register_agent("ddpg", TD3)

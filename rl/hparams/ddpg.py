@@ -1,0 +1,44 @@
+"""DDPG hparams sets: the TD3 agent with its tricks off (one critic, no target smoothing,
+policy delay 1), as Stable-Baselines3 does it; `ddpg`, `ddpg_pendulum`, `ddpg_tiny` (tests).
+
+Lillicrap et al. 2015, "Continuous control with deep reinforcement learning",
+https://arxiv.org/abs/1509.02971.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.td3 import td3, td3_pendulum, td3_tiny
+from rl.registry import register_hparams
+
+
+def _as_ddpg(hp: HParams) -> HParams:
+    hp.agent = "ddpg"
+    hp.num_critics = 1
+    hp.policy_delay = 1
+    hp.target_policy_noise = 0.0
+    hp.target_noise_clip = 0.0
+    return hp
+
+
+@register_hparams("ddpg")
+def ddpg() -> HParams:
+    """SB3's DDPG defaults: td3's with one critic, no smoothing, an actor step per critic step."""
+    return _as_ddpg(td3())
+
+
+@register_hparams("ddpg_pendulum")
+def ddpg_pendulum() -> HParams:
+    """td3_pendulum's settings as DDPG, with 30k steps."""
+    hp = _as_ddpg(td3_pendulum())
+    hp.train_steps = 30_000
+    return hp
+
+
+@register_hparams("ddpg_tiny")
+def ddpg_tiny() -> HParams:
+    """td3_tiny as DDPG with Ornstein-Uhlenbeck exploration (the paper's): smoke tests."""
+    hp = _as_ddpg(td3_tiny())
+    hp.action_noise = "ornstein_uhlenbeck"
+    hp.memory = "uniform"
+    return hp

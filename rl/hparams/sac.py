@@ -1,0 +1,62 @@
+"""SAC hparams sets: `sac` (SB3 defaults), `sac_pendulum`, `sac_tiny` (tests).
+
+Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
+(automatic entropy tuning).
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.registry import register_hparams
+
+
+@register_hparams("sac")
+def sac() -> HParams:
+    """SAC defaults (SB3's): lr 3e-4, 256x256 nets, learned alpha starting at 1."""
+    hp = off_policy_continuous()
+    hp.agent = "sac"
+    hp.add("auto_alpha", True, "Learn the temperature alpha (else keep alpha_init).")
+    hp.add("alpha_init", 1.0, "Initial (or fixed) entropy temperature alpha.")
+    hp.add(
+        "target_entropy",
+        None,
+        "Entropy the learned alpha aims for (None: -|A|, the number of action dimensions).",
+        type=float | None,
+    )
+    return hp
+
+
+@register_hparams("sac_pendulum")
+def sac_pendulum() -> HParams:
+    """Pendulum-v1 with rl-baselines3-zoo's one change to the defaults: lr 1e-3."""
+    hp = sac()
+    hp.env = "Pendulum-v1"
+    hp.train_steps = 20_000
+    hp.lr = 1e-3
+    hp.buffer_size = 200_000
+    hp.learning_starts = 1000
+    hp.eval.every_steps = 2000
+    hp.checkpoint_every = 10_000
+    return hp
+
+
+@register_hparams("sac_tiny")
+def sac_tiny() -> HParams:
+    """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
+    hp = sac()
+    hp.env = "Pendulum-v1"
+    hp.train_steps = 400
+    hp.learning_starts = 100
+    hp.train_every = 50
+    hp.gradient_steps = 4
+    hp.batch_size = 16
+    hp.buffer_size = 1000
+    hp.hidden_sizes = [16]
+    hp.memory = "prioritized"
+    hp.max_episode_steps = 100
+    hp.eval.every_steps = 200
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 200
+    hp.log_every = 100
+    return hp

@@ -1,0 +1,71 @@
+"""TD3 hparams sets: `td3` (SB3 defaults), `td3_pendulum`, `td3_tiny` (tests).
+
+Fujimoto et al. 2018, "Addressing Function Approximation Error in Actor-Critic Methods",
+https://arxiv.org/abs/1802.09477. `ddpg.py` switches TD3's tricks off on these keys.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.registry import register_hparams
+
+
+@register_hparams("td3")
+def td3() -> HParams:
+    """TD3 defaults (the paper's and SB3's): policy delay 2, smoothing noise 0.2 clipped at 0.5."""
+    hp = off_policy_continuous()
+    hp.agent = "td3"
+    hp.lr = 1e-3
+    hp.hidden_sizes = [400, 300]
+    hp.add("policy_delay", 2, "Critic steps per actor (and target) update.")
+    hp.add(
+        "target_policy_noise",
+        0.2,
+        "Std of the target-action smoothing noise, in units of the action half-range (0: off).",
+    )
+    hp.add("target_noise_clip", 0.5, "Clip of the smoothing noise, in half-range units.")
+    hp.add(
+        "action_noise",
+        "gaussian_noise",
+        "Exploration noise action function: gaussian_noise or ornstein_uhlenbeck.",
+    )
+    hp.add("action_noise_std", 0.1, "Exploration noise std (OU: sigma), in half-range units.")
+    hp.add("ou_theta", 0.15, "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1).")
+    return hp
+
+
+@register_hparams("td3_pendulum")
+def td3_pendulum() -> HParams:
+    """Pendulum-v1, close to rl-baselines3-zoo (gamma 0.98, lr 1e-3, noise 0.1), smaller nets."""
+    hp = td3()
+    hp.env = "Pendulum-v1"
+    hp.train_steps = 20_000
+    hp.gamma = 0.98
+    hp.buffer_size = 200_000
+    hp.learning_starts = 1000
+    hp.hidden_sizes = [256, 256]
+    hp.eval.every_steps = 2000
+    hp.checkpoint_every = 10_000
+    return hp
+
+
+@register_hparams("td3_tiny")
+def td3_tiny() -> HParams:
+    """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
+    hp = td3()
+    hp.env = "Pendulum-v1"
+    hp.train_steps = 400
+    hp.learning_starts = 100
+    hp.train_every = 50
+    hp.gradient_steps = 4
+    hp.batch_size = 16
+    hp.buffer_size = 1000
+    hp.hidden_sizes = [16]
+    hp.memory = "prioritized"
+    hp.max_episode_steps = 100
+    hp.eval.every_steps = 200
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 200
+    hp.log_every = 100
+    return hp

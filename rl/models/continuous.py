@@ -1,0 +1,111 @@
+"""Networks of the continuous-control actor-critics (DDPG, TD3, SAC) on a registered torso.
+
+- `DeterministicActor`: obs -> tanh -> rescaled to the Box bounds (Lillicrap et al. 2015,
+  https://arxiv.org/abs/1509.02971; Fujimoto et al. 2018, https://arxiv.org/abs/1802.09477).
+- `GaussianActor`: obs -> (mean, log_std) of the pre-tanh Gaussian, log_std clipped to
+  [-20, 2] as in SAC's reference code (Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290).
+- `Critics`: C independent Q(s, a) networks, each on concat(obs, action); outputs [C, B].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from rl.envs.spec import EnvSpec
+from rl.registry import get_model
+
+LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
+
+
+def num_action_dims(spec: EnvSpec) -> int:
+    size = 1
+    for dim in spec.action_shape:
+        size *= int(dim)
+    return size
+
+
+class DeterministicActor(tf.keras.Model):
+    """mu(s) in [low, high]: center + half_range * tanh(head(torso(obs)))."""
+
+    def __init__(
+        self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
+    ) -> None:
+        super().__init__(**kwargs)
+        self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
+        self.head = tf.keras.layers.Dense(num_action_dims(spec), name="action")
+        self.action_shape = tuple(spec.action_shape)
+        low = tf.constant(spec.action_low, tf.float32)
+        high = tf.constant(spec.action_high, tf.float32)
+        self.center = tf.reshape((high + low) / 2.0, [-1])
+        self.scale = tf.reshape((high - low) / 2.0, [-1])
+
+    def call(self, obs: tf.Tensor) -> tf.Tensor:
+        flat = self.center + self.scale * tf.tanh(self.head(self.torso(tf.cast(obs, tf.float32))))
+        return tf.reshape(flat, [tf.shape(obs)[0], *self.action_shape])
+
+
+class GaussianActor(tf.keras.Model):
+    """obs -> (mean [B, A], log_std [B, A]) of the Gaussian before the tanh squashing."""
+
+    def __init__(
+        self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
+    ) -> None:
+        super().__init__(**kwargs)
+        self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
+        self.mean_head = tf.keras.layers.Dense(num_action_dims(spec), name="mean")
+        self.log_std_head = tf.keras.layers.Dense(num_action_dims(spec), name="log_std")
+
+    def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        features = self.torso(tf.cast(obs, tf.float32))
+        log_std = tf.clip_by_value(self.log_std_head(features), LOG_STD_MIN, LOG_STD_MAX)
+        return self.mean_head(features), log_std
+
+
+class Critics(tf.keras.Model):
+    """`num_critics` independent Q(s, a) networks; call -> [num_critics, B]."""
+
+    def __init__(
+        self,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        num_critics: int = 2,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        make_torso = get_model(torso)
+        self.torsos = [
+            make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso")
+            for i in range(num_critics)
+        ]
+        self.heads = [tf.keras.layers.Dense(1, name=f"q{i}") for i in range(num_critics)]
+
+    def call(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+        batch = tf.shape(obs)[0]
+        inputs = tf.concat(
+            [
+                tf.reshape(tf.cast(obs, tf.float32), [batch, -1]),
+                tf.reshape(tf.cast(action, tf.float32), [batch, -1]),
+            ],
+            axis=-1,
+        )
+        return tf.stack(
+            [
+                tf.squeeze(head(torso(inputs)), -1)
+                for torso, head in zip(self.torsos, self.heads, strict=True)
+            ]
+        )
+
+    def first(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+        """Q_1(s, a) alone [B] (TD3's actor loss reads only the first critic)."""
+        batch = tf.shape(obs)[0]
+        inputs = tf.concat(
+            [
+                tf.reshape(tf.cast(obs, tf.float32), [batch, -1]),
+                tf.reshape(tf.cast(action, tf.float32), [batch, -1]),
+            ],
+            axis=-1,
+        )
+        return tf.squeeze(self.heads[0](self.torsos[0](inputs)), -1)
