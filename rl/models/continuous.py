@@ -76,11 +76,16 @@ class Critics(tf.keras.Model):
     ) -> None:
         super().__init__(**kwargs)
         make_torso = get_model(torso)
-        self.torsos = [
-            make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso")
-            for i in range(num_critics)
-        ]
-        self.heads = [tf.keras.layers.Dense(1, name=f"q{i}") for i in range(num_critics)]
+        self.num_critics = num_critics
+        # One named attribute per critic, not a Python list: tf.train.Checkpoint does not see
+        # layers inside Keras-tracked lists, and the critics would silently be left unsaved.
+        for i in range(num_critics):
+            setattr(
+                self,
+                f"torso_{i}",
+                make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso"),
+            )
+            setattr(self, f"head_{i}", tf.keras.layers.Dense(1, name=f"q{i}"))
 
     def call(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
         batch = tf.shape(obs)[0]
@@ -93,8 +98,8 @@ class Critics(tf.keras.Model):
         )
         return tf.stack(
             [
-                tf.squeeze(head(torso(inputs)), -1)
-                for torso, head in zip(self.torsos, self.heads, strict=True)
+                tf.squeeze(getattr(self, f"head_{i}")(getattr(self, f"torso_{i}")(inputs)), -1)
+                for i in range(self.num_critics)
             ]
         )
 
@@ -108,4 +113,4 @@ class Critics(tf.keras.Model):
             ],
             axis=-1,
         )
-        return tf.squeeze(self.heads[0](self.torsos[0](inputs)), -1)
+        return tf.squeeze(self.head_0(self.torso_0(inputs)), -1)
