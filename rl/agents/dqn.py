@@ -15,23 +15,20 @@ written back after the call (each batch was sampled with priorities at most K-1 
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import tensorflow as tf
 
 from rl.agents.action_functions import epsilon_greedy, greedy
-from rl.agents.base import Agent
 from rl.agents.gradient_functions import double_q_learning_target, q_learning_target, td_loss
+from rl.agents.replay_agent import ReplayAgent
 from rl.hparams import as_schedule
-from rl.memory import NStepAccumulator
 from rl.models import QNetwork
-from rl.registry import get_memory, register_agent
-from rl.types import Batch, Metrics
+from rl.registry import register_agent
+from rl.types import Metrics
 
 
 @register_agent("dqn")
-class DQN(Agent):
+class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     # ---------------------------------------------------------------------- building
@@ -56,38 +53,8 @@ class DQN(Agent):
         self.target_network = q_network("target_network")
         self._sync_target(tau=1.0)
         self.epsilon = as_schedule(hp.epsilon)
-        self.per_beta = as_schedule(hp.per_beta)
 
-        fields = {
-            "obs": (spec.obs_shape, spec.obs_dtype),
-            "action": ((), np.dtype(np.int64)),
-            "reward": ((), np.dtype(np.float32)),
-            "next_obs": (spec.obs_shape, spec.obs_dtype),
-            "discount": ((), np.dtype(np.float32)),
-        }
-        memory_cls = get_memory(hp.memory)
-        options = {"alpha": hp.per_alpha, "epsilon": hp.per_epsilon}
-        accepted = inspect.signature(memory_cls).parameters
-        self.replay = memory_cls(
-            capacity=hp.buffer_size,
-            fields=fields,
-            seed=self.seed,
-            **{k: v for k, v in options.items() if k in accepted},
-        )
-        self.n_step = NStepAccumulator(
-            n=hp.n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
-        )
-        batch_spec = {
-            "obs": tf.TensorSpec([None, None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype)),
-            "action": tf.TensorSpec([None, None], tf.int64),
-            "reward": tf.TensorSpec([None, None], tf.float32),
-            "next_obs": tf.TensorSpec([None, None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype)),
-            "discount": tf.TensorSpec([None, None], tf.float32),
-            "weights": tf.TensorSpec([None, None], tf.float32),
-        }
-        self._train_fn = tf.function(
-            self._train_on_batches, input_signature=[batch_spec], jit_compile=hp.jit_compile
-        )
+        self._build_replay((), np.int64, hp.n_step)
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.q_network.trainable_variables
@@ -113,32 +80,9 @@ class DQN(Agent):
             self.epsilon(self.env_steps),
         )
 
-    def _observe(self, transition: Batch) -> None:
-        completed = self.n_step.add(**transition)
-        if len(completed["reward"]):
-            self.replay.add_batch(completed)
-
-    def _end_all_episodes(self) -> None:
-        completed = self.n_step.flush()
-        if len(completed["reward"]):
-            self.replay.add_batch(completed)
-
     # ---------------------------------------------------------------------- learning
-    def _ready_to_update(self) -> bool:
-        hp = self.hparams
-        return (
-            len(self.replay) >= max(hp.batch_size, 1)
-            and int(self.env_steps.numpy()) >= hp.learning_starts
-        )
-
     def _update(self) -> Metrics:
-        hp = self.hparams
-        beta = float(self.per_beta(self.env_steps))
-        batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
-        indices = batch.pop("indices")
-        out = self._train_fn(batch)
-        if hp.memory == "prioritized":
-            self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()))
+        out = self._sample_and_train()
         return {
             "train/loss": float(out["loss"]),
             "train/grad_norm": float(out["grad_norm"]),
@@ -190,6 +134,3 @@ class DQN(Agent):
     # ----------------------------------------------------------------------- logging
     def _metrics(self, env_steps: tf.Variable) -> Metrics:
         return {"train/epsilon": float(self._current_epsilon())}
-
-    def _numpy_state_parts(self) -> dict[str, object]:
-        return {"replay": self.replay, "n_step": self.n_step}

@@ -18,19 +18,15 @@ steps); the actor (and SAC's temperature) have optimizers of their own, stepped 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.base import Agent
 from rl.agents.optimizers import make_optimizer
+from rl.agents.replay_agent import ReplayAgent
 from rl.errors import UserError
-from rl.hparams import as_schedule
-from rl.memory import NStepAccumulator
-from rl.registry import get_memory
-from rl.types import Batch, Metrics
+from rl.types import Metrics
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -39,7 +35,7 @@ def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: f
         target.assign(tau * source + (1.0 - tau) * target)
 
 
-class OffPolicyContinuousAgent(Agent):
+class OffPolicyContinuousAgent(ReplayAgent):
     """Base of TD3/DDPG and SAC. Subclasses fill `_build_networks`, `_policy_action`,
     `_explore_action` and `_train_step`, and name their logged outputs in `loss_metrics`."""
 
@@ -55,38 +51,8 @@ class OffPolicyContinuousAgent(Agent):
             )
         self.action_low = tf.constant(spec.action_low, tf.float32)
         self.action_high = tf.constant(spec.action_high, tf.float32)
-        self.per_beta = as_schedule(hp.per_beta)
         self._build_networks()
-
-        fields = {
-            "obs": (spec.obs_shape, spec.obs_dtype),
-            "action": (spec.action_shape, np.dtype(np.float32)),
-            "reward": ((), np.dtype(np.float32)),
-            "next_obs": (spec.obs_shape, spec.obs_dtype),
-            "discount": ((), np.dtype(np.float32)),
-        }
-        memory_cls = get_memory(hp.memory)
-        options = {"alpha": hp.per_alpha, "epsilon": hp.per_epsilon}
-        accepted = inspect.signature(memory_cls).parameters
-        self.replay = memory_cls(
-            capacity=hp.buffer_size,
-            fields=fields,
-            seed=self.seed,
-            **{k: v for k, v in options.items() if k in accepted},
-        )
-        self.n_step = NStepAccumulator(n=1, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields)
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
-        batch_spec = {
-            "obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
-            "action": tf.TensorSpec([None, None, *spec.action_shape], tf.float32),
-            "reward": tf.TensorSpec([None, None], tf.float32),
-            "next_obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
-            "discount": tf.TensorSpec([None, None], tf.float32),
-            "weights": tf.TensorSpec([None, None], tf.float32),
-        }
-        self._train_fn = tf.function(
-            self._train_on_batches, input_signature=[batch_spec], jit_compile=hp.jit_compile
-        )
+        self._build_replay(tuple(spec.action_shape), np.float32, n_step=1)
 
     def _make_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
         """A second optimizer (actor, temperature) like the base one, built for `variables`."""
@@ -121,32 +87,9 @@ class OffPolicyContinuousAgent(Agent):
         random_action = self.action_low + uniform * (self.action_high - self.action_low)
         return tf.where(self.env_steps < self.hparams.learning_starts, random_action, action)
 
-    def _observe(self, transition: Batch) -> None:
-        completed = self.n_step.add(**transition)
-        if len(completed["reward"]):
-            self.replay.add_batch(completed)
-
-    def _end_all_episodes(self) -> None:
-        completed = self.n_step.flush()
-        if len(completed["reward"]):
-            self.replay.add_batch(completed)
-
     # ---------------------------------------------------------------------- learning
-    def _ready_to_update(self) -> bool:
-        hp = self.hparams
-        return (
-            len(self.replay) >= max(hp.batch_size, 1)
-            and int(self.env_steps.numpy()) >= hp.learning_starts
-        )
-
     def _update(self) -> Metrics:
-        hp = self.hparams
-        beta = float(self.per_beta(self.env_steps))
-        batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
-        indices = batch.pop("indices")
-        out = self._train_fn(batch)
-        if hp.memory == "prioritized":
-            self.replay.update_priorities(indices, np.abs(out.pop("td_error").numpy()))
+        out = self._sample_and_train()
         return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -165,9 +108,6 @@ class OffPolicyContinuousAgent(Agent):
             **{name: value / count for name, value in sums.items()},
             "td_error": td_errors.stack(),
         }
-
-    def _numpy_state_parts(self) -> dict[str, object]:
-        return {"replay": self.replay, "n_step": self.n_step}
 
     # ------------------------------------------------------------------------- hooks
     def _build_networks(self) -> None:
