@@ -1,0 +1,212 @@
+"""Atari 2600 games through ale-py, with the standard DQN/PPO preprocessing.
+
+Any ale-py id works (`ALE/Pong-v5`, `ALE/Breakout-v5`, `PongNoFrameskip-v4`, ...); the ROMs ship
+with the ale-py wheel. The wrapper stack, innermost first:
+
+1. the ALE env with `frameskip=1` (so the preprocessing below does the skipping) and sticky
+   actions (`repeat_action_probability`, 0.25 by default: Machado et al. 2018, "Revisiting the
+   Arcade Learning Environment", https://arxiv.org/abs/1709.06009);
+2. gymnasium's `AtariPreprocessing`: up to `noop_max` no-op actions after a reset, `frame_skip`
+   with a max over the last two frames, `screen_size` x `screen_size` grayscale (Mnih et al.
+   2015, Nature 518). Its own `terminal_on_life_loss` is never used: it resets the whole game on
+   a life loss, so a full game would never be played;
+3. `TimeLimit(max_episode_steps)` when given: a cap on the full game in agent steps;
+4. `GameScore`: puts the raw (unclipped) full-game score into `info["game_score"]` on the step
+   that ends the game, so evaluation can report the number papers report whatever the layers
+   above do to rewards and episodes;
+5. `EpisodicLife` (optional, `terminal_on_life_loss=True`): a lost life ends the agent's
+   episode, but the game only restarts on game over (as baselines' EpisodicLifeEnv does);
+6. `ClipReward(-1, 1)` (optional, `clip_rewards=True`), gymnasium's;
+7. `FrameStackObservation(frame_stack)` and `ChannelsLast`: observations are uint8
+   [screen, screen, frame_stack], newest frame last; `ChannelsLast.frame_stack` tells the frame
+   replay that consecutive observations share all but one frame.
+
+Choose the options through `env_kwargs` (docs/environments.md); a misspelled option is a
+UserError that names the valid ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rl.errors import UserError, did_you_mean
+
+DEFAULT_STICKY = 0.25
+_registered = False
+
+
+def _register_ale() -> None:
+    """Registers ale-py's ids with gymnasium once (ale-py imports lazily: only Atari users pay)."""
+    global _registered
+    if _registered:
+        return
+    try:
+        import ale_py
+    except ImportError as e:  # pragma: no cover - ale-py is pinned in requirements.txt
+        raise UserError(f"Atari envs need ale-py ({e}); run ./setup.sh") from None
+    gym.register_envs(ale_py)
+    # The emulator prints a banner on every env; keep stderr for real errors.
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+    _registered = True
+
+
+def is_atari_id(name: str) -> bool:
+    """Whether `name` is an ale-py gymnasium id. ale-py is imported only for a name gymnasium
+    does not know yet, so CartPole users never load the emulator."""
+    if name not in gym.registry:
+        _register_ale()
+    spec = gym.registry.get(name)
+    return spec is not None and spec.entry_point == "ale_py.env:AtariEnv"
+
+
+class GameScore(gym.Wrapper):
+    """Adds `game_score` (raw reward sum) and `game_length` (agent steps) to the info of the step
+    that ends a full game (terminated: game over; truncated: time limit)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._score = 0.0
+        self._length = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._score, self._length = 0.0, 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._score += float(reward)
+        self._length += 1
+        if terminated or truncated:
+            info = {**info, "game_score": self._score, "game_length": self._length}
+        return obs, reward, terminated, truncated, info
+
+
+class EpisodicLife(gym.Wrapper):
+    """A lost life ends the episode (terminated), without restarting the game.
+
+    `reset` after such an episode continues the same game with one NOOP step; it restarts the
+    game only after game over, a time limit, or when given a seed or options (the trainer's
+    seeded resets start fresh games). Mnih et al. 2015; baselines' EpisodicLifeEnv.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._lives = 0
+        self._game_over = True
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._game_over = bool(terminated or truncated)
+        lives = self.env.unwrapped.ale.lives()
+        if 0 < lives < self._lives:
+            terminated = True
+        self._lives = lives
+        return obs, reward, terminated, truncated, info
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if self._game_over or seed is not None or options:
+            obs, info = self.env.reset(seed=seed, options=options)
+        else:
+            obs, _, terminated, truncated, info = self.env.step(0)
+            if terminated or truncated:  # the game ended during the NOOP: start a new one
+                obs, info = self.env.reset()
+        self._game_over = False
+        self._lives = self.env.unwrapped.ale.lives()
+        return obs, info
+
+
+class ChannelsLast(gym.ObservationWrapper):
+    """[stack, H, W] -> [H, W, stack] (TF's NHWC convolutions), newest frame last."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        self.frame_stack = int(space.shape[0])
+        self.observation_space = gym.spaces.Box(
+            low=np.moveaxis(space.low, 0, -1),
+            high=np.moveaxis(space.high, 0, -1),
+            dtype=space.dtype,
+        )
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(observation, 0, -1))
+
+
+def make_atari(
+    env_id: str,
+    *,
+    repeat_action_probability: float = DEFAULT_STICKY,
+    noop_max: int = 30,
+    frame_skip: int = 4,
+    screen_size: int = 84,
+    terminal_on_life_loss: bool = False,
+    clip_rewards: bool = False,
+    frame_stack: int = 4,
+    full_action_space: bool = False,
+    max_episode_steps: int | None = None,
+    render_mode: str | None = None,
+) -> gym.Env:
+    """One preprocessed Atari env (see the module docstring for the wrapper order)."""
+    _register_ale()
+    if not 0.0 <= repeat_action_probability <= 1.0:
+        raise UserError(
+            f"Atari repeat_action_probability must be in [0, 1], got {repeat_action_probability}"
+        )
+    for key, value, low in (
+        ("noop_max", noop_max, 0),
+        ("frame_skip", frame_skip, 1),
+        ("frame_stack", frame_stack, 1),
+        ("screen_size", screen_size, 36),  # the Nature CNN's smallest input
+    ):
+        if not isinstance(value, int) or value < low:
+            raise UserError(f"Atari {key} must be an integer >= {low}, got {value!r}")
+    env = gym.make(
+        env_id,
+        frameskip=1,
+        repeat_action_probability=float(repeat_action_probability),
+        full_action_space=full_action_space,
+        render_mode=render_mode,
+    )
+    env = gym.wrappers.AtariPreprocessing(
+        env,
+        noop_max=noop_max,
+        frame_skip=frame_skip,
+        screen_size=screen_size,
+        terminal_on_life_loss=False,
+        grayscale_obs=True,
+    )
+    if max_episode_steps is not None:
+        env = gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
+    env = GameScore(env)
+    if terminal_on_life_loss:
+        env = EpisodicLife(env)
+    if clip_rewards:
+        env = gym.wrappers.ClipReward(env, -1.0, 1.0)
+    env = gym.wrappers.FrameStackObservation(env, frame_stack)
+    return ChannelsLast(env)
+
+
+ATARI_OPTIONS = tuple(
+    name
+    for name, p in inspect.signature(make_atari).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY
+)
+
+
+def check_atari_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
+    """Raises UserError for an env_kwargs key make_atari does not take."""
+    for key in env_kwargs:
+        if key not in ATARI_OPTIONS:
+            raise UserError(
+                f"env {env_id!r}: unknown Atari option {key!r}{did_you_mean(key, ATARI_OPTIONS)}; "
+                f"env_kwargs may set {', '.join(ATARI_OPTIONS)}"
+            )
+
+
+def atari_frame_stack(env_kwargs: dict[str, Any]) -> int:
+    """How many frames an Atari observation stacks along its last axis."""
+    return int(env_kwargs.get("frame_stack", 4))
