@@ -1,0 +1,254 @@
+"""CMA-ES as an agent: gradient-free search over a small policy network's weights.
+
+Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772 (the
+optimizer is `rl.agents.cma_es_optimizer`); policy search with evolution strategies as in
+Salimans et al. 2017, "Evolution Strategies as a Scalable Alternative to Reinforcement
+Learning", https://arxiv.org/abs/1703.03864, and Heidrich-Meisner & Igel 2009, "Neuroevolution
+strategies for episodic reinforcement learning", https://doi.org/10.1016/j.jalgor.2009.04.002.
+
+How it fits the agent contract, without any change to the trainer or the driver:
+
+* **Population = env copies.** The population size is `num_envs`: env copy i always plays
+  candidate i of the current generation. The candidates' flat weight vectors sit stacked in one
+  [P, n] `tf.Variable`, so exploring `act` is ONE batched forward pass (einsum) inside the
+  driver's compiled collect loop, each row with its own weights. Greedy `act` (evaluation, test,
+  videos) uses the distribution mean, CMA-ES's current estimate of the best weights, kept in a
+  second variable (so `--training False` needs only the TF checkpoint).
+* **Fitness = one whole episode.** Candidate i's fitness is the undiscounted return of the
+  first episode env i *starts* after candidate i's weights were installed: an episode already
+  running at a generation switch was (partly) played by the previous candidate and is
+  discarded. Episodes the trainer cuts at a checkpoint (`end_all_episodes`) are not whole
+  either: they are discarded and the candidate plays a fresh episode after the envs reset.
+  A time-limit truncation is a normal end of an episode: it is the task's horizon.
+* **A generation ends when every candidate has a fitness.** The trainer calls `update` every
+  `train_every` env steps; the first call that finds all P fitnesses does CMA-ES `tell` (losses
+  = -returns) and `ask`, installs the new candidates and mean, and counts one generation in
+  `gradient_steps`. Weights change only between two collect calls, never inside the compiled
+  loop, so every scored episode is played by one candidate. Idle envs (candidate scored, others
+  still playing) keep playing unscored episodes; that, and up to `train_every` steps of delay
+  per generation, is the price of the fixed vector env.
+* **Learning rate.** The base class's `lr` schedule is CMA-ES's learning rate for the mean,
+  c_m (tutorial eq. 9; 1 = standard CMA-ES), read at the generation count: so
+  `train/learning_rate` keeps its meaning. There are no gradients: the base class's optimizer
+  is built over no variables and never stepped; `gamma`, `max_grad_norm` are unused.
+* **Search space.** A small tanh MLP (`hidden_sizes`, often [] = linear policy) with a
+  deterministic head: argmax of logits for discrete actions, tanh squashed to the bounds for
+  Box actions. The search starts at all-zero weights with step size `cmaes_sigma0`. Full CMA
+  costs O(n^2) memory and an O(n^3) eigendecomposition per generation: fine up to ~1000
+  weights; `cmaes_diagonal=True` (sep-CMA-ES) is O(n) for bigger networks. On CartPole-v1
+  (`cmaes_cartpole`, 16 candidates, seeds 0-4) a 16-unit layer (114 weights) first evaluated
+  at 475+ after 50k-130k env steps, a linear policy (10 weights) after 30k-120k.
+* **Checkpoints.** Every checkpoint cuts the running episodes, so `checkpoint_every` must leave
+  room for one whole episode per env copy (num_envs * max episode steps + train_every env
+  steps); a shorter one would never score long episodes, i.e. stall exactly the good
+  candidates, and is refused at start.
+
+Exact resume: CMA-ES state (mean, sigma, C, paths, generation, pending population, numpy RNG)
+and the per-env scoring state are numpy state parts; the weight variables are in the TF
+checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.agents.cma_es_optimizer import CMAES
+from rl.errors import UserError
+from rl.registry import register_agent
+from rl.types import Batch, Metrics
+
+
+class EpisodeScorer:
+    """Per env copy: the return of the first episode started since `new_generation`.
+
+    `fitness[i]` is NaN until env i finished such an episode. `fresh[i]` says env i's next
+    step begins an episode (after a reset or an episode end), which is when scoring may start.
+    """
+
+    def __init__(self, num_envs: int) -> None:
+        self.fitness = np.full(num_envs, np.nan)
+        self.scoring = np.zeros(num_envs, bool)  # env i is playing its scored episode
+        self.fresh = np.ones(num_envs, bool)  # the driver resets every env before collecting
+        self.episode_return = np.zeros(num_envs)
+
+    def new_generation(self) -> None:
+        """New candidates are installed: nothing is scored; running episodes do not count."""
+        self.fitness[:] = np.nan
+        self.scoring[:] = False
+
+    def observe(self, reward: np.ndarray, done: np.ndarray) -> None:
+        """One vector step: `reward` and `done` (terminated | truncated) per env."""
+        begin = self.fresh & np.isnan(self.fitness) & ~self.scoring
+        self.scoring |= begin
+        self.episode_return[begin] = 0.0
+        self.episode_return += np.where(self.scoring, reward, 0.0)
+        finished = done & self.scoring
+        self.fitness[finished] = self.episode_return[finished]
+        self.scoring &= ~finished
+        self.fresh = np.asarray(done, bool).copy()
+
+    def cut(self) -> None:
+        """The trainer cut every episode and resets the envs: partial episodes do not count."""
+        self.scoring[:] = False
+        self.fresh[:] = True
+
+    def complete(self) -> bool:
+        return bool(not np.isnan(self.fitness).any())
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {
+            "fitness": self.fitness.copy(),
+            "scoring": self.scoring.copy(),
+            "fresh": self.fresh.copy(),
+            "episode_return": self.episode_return.copy(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        if state["fitness"].shape != self.fitness.shape:
+            raise ValueError(
+                f"checkpoint scores {state['fitness'].shape[0]} env copies, this run has "
+                f"{self.fitness.shape[0]}"
+            )
+        self.fitness = np.array(state["fitness"], np.float64)
+        self.scoring = np.array(state["scoring"], bool)
+        self.fresh = np.array(state["fresh"], bool)
+        self.episode_return = np.array(state["episode_return"], np.float64)
+
+
+def layer_shapes(sizes: list[int]) -> list[tuple[tuple[int, int], int]]:
+    """[((fan_in, fan_out), bias size)] for an MLP whose layer widths are `sizes`."""
+    return [((fan_in, fan_out), fan_out) for fan_in, fan_out in zip(sizes, sizes[1:], strict=False)]
+
+
+def num_params(sizes: list[int]) -> int:
+    return sum(w[0] * w[1] + b for w, b in layer_shapes(sizes))
+
+
+@register_agent("cmaes")
+class CMAESAgent(Agent):
+    """CMA-ES over the weights of a deterministic MLP policy, one candidate per env copy."""
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        # From hparams, not the spec: test mode builds the agent on a vector env of
+        # `--test_episodes` copies and must still restore a [num_envs, n] population.
+        population = hp.num_envs
+        if population < 2:
+            raise UserError(
+                f"agent 'cmaes' plays one candidate per env copy, so num_envs is its population "
+                f"size and must be >= 2 (got {population}); set e.g. num_envs=16"
+            )
+        if not hp.cmaes_sigma0 > 0:
+            raise UserError(f"cmaes_sigma0 must be > 0, got {hp.cmaes_sigma0}")
+        horizon = spec.max_episode_steps
+        needed = None if horizon is None else population * horizon + hp.train_every
+        if needed is not None and hp.checkpoint_every < needed:
+            raise UserError(
+                f"agent 'cmaes' scores whole episodes and every checkpoint cuts them: "
+                f"checkpoint_every={hp.checkpoint_every} is too short for episodes of up to "
+                f"{horizon} steps in {population} env copies; set checkpoint_every >= {needed}"
+            )
+        obs_dim = int(np.prod(spec.obs_shape))
+        out_dim = spec.num_actions if spec.discrete else int(np.prod(spec.action_shape))
+        self._sizes = [obs_dim, *hp.hidden_sizes, out_dim]
+        self._activation = tf.keras.activations.get(hp.activation)
+        dimension = num_params(self._sizes)
+        self.es = CMAES(
+            mean=np.zeros(dimension),
+            sigma=hp.cmaes_sigma0,
+            popsize=population,
+            seed=self.seed,
+            diagonal=hp.cmaes_diagonal,
+        )
+        self.scorer = EpisodeScorer(population)
+        self.candidate_params = tf.Variable(
+            tf.zeros([population, dimension]), trainable=False, name="candidate_params"
+        )
+        self.mean_params = tf.Variable(tf.zeros([dimension]), trainable=False, name="mean_params")
+        self._bounded = False
+        if not spec.discrete:
+            low, high = spec.action_low.reshape(-1), spec.action_high.reshape(-1)
+            self._bounded = bool(np.all(np.isfinite(low)) and np.all(np.isfinite(high)))
+            self._action_low, self._action_high = low, high
+        self._install(self.es.ask())
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return []  # no gradients: CMA-ES moves the weights (see the module docstring)
+
+    def _install(self, population: np.ndarray) -> None:
+        self.candidate_params.assign(population.astype(np.float32))
+        self.mean_params.assign(self.es.mean.astype(np.float32))
+        self.scorer.new_generation()
+
+    # ------------------------------------------------------------------------ acting
+    def _policy_output(self, obs: tf.Tensor, params: tf.Tensor, batched: bool) -> tf.Tensor:
+        """The MLP's output for `obs` [B, ...]; `params` is [B, n] (row b's own weights) when
+        `batched`, else one shared [n] vector."""
+        x = tf.reshape(tf.cast(obs, tf.float32), [tf.shape(obs)[0], self._sizes[0]])
+        offset = 0
+        shapes = layer_shapes(self._sizes)
+        for index, ((fan_in, fan_out), bias_size) in enumerate(shapes):
+            size = fan_in * fan_out
+            if batched:
+                w = tf.reshape(params[:, offset : offset + size], [-1, fan_in, fan_out])
+                b = params[:, offset + size : offset + size + bias_size]
+                x = tf.einsum("bi,bio->bo", x, w) + b
+            else:
+                w = tf.reshape(params[offset : offset + size], [fan_in, fan_out])
+                x = tf.matmul(x, w) + params[offset + size : offset + size + bias_size]
+            offset += size + bias_size
+            if index < len(shapes) - 1:
+                x = self._activation(x)
+        return x
+
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        # Exploring: row i is env copy i, played by candidate i. Greedy: the mean's weights.
+        if explore:
+            out = self._policy_output(obs, self.candidate_params, batched=True)
+        else:
+            out = self._policy_output(obs, self.mean_params, batched=False)
+        if self.spec.discrete:
+            return tf.argmax(out, axis=-1, output_type=tf.int64)
+        if self._bounded:
+            low = tf.constant(self._action_low, tf.float32)
+            high = tf.constant(self._action_high, tf.float32)
+            out = low + (tf.tanh(out) + 1.0) * 0.5 * (high - low)
+        return tf.reshape(out, [-1, *self.spec.action_shape])
+
+    def _observe(self, transition: Batch) -> None:
+        done = np.asarray(transition["terminated"]) | np.asarray(transition["truncated"])
+        self.scorer.observe(np.asarray(transition["reward"], np.float64), done)
+
+    def _end_all_episodes(self) -> None:
+        self.scorer.cut()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"cmaes": self.es, "scorer": self.scorer}
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        return self.scorer.complete()
+
+    def _update(self) -> Metrics:
+        fitness = self.scorer.fitness.copy()
+        self.es.mean_lr = float(self.learning_rate(self.gradient_steps))
+        self.es.tell(-fitness)  # CMA-ES minimizes
+        self._install(self.es.ask())
+        self.gradient_steps.assign_add(1)
+        return {
+            "train/loss": -float(np.mean(fitness)),
+            "train/fitness_mean": float(np.mean(fitness)),
+            "train/fitness_max": float(np.max(fitness)),
+            "train/fitness_min": float(np.min(fitness)),
+            "train/sigma": self.es.sigma,
+            "train/axis_ratio": self.es.axis_ratio,
+            "train/generation": float(self.es.generation),
+        }
+
+    def _metrics(self, env_steps: tf.Variable) -> Metrics:
+        return {"train/sigma": self.es.sigma, "train/search_dimension": float(self.es.dimension)}

@@ -1,0 +1,65 @@
+"""CMA-ES hparams sets: `cmaes` (defaults), `cmaes_cartpole`, `cmaes_tiny` (tests).
+
+Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772.
+`num_envs` is the population size (one candidate per env copy) and `lr` is the learning rate of
+the mean, c_m, as a schedule of the generation (see rl/agents/cmaes.py). Every checkpoint cuts
+the running episodes, so `checkpoint_every` must leave room for a whole episode in every env
+copy: at least num_envs * max episode length + train_every env steps (checked at start).
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import base
+from rl.hparams.hparams import HParams
+from rl.registry import register_hparams
+
+
+@register_hparams("cmaes")
+def cmaes() -> HParams:
+    """CMA-ES defaults: 16 candidates (env copies), a linear policy, standard c_m = 1."""
+    hp = base()
+    hp.agent = "cmaes"
+    hp.num_envs = 16
+    hp.train_every = 128  # 8 vector steps between checks for a finished generation
+    hp.hidden_sizes = []
+    hp.activation = "tanh"
+    hp.lr = 1.0
+    hp.checkpoint_every = 20_000
+    hp.add("cmaes_sigma0", 0.5, "Initial CMA-ES step size around the all-zero weights.")
+    hp.add(
+        "cmaes_diagonal",
+        False,
+        "Separable CMA-ES (diagonal covariance, Ros & Hansen 2008): O(n) per sample for big nets.",
+    )
+    return hp
+
+
+@register_hparams("cmaes_cartpole")
+def cmaes_cartpole() -> HParams:
+    """CartPole-v1 with a 16-unit tanh layer (114 weights) and 16 candidates per generation."""
+    hp = cmaes()
+    hp.env = "CartPole-v1"
+    hp.hidden_sizes = [16]
+    hp.train_steps = 300_000
+    hp.checkpoint_every = 20_000  # >= 16 envs x 500 steps + 128: whole episodes fit between
+    hp.eval.every_steps = 5000
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("cmaes_tiny")
+def cmaes_tiny() -> HParams:
+    """Four candidates on 20-step CartPole episodes with sep-CMA-ES: for smoke tests only."""
+    hp = cmaes()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 4
+    hp.hidden_sizes = [4]
+    hp.cmaes_diagonal = True
+    hp.max_episode_steps = 20
+    hp.train_steps = 480
+    hp.train_every = 16
+    hp.checkpoint_every = 160
+    hp.eval.every_steps = 160
+    hp.eval.episodes = 2
+    hp.log_every = 80
+    return hp
