@@ -3,6 +3,7 @@
 from rl.agents import (  # noqa: F401
     action_functions,
     advantage_estimators,
+    cmaes,
     dqn,
     gradient_functions,
     policy_gradient,
