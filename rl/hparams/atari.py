@@ -1,0 +1,160 @@
+"""Atari hparams sets: `dqn_pong`, `ppo_pong`, `ppo_breakout`, and `dqn_atari_tiny`,
+`ppo_atari_tiny` (smoke tests on real ROMs).
+
+The preprocessing is chosen with `env_kwargs` (rl/envs/atari.py, docs/environments.md) and
+every set writes all of it out, so hparams.json records exactly what the agent saw. Settings
+follow rl-baselines3-zoo's Atari entries (its AtariWrapper: 30 no-ops, frame skip 4 with max
+pooling, 84x84 grayscale, episodic life, reward clipping, 4 stacked frames) with sticky
+actions at 0.25 as Machado et al. 2018 recommend (https://arxiv.org/abs/1709.06009).
+
+Evaluation follows the protocol the papers report: full games (through lost lives), the raw
+unclipped score, a 27,000-step (108,000-frame, 30-minute) cap, sticky actions on; DQN
+evaluates epsilon-greedy with 0.05 as in Mnih et al. 2015, PPO with a 0.001 epsilon so a
+deterministic policy cannot stall a game forever (e.g. never pressing FIRE in Breakout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl.hparams.dqn import dqn
+from rl.hparams.hparams import HParams
+from rl.hparams.ppo import ppo
+from rl.registry import register_hparams
+
+# Agent steps in 30 minutes of play at 60 frames/s with frame skip 4.
+FULL_GAME_STEPS = 27_000
+
+
+def atari_env_kwargs(**changes: Any) -> dict[str, Any]:
+    """The standard preprocessing, spelled out (make_atari's options)."""
+    kwargs = {
+        "repeat_action_probability": 0.25,
+        "noop_max": 30,
+        "frame_skip": 4,
+        "screen_size": 84,
+        "frame_stack": 4,
+        "terminal_on_life_loss": True,
+        "clip_rewards": True,
+    }
+    kwargs.update(changes)
+    return kwargs
+
+
+def _atari_eval(hp: HParams, epsilon: float) -> None:
+    hp.eval.every_steps = 250_000
+    hp.eval.episodes = 10
+    hp.eval.epsilon = epsilon
+    hp.eval.max_episode_steps = FULL_GAME_STEPS
+    hp.eval.sticky_actions = True
+
+
+@register_hparams("dqn_pong")
+def dqn_pong() -> HParams:
+    """Nature DQN on Pong, rl-baselines3-zoo's Atari settings: 10M steps, 100k replay, lr 1e-4,
+    epsilon 1 -> 0.01 over the first 1M steps, target update every 1000 env steps."""
+    hp = dqn()
+    hp.env = "ALE/Pong-v5"
+    hp.env_kwargs = atari_env_kwargs()
+    hp.train_steps = 10_000_000
+    hp.buffer_size = 100_000
+    hp.learning_starts = 100_000
+    hp.batch_size = 32
+    hp.lr = 1e-4
+    hp.train_every = 4
+    hp.gradient_steps = 1
+    hp.target_update_period = 250  # gradient steps: 1000 env steps at one step per 4
+    hp.epsilon = "linear(1.0, 0.01, 1000000)"
+    hp.hidden_sizes = [512]
+    hp.activation = "relu"
+    hp.checkpoint_every = 250_000
+    hp.log_every = 10_000
+    _atari_eval(hp, epsilon=0.05)
+    return hp
+
+
+def _ppo_atari(env: str) -> HParams:
+    """rl-baselines3-zoo's PPO Atari entry: 8 envs x 128 steps, 4 epochs of 256-sample batches,
+    lr 2.5e-4 and clip 0.1 both linear to 0, entropy 0.01, one shared CNN torso."""
+    hp = ppo()
+    hp.env = env
+    hp.env_kwargs = atari_env_kwargs()
+    hp.num_envs = 8
+    hp.train_steps = 10_000_000
+    hp.train_every = 8 * 128
+    hp.batch_size = 256
+    hp.n_epochs = 4
+    hp.gamma = 0.99
+    hp.gae_lambda = 0.95
+    hp.ent_coef = 0.01
+    hp.vf_coef = 0.5
+    # 10M / 1024 updates x 4 epochs x 4 minibatches = 156,250 gradient steps.
+    hp.lr = "linear(2.5e-4, 0.0, 156250)"
+    hp.clip_range = "linear(0.1, 0.0, 156250)"
+    hp.separate_torsos = False
+    hp.hidden_sizes = [512]
+    hp.activation = "relu"
+    hp.checkpoint_every = 250_000
+    hp.log_every = 10_240
+    _atari_eval(hp, epsilon=0.001)
+    return hp
+
+
+@register_hparams("ppo_pong")
+def ppo_pong() -> HParams:
+    """PPO on Pong (rl-baselines3-zoo's Atari settings)."""
+    return _ppo_atari("ALE/Pong-v5")
+
+
+@register_hparams("ppo_breakout")
+def ppo_breakout() -> HParams:
+    """PPO on Breakout (rl-baselines3-zoo's Atari settings)."""
+    return _ppo_atari("ALE/Breakout-v5")
+
+
+def _tiny_atari(hp: HParams) -> None:
+    """A couple hundred steps with game caps so that games end inside them."""
+    hp.max_episode_steps = 100  # caps each game: raw full-game scores appear in training too
+    hp.hidden_sizes = [32]
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 1
+    hp.eval.max_episode_steps = 40
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    hp.jit_compile = False  # XLA-compiling the CNN's update costs more CPU than 256 steps
+
+
+@register_hparams("dqn_atari_tiny")
+def dqn_atari_tiny() -> HParams:
+    """Breakout (lives: episodic life ends episodes inside games) through the frame replay with
+    prioritized 3-step sampling: smoke tests, not learning."""
+    hp = dqn_pong()
+    hp.env = "ALE/Breakout-v5"
+    hp.train_steps = 256
+    hp.buffer_size = 1000
+    hp.learning_starts = 64
+    hp.batch_size = 8
+    hp.train_every = 32
+    hp.gradient_steps = 2
+    hp.target_update_period = 4
+    hp.epsilon = "linear(1.0, 0.1, 200)"
+    hp.memory = "prioritized"
+    hp.n_step = 3
+    _tiny_atari(hp)
+    return hp
+
+
+@register_hparams("ppo_atari_tiny")
+def ppo_atari_tiny() -> HParams:
+    """Pong with 2 envs x 32-step rollouts: smoke tests, not learning."""
+    hp = ppo_pong()
+    hp.num_envs = 2
+    hp.train_steps = 256
+    hp.train_every = 64
+    hp.batch_size = 32
+    hp.n_epochs = 2
+    hp.lr = 2.5e-4
+    hp.clip_range = 0.1
+    _tiny_atari(hp)
+    hp.max_episode_steps = 50  # each env copy steps 64 times between checkpoint cuts
+    return hp
