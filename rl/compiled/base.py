@@ -1,0 +1,106 @@
+"""What every single-seed compiled run shares: the agent, its envs' variables, the checkpoint,
+one compiled call per iteration and the in-graph greedy evaluation.
+
+A subclass (`CompiledPPO`, `CompiledDQN`) checks that its agent fits (`_check_agent`), may add
+state to the checkpoint (`_extra_state`, e.g. the replay) and writes `_iteration`: everything
+one training iteration does, as TF code without inputs, returning scalar metrics. Because the
+whole run state lives in variables, `_iteration` is traced once and a restored run continues
+exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.compiled.env_variables import EnvVariables
+from rl.compiled.rollout import greedy_episodes
+from rl.envs.tf import TFEnv
+from rl.hparams import HParams
+from rl.registry import get_agent
+from rl.utils.seeding import derive_seed, seed_everything
+
+
+class CompiledRun:
+    """One seed: the agent, the training envs' variables and the compiled iteration/evaluation.
+
+    `seed` is the run's seed; the weight init, agent generator and env seeds derive from it
+    exactly as in `rl.trainer.Trainer` (`derive_seed(seed, "init" | "agent" | "train_env")`).
+    """
+
+    autograph: bool = False  # trace `_iteration` without autograph (faster) unless it needs it
+
+    def __init__(self, hparams: HParams, env: TFEnv, seed: int) -> None:
+        self.hp = hparams
+        self.env = env
+        self.seed = seed
+        num_envs = hparams.num_envs
+        self.spec = env.spec(num_envs)
+        seed_everything(derive_seed(seed, "init"), hparams.deterministic)
+        self.agent: Agent = get_agent(hparams.agent)(self.spec, hparams, derive_seed(seed, "agent"))
+        self._check_agent()
+        self.env_vars = EnvVariables(env, num_envs, derive_seed(seed, "train_env", 0))
+        self.num_steps = self.agent.steps_per_iteration  # T vector steps per iteration
+        self.steps_per_iteration = self.num_steps * num_envs  # env steps per call
+        self.checkpoint = tf.train.Checkpoint(
+            agent=self.agent, env=self.env_vars, **self._extra_state()
+        )
+        self.iteration = tf.function(
+            self._iteration, jit_compile=hparams.jit_compile, autograph=self.autograph
+        )
+        self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
+
+    # --------------------------------------------------------------------------- hooks
+    def _check_agent(self) -> None:
+        """Raises UserError when the agent has no compiled path of this kind."""
+
+    def _extra_state(self) -> dict[str, tf.Module]:
+        """Checkpointed objects besides the agent and the envs (e.g. an in-graph replay)."""
+        return {}
+
+    def _iteration(self) -> dict[str, tf.Tensor]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------ training
+    def run_iteration(self) -> dict[str, float]:
+        """One compiled iteration; its metrics as Python floats (one host sync)."""
+        return {k: float(v) for k, v in self.iteration().items()}
+
+    # ---------------------------------------------------------------------- evaluation
+    def evaluate(self, seed: int, num_envs: int) -> tuple[np.ndarray, np.ndarray]:
+        """(returns, lengths) of one greedy episode in each of `num_envs` fresh envs reset with
+        `seed`: one compiled call (traced once per `num_envs`, the seed is a tensor)."""
+        if num_envs not in self._evaluators:
+            self._evaluators[num_envs] = tf.function(
+                lambda s, n=num_envs: self._evaluate(s, n),
+                input_signature=[tf.TensorSpec([], tf.int64)],
+                jit_compile=self.hp.jit_compile,
+                autograph=False,
+            )
+        returns, lengths = self._evaluators[num_envs](tf.constant(seed, tf.int64))
+        return returns.numpy().astype(np.float64), lengths.numpy().astype(np.int64)
+
+    def _evaluate(self, seed: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
+        state, obs = self.env.reset(seed, num_envs)
+        return greedy_episodes(self.env, state, obs, lambda o: self.agent.act(o, explore=False))
+
+    # ---------------------------------------------------------------------- inspection
+    def variables(self) -> dict[str, np.ndarray]:
+        """Every saved value of the run state (agent, optimizer, generator, envs, ...), by
+        checkpoint key: what a checkpoint holds, read back from a scratch write."""
+        return checkpoint_values(self.checkpoint)
+
+
+def checkpoint_values(checkpoint: tf.train.Checkpoint) -> dict[str, np.ndarray]:
+    """{checkpoint key: value} of everything `checkpoint` saves (a scratch write, read back)."""
+    with tempfile.TemporaryDirectory(prefix="compiled_vars_") as scratch:
+        path = checkpoint.write(os.path.join(scratch, "ckpt"))
+        return {
+            name: tf.train.load_variable(path, name)
+            for name, _ in tf.train.list_variables(path)
+            if name != "_CHECKPOINTABLE_OBJECT_GRAPH"
+        }

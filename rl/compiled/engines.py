@@ -1,0 +1,99 @@
+"""Which compiled iteration trains which agent: a small table, and the seed-group adapter.
+
+Why a table: the compiled trainer (`rl.compiled.trainer`) is the same for every algorithm; what
+differs is the program that runs one iteration. An agent gets the compiled path of the first
+entry whose agent base class it derives from, so a new on-policy agent needs no entry of its
+own. `SINGLE` builds one seed; `MULTI` builds S seeds as one program (`--copies S`); an agent
+without a MULTI entry trains its copies one after another.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from rl.agents.dqn import DQN
+from rl.agents.on_policy import OnPolicyAgent
+from rl.compiled.base import CompiledRun
+from rl.compiled.dqn_iteration import CompiledDQN
+from rl.compiled.ppo_iteration import CompiledPPO
+from rl.compiled.seeds import CompiledPPOSeeds
+from rl.envs.tf import TFEnv
+from rl.errors import UserError
+from rl.hparams import HParams
+from rl.registry import get_agent
+
+SINGLE: tuple[tuple[type, type[CompiledRun]], ...] = (
+    (OnPolicyAgent, CompiledPPO),
+    (DQN, CompiledDQN),
+)
+MULTI: tuple[tuple[type, type], ...] = ((OnPolicyAgent, CompiledPPOSeeds),)
+
+
+def single_seed_class(hparams: HParams) -> type[CompiledRun]:
+    """The single-seed compiled run for `hparams.agent`; UserError when there is none."""
+    agent_class = get_agent(hparams.agent)
+    for base, compiled in SINGLE:
+        if issubclass(agent_class, base):
+            return compiled
+    names = ", ".join(sorted({base.__name__ for base, _ in SINGLE}))
+    raise UserError(
+        f"agent {hparams.agent!r} has no compiled path for TF-ops envs ({hparams.env!r}); "
+        f"agents derived from {names} have one (ppo, a2c, reinforce, dqn), or use a "
+        "gymnasium env"
+    )
+
+
+def multi_seed_class(hparams: HParams) -> type | None:
+    """The many-seeds-in-one-program class for `hparams.agent`, or None."""
+    agent_class = get_agent(hparams.agent)
+    for base, compiled in MULTI:
+        if issubclass(agent_class, base):
+            return compiled
+    return None
+
+
+class SeedGroup(Protocol):
+    """What the trainer drives: S seeds trained in lockstep (S = 1 for a single run)."""
+
+    members: list[CompiledRun]  # per seed: agent, env variables, checkpoint
+    steps_per_iteration: int  # env steps per seed per iteration
+
+    def run_iteration(self) -> list[dict[str, float]]: ...
+
+    def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]: ...
+
+    def store_to_members(self) -> None: ...
+
+    def load_from_members(self) -> None: ...
+
+
+class OneSeed:
+    """A single-seed `CompiledRun` as a `SeedGroup` of one."""
+
+    def __init__(self, run: CompiledRun) -> None:
+        self.members = [run]
+        self.steps_per_iteration = run.steps_per_iteration
+
+    def run_iteration(self) -> list[dict[str, float]]:
+        return [self.members[0].run_iteration()]
+
+    def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [self.members[0].evaluate(seeds[0], num_envs)]
+
+    def store_to_members(self) -> None:
+        pass  # the run's variables are its checkpoint
+
+    def load_from_members(self) -> None:
+        pass
+
+
+def build_group(hparams: HParams, env: TFEnv, seeds: list[int]) -> SeedGroup:
+    """One program for all `seeds` when the agent has a multi-seed path, else one seed."""
+    if len(seeds) > 1:
+        multi = multi_seed_class(hparams)
+        if multi is None:
+            raise ValueError(f"agent {hparams.agent!r} trains its seeds one at a time")
+        return multi(hparams, env, seeds)
+    return OneSeed(single_seed_class(hparams)(hparams, env, seeds[0]))

@@ -1,0 +1,67 @@
+"""The training envs' state as tf.Variables, and joining the envs of several seeds into one batch.
+
+Why variables: on the compiled path the envs' `EnvState` (physics, time-limit counters, per-env
+RNG keys and episode counters) and the running episode statistics are part of the run state. As
+variables, one `tf.train.Checkpoint` saves them with the agent, so a restored run continues
+mid-episode exactly where it stopped (no episode cut, unlike the Python-env trainer).
+
+Why joining: a TF-ops env is a pure per-row function of its state (`rl.envs.tf.base`), so the N
+envs of each of S seeds can step as ONE batch of S * N rows and split again afterwards, with
+every row computing exactly what it would alone. The multi-seed path (`rl.compiled.seeds`)
+relies on that.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.envs.tf import EnvState, TFEnv
+
+
+class EnvVariables(tf.Module):
+    """The `EnvState` of one seed's training envs, and running episode stats, as tf.Variables.
+
+    uint32 RNG words are stored bit-cast to int32 (plain int32 variables checkpoint and assign
+    on every device).
+    """
+
+    def __init__(self, env: TFEnv, num_envs: int, seed: int) -> None:
+        super().__init__(name="env_variables")
+        state, _ = env.reset(seed, num_envs)
+        self.physics = tf.Variable(state.physics, trainable=False, name="physics")
+        self.elapsed = tf.Variable(state.elapsed, trainable=False, name="elapsed")
+        self.key = tf.Variable(tf.bitcast(state.key, tf.int32), trainable=False, name="key")
+        self.episode = tf.Variable(
+            tf.bitcast(state.episode, tf.int32), trainable=False, name="episode"
+        )
+        self.episode_return = tf.Variable(
+            tf.zeros([num_envs], tf.float32), trainable=False, name="episode_return"
+        )
+        self.episode_length = tf.Variable(
+            tf.zeros([num_envs], tf.int32), trainable=False, name="episode_length"
+        )
+
+    def read(self) -> EnvState:
+        return EnvState(
+            self.physics.read_value(),
+            self.elapsed.read_value(),
+            tf.bitcast(self.key.read_value(), tf.uint32),
+            tf.bitcast(self.episode.read_value(), tf.uint32),
+        )
+
+    def write(self, state: EnvState) -> None:
+        self.physics.assign(state.physics)
+        self.elapsed.assign(state.elapsed)
+        self.key.assign(tf.bitcast(state.key, tf.int32))
+        self.episode.assign(tf.bitcast(state.episode, tf.int32))
+
+
+def join_states(states: list[EnvState]) -> EnvState:
+    """S states of N envs each -> one state of S * N envs (seed-major rows)."""
+    return EnvState(*(tf.concat(parts, axis=0) for parts in zip(*states, strict=True)))
+
+
+def split_state(state: EnvState, num_seeds: int) -> list[EnvState]:
+    """The inverse of `join_states`."""
+    parts = [tf.split(field, num_seeds, axis=0) for field in state]
+    return [EnvState(*fields) for fields in zip(*parts, strict=True)]

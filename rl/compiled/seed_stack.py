@@ -1,0 +1,163 @@
+"""S agents' trainable variables stacked on a leading seed axis, with one optimizer over the stack.
+
+Why: training S seeds as S separate programs pays S times every op's fixed cost (and S times the
+tracing and XLA compilation). Stacked, each optimizer update is one element-wise op per variable
+over [S, ...], and the gradient step's matmuls can be batched over seeds (`rl.compiled.stacked`).
+
+Semantics stay those of S independent runs:
+- the total loss is the SUM of the per-seed losses, and seed s's loss only reads seed s's slice,
+  so the gradient of the slice is exactly seed s's own gradient;
+- the gradient norm and global-norm clipping are computed per seed (`max_grad_norm`);
+- Adam/RMSprop/SGD are element-wise, and their step counter is the same for every seed (all
+  seeds take their gradient steps in lockstep), so the stacked optimizer does for each slice
+  what each seed's own optimizer would do;
+- everything else per seed stays in that seed's agent: its generator (action sampling,
+  minibatch permutations), counters and any variables outside the stack.
+
+The per-seed agents remain the checkpoint view: `store_to_agents` copies the stack (weights and
+optimizer slots) into them before a checkpoint and `load_from_agents` back after a restore, so
+a seed's checkpoint is exactly a single-seed run's (`tf.train.Checkpoint(agent=..., env=...)`).
+
+`seed_scope(s, weights)` lets agent s's own code (its `_act`, `_loss`, model, ...) run on its
+slice of the stack: a `keras.StatelessScope` maps agent s's Keras variables to the slices.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+import keras
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.agents.optimizers import make_optimizer
+
+
+class SeedStack(tf.Module):
+    """The stacked trainable variables of `agents` (one agent per seed, same hparams)."""
+
+    def __init__(self, agents: Sequence[Agent]) -> None:
+        super().__init__(name="seed_stack")
+        self.agents = list(agents)
+        self.num_seeds = len(self.agents)
+        template = self.agents[0]
+        self.hparams = template.hparams
+        self.per_seed = [list(agent._trainable_variables()) for agent in self.agents]
+        for variables in self.per_seed:
+            for variable in variables:
+                if not isinstance(variable, keras.Variable):
+                    raise TypeError(
+                        f"{variable.name} is not a Keras variable: it cannot be mapped to a "
+                        "slice of the seed stack"
+                    )
+        self.stacked = [
+            tf.Variable(tf.stack([v.value for v in column]), name=f"stacked_{i}")
+            for i, column in enumerate(zip(*self.per_seed, strict=True))
+        ]
+        self.learning_rate = template.learning_rate
+        hp = self.hparams
+        self.optimizer = make_optimizer(hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon)
+        self.optimizer.build(self.stacked)
+        self._check_optimizer_layout()
+
+    # ------------------------------------------------------------------ per-seed views
+    def read(self) -> list[list[tf.Tensor]]:
+        """The current weights as [seed][variable] tensors (slices of the stack)."""
+        return self.unstack([v.read_value() for v in self.stacked])
+
+    def unstack(self, stacked: Sequence[tf.Tensor]) -> list[list[tf.Tensor]]:
+        """[variable] tensors [S, ...] -> [seed][variable] slices (gradients flow through)."""
+        columns = [tf.unstack(value, num=self.num_seeds) for value in stacked]
+        return [list(row) for row in zip(*columns, strict=True)]
+
+    @contextlib.contextmanager
+    def seed_scope(self, seed_index: int, weights: list[list[tf.Tensor]]) -> Iterator[None]:
+        """Inside, agent `seed_index`'s trainable Keras variables read `weights[seed_index]`."""
+        mapping = list(zip(self.per_seed[seed_index], weights[seed_index], strict=True))
+        with keras.StatelessScope(state_mapping=mapping):
+            yield
+
+    # ---------------------------------------------------------------------- learning
+    def gradient_step(
+        self, loss_fn: Callable[[list[tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
+    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """One optimizer step for every seed; mirrors `Agent._gradient_step` per seed.
+
+        `loss_fn(stacked_weights)` returns ([S] losses, aux); returns ([S] losses, [S]
+        gradient norms, aux). The learning rate follows the schedule at the gradient step.
+        """
+        template = self.agents[0]
+        self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
+        with tf.GradientTape() as tape:
+            weights = [v.read_value() for v in self.stacked]
+            losses, aux = loss_fn(weights)
+            total = tf.reduce_sum(losses)
+        grads = tape.gradient(total, self.stacked)
+        norms = per_seed_global_norm(grads)
+        if self.hparams.max_grad_norm > 0:
+            grads = clip_per_seed(grads, self.hparams.max_grad_norm, norms)
+        self.optimizer.apply_gradients(zip(grads, self.stacked, strict=True))
+        for agent in self.agents:
+            agent.gradient_steps.assign_add(1)
+        return losses, norms, aux
+
+    # -------------------------------------------------------------------- checkpoints
+    def store_to_agents(self) -> None:
+        """Copies each seed's slice of the weights and optimizer state into its agent."""
+        for s, agent in enumerate(self.agents):
+            for variable, stacked in zip(self.per_seed[s], self.stacked, strict=True):
+                variable.assign(stacked[s])
+            for variable, stacked in zip(
+                agent.optimizer.variables, self.optimizer.variables, strict=True
+            ):
+                variable.assign(stacked[s] if _is_stacked(stacked, variable) else stacked)
+
+    def load_from_agents(self) -> None:
+        """The inverse of `store_to_agents` (after the agents were restored)."""
+        for i, stacked in enumerate(self.stacked):
+            stacked.assign(tf.stack([variables[i].value for variables in self.per_seed]))
+        per_agent = [agent.optimizer.variables for agent in self.agents]
+        for stacked, column in zip(
+            self.optimizer.variables, zip(*per_agent, strict=True), strict=True
+        ):
+            if _is_stacked(stacked, column[0]):
+                stacked.assign(tf.stack([_value(v) for v in column]))
+            else:  # shared scalars (step counter, learning rate): equal in lockstep seeds
+                values = [_value(v).numpy() for v in column]
+                if any(value != values[0] for value in values):
+                    raise ValueError(
+                        f"optimizer variable {column[0].name} differs between seeds {values}; "
+                        "seeds trained together must be at the same gradient step"
+                    )
+                stacked.assign(values[0])
+
+    def _check_optimizer_layout(self) -> None:
+        for agent in self.agents:
+            mine, theirs = self.optimizer.variables, agent.optimizer.variables
+            if len(mine) != len(theirs) or any(
+                a.shape != ([self.num_seeds, *b.shape] if _is_stacked(a, b) else b.shape)
+                for a, b in zip(mine, theirs, strict=False)
+            ):
+                raise TypeError("the stacked optimizer's variables do not match the agents'")
+
+
+def per_seed_global_norm(grads: Sequence[tf.Tensor]) -> tf.Tensor:
+    """[S] global norms: sqrt of the sum of squares of each seed's slice of every gradient."""
+    squares = [tf.reduce_sum(tf.square(g), axis=list(range(1, g.shape.rank))) for g in grads]
+    return tf.sqrt(tf.add_n(squares))
+
+
+def clip_per_seed(grads: Sequence[tf.Tensor], clip_norm: float, norms: tf.Tensor) -> list:
+    """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip)."""
+    scale = clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm)
+    scale = scale + (norms - norms)  # NaN/inf norms propagate, as tf.clip_by_global_norm does
+    return [g * tf.reshape(scale, [-1] + [1] * (g.shape.rank - 1)) for g in grads]
+
+
+def _is_stacked(stacked, single) -> bool:
+    return stacked.shape.rank == single.shape.rank + 1
+
+
+def _value(variable) -> tf.Tensor:
+    return variable.value if isinstance(variable, keras.Variable) else variable.read_value()

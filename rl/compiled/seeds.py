@@ -1,0 +1,323 @@
+"""Many seeds of an on-policy agent (PPO, A2C, REINFORCE) in ONE XLA program per iteration.
+
+Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs one after
+another; here the N seeds share one trace, one compilation and one loop nest, the seeds' envs
+step as one batch, the optimizer updates the stacked [S, ...] weights in one op per variable
+(`rl.compiled.seed_stack`) and the minibatch forward/backward pass runs as batched matmuls
+(`rl.compiled.stacked`) where the model allows.
+
+It is S independent runs, not one run with S times the data. Each seed keeps its own agent
+(built exactly as `CompiledPPO` builds it: same weight init, generator and env seeds), its own
+envs (`EnvVariables`), generator (action sampling and minibatch permutations), counters,
+advantage normalization, gradient norm and clipping; the per-seed pieces call the agent's own
+code (`act`, `_behaviour_log_prob_and_value`, `_advantages`, `_sample_mask`, `_loss`) on that
+seed's slice of the stacked weights. The orchestration of `OnPolicyAgent._train` (flatten,
+epochs x minibatches, metrics) is mirrored here with a seed axis in front;
+tests/compiled/test_seeds.py checks that seed s of a joint run matches the single-seed
+`CompiledPPO` run, and that changing one seed does not change another bit for bit.
+
+A seed's checkpoint is the single-seed one (`CompiledPPO.checkpoint`), so a run dir trained
+here can be resumed or tested alone, and the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.action_functions import sample
+from rl.agents.advantage_estimators import episode_discounts, fold_truncation
+from rl.agents.gradient_functions import masked_mean
+from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.compiled.base import checkpoint_values
+from rl.compiled.env_variables import join_states, split_state
+from rl.compiled.ppo_iteration import CompiledPPO
+from rl.compiled.rollout import greedy_episodes, rollout
+from rl.compiled.seed_stack import SeedStack
+from rl.compiled.stacked import StackedForward
+from rl.envs.tf import TFEnv
+from rl.hparams import HParams
+
+
+class Weights(NamedTuple):
+    """The stacked weights read once, and the same as [seed][variable] slices."""
+
+    stacked: list[tf.Tensor]
+    per_seed: list[list[tf.Tensor]]
+
+
+class CompiledPPOSeeds:
+    """S seeds (`seeds`) of one experiment: per-seed `members` and the compiled iteration."""
+
+    def __init__(self, hparams: HParams, env: TFEnv, seeds: list[int]) -> None:
+        self.hp = hparams
+        self.env = env
+        self.seeds = list(seeds)
+        self.members = [CompiledPPO(hparams, env, seed) for seed in self.seeds]
+        self.agents = [member.agent for member in self.members]
+        self.num_seeds = len(self.members)
+        self.spec = self.members[0].spec
+        self.num_steps = self.members[0].num_steps
+        self.steps_per_iteration = self.members[0].steps_per_iteration  # per seed
+        self.stack = SeedStack(self.agents)
+        # Batched matmuls for the minibatch passes when the model allows (None: per seed).
+        self.forward = StackedForward.for_agents(self.agents, self.stack)
+        # Discrete policies also act and compute advantages batched; Gaussian ones read their
+        # own log-std, so they go through each seed's own `act`/`_advantages`.
+        self.batched = self.forward is not None and self.spec.discrete
+        self.iteration = tf.function(
+            self._iteration, jit_compile=hparams.jit_compile, autograph=False
+        )
+        self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
+
+    # ------------------------------------------------------------------------ acting
+    def _act(self, weights: Weights, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        """Each seed's `act` on its envs' rows: its model on its weights, its generator."""
+        if self.batched:  # `OnPolicyAgent._act` for discrete actions, the pass batched
+            logits = self.forward.policy(weights.stacked, self._by_seed(obs))
+            if not explore:
+                return tf.reshape(tf.argmax(logits, axis=-1, output_type=tf.int64), [-1])
+            return tf.concat(
+                [sample(logits[s], agent.generator) for s, agent in enumerate(self.agents)], 0
+            )
+        actions = []
+        for s, obs_s in enumerate(tf.split(obs, self.num_seeds)):
+            with self.stack.seed_scope(s, weights.per_seed):
+                actions.append(self.agents[s].act(obs_s, explore=explore))
+        return tf.concat(actions, axis=0)
+
+    # ---------------------------------------------------------------------- training
+    def run_iteration(self) -> list[dict[str, float]]:
+        """One compiled iteration of every seed; per-seed metrics (one host sync)."""
+        out = {name: value.numpy() for name, value in self.iteration().items()}
+        return [{name: float(value[s]) for name, value in out.items()} for s in self.range]
+
+    @property
+    def range(self) -> range:
+        return range(self.num_seeds)
+
+    def _iteration(self) -> dict[str, tf.Tensor]:
+        num_seeds, env = self.num_seeds, self.env
+        env_vars = [member.env_vars for member in self.members]
+        weights = self._weights()  # the acting weights: unchanged during the rollout
+        out = rollout(
+            env,
+            self.spec,
+            join_states([v.read() for v in env_vars]),
+            tf.concat([v.episode_return.read_value() for v in env_vars], axis=0),
+            tf.concat([v.episode_length.read_value() for v in env_vars], axis=0),
+            lambda obs: self._act(weights, obs, explore=True),
+            self.num_steps,
+            num_seeds,
+        )
+        returns = tf.split(out.episode_return, num_seeds)
+        lengths = tf.split(out.episode_length, num_seeds)
+        for s, state in enumerate(split_state(out.state, num_seeds)):
+            env_vars[s].write(state)
+            env_vars[s].episode_return.assign(returns[s])
+            env_vars[s].episode_length.assign(lengths[s])
+            self.agents[s].env_steps.assign_add(self.steps_per_iteration)
+
+        if self.batched:
+            samples = self._samples_batched(out.transitions, env.observe(out.state), weights)
+        else:
+            columns = {k: tf.split(v, num_seeds, axis=1) for k, v in out.transitions.items()}
+            last_next_obs = tf.split(env.observe(out.state), num_seeds)
+            per_seed = [
+                self._samples(s, {k: v[s] for k, v in columns.items()}, last_next_obs[s], weights)
+                for s in self.range
+            ]
+            samples = {key: tf.stack([x[key] for x in per_seed]) for key in per_seed[0]}
+        metrics = self._update(samples)
+        metrics["episodes_done"] = out.episodes_done
+        metrics["episode_return_sum"] = out.episode_return_sum
+        metrics["episode_length_sum"] = out.episode_length_sum
+        return metrics
+
+    def _samples(self, s: int, batch: dict, last_next_obs: tf.Tensor, weights) -> dict:
+        """Seed s's flattened training samples, as `OnPolicyAgent._train` builds them."""
+        agent = self.agents[s]
+        batch = {**batch, "last_next_obs": last_next_obs}
+        with self.stack.seed_scope(s, weights.per_seed):
+            batch["log_prob"], batch["value"] = agent._behaviour_log_prob_and_value(batch)
+            advantages, returns = agent._advantages(batch)
+            mask = agent._sample_mask(batch)
+        n = agent.num_samples
+
+        def flat(x: tf.Tensor) -> tf.Tensor:
+            return tf.reshape(x, [n, *x.shape[2:]])
+
+        return {
+            "obs": flat(batch["obs"]),
+            "action": flat(batch["action"]),
+            "old_log_prob": flat(batch["log_prob"]),
+            "old_value": flat(batch["value"]),
+            "advantage": flat(advantages),
+            "return": flat(returns),
+            "mask": flat(mask),
+        }
+
+    def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
+        """`_samples` for all seeds at once: `OnPolicyAgent._behaviour_log_prob_and_value` and
+        `_advantages` with the passes batched; the estimator runs on [T, S * N] columns (each
+        column is one env of one seed, and estimators are per column)."""
+        template, hp, stacked = self.agents[0], self.hp, weights.stacked
+        by_seed = self._by_seed_time_major
+        obs, action = by_seed(transitions["obs"]), by_seed(transitions["action"])
+        params, values = self.forward.actor_critic(stacked, obs)  # [S, T * N, ...]
+        log_prob = template.model.distribution(params).log_prob(action)
+        reward, truncated = transitions["reward"], transitions["truncated"]
+        if template.uses_value:
+            final_values = self.forward.value(stacked, by_seed(transitions["final_obs"]))
+            bootstrap = self.forward.value(stacked, self._by_seed(last_next_obs))
+            final_values, value_columns = self._time_major(final_values), self._time_major(values)
+            bootstrap = tf.reshape(bootstrap, [-1])
+        else:  # no baseline: truncated and unfinished episodes are worth their rewards only
+            final_values = value_columns = tf.zeros_like(reward)
+            bootstrap = tf.zeros_like(reward[0])
+            values = tf.zeros_like(log_prob)
+        rewards = fold_truncation(reward, truncated, final_values, hp.gamma)
+        discounts = episode_discounts(transitions["terminated"], truncated, hp.gamma)
+        advantages, returns = template.estimator(
+            rewards, value_columns, discounts, bootstrap, **template._estimator_options
+        )
+        mask = template._sample_mask(transitions)  # [T, N] per env column
+        return {
+            "obs": obs,
+            "action": action,
+            "old_log_prob": log_prob,
+            "old_value": values,
+            "advantage": by_seed(advantages),
+            "return": by_seed(returns),
+            "mask": by_seed(mask),
+        }
+
+    def _by_seed(self, rows: tf.Tensor) -> tf.Tensor:
+        """[S * R, ...] seed-major rows -> [S, R, ...]."""
+        return tf.reshape(rows, [self.num_seeds, -1, *rows.shape[1:]])
+
+    def _by_seed_time_major(self, x: tf.Tensor) -> tf.Tensor:
+        """[T, S * N, ...] -> [S, T * N, ...] with each seed's samples in `_train`'s order."""
+        num_steps, rest = x.shape[0], list(x.shape[2:])
+        x = tf.reshape(x, [num_steps, self.num_seeds, -1, *rest])
+        x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
+        return tf.reshape(x, [self.num_seeds, -1, *rest])
+
+    def _time_major(self, x: tf.Tensor) -> tf.Tensor:
+        """[S, T * N] -> [T, S * N] (the inverse of `_by_seed_time_major` for scalars)."""
+        x = tf.reshape(x, [self.num_seeds, self.num_steps, -1])
+        return tf.reshape(tf.transpose(x, [1, 0, 2]), [self.num_steps, -1])
+
+    def _weights(self) -> Weights:
+        stacked = [v.read_value() for v in self.stack.stacked]
+        return Weights(stacked, self.stack.unstack(stacked))
+
+    def _update(self, samples: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """n_epochs x minibatches of stacked gradient steps; [S] metrics."""
+        hp, template = self.hp, self.agents[0]
+        names = template.loss_metrics
+        num_minibatches, n = template.num_minibatches, template.num_samples
+        zeros = tf.zeros([self.num_seeds])
+        totals = {name: zeros for name in (*names, "loss", "grad_norm")}
+
+        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+            rows = tf.gather(indices, k, axis=1)  # [S, size]: each seed's own permutation
+            minibatch = {k: tf.gather(v, rows, batch_dims=1) for k, v in samples.items()}
+            losses, norms, aux = self.stack.gradient_step(
+                lambda stacked: self._minibatch_losses(stacked, minibatch)
+            )
+            return {name: totals[name] + aux[name] for name in names} | {
+                "loss": totals["loss"] + losses,
+                "grad_norm": totals["grad_norm"] + norms,
+            }
+
+        def epoch(totals: dict) -> dict:
+            indices = tf.stack(
+                [minibatch_indices(a.generator, n, num_minibatches) for a in self.agents]
+            )
+            return repeat(num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+
+        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
+        steps = float(hp.n_epochs * num_minibatches)
+        metrics = {name: value / steps for name, value in totals.items()}
+        returns, values = samples["return"], samples["old_value"]
+        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values, axis=1) / (
+            tf.math.reduce_variance(returns, axis=1) + 1e-8
+        )
+        metrics["advantage_mean"] = tf.stack(
+            [masked_mean(a, m) for a, m in zip(tf.unstack(samples["advantage"]),
+                                               tf.unstack(samples["mask"]), strict=True)]
+        )  # fmt: skip
+        return metrics
+
+    def _minibatch_losses(
+        self, stacked: list[tf.Tensor], minibatch: dict[str, tf.Tensor]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """[S] losses (each seed's own `_loss` on its minibatch and weights) and [S] aux."""
+        weights = self.stack.unstack(stacked)
+        per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
+        if self.forward is not None:  # one batched pass for all seeds
+            params, values = self.forward.actor_critic(stacked, minibatch["obs"])
+            params, values = tf.unstack(params), tf.unstack(values)
+        losses, auxes = [], []
+        for s, agent in enumerate(self.agents):
+            mb = {key: value[s] for key, value in per_seed.items()}
+            if self.hp.normalize_advantage:  # per seed, per minibatch
+                mb["advantage"] = normalize(mb["advantage"], mb["mask"])
+            with self.stack.seed_scope(s, weights):
+                if self.forward is None:
+                    loss, aux = agent._minibatch_loss(mb)
+                else:  # `_minibatch_loss` with the batched pass's outputs
+                    distribution = agent.model.distribution(params[s])
+                    log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
+                    loss, aux = agent._loss(mb, log_prob, distribution.entropy(), values[s])
+            losses.append(loss)
+            auxes.append(aux)
+        names = self.agents[0].loss_metrics
+        return tf.stack(losses), {
+            name: tf.stack([tf.cast(aux.get(name, 0.0), tf.float32) for aux in auxes])
+            for name in names
+        }
+
+    # -------------------------------------------------------------------- evaluation
+    def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per seed (returns, lengths) of one greedy episode in each of `num_envs` fresh envs
+        reset with that seed's `seeds[s]`: one compiled call for all seeds."""
+        if num_envs not in self._evaluators:
+            self._evaluators[num_envs] = tf.function(
+                lambda s, n=num_envs: self._evaluate(s, n),
+                input_signature=[tf.TensorSpec([self.num_seeds], tf.int64)],
+                jit_compile=self.hp.jit_compile,
+                autograph=False,
+            )
+        returns, lengths = self._evaluators[num_envs](tf.constant(seeds, tf.int64))
+        returns = returns.numpy().astype(np.float64)
+        lengths = lengths.numpy().astype(np.int64)
+        return [(returns[s], lengths[s]) for s in self.range]
+
+    def _evaluate(self, seeds: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
+        resets = [self.env.reset(seeds[s], num_envs) for s in self.range]
+        state = join_states([reset[0] for reset in resets])
+        obs = tf.concat([reset[1] for reset in resets], axis=0)
+        weights = self._weights()
+        returns, lengths = greedy_episodes(
+            self.env, state, obs, lambda o: self._act(weights, o, explore=False)
+        )
+        shape = [self.num_seeds, num_envs]
+        return tf.reshape(returns, shape), tf.reshape(lengths, shape)
+
+    # ------------------------------------------------------------------- checkpoints
+    def store_to_members(self) -> None:
+        """Makes every member's checkpoint current (before saving)."""
+        self.stack.store_to_agents()
+
+    def load_from_members(self) -> None:
+        """Takes the members' (restored) state into the stack."""
+        self.stack.load_from_agents()
+
+    def variables(self, s: int) -> dict[str, np.ndarray]:
+        """Every value seed s's checkpoint holds, by key (as `CompiledPPO.variables`)."""
+        self.store_to_members()
+        return checkpoint_values(self.members[s].checkpoint)
