@@ -1,0 +1,57 @@
+"""Entry point of an Ape-X actor process, run BY PATH (`runpy.run_path`), not imported.
+
+Importing anything under `rl` first runs rl/__init__.py, which imports TensorFlow, and TF writes
+INFO lines from C++ while loading, before its log level applies. Run by path, this file gets to
+set the process up first: ignore SIGINT (Ctrl-C belongs to the main process), die with the
+parent (Linux PR_SET_PDEATHSIG), mark the process with RL_WORKER_INDEX (envs may read it), act
+on CPU, and import TensorFlow with file descriptor 2 muted, as train.py does. Then it hands over
+to `rl.workers.actor.run_actor`. Its arguments arrive as the global ACTOR_ARGS: builtins and
+multiprocessing objects only, so unpickling them imports nothing from `rl`.
+"""
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> None:
+    name = ctypes.util.find_library("c")
+    if name is not None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _import_tensorflow_quietly() -> None:
+    if os.environ.get("RL_SHOW_TF_LOGS"):
+        import tensorflow  # noqa: F401
+
+        return
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)
+
+
+def _main(args: dict) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    os.environ["RL_WORKER_INDEX"] = str(args["index"])
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # actors act on CPU; accelerators are the learner's
+    _import_tensorflow_quietly()
+    from rl.workers.actor import run_actor
+
+    sys.exit(run_actor(**args))
+
+
+_main(globals()["ACTOR_ARGS"])

@@ -1,0 +1,58 @@
+"""`--num_workers` checks: every unsupported combination is a UserError before anything is
+written, and `uses_apex` says which trainer runs the workers."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+from rl import registry
+from rl.agents.replay_agent import ReplayAgent
+from rl.envs.atari import is_atari_id
+from rl.errors import UserError
+from rl.hparams import HParams
+from rl.workers.exploration import check_exploration
+
+
+def uses_apex(hparams: HParams) -> bool:
+    """Replay agents (DQN, TD3/DDPG, SAC) train with Ape-X actors; the others split their env
+    copies over the worker processes."""
+    return issubclass(registry.get_agent(hparams.agent), ReplayAgent)
+
+
+def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strategy: str) -> None:
+    """Raises UserError for a --num_workers the run cannot use, naming the fix."""
+    n = args.num_workers
+    if n < 1:
+        raise UserError(f"--num_workers must be >= 1, got {n}")
+    if n == 1 or not args.training:  # test episodes are played in this process
+        return
+    if compiled:
+        raise UserError(
+            f"--num_workers {n}: env {hparams.env!r} runs on the compiled path, where all env "
+            "copies step inside one XLA program; raise num_envs instead and use --num_workers 1"
+        )
+    if strategy != "default":
+        raise UserError(
+            f"--num_workers {n} with --strategy {strategy}: combining worker processes with a "
+            "distribution strategy is not supported; use one of the two"
+        )
+    check_exploration(hparams)
+    if not uses_apex(hparams):
+        if hparams.num_envs % n:
+            raise UserError(
+                f"--num_workers {n} splits the num_envs={hparams.num_envs} training env copies "
+                f"over {n} processes; use a num_envs that is a multiple of {n} "
+                f'(e.g. --hparam_override "num_envs={n * max(1, hparams.num_envs // n)}")'
+            )
+        return
+    if args.record_video:
+        raise UserError(
+            f"--record_video with --num_workers {n} (Ape-X) is not supported yet; train, then "
+            "film the agent with --training False --record_video True"
+        )
+    if is_atari_id(hparams.env):
+        raise UserError(
+            f"--num_workers {n} (Ape-X) with Atari env {hparams.env!r} is not supported yet: "
+            "its frame replay takes raw frames per env stream, not actors' n-step transitions; "
+            "use --num_workers 1"
+        )

@@ -1,0 +1,70 @@
+"""Process plumbing shared by the actor processes and the env worker processes.
+
+Lifecycle rules (docs/workers.md):
+- Only the main process handles Ctrl-C. Children start with SIGINT ignored (a terminal sends
+  SIGINT to the whole foreground process group), so a Ctrl-C becomes one KeyboardInterrupt in
+  the main process, which then stops every child itself.
+- Children die with their parent: on Linux the kernel sends them SIGKILL when the parent dies
+  (prctl PR_SET_PDEATHSIG, set in rl/workers/boot.py and grouped_env.py, which cannot import
+  this module early), and actors also poll their parent's pid as a portable fallback.
+- Stopping is polite first (an event the children poll), then `terminate`, then `kill`, each
+  with a deadline, so a stuck child can never hang the main process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+
+@contextlib.contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """Processes started inside this block ignore SIGINT (the disposition survives exec).
+
+    Python keeps an inherited SIG_IGN for SIGINT instead of installing its KeyboardInterrupt
+    handler, so a spawned child never sees Ctrl-C. Outside the main thread signals cannot be
+    changed, and this is a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def parent_alive(parent_pid: int) -> bool:
+    """Whether the process that started us still runs (we get re-parented when it dies)."""
+    return os.getppid() == parent_pid
+
+
+def stop_processes(
+    processes: Sequence[multiprocessing.process.BaseProcess], timeout: float = 5.0
+) -> None:
+    """Joins `processes` until `timeout`, then terminates (SIGTERM) and finally kills the rest.
+
+    Callers signal a polite stop first (e.g. an Event the children poll); this only makes sure
+    that, one way or another, no child outlives the call.
+    """
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        if process.pid is not None:
+            process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 2.0
+    for process in processes:
+        if process.pid is not None:
+            process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join(2.0)

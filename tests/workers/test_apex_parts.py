@@ -1,0 +1,218 @@
+"""The pieces of Ape-X, in-process: per-actor epsilons, actor hparams, the weights an actor
+copies and how they travel, actor-side priorities (checked by hand), the actor's outbox, the
+learner's worker statistics and progress.csv columns, and the one-line worker errors."""
+
+from __future__ import annotations
+
+import csv
+import multiprocessing
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rl import registry
+from rl.driver import Driver
+from rl.envs import make_vector_env
+from rl.workers.errors import WorkerError, worker_error_line
+from rl.workers.exploration import actor_epsilon, actor_hparams, apex_epsilon
+from rl.workers.progress import WorkerProgressCSV, WorkerStats
+from rl.workers.weights import SharedWeights, policy_variables
+
+
+def _dqn(hparams_set: str = "dqn_tiny", **changes):
+    hp = registry.get_hparams(hparams_set)()
+    for key, value in changes.items():
+        setattr(hp, key, value)
+    hp.freeze()
+    env, spec = make_vector_env(hp.env, hp.num_envs, 0, max_episode_steps=hp.max_episode_steps)
+    return hp, env, spec, registry.get_agent(hp.agent)(spec, hp, 0)
+
+
+def test_apex_epsilons_follow_the_paper_formula():
+    # eps_i = 0.4^(1 + 7 i / (N - 1)): N = 3 gives 0.4, 0.4^4.5, 0.4^8.
+    assert [apex_epsilon(i, 3) for i in range(3)] == pytest.approx([0.4, 0.4**4.5, 0.4**8])
+    assert [apex_epsilon(i, 2) for i in range(2)] == pytest.approx([0.4, 0.00065536])
+    assert apex_epsilon(0, 1) == 0.4
+    assert apex_epsilon(1, 2, base=0.5, alpha=1.0) == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        apex_epsilon(2, 2)
+
+
+def test_actor_hparams_set_the_actor_epsilon_and_a_one_row_replay():
+    hp = registry.get_hparams("dqn_tiny")().freeze()
+    actor = actor_hparams(hp, 1, 3)
+    assert actor.frozen and actor.buffer_size == 1
+    assert float(actor.epsilon(tf.constant(10**6, tf.int64))) == pytest.approx(0.4**4.5)
+    assert hp.buffer_size == 1000  # the learner's hparams are untouched
+    diff = {line.split(":")[0] for line in hp.diff(actor)}
+    assert diff == {"epsilon", "buffer_size"}
+
+    agent_mode = registry.get_hparams("dqn_tiny")()
+    agent_mode.workers.exploration = "agent"
+    agent_mode.freeze()
+    assert actor_epsilon(agent_mode, 1, 3) is None
+    assert actor_hparams(agent_mode, 1, 3).epsilon == agent_mode.epsilon
+
+    td3 = registry.get_hparams("td3_tiny")().freeze()  # no epsilon: its own action noise
+    assert actor_epsilon(td3, 0, 2) is None
+    assert {line.split(":")[0] for line in td3.diff(actor_hparams(td3, 0, 2))} == {"buffer_size"}
+
+
+def test_policy_variables_are_the_networks_not_counters():
+    _, env, _, agent = _dqn()
+    env.close()
+    variables = policy_variables(agent)
+    expected = agent.q_network.variables + agent.target_network.variables
+    assert [v.path for v in variables] == [v.path for v in expected]
+    assert not any(v is agent.env_steps or v is agent.gradient_steps for v in variables)
+
+
+def test_shared_weights_publish_and_read_whole_versions():
+    context = multiprocessing.get_context("spawn")
+    arrays = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([7], np.int64)]
+    shared = SharedWeights(context, [np.zeros_like(a) for a in arrays])
+    assert shared.version == 0 and shared.read_if_newer(0) is None
+    shared.publish(arrays, env_steps=123)
+    version, env_steps, got = shared.read_if_newer(0)
+    assert (version, env_steps) == (1, 123)
+    for a, b in zip(arrays, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    assert shared.read_if_newer(1) is None
+    reader = SharedWeights.attach(shared.handles())  # what an actor process does
+    shared.publish([a * 2 for a in arrays], env_steps=456)
+    version, env_steps, got = reader.read_if_newer(1)
+    assert (version, env_steps) == (2, 456)
+    np.testing.assert_array_equal(got[0], arrays[0] * 2)
+    with pytest.raises(ValueError, match="2 slots"):
+        shared.publish(arrays[:1], 0)
+
+
+def test_initial_priorities_are_the_double_q_td_errors():
+    hp, env, spec, agent = _dqn()
+    env.close()
+    rng = np.random.default_rng(0)
+    batch = {
+        "obs": rng.normal(size=(5, 4)).astype(np.float32),
+        "action": rng.integers(0, 2, 5),
+        "reward": rng.normal(size=5).astype(np.float32),
+        "next_obs": rng.normal(size=(5, 4)).astype(np.float32),
+        "discount": np.array([0.99, 0.0, 0.99, 0.9801, 0.99], np.float32),
+    }
+    # Make the target network differ from the online one, so double Q matters.
+    for variable in agent.target_network.variables:
+        variable.assign(variable * 0.5 + 0.1)
+    priorities = agent.initial_priorities(batch)
+    # By hand: |r + discount * Q_target(s', argmax_a Q(s', a)) - Q(s, a)| (double Q).
+    q = agent.q_network(batch["obs"]).numpy()
+    q_next_online = agent.q_network(batch["next_obs"]).numpy()
+    q_next_target = agent.target_network(batch["next_obs"]).numpy()
+    best = q_next_online.argmax(axis=1)
+    target = batch["reward"] + batch["discount"] * q_next_target[np.arange(5), best]
+    expected = np.abs(target - q[np.arange(5), batch["action"]])
+    np.testing.assert_allclose(priorities, expected, rtol=1e-5, atol=1e-6)
+    assert hp.double_q
+
+
+def test_agents_without_td_errors_leave_priorities_to_the_replay():
+    hp = registry.get_hparams("td3_tiny")().freeze()
+    env, spec = make_vector_env(hp.env, 1, 0)
+    env.close()
+    agent = registry.get_agent("td3")(spec, hp, 0)
+    batch = {"reward": np.zeros(3, np.float32)}
+    assert agent.initial_priorities(batch) is None
+
+
+def test_an_actor_outbox_gets_the_n_step_transitions_instead_of_the_replay():
+    hp, env, spec, agent = _dqn()  # n_step = 3, one env copy
+    outbox: list = []
+    agent.send_transitions_to(outbox)
+    driver = Driver(env, spec, agent)
+    driver.reset(0)
+    driver.collect(40)
+    env.close()
+    assert len(agent.replay) == 0
+    rows = sum(len(part["reward"]) for part in outbox)
+    # Every step but the ones still waiting in the n-step window became a transition.
+    assert rows == 40 - int(agent.n_step.pending().sum())
+    assert set(outbox[0]) == {"obs", "action", "reward", "next_obs", "discount"}
+    agent.send_transitions_to(None)
+    agent.add_transitions(outbox[0], priorities=np.full(len(outbox[0]["reward"]), 2.0))
+    assert len(agent.replay) == len(outbox[0]["reward"])
+    stored = agent.replay.get_priorities(np.arange(len(agent.replay)))
+    np.testing.assert_allclose(stored, (2.0 + hp.per_epsilon) ** hp.per_alpha)
+
+
+def _block(worker: int, steps: int, returns: list[float], epsilon: float | None) -> dict:
+    return {
+        "worker": worker,
+        "env_steps": steps,
+        "collect_seconds": 0.5,
+        "episode_returns": returns,
+        "episode_lengths": [10] * len(returns),
+        "epsilon": epsilon,
+    }
+
+
+def test_worker_stats_per_worker_rates_episodes_and_epsilons():
+    stats = WorkerStats(2)
+    stats.add(_block(0, 100, [1.0, 3.0], 0.4))
+    stats.add(_block(0, 100, [], 0.4))
+    stats.add(_block(1, 50, [5.0], None))
+    out = stats.scalars()
+    assert out["workers/0/acting_steps_per_second"] == pytest.approx(200.0)  # 200 / (2 * 0.5)
+    assert out["workers/1/acting_steps_per_second"] == pytest.approx(100.0)
+    assert out["workers/0/steps_per_second"] / out["workers/1/steps_per_second"] == (
+        pytest.approx(4.0)
+    )
+    assert out["workers/steps_per_second"] == pytest.approx(
+        out["workers/0/steps_per_second"] + out["workers/1/steps_per_second"]
+    )
+    assert out["workers/0/episode_return"] == 2.0 and out["workers/1/episode_return"] == 5.0
+    assert out["workers/0/episodes"] == 2 and out["workers/1/episodes"] == 1
+    assert out["workers/0/epsilon"] == 0.4 and "workers/1/epsilon" not in out
+    after = stats.scalars()  # a new interval: rates restart, totals and epsilon stay
+    assert after["workers/0/steps_per_second"] == 0.0 and after["workers/0/episodes"] == 2
+    assert after["workers/0/epsilon"] == 0.4 and "workers/0/episode_return" not in after
+
+
+def test_progress_csv_has_worker_columns_and_resume_trims_them(tmp_path):
+    path = str(tmp_path / "progress.csv")
+    sink = WorkerProgressCSV(path, num_workers=2)
+    values = {
+        "eval/return_mean": 10.0,
+        "workers/steps_per_second": 1234.5,
+        "workers/0/steps_per_second": 600.0,
+        "workers/1/epsilon": 0.00065536,
+        "workers/replay_size": 900.0,
+    }
+    sink.write(values, 300)
+    sink.write({"train/loss": 1.0}, 400)  # not an evaluation: no row
+    sink.write({**values, "eval/return_mean": 20.0}, 600)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["env_steps"] for r in rows] == ["300", "600"]
+    assert rows[0]["steps_per_second"] == "1234.5" and rows[0]["worker_0_steps_per_second"] == "600"
+    assert rows[0]["worker_1_epsilon"] == "0.00065536" and rows[0]["worker_0_epsilon"] == ""
+    assert rows[1]["eval_return_mean"] == "20.0000" and rows[0]["replay_size"] == "900"
+    # Resumed at 300 with 3 workers: the later row goes, the new worker's columns appear.
+    resumed = WorkerProgressCSV(path, num_workers=3, resume_at_step=300)
+    resumed.write(values, 500)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["env_steps"] for r in rows] == ["300", "500"]
+    assert rows[1]["worker_2_epsilon"] == "" and "worker_2_steps_per_second" in rows[0]
+
+
+def test_worker_error_lines_also_through_tf_wrapping():
+    assert worker_error_line(WorkerError("worker 1 failed: ValueError: x")) == (
+        "worker 1 failed: ValueError: x"
+    )
+    wrapped = RuntimeError(
+        "Graph execution error:\n\nDetected at node while/PyFunc\n"
+        "rl.workers.errors.WorkerError: env worker 0 (env copies 0-1) failed: KeyError: 'a'\n"
+        "Traceback (most recent call last):\n  ..."
+    )
+    assert worker_error_line(wrapped) == "env worker 0 (env copies 0-1) failed: KeyError: 'a'"
+    assert worker_error_line(ValueError("something else")) is None

@@ -1,0 +1,63 @@
+"""--num_workers mistakes: exit status 2, ONE stderr line naming the problem and the fix,
+nothing written (in-process through train.main, before any env or process starts)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import stderr_lines, tree_hashes
+
+import train
+
+CASES = {
+    "zero": (["--hparams", "dqn_tiny", "--num_workers", "0"], ["--num_workers", ">= 1", "0"]),
+    "env_copies_do_not_split": (
+        ["--hparams", "ppo_tiny", "--num_workers", "3"],
+        ["num_envs=2", "3 processes", "multiple of 3", "num_envs=3"],
+    ),
+    "compiled_path": (
+        ["--hparams", "ppo_tf_tiny", "--num_workers", "2"],
+        ["--num_workers 2", "compiled path", "--num_workers 1"],
+    ),
+    "apex_video": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--record_video"],
+        ["--record_video", "Ape-X", "--training False --record_video True"],
+    ),
+    "apex_exploration": (
+        [
+            "--hparams",
+            "dqn_tiny",
+            "--num_workers",
+            "2",
+            "--hparam_override",
+            "workers.exploration=greedy",
+        ],
+        ["workers.exploration", "apex, agent", "'greedy'"],
+    ),  # fmt: skip
+    "refresh_zero": (
+        [
+            "--hparams",
+            "dqn_tiny",
+            "--num_workers",
+            "2",
+            "--hparam_override",
+            "workers.policy_refresh_every=0",
+        ],
+        ["workers.policy_refresh_every", ">= 1"],
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_num_workers_mistakes_are_one_line(case, capsys, tmp_path):
+    argv, keywords = CASES[case]
+    out = tmp_path / "out"
+    before = tree_hashes(tmp_path)
+    capsys.readouterr()
+    status = train.main([*argv, "--output_dir", str(out)])
+    _, err = capsys.readouterr()
+    lines = stderr_lines(err)
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith("train.py: error: ")
+    for word in keywords:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    assert tree_hashes(tmp_path) == before and not out.exists()
