@@ -1,0 +1,205 @@
+"""MADDPG: per-agent deterministic actors that act on their own observations, trained with
+centralized critics that see every agent's observation and action.
+
+Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
+Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
+
+The env is a multi-agent env stacked on a leading agent axis (rl/envs/multi_agent.py):
+observations [N, obs_dim], actions [N, act_dim], one team reward. Per update:
+
+- critic i: Q_i(x, a_1..a_N) -> y = r + discount * Q'_i(x', mu'_1(o'_1), ..., mu'_N(o'_N)),
+  with target actors and critics (Polyak rate `tau`); x = all observations. With one team
+  reward every critic regresses the same return, as in the paper's cooperative tasks (its
+  per-agent rewards are shared there); each keeps its own parameters, per the algorithm.
+- actor i: ascend Q_i(x, a_1, ..., mu_i(o_i), ..., a_N), the other agents' actions taken from
+  the replayed sample and agent i's from its current actor (gradient_functions/maddpg.py).
+- acting: each actor sees only its own row o_i (decentralized execution); exploration adds
+  Gaussian noise (`action_noise_std`, in half-range units) and clips to the bounds.
+
+Reused rather than copied: replay, K gradient steps per compiled call, random warm-up actions
+and the actor optimizer come from `OffPolicyContinuousAgent` (rl/agents/off_policy_continuous.py);
+the actors are `DeterministicActor`s on a per-agent slice of the EnvSpec and the N centralized
+critics are ONE `Critics` model with N heads (rl/models/continuous.py), each head on concat(all
+observations, all actions). Actors live in named attributes (`actor_0`, ...), never in a Python
+list, so checkpoints see them. One Adam optimizer per role (critics, actors) over all agents
+equals per-agent optimizers (Adam is per parameter); gradient clipping (`max_grad_norm`) is the
+one exception: it clips the joint norm of all agents' gradients.
+
+With `share_actor` all agents act through ONE actor network (parameter sharing, a common
+MADDPG variant for interchangeable agents): every agent's experience trains the same weights,
+and the agents still act only on their own observation rows. The critics stay per agent.
+
+Differences from the paper: continuous actions with Gaussian exploration instead of the
+Gumbel-softmax relaxation of discrete actions (mpe2's continuous MPE), no policy ensembles and
+no inferred policies of other agents (the cooperative setting observes their actions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import tensorflow as tf
+
+from rl.agents.action_functions import gaussian_noise
+from rl.agents.gradient_functions import (
+    maddpg_actor_loss,
+    maddpg_critic_loss,
+    maddpg_critic_target,
+    maddpg_joint_actions,
+)
+from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
+from rl.errors import UserError
+from rl.models import Critics, DeterministicActor
+from rl.registry import register_agent
+
+
+@register_agent("maddpg")
+class MADDPG(OffPolicyContinuousAgent):
+    """N deterministic actors (one per row of the agent axis) and N centralized critics."""
+
+    loss_metrics = ("loss", "actor_loss", "q_mean")
+
+    # ---------------------------------------------------------------------- building
+    def _build_networks(self) -> None:
+        hp, spec = self.hparams, self.spec
+        if len(spec.obs_shape) != 2 or len(spec.action_shape) != 2:
+            raise UserError(
+                f"agent 'maddpg' needs a multi-agent env with observations [n_agents, obs_dim] "
+                f"and actions [n_agents, act_dim]; env {spec.env_id!r} has observations "
+                f"{list(spec.obs_shape)} and actions {list(spec.action_shape)} (use e.g. "
+                "env=mpe/simple_spread_v3, or td3 for a single agent)"
+            )
+        if spec.obs_shape[0] != spec.action_shape[0]:
+            raise UserError(
+                f"env {spec.env_id!r}: {spec.obs_shape[0]} observation rows but "
+                f"{spec.action_shape[0]} action rows; both must be one row per agent"
+            )
+        if hp.num_critics != 1:
+            raise UserError(
+                f"maddpg has one centralized critic per agent; set num_critics=1 "
+                f"(got {hp.num_critics})"
+            )
+        self.num_agents = int(spec.obs_shape[0])
+        if hp.share_actor and not (
+            (spec.action_low == spec.action_low[0]).all()
+            and (spec.action_high == spec.action_high[0]).all()
+        ):
+            raise UserError(
+                f"share_actor=True needs agents with the same action bounds; env "
+                f"{spec.env_id!r} has different ones per agent (set share_actor=False)"
+            )
+        # One actor per agent, or one for all with share_actor (parameter sharing: every
+        # agent's experience trains the same weights; agents differ only by what they observe).
+        self.num_actors = 1 if hp.share_actor else self.num_agents
+        obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
+        action = tf.zeros([1, *spec.action_shape], tf.float32)
+        for prefix in ("actor", "actor_target"):
+            for i in range(self.num_actors):
+                actor = DeterministicActor(
+                    self._agent_spec(i),
+                    hp.model,
+                    hp.hidden_sizes,
+                    hp.activation,
+                    name=f"{prefix}_{i}",
+                )
+                actor(obs[:, i])
+                setattr(self, f"{prefix}_{i}", actor)
+        critics = {}
+        for name in ("critics", "critics_target"):
+            critics[name] = Critics(
+                hp.model, hp.hidden_sizes, hp.activation, self.num_agents, name=name
+            )
+            critics[name](obs, action)
+        self.critics, self.critics_target = critics["critics"], critics["critics_target"]
+        polyak_update(self._actor_variables(target=True), self._actor_variables(), 1.0)
+        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+        self.actor_optimizer = self._make_optimizer(self._actor_variables(trainable=True))
+
+    def _agent_spec(self, i: int):
+        """Agent i's own view of the env: its observation row and its action row's bounds."""
+        spec = self.spec
+        return dataclasses.replace(
+            spec,
+            obs_shape=tuple(spec.obs_shape[1:]),
+            action_shape=tuple(spec.action_shape[1:]),
+            action_low=spec.action_low[i],
+            action_high=spec.action_high[i],
+        )
+
+    def _actors(self, target: bool = False) -> list[DeterministicActor]:
+        """The actor networks: N, or one with share_actor."""
+        prefix = "actor_target" if target else "actor"
+        return [getattr(self, f"{prefix}_{i}") for i in range(self.num_actors)]
+
+    def _actor_variables(self, target: bool = False, trainable: bool = False) -> list:
+        attr = "trainable_variables" if trainable else "variables"
+        return [v for actor in self._actors(target) for v in getattr(actor, attr)]
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.critics.trainable_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _joint_action(self, obs: tf.Tensor, target: bool = False) -> tf.Tensor:
+        """[B, N, A]: agent i's actor on observation row i only (decentralized execution)."""
+        actors = self._actors(target)
+        if self.num_actors == 1 and self.num_agents > 1:  # shared: all rows in one batch
+            batch = tf.shape(obs)[0]
+            flat = actors[0](tf.reshape(obs, [-1, *obs.shape[2:]]))
+            return tf.reshape(flat, [batch, self.num_agents, *flat.shape[1:]])
+        return tf.stack([actor(obs[:, i]) for i, actor in enumerate(actors)], axis=1)
+
+    def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
+        return self._joint_action(obs)
+
+    def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        return gaussian_noise(
+            self._joint_action(obs),
+            self.generator,
+            self.hparams.action_noise_std,
+            self.action_low,
+            self.action_high,
+        )
+
+    # ---------------------------------------------------------------------- learning
+    def _own_q(self, obs: tf.Tensor, joint_actions: tf.Tensor) -> tf.Tensor:
+        """[N, B]: critic i at joint action i of `joint_actions` [N, B, N, A].
+
+        The critics model evaluates all N heads on one input, so the N joint actions are
+        batched ([N*B]) and each head's own block is kept (the diagonal of [N, N, B]).
+        """
+        n = self.num_agents
+        batch = tf.shape(obs)[0]
+        tiled_obs = tf.reshape(
+            tf.tile(obs[None], [n] + [1] * len(obs.shape)), [n * batch, *obs.shape[1:]]
+        )
+        flat_actions = tf.reshape(joint_actions, [n * batch, *joint_actions.shape[2:]])
+        q_all = tf.reshape(self.critics(tiled_obs, flat_actions), [n, n, batch])
+        return tf.reduce_sum(q_all * tf.eye(n)[:, :, None], axis=1)
+
+    def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        next_action = self._joint_action(sample["next_obs"], target=True)
+        td_target = maddpg_critic_target(
+            sample["reward"],
+            sample["discount"],
+            self.critics_target(sample["next_obs"], next_action),
+        )
+
+        def critic_loss_fn():
+            q_values = self.critics(sample["obs"], sample["action"])
+            loss, td_error = maddpg_critic_loss(q_values, td_target, sample["weights"])
+            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+
+        loss, _, aux = self._gradient_step(critic_loss_fn, self.critics.trainable_variables)
+
+        def actor_loss_fn():
+            policy_action = self._joint_action(sample["obs"])
+            joint = maddpg_joint_actions(sample["action"], policy_action)
+            return maddpg_actor_loss(self._own_q(sample["obs"], joint)), {}
+
+        actor_loss, _ = self._optimizer_step(
+            self.actor_optimizer, actor_loss_fn, self._actor_variables(trainable=True)
+        )
+        polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
+        polyak_update(self._actor_variables(target=True), self._actor_variables(), hp.tau)
+        return {"loss": loss, "actor_loss": actor_loss, **aux}

@@ -1,0 +1,89 @@
+"""MADDPG hparams sets: `maddpg` (the paper's settings), `maddpg_simple_spread`, `maddpg_tiny`.
+
+Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed Cooperative-Competitive Environments",
+https://arxiv.org/abs/1706.02275; the paper's settings are those of its reference code
+(github.com/openai/maddpg): Adam lr 0.01, gamma 0.95, batch 1024, two 64-unit layers,
+tau 0.01, gradient clipping 0.5, one update every 100 env steps after 1024 x 25 steps.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.registry import register_hparams
+
+SIMPLE_SPREAD = {"N": 3, "local_ratio": 0.5, "max_cycles": 25}
+
+
+@register_hparams("maddpg")
+def maddpg() -> HParams:
+    """The paper's settings on MPE's cooperative navigation (simple_spread, 3 agents)."""
+    hp = off_policy_continuous()
+    hp.agent = "maddpg"
+    hp.env = "mpe/simple_spread_v3"
+    hp.env_kwargs = dict(SIMPLE_SPREAD)
+    hp.lr = 1e-2
+    hp.gamma = 0.95
+    hp.batch_size = 1024
+    hp.hidden_sizes = [64, 64]
+    hp.tau = 0.01
+    hp.max_grad_norm = 0.5
+    hp.num_critics = 1  # one centralized critic per agent (the only value maddpg accepts)
+    hp.learning_starts = 25_600
+    hp.train_every = 100
+    hp.gradient_steps = 1
+    hp.train_steps = 1_500_000
+    hp.eval.every_steps = 25_000
+    hp.checkpoint_every = 100_000
+    hp.add(
+        "action_noise_std",
+        0.1,
+        "Gaussian exploration noise std per action entry, in units of the action half-range.",
+    )
+    hp.add(
+        "share_actor",
+        False,
+        "One actor network for all agents (parameter sharing; needs equal action bounds).",
+    )
+    return hp
+
+
+@register_hparams("maddpg_simple_spread")
+def maddpg_simple_spread() -> HParams:
+    """simple_spread (3 agents, 25 steps) in a few minutes of CPU: more gradient steps per env
+    step than the paper, a smaller learning rate, one shared actor and 4 env copies (the slow
+    learning test's set)."""
+    hp = maddpg()
+    hp.share_actor = True
+    hp.num_envs = 4
+    hp.train_steps = 60_000
+    hp.lr = 1e-3
+    hp.batch_size = 256
+    hp.learning_starts = 2_500
+    hp.train_every = 100
+    hp.gradient_steps = 25
+    hp.buffer_size = 200_000
+    hp.eval.every_steps = 10_000
+    hp.checkpoint_every = 20_000
+    return hp
+
+
+@register_hparams("maddpg_tiny")
+def maddpg_tiny() -> HParams:
+    """A few hundred simple_spread steps (2 agents, 10-step episodes) with prioritized replay:
+    for smoke tests, not learning."""
+    hp = maddpg()
+    hp.env_kwargs = {"N": 2, "local_ratio": 0.5, "max_cycles": 10}
+    hp.train_steps = 400
+    hp.learning_starts = 100
+    hp.train_every = 50
+    hp.gradient_steps = 4
+    hp.batch_size = 16
+    hp.buffer_size = 1000
+    hp.hidden_sizes = [16]
+    hp.memory = "prioritized"
+    hp.eval.every_steps = 200
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 200
+    hp.log_every = 100
+    return hp
