@@ -5,9 +5,10 @@
 #   ./setup.sh                       # first run: a few minutes; later runs: well under a second
 #   PYTHON=/path/to/python3.12 ./setup.sh   # choose the interpreter for a new .venv
 #
-# Idempotent: .venv/.rl-setup-stamp records the sha256 of requirements.txt, pyproject.toml and
-# the checkout's path; while they match, nothing is installed again. Edit either file (or move
-# the checkout) and the next run reinstalls. Needs no network other than PyPI.
+# Idempotent: .venv/.rl-setup-stamp records the sha256 of requirements.txt,
+# requirements-procgen.txt, pyproject.toml and the checkout's path; while they match, nothing is
+# installed again. Edit any of them (or move the checkout) and the next run reinstalls. Needs no
+# network other than PyPI.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -37,9 +38,9 @@ sha256() {
   fi
 }
 
-# The installed state depends on both files' contents and, for the editable install, on where
+# The installed state depends on these files' contents and, for the editable install, on where
 # the checkout lives.
-want_stamp="$({ cat requirements.txt pyproject.toml; echo "$ROOT"; } | sha256)"
+want_stamp="$({ cat requirements.txt requirements-procgen.txt pyproject.toml; echo "$ROOT"; } | sha256)"
 
 venv_works() { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c '' >/dev/null 2>&1; }
 
@@ -105,6 +106,10 @@ fi
 
 echo "setup.sh: installing requirements.txt into .venv (quiet; the first time takes minutes)"
 pip_install -r requirements.txt
+# procgen (CoinRun) declares numpy<2 and the old gym, which contradict requirements.txt although
+# it runs with them; its file pins what it needs at run time (docs/environments.md, "CoinRun").
+echo "setup.sh: installing requirements-procgen.txt (--no-deps)"
+pip_install --no-deps -r requirements-procgen.txt
 echo "setup.sh: installing rl in editable mode"
 # setuptools warns on every editable install that a folder named like the package could shadow
 # it; that is this repository's own rl/, so the note is noise (real errors still show).

@@ -11,6 +11,7 @@ Adding an algorithm never edits this file: it composes registered parts only.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         args = build_parser().parse_args(argv)
+        from rl.utils.logger import configure_logging
+
+        configure_logging(args.log_level)
         return _run(args)
     except UserError as error:
         print(f"train.py: error: {error}", file=sys.stderr)
@@ -53,12 +57,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("train.py: interrupted; the last checkpoint is intact", file=sys.stderr)
         return 130
+    except Exception as error:  # a failed worker process: one line, status 1 (docs/workers.md)
+        from rl.workers.errors import worker_error_line
+
+        line = worker_error_line(error)
+        if line is None:
+            raise
+        print(f"train.py: {line}; the last checkpoint is intact", file=sys.stderr)
+        return 1
 
 
 def _run(args) -> int:
     import rl  # noqa: F401  (fills the registries)
     from rl import registry
-    from rl.envs import check_env_name
+    from rl.cli import hparams_from_args
     from rl.errors import UserError
     from rl.trainer import Trainer
     from rl.utils.checkpoint import CheckpointStore
@@ -76,11 +88,11 @@ def _run(args) -> int:
             print(f"{kind}: {', '.join(reg.names()) or '(none)'}")
         return 0
     system = registry.get_system(args.sys)  # an unknown --sys lists the registered ones
-    if hasattr(system, "launch"):  # --sys tpu: validate everything, render, submit (or print)
+    if hasattr(system, "launch"):  # --sys tpu/gke: validate everything, render, submit (or print)
         from rl.cli import build_parser
 
         return system.launch(args, build_parser(), check_values=_check_values)
-    from rl.systems.tpu import reject_launch_flags
+    from rl.systems.kube_launcher import reject_launch_flags
 
     reject_launch_flags(args)  # e.g. --image with --sys local would be silently ignored
     if not args.hparams:
@@ -89,11 +101,6 @@ def _run(args) -> int:
         raise UserError("--output_dir is required, e.g. --output_dir runs/my_run")
     if args.copies < 1:
         raise UserError(f"--copies must be >= 1, got {args.copies}")
-    if args.num_workers != 1:
-        raise UserError(
-            f"--num_workers {args.num_workers} is not available yet (the scale-out "
-            "issue adds parallel workers); use --num_workers 1"
-        )
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
     if args.render:
@@ -108,28 +115,15 @@ def _run(args) -> int:
         if message:
             raise UserError(message)
 
-    hparams = registry.get_hparams(args.hparams)()
-    hparams.override(args.hparam_override)
-    if args.env is not None:
-        hparams.env = args.env
-    if args.train_steps is not None:
-        hparams.train_steps = args.train_steps
-    if args.eval_episodes is not None:
-        hparams.eval.episodes = args.eval_episodes
-    _check_values(hparams)
-    hparams.freeze()
+    hparams = hparams_from_args(args, _check_values)  # every name in it checked
     compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled trainer (rl.compiled)
-    if compiled:
-        registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
-    else:
-        check_env_name(hparams.env)
-    for key, reg in (
-        ("agent", registry.agents),
-        ("model", registry.models),
-        ("memory", registry.memory),
-    ):
-        if key in hparams.keys():
-            reg.get(getattr(hparams, key))
+    from rl.systems.strategies import training_strategy
+
+    agent = hparams.agent if "agent" in hparams.keys() else None
+    strategy = training_strategy(args.strategy, agent, compiled, args.training)
+    from rl.workers.checks import check_num_workers, uses_apex
+
+    check_num_workers(args, hparams, compiled, strategy)
     check_writable(args.output_dir)
 
     run_dirs = [run_dir_path(args.output_dir, i) for i in range(args.copies)]
@@ -152,7 +146,11 @@ def _run(args) -> int:
 
         trainer_class = CompiledTrainer
     else:
-        trainer_class = Trainer
+        trainer_class = functools.partial(Trainer, strategy=strategy, num_workers=args.num_workers)
+    if args.training and args.num_workers > 1 and uses_apex(hparams):
+        from rl.workers.apex_trainer import ApexTrainer  # actor processes + this learner
+
+        trainer_class = functools.partial(ApexTrainer, num_workers=args.num_workers)
 
     def job(index: int):
         run_dir = run_dirs[index]
@@ -167,6 +165,11 @@ def _run(args) -> int:
         return trainer.test(args.test_episodes)
 
     jobs = [lambda i=i: job(i) for i in range(args.copies)]
+    if compiled and args.training and args.copies > 1:  # all copies in one program if it can
+        from rl.compiled import train_copies
+
+        seeds = [args.seed + i for i in range(args.copies)]
+        jobs = [lambda: train_copies(hparams, run_dirs, seeds, args.hparams, args.record_video)]
     registry.get_system(args.sys)(jobs)
     return 0
 
@@ -179,8 +182,12 @@ def _check_values(hparams) -> None:
     for key in positive:
         if getattr(hparams, key) < 1:
             raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
-    if hparams.eval.episodes < 1 or hparams.eval.every_steps < 1:
-        raise UserError("eval.episodes and eval.every_steps must be >= 1")
+    from rl.hparams.common import check_evaluation_protocol
+
+    check_evaluation_protocol(hparams.eval, hparams.env)
+    from rl.envs.reward_augmentation import check_reward_augmentation
+
+    check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from rl.errors import UserError
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
 TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}
 
@@ -43,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train, evaluate or test an RL agent composed from registered parts.",
     )
     p.add_argument(
-        "--sys", default="local", help="Where to run: local, or tpu (a GKE TPU Job; see below)."
+        "--sys",
+        default="local",
+        help="Where to run: local, tpu (a GKE TPU Job) or gke (CPU/GPU workers); see below.",
     )
     p.add_argument("--hparams", help="Registered hparams set, e.g. dqn_cartpole (see --list).")
     p.add_argument("--env", help="Override the set's env (gymnasium id or module:Class).")
@@ -64,8 +69,28 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(
         p, "record_video", False, "Write mp4s of evaluation/test episodes to run_<i>/videos/."
     )
-    p.add_argument("--num_workers", type=int, default=1, help="Parallel workers (1 for now).")
+    p.add_argument(
+        "--num_workers",
+        type=int,
+        default=1,
+        help="Worker processes on this machine: Ape-X actors for replay agents, env workers "
+        "for the others (docs/workers.md).",
+    )
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
+    p.add_argument(
+        "--strategy",
+        help="tf.distribute strategy of the learner: default, mirrored (this machine's devices), "
+        "multi_worker_mirrored (TF_CONFIG) or tpu; default: $RL_STRATEGY, else default "
+        "(docs/distributed.md).",
+    )
+    p.add_argument(
+        "--log_level",
+        default="INFO",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="DEBUG: also log every update's loss on its batch before and after the step and "
+        "the gradient norm (console and TensorBoard debug/); WARNING: no progress line.",
+    )
     _bool_flag(
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
     )
@@ -75,17 +100,59 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _launch_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of `--sys tpu` (docs/tpu_gke.md); with --sys local they are an error."""
-    g = parser.add_argument_group("--sys tpu (Kubernetes / Cloud TPU on GKE)")
-    g.add_argument("--tpu", help="TPU slice type, e.g. v5e-4, v6e-8, v4-8 or v4-32:2x2x4.")
-    g.add_argument("--image", help="Container image built from k8s/Dockerfile.tpu.")
+    """Flags of `--sys tpu` and `--sys gke` (docs/tpu_gke.md); with --sys local they are an
+    error, as is a flag of the other system."""
+    g = parser.add_argument_group("--sys tpu and --sys gke (Kubernetes Jobs on GKE)")
+    g.add_argument("--image", help="Container image built from k8s/Dockerfile.{tpu,cpu,gpu}.")
     g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")
     g.add_argument("--kube_context", help="kubeconfig context (default: the current one).")
     g.add_argument("--job_name", help="Job name (default: rl-<hparams>-<time>-<random>).")
     _bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
+    t = parser.add_argument_group("--sys tpu (Cloud TPU slice)")
+    t.add_argument("--tpu", help="TPU slice type, e.g. v5e-4, v6e-8, v4-8 or v4-32:2x2x4.")
     _bool_flag(
-        g,
+        t,
         "experimental_multihost",
         False,
         "Allow multi-host TPU slices (Indexed Job + headless Service; untested on a cluster).",
     )
+    w = parser.add_argument_group("--sys gke (MultiWorkerMirroredStrategy on CPU/GPU nodes)")
+    w.add_argument(
+        "--workers",
+        type=int,
+        help="Worker Pods of the Indexed Job (default 1); separate from --num_workers.",
+    )
+    w.add_argument(
+        "--gpus_per_worker", type=int, help="GPUs per worker Pod (default 0: CPU workers)."
+    )
+    w.add_argument("--gpu_type", help="GKE GPU type (node label), e.g. nvidia-l4, nvidia-tesla-t4.")
+
+
+def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
+    """The run's frozen hparams: the registered set, then --hparam_override, --env,
+    --train_steps and --eval_episodes, checked by `check_values`, with every registered name
+    they use (env, agent, model, memory) looked up. A `tf/` env is one of the compiled path's.
+    The one place that does this, so `--sys local` and the Kubernetes launchers (which check
+    before submitting what the Pod will build) cannot drift apart."""
+    from rl import registry
+    from rl.envs import check_env_name
+
+    hparams = registry.get_hparams(args.hparams)()
+    hparams.override(args.hparam_override)
+    if args.env is not None:
+        hparams.env = args.env
+    if args.train_steps is not None:
+        hparams.train_steps = args.train_steps
+    if args.eval_episodes is not None:
+        hparams.eval.episodes = args.eval_episodes
+    check_values(hparams)
+    hparams.freeze()
+    if hparams.env.startswith("tf/"):  # TF-ops env: the compiled trainer (rl.compiled)
+        registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
+    else:
+        check_env_name(hparams.env)
+    parts = {"agent": registry.agents, "model": registry.models, "memory": registry.memory}
+    for key, part_registry in parts.items():
+        if key in hparams.keys():
+            part_registry.get(getattr(hparams, key))
+    return hparams

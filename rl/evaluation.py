@@ -1,23 +1,45 @@
-"""Greedy evaluation on a separate vector env with its own seeds.
+"""Evaluation on a separate vector env with its own seeds, following the declared protocol.
+
+The protocol is the `eval` hparams group (rl/hparams/common.py, docs/evaluation_protocol.md):
+how often, how many episodes, greedy or epsilon-greedy (`epsilon`), a time limit
+(`max_episode_steps`) and, on Atari, sticky actions on or off. `make_eval_env` builds the env
+the protocol describes; `evaluate` plays it.
 
 Each of the env copies plays exactly one episode (num_envs == episodes), so short episodes are
-not over-represented and the whole evaluation costs one compiled call per vector step.
+not over-represented and the whole evaluation costs one compiled call per vector step. On envs
+that report full games (Atari, `EnvSpec.reports_game_score`) an evaluation episode is a whole
+game: with episodic life the copy plays on through lost lives, and both numbers are kept, the
+raw (unclipped) game score and the per-life returns of the rewards the agent learns from.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
+import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.envs import make_vector_env
+from rl.envs.atari import DEFAULT_STICKY
+from rl.envs.spec import EnvSpec
+from rl.hparams import HParams
+from rl.hparams.common import check_evaluation_protocol
 
 
 @dataclass(frozen=True)
 class EvalResult:
+    """One evaluation. `returns` holds one number per evaluation episode: the raw full-game
+    score where the env reports games (Atari), else the episode's reward sum."""
+
     returns: np.ndarray
     lengths: np.ndarray
+    # Atari only: raw full-game scores (== returns) and the reward sums of every env episode
+    # (one per life with episodic life; clipped rewards when clipping is on).
+    raw_scores: np.ndarray | None = None
+    episode_returns: np.ndarray | None = None
 
     @property
     def return_mean(self) -> float:
@@ -28,25 +50,120 @@ class EvalResult:
         return float(np.std(self.returns))
 
     def metrics(self, section: str = "eval") -> dict[str, float]:
-        return {
+        metrics = {
             f"{section}/return_mean": self.return_mean,
             f"{section}/return_std": self.return_std,
             f"{section}/length_mean": float(np.mean(self.lengths)),
             f"{section}/episodes": float(len(self.returns)),
         }
+        if self.raw_scores is not None:
+            metrics[f"{section}/raw_score_mean"] = float(np.mean(self.raw_scores))
+            metrics[f"{section}/raw_score_std"] = float(np.std(self.raw_scores))
+        if self.episode_returns is not None and len(self.episode_returns):
+            metrics[f"{section}/clipped_return_mean"] = float(np.mean(self.episode_returns))
+        return metrics
 
 
-def evaluate(agent: Agent, env: gym.vector.VectorEnv, seed: int) -> EvalResult:
-    """Plays one greedy episode in each copy of `env`; returns per-episode returns/lengths."""
+def make_eval_env(
+    hparams: HParams, num_envs: int, seed: int
+) -> tuple[gym.vector.VectorEnv, EnvSpec]:
+    """The env the evaluation protocol describes (no reward augmentation, ever)."""
+    protocol = hparams.eval
+    check_evaluation_protocol(protocol, hparams.env)
+    env_kwargs = dict(hparams.env_kwargs)
+    if protocol.sticky_actions is not None:
+        train_p = float(env_kwargs.get("repeat_action_probability", DEFAULT_STICKY))
+        env_kwargs["repeat_action_probability"] = (
+            (train_p if train_p > 0 else DEFAULT_STICKY) if protocol.sticky_actions else 0.0
+        )
+    limit = protocol.max_episode_steps
+    if limit is None:
+        limit = hparams.max_episode_steps
+    return make_vector_env(
+        hparams.env, num_envs, seed, env_kwargs=env_kwargs, max_episode_steps=limit
+    )
+
+
+def evaluate(
+    agent: Agent,
+    env: gym.vector.VectorEnv,
+    seed: int,
+    epsilon: float = 0.0,
+    full_games: bool = False,
+) -> EvalResult:
+    """Plays one episode (one full game if `full_games`) in each copy of `env`.
+
+    Actions are the agent's greedy ones, replaced by a uniformly random action with
+    probability `epsilon` per step (drawn from a generator seeded by `seed`, so evaluation never
+    touches the agent's training randomness).
+    """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
-    returns = np.zeros(num_envs, np.float64)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    space = env.single_action_space
+    returns = np.zeros(num_envs, np.float64)  # rewards the agent sees, whole evaluation episode
     lengths = np.zeros(num_envs, np.int64)
+    raw_scores = np.zeros(num_envs, np.float64)
+    life_returns = np.zeros(num_envs, np.float64)
+    episode_returns: list[float] = []
     running = np.ones(num_envs, bool)
     while running.any():
         action = agent.greedy_actions(obs)
-        obs, reward, terminated, truncated, _ = env.step(action)
+        if epsilon > 0:
+            explore = rng.random(num_envs) < epsilon
+            action = np.where(
+                _expand(explore, action), _random_actions(rng, space, num_envs), action
+            )
+        obs, reward, terminated, truncated, info = env.step(action)
         returns += np.where(running, reward, 0.0)
+        life_returns += np.where(running, reward, 0.0)
         lengths += running
-        running &= ~(terminated | truncated)
+        ended = terminated | truncated
+        for i in np.flatnonzero(ended & running):
+            episode_returns.append(float(life_returns[i]))
+            life_returns[i] = 0.0
+        if full_games:
+            final = info.get("final_info") or {}
+            game_over = np.asarray(final.get("_game_score", np.zeros(num_envs, bool)), bool)
+            if game_over.any():
+                raw_scores = np.where(game_over & running, final["game_score"], raw_scores)
+            running &= ~game_over
+        else:
+            running &= ~ended
+    if full_games:
+        return EvalResult(
+            returns=raw_scores,
+            lengths=lengths,
+            raw_scores=raw_scores,
+            episode_returns=np.asarray(episode_returns),
+        )
     return EvalResult(returns=returns, lengths=lengths)
+
+
+def _random_actions(rng: np.random.Generator, space: gym.Space, num_envs: int) -> np.ndarray:
+    if isinstance(space, gym.spaces.Discrete):
+        return space.start + rng.integers(0, space.n, size=num_envs)
+    low, high = np.broadcast_arrays(space.low, space.high)
+    return rng.uniform(low, high, size=(num_envs, *space.shape)).astype(space.dtype)
+
+
+def _expand(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """[N] -> broadcastable against actions [N, ...]."""
+    return mask.reshape(mask.shape + (1,) * (np.ndim(like) - 1))
+
+
+def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -> None:
+    """The evaluation protocol as a TensorBoard text summary (tab TEXT, tag protocol)."""
+    text = (
+        "```\n"
+        + json.dumps(
+            {"env": hparams.env, "env_kwargs": hparams.env_kwargs, **hparams.eval.to_dict()},
+            indent=2,
+            sort_keys=True,
+            default=str,
+        )
+        + "\n```"
+    )
+    with writer.as_default(step=0):
+        tf.summary.text("protocol", text)
+    writer.flush()

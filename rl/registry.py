@@ -81,6 +81,7 @@ gradient_functions: Registry[Callable[..., Any]] = Registry("gradient function")
 advantage_estimators: Registry[Callable[..., Any]] = Registry("advantage estimator")
 schedules: Registry[Callable[..., Any]] = Registry("schedule")
 systems: Registry[Callable[..., Any]] = Registry("system")
+reward_augmentations: Registry[Callable[..., Any]] = Registry("reward augmentation")
 
 ALL: dict[str, Registry[Any]] = {
     "hparams": hparams,
@@ -93,6 +94,7 @@ ALL: dict[str, Registry[Any]] = {
     "advantage_estimators": advantage_estimators,
     "schedules": schedules,
     "systems": systems,
+    "reward_augmentations": reward_augmentations,
 }
 
 register_hparams, get_hparams = hparams.register, hparams.get
@@ -111,3 +113,7 @@ register_advantage_estimator, get_advantage_estimator = (
 )
 register_schedule, get_schedule = schedules.register, schedules.get
 register_system, get_system = systems.register, systems.get
+register_reward_augmentation, get_reward_augmentation = (
+    reward_augmentations.register,
+    reward_augmentations.get,
+)

@@ -10,11 +10,20 @@ episode boundary: the running episodes are cut (the agent treats the cut as a tr
 bootstraps through it) and the envs are reset with a seed derived from the number of cuts so
 far. An interrupted run and an uninterrupted one therefore see the same data and, with
 deterministic ops, end with bit-identical weights (tests/test_resume.py).
+
+Strategies (`strategy=`, train.py's --strategy; docs/distributed.md). The agent is built under
+the strategy's scope, and its gradient steps run across the replicas (`rl.distribute`). With
+MultiWorkerMirroredStrategy every worker runs this loop on its own envs (other env seeds) and
+its own replay, the gradients are all-reduced and the weights stay identical; only the chief
+(worker 0) writes the run dir, the others write into a scratch dir that is removed at the end.
+A worker that resumes restores the chief's checkpoint (weights, counters and the chief's replay).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import shutil
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,13 +32,16 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.distribute import WorkerRole, all_workers_agree, worker_role
 from rl.driver import Driver
 from rl.envs import make_vector_env
+from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.evaluation import EvalResult, evaluate
+from rl.evaluation import EvalResult, evaluate, make_eval_env, write_protocol_summary
 from rl.hparams import HParams
 from rl.registry import get_agent
+from rl.systems.strategies import shared_strategy
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join
 from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
@@ -78,9 +90,15 @@ class Trainer:
         hparams_set: str,
         record_video: bool = False,
         render: bool = False,
+        strategy: str = "default",
+        num_workers: int = 1,
     ) -> None:
         self.hp = hparams
         self.run_dir = run_dir
+        self.strategy_name = strategy
+        self.num_workers = num_workers  # processes the training env copies are split over
+        self.role = WorkerRole()  # this process's worker index; set by `train`
+        self.write_dir = run_dir  # where this process writes: run_dir, or a non-chief's scratch
         self.seed = seed
         self.hparams_set = hparams_set
         self.record_video = record_video
@@ -89,12 +107,21 @@ class Trainer:
         self._tensorboard: TensorBoardSink | None = None
         self.label = run_dir.rstrip("/").split("/")[-1]
         self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
+        self.save_store = self.store
 
     # ------------------------------------------------------------------------ building
-    def _make_env(self, num_envs: int, seed: int):
+    def _make_env(self, num_envs: int, seed: int, training: bool = False):
+        """Training envs carry the set's reward augmentation; eval/test envs never do, so
+        every reported eval and test return is the env's own reward."""
         hp = self.hp
         return make_vector_env(
-            hp.env, num_envs, seed, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
+            hp.env,
+            num_envs,
+            seed,
+            env_kwargs=hp.env_kwargs,
+            max_episode_steps=hp.max_episode_steps,
+            reward_augmentation=reward_augmentation_from_hparams(hp) if training else None,
+            num_workers=self.num_workers if training else 1,
         )
 
     def _make_render_env(self, render_mode: str):
@@ -117,18 +144,49 @@ class Trainer:
         return vec_env, env
 
     def _recorder(self, env) -> VideoRecorder:
-        return VideoRecorder(join(self.run_dir, "videos"), fps=env.metadata.get("render_fps", 30))
+        return VideoRecorder(join(self.write_dir, "videos"), fps=env.metadata.get("render_fps", 30))
 
-    def _build_agent(self, spec: EnvSpec) -> Agent:
+    def _worker_names(self) -> tuple:
+        """Folded into a non-chief worker's seeds, so each worker has its own data."""
+        return () if self.role.is_chief else ("worker", self.role.index)
+
+    def _train_env_seed(self, cuts: int) -> int:
+        return derive_seed(self.seed, "train_env", cuts, *self._worker_names())
+
+    def _build_agent(self, spec: EnvSpec, strategy: tf.distribute.Strategy | None = None) -> Agent:
+        """The agent; its variables and optimizer slots under `strategy`'s scope if given."""
         seed_everything(derive_seed(self.seed, "init"), self.hp.deterministic)
-        return get_agent(self.hp.agent)(spec, self.hp, derive_seed(self.seed, "agent"))
+        distributed = strategy is not None and self.strategy_name != "default"
+        with strategy.scope() if distributed else contextlib.nullcontext():
+            return get_agent(self.hp.agent)(
+                spec, self.hp, derive_seed(self.seed, "agent", *self._worker_names())
+            )
 
     # ------------------------------------------------------------------------ training
     def train(self) -> TrainResult:
+        strategy = shared_strategy(self.strategy_name)
+        self.role = worker_role(strategy)
+        if self.role.is_chief:
+            return self._train(strategy)
+        self.write_dir = self.role.scratch_dir()
+        self.save_store = CheckpointStore(join(self.write_dir, "checkpoints"), self.store.keep)
+        try:
+            return self._train(strategy)
+        finally:
+            shutil.rmtree(self.write_dir, ignore_errors=True)
+            self.write_dir, self.save_store = self.run_dir, self.store
+
+    def _train(self, strategy: tf.distribute.Strategy) -> TrainResult:
         hp = self.hp
-        env, spec = self._make_env(hp.num_envs, derive_seed(self.seed, "train_env", 0))
-        eval_env, _ = self._make_env(hp.eval.episodes, derive_seed(self.seed, "eval_env"))
-        agent = self._build_agent(spec)
+        env, spec = self._make_env(hp.num_envs, self._train_env_seed(0), training=True)
+        eval_env, eval_spec = make_eval_env(
+            hp, hp.eval.episodes, derive_seed(self.seed, "eval_env")
+        )
+        self._eval_options = {
+            "epsilon": hp.eval.epsilon,
+            "full_games": eval_spec.reports_game_score,
+        }
+        agent = self._build_agent(spec, strategy)
         render_vec_env = None
         if self.record_video:
             render_vec_env, render_env = self._make_render_env("rgb_array")
@@ -146,21 +204,29 @@ class Trainer:
                 )
                 return self._result(state, already_complete=True)
             print(f"[{self.label}] resuming from checkpoint at {state['env_steps']:,} env steps")
+        if self.role.multi_worker:
+            # A barrier: every worker has read the run dir before the chief writes to it.
+            all_workers_agree(strategy, True)
+            if not self.role.is_chief:  # explore differently from the chief (same weights)
+                names = (*self._worker_names(), state["env_steps"])
+                agent.generator.reset_from_seed(derive_seed(self.seed, "agent", *names))
         write_run_files(
-            self.run_dir, hp, manifest(self.seed, _copy_index(self.label), self.hparams_set)
+            self.write_dir, hp, manifest(self.seed, _copy_index(self.label), self.hparams_set)
         )
-        tensorboard = self._tensorboard = TensorBoardSink(self.run_dir)
+        tensorboard = self._tensorboard = TensorBoardSink(self.write_dir)
         if pointer is None:
             tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
+            write_protocol_summary(tensorboard.writer("eval"), hp)
         logger = Logger(
             [
                 tensorboard,
-                CSVSink(join(self.run_dir, "progress.csv"), resume_at_step=state["env_steps"]),
+                CSVSink(join(self.write_dir, "progress.csv"), resume_at_step=state["env_steps"]),
             ]
         )
-        console = ConsoleSink(hp.train_steps, self.label)
+        worker = "" if self.role.is_chief else f" worker {self.role.index}"
+        console = ConsoleSink(hp.train_steps, self.label + worker)
         driver = Driver(env, spec, agent)
-        driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
+        driver.reset(self._train_env_seed(state["cuts"]))
         try:
             self._loop(agent, driver, eval_env, logger, console, checkpoint, state)
             if state["stopped_early"]:
@@ -200,7 +266,16 @@ class Trainer:
             if returns:
                 logger.record("train/episode_return", float(np.mean(returns)))
                 logger.record("train/episode_length", float(np.mean(lengths)))
-            logger.record_many(update_metrics)
+                if driver.spec.reports_game_score:  # Atari: the same, named for what it is
+                    logger.record("train/clipped_return_mean", float(np.mean(returns)))
+            game_scores = driver.stats.pop_game_scores()
+            if game_scores:  # Atari: raw full-game scores of the games that ended
+                logger.record("train/raw_score_mean", float(np.mean(game_scores)))
+            # --log_level DEBUG: per-update diagnostics go to TensorBoard at every update.
+            debug = {k: v for k, v in update_metrics.items() if k.startswith("debug/")}
+            if debug:
+                self._tensorboard.write(debug, steps)
+            logger.record_many({k: v for k, v in update_metrics.items() if k not in debug})
             now = time.monotonic()
             steps_per_second = (steps - rate_steps) / max(now - rate_start, 1e-9)
             logger.record("time/steps_per_second", steps_per_second)
@@ -229,7 +304,7 @@ class Trainer:
     def _evaluate(self, agent, eval_env, state) -> dict[str, float]:
         hp = self.hp
         eval_seed = derive_seed(self.seed, "eval", state["evaluations"])
-        result = evaluate(agent, eval_env, eval_seed)
+        result = evaluate(agent, eval_env, eval_seed, **self._eval_options)
         if self._video is not None and state["evaluations"] % hp.eval.video_every == 0:
             # Film the evaluation's first episode: a single env reset with the same seed replays
             # exactly the episode env copy 0 of the eval vector env played.
@@ -252,8 +327,8 @@ class Trainer:
         # Cut the running episodes (see the module docstring), then save, then restart envs.
         agent.end_all_episodes()
         state["cuts"] += 1
-        self.store.save(state["env_steps"], checkpoint, agent.numpy_state(), dict(state))
-        driver.reset(derive_seed(self.seed, "train_env", state["cuts"]))
+        self.save_store.save(state["env_steps"], checkpoint, agent.numpy_state(), dict(state))
+        driver.reset(self._train_env_seed(state["cuts"]))
 
     def _result(self, state: dict[str, Any], already_complete: bool) -> TrainResult:
         return TrainResult(
@@ -267,13 +342,15 @@ class Trainer:
     # ---------------------------------------------------------------------------- test
     def test(self, episodes: int) -> EvalResult:
         """Restores the latest checkpoint and plays `episodes` greedy episodes."""
-        env, spec = self._make_env(episodes, derive_seed(self.seed, "test_env"))
+        env, spec = make_eval_env(self.hp, episodes, derive_seed(self.seed, "test_env"))
         agent = self._build_agent(spec)
         checkpoint = tf.train.Checkpoint(agent=agent)
         pointer = self.store.latest()
         self.store.restore(checkpoint, pointer)
         test_seed = derive_seed(self.seed, "test")
-        result = evaluate(agent, env, test_seed)
+        result = evaluate(
+            agent, env, test_seed, self.hp.eval.epsilon, full_games=spec.reports_game_score
+        )
         env.close()
         tensorboard = TensorBoardSink(self.run_dir)
         for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):

@@ -56,6 +56,7 @@ def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
         "advantage_estimators",
         "schedules",
         "systems",
+        "reward_augmentations",
     }
     assert {"dqn", "dqn_cartpole", "dqn_acrobot", "dqn_tiny"} <= set(registry.hparams.names())
     assert "dqn" in registry.agents
@@ -63,3 +64,6 @@ def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
     assert {"greedy", "epsilon_greedy", "sample"} <= set(registry.action_functions.names())
     assert {"linear", "constant", "piecewise"} <= set(registry.schedules.names())
     assert "local" in registry.systems
+    assert {"mountain_car_energy", "scale_reward", "clip_reward"} <= set(
+        registry.reward_augmentations.names()
+    )

@@ -14,7 +14,13 @@ import tensorflow as tf
 # (set, env steps per iteration): iterations, checkpoints and the stop point must line up, so
 # that the stop point is also a checkpoint (and an episode cut) of the straight run. cmaes_tiny:
 # checkpoints (2 iterations) must fit a whole episode per env copy: 160 >= 4 envs x 20 + 80.
-SETS = [("ppo_tiny", 128), ("sac_tiny", 50), ("td3_tiny", 50), ("cmaes_tiny", 80)]
+SETS = [
+    ("ppo_tiny", 128),
+    ("sac_tiny", 50),
+    ("td3_tiny", 50),
+    ("cmaes_tiny", 80),
+    ("maddpg_tiny", 50),
+]
 
 
 def final_checkpoint(run_dir):

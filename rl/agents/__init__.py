@@ -3,9 +3,11 @@
 from rl.agents import (  # noqa: F401
     action_functions,
     advantage_estimators,
+    c51,
     cmaes,
     dqn,
     gradient_functions,
+    maddpg,
     policy_gradient,
     sac,
     td3,

@@ -6,19 +6,39 @@ class owns what every algorithm needs done the same way: step counters as tf.Var
 agent's own `tf.random.Generator`, the optimizer whose learning rate follows a schedule, and the
 gradient step (tape, global-norm clipping, optimizer update, counter).
 
+Distribution strategies are part of that contract. An agent built under `strategy.scope()`
+(the trainer does this for `--strategy mirrored|multi_worker_mirrored|tpu`) keeps the strategy,
+and `_gradient_step(loss_fn, variables, batch)` then splits `batch` across the replicas and runs
+the step under `strategy.run` with the loss scaled so that the update equals the one-device
+update on the whole batch (`rl.distribute.replicated`, docs/distributed.md). For that, a loss is
+a function of its batch (examples on axis 0) returning the batch's (masked) mean and aux
+outputs: scalars (means) or per-example tensors; `_loss_weight` says what the mean divides by.
+An algorithm that follows this sets `supports_strategies = True`. Without a strategy the step
+is the plain one-device code.
+
 Roles (Acme): *acting* is `act` (pure TF, so the driver can run it inside a compiled collect
 loop) and `observe` (Python, numpy: feeds memory); *learning* is `update`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
 from rl.agents.optimizers import make_optimizer
+from rl.distribute import (
+    all_workers_agree,
+    num_local_replicas,
+    replicated_loss,
+    replicated_minimize,
+    worker_role,
+)
 from rl.envs.spec import EnvSpec
+from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
 from rl.types import Batch, Metrics
 
@@ -26,21 +46,38 @@ from rl.types import Batch, Metrics
 class Agent(tf.Module):
     """Base of all agents. Subclasses: fill the `_hooks`; never override public methods."""
 
+    # Whether every gradient step goes through `_gradient_step(loss_fn, variables, batch)` with
+    # a batch-wise loss, so the agent can learn under a distribution strategy (see above).
+    supports_strategies: bool = False
+
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())
         self.spec = spec
         self.hparams = hparams
         self.seed = seed
+        # The strategy whose scope the agent is built in (the default one outside any scope).
+        self.strategy = tf.distribute.get_strategy()
+        self._distributed = tf.distribute.has_strategy()
+        self._multi_worker = worker_role(self.strategy).multi_worker
+        if self._distributed and not self.supports_strategies:
+            raise UserError(
+                f"agent {hparams.agent!r} does not run under a distribution strategy yet; "
+                "train it with --strategy default"
+            )
         # Counters are variables so compiled code reads them and checkpoints carry them.
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = tf.random.Generator.from_seed(seed)
+        # Per-update loss before/after diagnostics, traced into the learner only at DEBUG.
+        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None
         self.learning_rate = as_schedule(hparams.lr)
         self.optimizer = make_optimizer(
             hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon
         )
         self._build()
         self.optimizer.build(self._trainable_variables())
+        if self._distributed:
+            self._check_replica_batch()
         obs_spec = tf.TensorSpec([None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype))
         self._greedy_fn = tf.function(
             lambda obs: self._act(obs, explore=False), input_signature=[obs_spec]
@@ -80,9 +117,15 @@ class Agent(tf.Module):
 
     def update(self) -> Metrics:
         """Learns from what was observed; returns metrics, or {} when not ready yet."""
-        if not self._ready_to_update():
+        ready = self._ready_to_update()
+        if self._multi_worker:  # every worker must enter the update's collectives, or none
+            ready = all_workers_agree(self.strategy, ready)
+        if not ready:
             return {}
-        return self._update()
+        metrics = self._update()
+        if self._diagnostics is not None:
+            metrics = {**metrics, **self._diagnostics.pop(int(self.gradient_steps.numpy()))}
+        return metrics
 
     @property
     def steps_per_iteration(self) -> int:
@@ -115,15 +158,25 @@ class Agent(tf.Module):
     # ------------------------------------------------------------- helpers for subclasses
     def _gradient_step(
         self,
-        loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
+        batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step on `loss_fn()`; returns (loss, gradient norm, aux outputs).
+        """One optimizer step on `loss_fn(batch)` (`loss_fn()` if no batch is given); returns
+        (loss, gradient norm, aux outputs).
 
         The learning rate is set from its schedule at the current gradient step first, so a
-        schedule takes effect inside compiled multi-step loops.
+        schedule takes effect inside compiled multi-step loops. At DEBUG, the loss runs again
+        after the update with the same random numbers (rl/agents/diagnostics.py). Under a
+        strategy the step is `rl.distribute.replicated_minimize` on `batch` (required there).
         """
         self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
+        if self._distributed:
+            return self._replicated_gradient_step(loss_fn, variables, batch)
+        if batch is not None:
+            loss_fn = functools.partial(loss_fn, batch)
+        if self._diagnostics is not None:
+            rng_before = self.generator.state.read_value()
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
         grads = tape.gradient(loss, variables)
@@ -131,12 +184,68 @@ class Agent(tf.Module):
         if self.hparams.max_grad_norm > 0:
             grads, _ = tf.clip_by_global_norm(grads, self.hparams.max_grad_norm, grad_norm)
         self.optimizer.apply_gradients(zip(grads, variables, strict=False))
+        if self._diagnostics is not None:  # before the counter: schedules see the same step
+            rng_after = self.generator.state.read_value()
+            self.generator.state.assign(rng_before)
+            loss_after, _ = loss_fn()
+            self.generator.state.assign(rng_after)
+            self._diagnostics.record(loss, loss_after, grad_norm)
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
+
+    def _replicated_gradient_step(
+        self,
+        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        variables: list[tf.Variable],
+        batch: dict[str, tf.Tensor] | None,
+    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """`_gradient_step` under the agent's strategy (the learning rate is already set)."""
+        if batch is None:
+            raise TypeError(f"{type(self).__name__}: pass the batch to _gradient_step")
+        loss, grad_norm, aux = replicated_minimize(
+            self.strategy,
+            self.optimizer,
+            loss_fn,
+            variables,
+            batch,
+            self.hparams.max_grad_norm,
+            self._loss_weight,
+        )
+        if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
+            loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
+            self._diagnostics.record(loss, loss_after, grad_norm)
+        self.gradient_steps.assign_add(1)
+        return loss, grad_norm, aux
+
+    def _check_replica_batch(self) -> None:
+        """Every gradient step's batch must split evenly across this worker's replicas."""
+        replicas = num_local_replicas(self.strategy)
+        size = self._learner_batch_size()
+        if size % replicas:
+            raise UserError(
+                f"the learner's batch of {size} does not split evenly across the {replicas} "
+                f"replicas of this worker; make batch_size a multiple of {replicas}"
+            )
 
     # ------------------------------------------------------------------------- hooks
     def _build(self) -> None:
         raise NotImplementedError
+
+    def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
+        """What a loss's mean over `batch` divides by: its number of examples (override for
+        masked means). Under a strategy it weighs each replica's loss (rl/distribute)."""
+        return tf.shape(tf.nest.flatten(batch)[0])[0]
+
+    def _learner_batch_size(self) -> int:
+        """Examples in one gradient step's batch (checked to split across replicas)."""
+        return self.hparams.batch_size
+
+    def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
+        """The learner's `tf.function`: XLA-compiled per the `jit_compile` hparam on one device;
+        under a strategy the outer loop is not (`strategy.run` places the replicas' work on
+        their devices, and TPUStrategy compiles that work with XLA itself)."""
+        jit = self.hparams.jit_compile and not self._distributed
+        return tf.function(fn, input_signature=input_signature, jit_compile=jit)
 
     def _trainable_variables(self) -> list[tf.Variable]:
         raise NotImplementedError

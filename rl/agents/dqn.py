@@ -5,7 +5,12 @@ Mnih et al. 2015, "Human-level control through deep reinforcement learning" (Nat
 van Hasselt et al. 2015, https://arxiv.org/abs/1509.06461 (double Q);
 Wang et al. 2016, https://arxiv.org/abs/1511.06581 (dueling);
 Schaul et al. 2015, https://arxiv.org/abs/1511.05952 (prioritized replay);
-Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination).
+Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination);
+Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`: NoisyNet heads, whose noise
+is drawn from the agent's generator once per acting step and, independently for the online and
+target networks, before every gradient step; greedy actions use the mean weights).
+The distributional variant (C51, Rainbow) is rl/agents/c51.py: it changes the network's output
+(`_q_network_options`), how Q-values are read from it (`_q_values`) and the loss (`_loss`).
 
 Learning runs `gradient_steps` optimizer steps inside ONE compiled call per `update`: the K
 batches are sampled from the numpy replay up front (stacked [K, B, ...]), so the TF dispatch
@@ -31,6 +36,8 @@ from rl.types import Metrics
 class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
+    supports_strategies = True  # `_loss` is a mean over its batch
+
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
@@ -44,7 +51,13 @@ class DQN(ReplayAgent):
 
         def q_network(name: str) -> QNetwork:
             net = QNetwork(
-                spec.num_actions, hp.model, hp.hidden_sizes, hp.activation, hp.dueling, name=name
+                spec.num_actions,
+                hp.model,
+                hp.hidden_sizes,
+                hp.activation,
+                hp.dueling,
+                name=name,
+                **self._q_network_options(),
             )
             net(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables now
             return net
@@ -55,6 +68,10 @@ class DQN(ReplayAgent):
         self.epsilon = as_schedule(hp.epsilon)
 
         self._build_replay((), np.int64, hp.n_step)
+
+    def _q_network_options(self) -> dict:
+        """Extra QNetwork arguments (C51 adds its atoms)."""
+        return {"noisy": self.hparams.noisy, "sigma0": self.hparams.noisy_sigma0}
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.q_network.trainable_variables
@@ -67,10 +84,16 @@ class DQN(ReplayAgent):
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        q_values = self.q_network(obs)
-        if not explore:
-            return greedy(q_values)
+        if not explore:  # noisy layers use their mean weights
+            return greedy(self._q_values(self.q_network, obs, noisy=False))
+        if self.hparams.noisy:  # NoisyNet: fresh noise for every acting step
+            self.q_network.resample_noise(self.generator)
+        q_values = self._q_values(self.q_network, obs)
         return epsilon_greedy(q_values, self.generator, self._current_epsilon())
+
+    def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
+        """[B, A] Q-values of `network` (C51: the means of its return distributions)."""
+        return network(obs, noisy=noisy)
 
     def _current_epsilon(self) -> tf.Tensor:
         # Uniformly random actions until learning starts (as SB3 and Dopamine do).
@@ -98,9 +121,12 @@ class DQN(ReplayAgent):
         for k in tf.range(num_batches):
             if self.gradient_steps % hp.target_update_period == 0:
                 self._sync_target(hp.tau)
+            if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
+                self.q_network.resample_noise(self.generator)
+                self.target_network.resample_noise(self.generator)
             sample = {key: value[k] for key, value in batch.items()}
             loss, grad_norm, aux = self._gradient_step(
-                lambda sample=sample: self._loss(sample), self.q_network.trainable_variables
+                self._loss, self.q_network.trainable_variables, sample
             )
             td_errors = td_errors.write(k, aux["td_error"])
             loss_sum += loss
@@ -113,6 +139,9 @@ class DQN(ReplayAgent):
             "q_mean": q_sum / count,
             "td_error": td_errors.stack(),
         }
+
+    def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
+        return self._loss(sample)[1]["td_error"]
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_q_target = self.target_network(sample["next_obs"])

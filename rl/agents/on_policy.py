@@ -24,6 +24,7 @@ steps)`. Episode cuts by the trainer (checkpoints) become truncations of the lat
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
@@ -49,6 +50,19 @@ def minibatch_indices(
     return tf.reshape(permutation[: num_minibatches * size], [num_minibatches, size])
 
 
+def repeat(count: int, body: Callable[[tf.Tensor, dict], dict], state: dict) -> dict:
+    """`state = body(i, state)` for i in range(count), as one graph loop (`tf.while_loop`).
+
+    Written out rather than left to autograph: the learner is traced without autograph, whose
+    recursive source conversion of every function the update reaches cost ~1-4 s per process
+    (benchmarks/python_path_vs_sb3.py), more than a short run's whole learning time.
+    """
+    _, state = tf.while_loop(
+        lambda i, _: i < count, lambda i, s: (i + 1, body(i, s)), (tf.constant(0), state)
+    )
+    return state
+
+
 def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
     """(x - mean) / (std + 1e-8) over the masked samples."""
     mean = masked_mean(x, mask)
@@ -60,6 +74,7 @@ class OnPolicyAgent(Agent):
     """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
 
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
+    supports_strategies = True  # minibatch losses are masked means (see `_loss_weight`)
     # The `_loss` aux outputs averaged over an update and logged as train/<name>.
     loss_metrics: tuple[str, ...] = ("policy_loss", "value_loss", "entropy")
 
@@ -104,8 +119,9 @@ class OnPolicyAgent(Agent):
             "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
             "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs_dtype),
         }
-        self._train_fn = tf.function(
-            self._train, input_signature=[batch_spec], jit_compile=hp.jit_compile
+        # Traced without autograph (see `repeat`): `_train` writes its loops as tf.while_loop.
+        self._train_fn = self._learner_function(
+            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
 
     def _trainable_variables(self) -> list[tf.Variable]:
@@ -115,7 +131,7 @@ class OnPolicyAgent(Agent):
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        params, _ = self.model(obs)
+        params = self.model.policy(obs)  # no value torso/head: they cost acting time unused
         if self.spec.discrete:
             if not explore:
                 return tf.argmax(params, axis=-1, output_type=tf.int64)
@@ -195,6 +211,13 @@ class OnPolicyAgent(Agent):
             tf.reshape(value, [num_steps, num_envs]),
         )
 
+    def _loss_weight(self, batch: TensorBatch) -> tf.Tensor:
+        # The losses are means over the masked samples (`masked_mean`).
+        return tf.reduce_sum(batch["mask"])
+
+    def _learner_batch_size(self) -> int:
+        return self.num_samples // self.num_minibatches
+
     def _sample_mask(self, batch: TensorBatch) -> tf.Tensor:
         """[T, N] weights of the samples in the loss (1 = use); every sample by default."""
         return tf.ones_like(batch["reward"])
@@ -221,20 +244,24 @@ class OnPolicyAgent(Agent):
         }
         names = self.loss_metrics
         totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
-        for _ in tf.range(hp.n_epochs):
+
+        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+            minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
+            if hp.normalize_advantage:
+                minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
+            loss, grad_norm, aux = self._gradient_step(
+                self._minibatch_loss, self._trainable_variables(), minibatch
+            )
+            return {name: totals[name] + aux.get(name, 0.0) for name in names} | {
+                "loss": totals["loss"] + loss,
+                "grad_norm": totals["grad_norm"] + grad_norm,
+            }
+
+        def epoch(totals: dict) -> dict:
             indices = minibatch_indices(self.generator, n, self.num_minibatches)
-            for k in tf.range(self.num_minibatches):
-                minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
-                if hp.normalize_advantage:
-                    minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-                loss, grad_norm, aux = self._gradient_step(
-                    lambda minibatch=minibatch: self._minibatch_loss(minibatch),
-                    self._trainable_variables(),
-                )
-                totals = {name: totals[name] + aux.get(name, 0.0) for name in names} | {
-                    "loss": totals["loss"] + loss,
-                    "grad_norm": totals["grad_norm"] + grad_norm,
-                }
+            return repeat(self.num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+
+        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
         steps = float(hp.n_epochs * self.num_minibatches)
         metrics = {name: value / steps for name, value in totals.items()}
         flat_returns, flat_values = samples["return"], samples["old_value"]

@@ -1,6 +1,8 @@
 """Shared plumbing of agents that learn from a replay memory (DQN, DDPG/TD3, SAC).
 
-Transitions pass through an `NStepAccumulator` into the registered replay (`hparams.memory`);
+Transitions pass through an `NStepAccumulator` into the registered replay (`hparams.memory`),
+except for uint8 frame stacks (Atari), whose steps go straight into a `FrameReplay` that stores
+each frame once and does the n-step folding at sample time;
 `update` samples `gradient_steps` batches up front ([K, B, ...]) and runs all K gradient steps
 in ONE compiled call of the subclass's `_train_on_batches`; with prioritized replay the
 returned |TD errors| ([K, B]) become the sampled rows' new priorities after the call.
@@ -14,10 +16,23 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.envs.spec import EnvSpec
 from rl.hparams import as_schedule
 from rl.memory import NStepAccumulator
+from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
 from rl.types import Batch
+
+STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
+
+
+def uses_frame_replay(spec: EnvSpec, memory: str) -> bool:
+    """uint8 frame stacks with a uniform or prioritized memory get the FrameReplay."""
+    return (
+        spec.frame_stack > 0
+        and np.dtype(spec.obs_dtype) == np.uint8
+        and memory in ("uniform", "prioritized")
+    )
 
 
 class ReplayAgent(Agent):
@@ -36,38 +51,88 @@ class ReplayAgent(Agent):
         }
         memory_cls = get_memory(hp.memory)
         options = {"alpha": hp.per_alpha, "epsilon": hp.per_epsilon}
-        accepted = inspect.signature(memory_cls).parameters
-        self.replay = memory_cls(
-            capacity=hp.buffer_size,
-            fields=fields,
-            seed=self.seed,
-            **{k: v for k, v in options.items() if k in accepted},
-        )
-        self.n_step = NStepAccumulator(
-            n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
-        )
+        if uses_frame_replay(spec, hp.memory):
+            # Frame stacks (Atari): every frame stored once, stacks and n-step returns rebuilt
+            # at sample time (rl/memory/frame_replay.py); the replay takes raw steps.
+            self.replay = FrameReplay(
+                hp.buffer_size, spec.obs_shape, action_shape, np.dtype(action_dtype),
+                spec.num_envs, n_step, hp.gamma, self.seed,
+                prioritized=hp.memory == "prioritized", **options,
+            )  # fmt: skip
+            self.n_step = None
+        else:
+            accepted = inspect.signature(memory_cls).parameters
+            self.replay = memory_cls(
+                capacity=hp.buffer_size,
+                fields=fields,
+                seed=self.seed,
+                **{k: v for k, v in options.items() if k in accepted},
+            )
+            self.n_step = NStepAccumulator(
+                n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
+            )
         obs_dtype = tf.as_dtype(spec.obs_dtype)
+        # [K, B] as sampled; fixed under a strategy, whose replicas (TPU) need static shapes.
+        lead = [hp.gradient_steps, hp.batch_size] if self._distributed else [None, None]
         batch_spec = {
-            "obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
-            "action": tf.TensorSpec([None, None, *action_shape], tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec([None, None], tf.float32),
-            "next_obs": tf.TensorSpec([None, None, *spec.obs_shape], obs_dtype),
-            "discount": tf.TensorSpec([None, None], tf.float32),
-            "weights": tf.TensorSpec([None, None], tf.float32),
+            "obs": tf.TensorSpec([*lead, *spec.obs_shape], obs_dtype),
+            "action": tf.TensorSpec([*lead, *action_shape], tf.as_dtype(action_dtype)),
+            "reward": tf.TensorSpec(lead, tf.float32),
+            "next_obs": tf.TensorSpec([*lead, *spec.obs_shape], obs_dtype),
+            "discount": tf.TensorSpec(lead, tf.float32),
+            "weights": tf.TensorSpec(lead, tf.float32),
         }
-        self._train_fn = tf.function(
-            self._train_on_batches, input_signature=[batch_spec], jit_compile=hp.jit_compile
-        )
+        self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
+        # Ape-X (rl/workers): an actor's outbox, and the compiled `_td_errors` of one batch.
+        self._outbox: list[Batch] | None = None
+        self._sample_spec = {
+            key: tf.TensorSpec([None, *value.shape[2:]], value.dtype)
+            for key, value in batch_spec.items()
+        }
+        self._td_error_fn = None
 
     def _observe(self, transition: Batch) -> None:
+        if self.n_step is None:
+            self.replay.add(*(transition[key] for key in STEP_FIELDS))
+            return
         self._add_to_replay(self.n_step.add(**transition))
 
     def _end_all_episodes(self) -> None:
+        if self.n_step is None:
+            self.replay.end_all_episodes()
+            return
         self._add_to_replay(self.n_step.flush())
 
     def _add_to_replay(self, completed: Batch) -> None:
-        if len(completed["reward"]):
+        if not len(completed["reward"]):
+            return
+        if self._outbox is not None:
+            self._outbox.append(completed)
+        else:
             self.replay.add_batch(completed)
+
+    # ------------------------------------ Ape-X (rl/workers): acting and learning apart
+    def send_transitions_to(self, outbox: list[Batch] | None) -> None:
+        """Actor side: completed (n-step) transitions are appended to `outbox` instead of
+        entering this agent's replay, which lives in the learner process (None: the replay)."""
+        self._outbox = outbox
+
+    def add_transitions(self, batch: Batch, priorities: np.ndarray | None = None) -> None:
+        """Learner side: adds transitions an actor produced (already n-step processed) with
+        their |TD error| priorities (prioritized replay uses them, uniform replay ignores them;
+        None: new rows get the replay's max priority)."""
+        if len(batch["reward"]):
+            self.replay.add_batch(batch, priorities)
+
+    def initial_priorities(self, batch: Batch) -> np.ndarray | None:
+        """|TD error| of fresh transitions under the current weights, without learning: Ape-X's
+        actor-side priorities. None where the agent does not implement `_td_errors`."""
+        if type(self)._td_errors is ReplayAgent._td_errors or not len(batch["reward"]):
+            return None
+        if self._td_error_fn is None:
+            self._td_error_fn = tf.function(self._td_errors, input_signature=[self._sample_spec])
+        sample = {**batch, "weights": np.ones(len(batch["reward"]), np.float32)}
+        return np.abs(self._td_error_fn(sample).numpy())
 
     def _ready_to_update(self) -> bool:
         hp = self.hparams
@@ -88,7 +153,14 @@ class ReplayAgent(Agent):
         return out
 
     def _numpy_state_parts(self) -> dict[str, object]:
+        if self.n_step is None:
+            return {"replay": self.replay}
         return {"replay": self.replay, "n_step": self.n_step}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        raise NotImplementedError
+
+    def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
+        """[B] TD errors of one batch (fields as in `_train_on_batches`, without the K axis)
+        under the current weights, no learning step. Optional: see `initial_priorities`."""
         raise NotImplementedError

@@ -34,6 +34,11 @@ from rl.agents.base import Agent
 from rl.agents.optimizers import make_optimizer
 
 
+class NotStackable(TypeError):
+    """The agents' trainable variables cannot be stacked (e.g. a raw tf.Variable that a Keras
+    StatelessScope cannot map); their seeds then train one at a time."""
+
+
 class SeedStack(tf.Module):
     """The stacked trainable variables of `agents` (one agent per seed, same hparams)."""
 
@@ -47,7 +52,7 @@ class SeedStack(tf.Module):
         for variables in self.per_seed:
             for variable in variables:
                 if not isinstance(variable, keras.Variable):
-                    raise TypeError(
+                    raise NotStackable(
                         f"{variable.name} is not a Keras variable: it cannot be mapped to a "
                         "slice of the seed stack"
                     )

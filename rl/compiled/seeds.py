@@ -260,7 +260,12 @@ class CompiledPPOSeeds:
         per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
         if self.forward is not None:  # one batched pass for all seeds
             params, values = self.forward.actor_critic(stacked, minibatch["obs"])
-            params, values = tf.unstack(params), tf.unstack(values)
+            values = tf.unstack(values)
+            if self.batched:  # categorical: log-probs and entropies batched too
+                distribution = self.agents[0].model.distribution(params)
+                log_probs = tf.unstack(distribution.log_prob(minibatch["action"]))
+                entropies = tf.unstack(distribution.entropy())
+            params = tf.unstack(params)
         losses, auxes = [], []
         for s, agent in enumerate(self.agents):
             mb = {key: value[s] for key, value in per_seed.items()}
@@ -269,6 +274,8 @@ class CompiledPPOSeeds:
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
                     loss, aux = agent._minibatch_loss(mb)
+                elif self.batched:
+                    loss, aux = agent._loss(mb, log_probs[s], entropies[s], values[s])
                 else:  # `_minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 
 from rl.compiled.engines import SeedGroup, build_group, multi_seed_class, single_seed_class
+from rl.compiled.seed_stack import NotStackable
 from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
@@ -128,8 +129,14 @@ def train_copies(
     together = multi_seed_class(hparams) is not None
     env = make_env(hparams)
     for _, group in sorted(groups.items()):
-        for part in [group] if together else [[run] for run in group]:
-            _train_group(hparams, env, part)
+        if together:
+            try:
+                _train_group(hparams, env, group)
+                continue
+            except NotStackable:  # raised while building, before anything was written
+                pass
+        for run in group:
+            _train_group(hparams, env, [run])
     return [run.result() for run in runs]
 
 

@@ -1,14 +1,16 @@
 """Builds gymnasium vector envs by name, with an explicit autoreset mode.
 
 A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories),
-a gymnasium id (`CartPole-v1`), or a `module.path:Name` where Name is a `gymnasium.Env`
-subclass or a gymnasium id that importing the module registers. Every vector env uses
+a gymnasium id (`CartPole-v1`; ale-py ids such as `ALE/Pong-v5` get the Atari preprocessing of
+rl/envs/atari.py), or a `module.path:Name` where Name is a `gymnasium.Env` subclass or a
+gymnasium id that importing the module registers. Every vector env uses
 `AutoresetMode.SAME_STEP`: the step that ends an episode returns the reset observation and puts
 the true last observation in `info["final_obs"]`, so a transition never straddles two episodes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +19,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 from rl import registry
+from rl.envs.atari import atari_frame_stack, check_atari_kwargs, is_atari_id, make_atari
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 
@@ -51,6 +54,9 @@ def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym
             f"env {name!r}: {module_name!r} has no gymnasium.Env subclass or registered id "
             f"named {attr!r}"
         )
+    if is_atari_id(name):
+        check_atari_kwargs(name, env_kwargs)
+        return lambda: make_atari(name, **env_kwargs)
     if name in gym.registry:
         return lambda: gym.make(name, **env_kwargs)
     known = list(registry.envs.names()) + list(gym.registry.keys())
@@ -66,34 +72,62 @@ def make_vector_env(
     seed: int,
     env_kwargs: dict[str, Any] | None = None,
     max_episode_steps: int | None = None,
+    reward_augmentation: Callable[[gym.Env], gym.Env] | None = None,
+    num_workers: int = 1,
 ) -> tuple[gym.vector.VectorEnv, EnvSpec]:
     """Returns a seeded, reset-ready SyncVectorEnv of `num_envs` copies and its EnvSpec.
 
     `max_episode_steps` (when given) replaces the env's own time limit; hitting it is a
-    truncation, which the agents bootstrap through.
+    truncation, which the agents bootstrap through. `reward_augmentation` (training envs only,
+    see rl/envs/reward_augmentation.py) wraps each copy outside the time limit, so it sees
+    `terminated` and `truncated` apart. `num_workers` > 1 steps the copies in that many worker
+    processes instead (gymnasium's AsyncVectorEnv over groups of copies, same seeds and same
+    results: rl/workers/grouped_env.py); `num_envs` must be a multiple of it.
     """
     if num_envs < 1:
         raise UserError(f"num_envs must be >= 1, got {num_envs}")
+    if num_workers < 1 or num_envs % num_workers:
+        raise UserError(
+            f"num_envs={num_envs} env copies cannot be split evenly over {num_workers} worker "
+            f"processes; use a num_envs that is a multiple of --num_workers"
+        )
     env_kwargs = dict(env_kwargs or {})
+    atari = is_atari_id(name)
+    if atari and max_episode_steps is not None:
+        # Atari: the limit caps the whole game, below episodic life (rl/envs/atari.py).
+        env_kwargs["max_episode_steps"] = max_episode_steps
     thunk = _single_env_thunk(name, env_kwargs)
 
     def make_one() -> gym.Env:
         env = thunk()
-        if max_episode_steps is not None:
+        if max_episode_steps is not None and not atari:
             env = gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
+        if reward_augmentation is not None:
+            env = reward_augmentation(env)
         return env
 
     try:
-        vec_env = gym.vector.SyncVectorEnv(
-            [make_one for _ in range(num_envs)], autoreset_mode=AUTORESET_MODE
-        )
+        if num_workers > 1:
+            from rl.workers.grouped_env import GroupedAsyncVectorEnv
+
+            vec_env = GroupedAsyncVectorEnv([make_one] * num_envs, num_workers)
+            env_limit = vec_env.env_max_episode_steps
+        else:
+            vec_env = gym.vector.SyncVectorEnv(
+                [make_one for _ in range(num_envs)], autoreset_mode=AUTORESET_MODE
+            )
+            first = vec_env.envs[0]
+            env_limit = first.spec.max_episode_steps if first.spec else None
     except gym.error.Error as e:
         raise UserError(f"env {name!r} could not be created: {e}") from None
-    first = vec_env.envs[0]
-    limit = max_episode_steps or (first.spec.max_episode_steps if first.spec else None)
+    limit = max_episode_steps or env_limit
     spec = EnvSpec.from_spaces(
         name, num_envs, vec_env.single_observation_space, vec_env.single_action_space, limit
     )
+    if atari:
+        spec = dataclasses.replace(
+            spec, frame_stack=atari_frame_stack(env_kwargs), reports_game_score=True
+        )
     vec_env.reset(seed=seed)
     vec_env.action_space.seed(seed)
     return vec_env, spec

@@ -29,6 +29,12 @@ class EnvSpec:
     action_low: np.ndarray | None  # box only
     action_high: np.ndarray | None  # box only
     max_episode_steps: int | None
+    # Observations stack this many frames along their last axis, newest last, and consecutive
+    # observations of an episode share all but one frame (Atari): replay stores each frame once.
+    frame_stack: int = 0
+    # The env puts the raw full-game score into info["game_score"] when a game ends (Atari);
+    # with episodic life an episode (one life) can be shorter than a game.
+    reports_game_score: bool = False
 
     @property
     def discrete(self) -> bool:

@@ -10,6 +10,19 @@ from rl.hparams.schedules import Schedule, as_schedule, parse_schedule
 # isort: split
 # Registered hparams sets: one module per algorithm family, imported for its registration side
 # effect. Add a family by adding its module name to this one sorted import.
-from rl.hparams import ddpg, dqn, policy_gradient, ppo_compiled, sac, td3  # noqa: F401
+from rl.hparams import (  # noqa: F401
+    atari,
+    cmaes,
+    ddpg,
+    dqn,
+    dqn_compiled,
+    dqn_family,
+    maddpg,
+    mountaincar,
+    policy_gradient,
+    ppo_compiled,
+    sac,
+    td3,
+)
 
 __all__ = ["HParams", "Schedule", "TypeSpec", "as_schedule", "parse_schedule"]

@@ -13,8 +13,101 @@ def evaluation_protocol() -> HParams:
     """How evaluation is done; a nested object so it is declared, logged and compared as one."""
     hp = HParams()
     hp.add("every_steps", 5000, "Evaluate every this many env steps (and at the end).")
-    hp.add("episodes", 10, "Greedy episodes per evaluation, played in parallel env copies.")
+    hp.add(
+        "episodes",
+        10,
+        "Episodes per evaluation (full games on Atari), played in parallel env copies.",
+    )
+    hp.add(
+        "epsilon",
+        0.0,
+        "Probability of a uniformly random action at each evaluation step (0: greedy; Atari "
+        "protocols use 0.001 to 0.05).",
+    )
+    hp.add(
+        "max_episode_steps",
+        None,
+        "Time limit of evaluation episodes (None: the training one); on Atari it caps the "
+        "whole game in agent steps.",
+        type=int | None,
+    )
+    hp.add(
+        "sticky_actions",
+        None,
+        "Atari only: sticky actions while evaluating, True (training's repeat probability, or "
+        "0.25 if that is 0), False (none) or None (as in training).",
+        type=bool | None,
+    )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
+    return hp
+
+
+def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None:
+    """Value ranges of the `eval` group that its types cannot express (UserError); with `env`,
+    also that sticky actions are only switched on or off for Atari envs."""
+    from rl.errors import UserError
+
+    for key in ("every_steps", "episodes", "video_every"):
+        if getattr(protocol, key) < 1:
+            raise UserError(f"eval.{key} must be >= 1, got {getattr(protocol, key)}")
+    if not 0.0 <= protocol.epsilon <= 1.0:
+        raise UserError(f"eval.epsilon must be in [0, 1] (0: greedy), got {protocol.epsilon}")
+    if protocol.max_episode_steps is not None and protocol.max_episode_steps < 1:
+        raise UserError(
+            f"eval.max_episode_steps must be >= 1 or None, got {protocol.max_episode_steps}"
+        )
+    if env is not None and env.startswith("tf/"):
+        changed = [
+            f"eval.{key}={getattr(protocol, key)}"
+            for key, default in (("epsilon", 0.0), ("max_episode_steps", None))
+            if getattr(protocol, key) != default
+        ]
+        if changed:
+            raise UserError(
+                f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
+                "within max_episode_steps; leave eval.epsilon=0 and eval.max_episode_steps=None"
+            )
+    if env is not None and protocol.sticky_actions is not None:
+        from rl.envs.atari import is_atari_id  # lazily: hparams do not depend on envs
+
+        if not is_atari_id(env):
+            raise UserError(
+                f"eval.sticky_actions={protocol.sticky_actions} applies to Atari envs only and "
+                f"env {env!r} has no sticky actions; leave eval.sticky_actions=None"
+            )
+
+
+def parallel_workers() -> HParams:
+    """How `train.py --num_workers N` (N > 1) runs replay agents: Ape-X actor processes feeding
+    the learner's replay (docs/workers.md). On-policy agents only split their env copies over
+    the N processes and read none of these keys."""
+    hp = HParams()
+    hp.add(
+        "policy_refresh_every",
+        1,
+        "Learner update calls between two publications of the weights to the actors.",
+    )
+    hp.add(
+        "exploration",
+        "apex",
+        "apex: actor i of N uses epsilon = apex_epsilon^(1 + apex_alpha * i / (N - 1)) after "
+        "learning_starts (agents with an epsilon; others keep their own exploration); agent: "
+        "every actor follows the agent's own exploration schedule.",
+    )
+    hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).")
+    hp.add("apex_alpha", 7.0, "Ape-X epsilon exponent spread alpha (the paper's 7).")
+    hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
+    hp.add(
+        "queue_blocks",
+        4,
+        "Blocks each actor may have waiting for the learner; beyond that actors wait.",
+    )
+    hp.add(
+        "rate_limit",
+        True,
+        "Cap learning at the set's replay ratio (gradient_steps per train_every env steps); "
+        "False: the learner trains as fast as it can, as in Ape-X.",
+    )
     return hp
 
 
@@ -30,10 +123,23 @@ def base() -> HParams:
         "Time limit replacing the env's own (None: keep it).",
         type=int | None,
     )
+    hp.add(
+        "reward_augmentation",
+        None,
+        "Registered reward augmentation of the TRAINING envs, e.g. mountain_car_energy (None: "
+        "the env's reward). Evaluation and test always report the env's own reward.",
+        type=str | None,
+    )
+    hp.add(
+        "reward_augmentation_kwargs",
+        {},
+        "Keyword arguments of the reward augmentation (shaping takes gamma from `gamma`).",
+    )
     hp.add("num_envs", 1, "Training env copies stepped together (a gymnasium vector env).")
     hp.add("train_steps", 100_000, "Total env steps (summed over env copies).")
     hp.add("train_every", 4, "Env steps collected between two agent update calls.")
     hp.add("eval", evaluation_protocol(), "Evaluation protocol.")
+    hp.add("workers", parallel_workers(), "Parallel workers (train.py --num_workers > 1).")
     hp.add(
         "stop_at_eval_return",
         None,
@@ -45,7 +151,12 @@ def base() -> HParams:
     hp.add("log_every", 1000, "Write training scalars every this many env steps.")
     hp.add("deterministic", True, "Deterministic TF ops (exact resume; costs little on CPU).")
     hp.add("jit_compile", True, "XLA-compile the learner's update function.")
-    hp.add("model", "mlp", "Registered torso network (train.py --list).")
+    hp.add(
+        "model",
+        "auto",
+        "Registered torso network (train.py --list); auto: the Nature CNN for image "
+        "observations ([H, W, C]), the MLP otherwise.",
+    )
     hp.add("hidden_sizes", [64, 64], "Units of each hidden layer of the torso.")
     hp.add("activation", "relu", "Keras activation of the hidden layers.")
     hp.add("optimizer", "adam", "adam, rmsprop or sgd.")

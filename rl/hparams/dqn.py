@@ -28,6 +28,8 @@ def dqn() -> HParams:
     )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
+    hp.add("noisy", False, "NoisyNet head: learned factorised Gaussian noise (Fortunato 2017).")
+    hp.add("noisy_sigma0", 0.5, "NoisyNet: initial noise scale sigma0 (sigma = sigma0/sqrt(p)).")
     hp.add("n_step", 1, "Multi-step returns over this many steps.")
     hp.add("td_loss", "huber", "Elementwise TD loss: huber or mse.")
     hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")

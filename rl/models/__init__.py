@@ -1,6 +1,6 @@
 """Network factories, registered by name (explicit imports fill the registry)."""
 
-from rl.models import mlp  # noqa: F401  (registers "mlp")
+from rl.models import cnn, encoders, mlp  # noqa: F401  (register "cnn", "auto", "mlp")
 from rl.models.actor_critic import ActorCritic
 from rl.models.continuous import Critics, DeterministicActor, GaussianActor
 from rl.models.q_network import DuelingHead, QNetwork

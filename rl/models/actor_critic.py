@@ -17,6 +17,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from rl.envs.spec import EnvSpec
+from rl.models.encoders import obs_to_float
 from rl.registry import get_model
 
 tfd = tfp.distributions
@@ -67,14 +68,18 @@ class ActorCritic(tf.keras.Model):
         )
 
     def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        obs = tf.cast(obs, tf.float32)
+        obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
         features = self.torso(obs)
         value_features = features if self.value_torso is None else self.value_torso(obs)
         return self.policy_head(features), tf.squeeze(self.value_head(value_features), -1)
 
+    def policy(self, obs: tf.Tensor) -> tf.Tensor:
+        """Policy parameters alone (skips the value head and torso): what acting needs."""
+        return self.policy_head(self.torso(obs_to_float(obs)))
+
     def value(self, obs: tf.Tensor) -> tf.Tensor:
         """V(obs) alone (skips the policy head)."""
-        obs = tf.cast(obs, tf.float32)
+        obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
         features = self.torso(obs) if self.value_torso is None else self.value_torso(obs)
         return tf.squeeze(self.value_head(features), -1)
 

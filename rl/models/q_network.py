@@ -2,6 +2,11 @@
 
 Dueling head from Wang et al. 2016, "Dueling Network Architectures for Deep Reinforcement
 Learning", https://arxiv.org/abs/1511.06581: Q(s, a) = V(s) + A(s, a) - mean_a' A(s, a').
+
+Two options make the Rainbow heads (Hessel et al. 2017, https://arxiv.org/abs/1710.02298):
+`noisy` builds the head (both dueling streams) from NoisyDense layers (rl/models/noisy.py), and
+`num_atoms > 1` makes every action's output a vector of logits over a return support (C51,
+rl/agents/c51.py) instead of one Q-value; the dueling combination then works per atom.
 """
 
 from __future__ import annotations
@@ -10,25 +15,44 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
+from rl.models.encoders import obs_to_float
+from rl.models.noisy import NoisyDense, call_linear, linear_layer
 from rl.registry import get_model
 
 
 class DuelingHead(tf.keras.layers.Layer):
-    """Splits features into a state value and action advantages, then recombines them."""
+    """Splits features into a state value and action advantages, then recombines them.
 
-    def __init__(self, num_actions: int, **kwargs) -> None:
+    With `num_atoms` > 1 both streams output one value per atom ([B, 1, N] and [B, A, N]) and
+    the result is [B, A, N] logits (Rainbow's distributional dueling head).
+    """
+
+    def __init__(
+        self,
+        num_actions: int,
+        num_atoms: int = 1,
+        noisy: bool = False,
+        sigma0: float = 0.5,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
-        self.value = tf.keras.layers.Dense(1, name="value")
-        self.advantage = tf.keras.layers.Dense(num_actions, name="advantage")
+        self.num_actions, self.num_atoms = num_actions, num_atoms
+        self.value = linear_layer(num_atoms, noisy, sigma0, name="value")
+        self.advantage = linear_layer(num_actions * num_atoms, noisy, sigma0, name="advantage")
 
-    def call(self, features: tf.Tensor) -> tf.Tensor:
-        advantage = self.advantage(features)
-        # Subtracting the mean makes V and A identifiable (the paper's eq. 9).
-        return self.value(features) + advantage - tf.reduce_mean(advantage, -1, keepdims=True)
+    def call(self, features: tf.Tensor, noisy: bool = True) -> tf.Tensor:
+        value = call_linear(self.value, features, noisy)
+        advantage = call_linear(self.advantage, features, noisy)
+        if self.num_atoms > 1:
+            value = tf.reshape(value, [-1, 1, self.num_atoms])
+            advantage = tf.reshape(advantage, [-1, self.num_actions, self.num_atoms])
+        # Subtracting the mean over actions makes V and A identifiable (the paper's eq. 9).
+        return value + advantage - tf.reduce_mean(advantage, 1, keepdims=True)
 
 
 class QNetwork(tf.keras.Model):
-    """obs -> Q-values for every discrete action."""
+    """obs -> Q-values for every discrete action ([B, A]), or with `num_atoms` > 1 the logits
+    of each action's categorical return distribution ([B, A, num_atoms])."""
 
     def __init__(
         self,
@@ -37,15 +61,38 @@ class QNetwork(tf.keras.Model):
         hidden_sizes: Sequence[int],
         activation: str,
         dueling: bool,
+        noisy: bool = False,
+        num_atoms: int = 1,
+        sigma0: float = 0.5,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.num_actions, self.num_atoms = num_actions, num_atoms
         self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
-        self.head = (
-            DuelingHead(num_actions, name="dueling_head")
-            if dueling
-            else tf.keras.layers.Dense(num_actions, name="q_head")
-        )
+        if dueling:
+            self.head = DuelingHead(num_actions, num_atoms, noisy, sigma0, name="dueling_head")
+        else:
+            self.head = linear_layer(num_actions * num_atoms, noisy, sigma0, name="q_head")
 
-    def call(self, obs: tf.Tensor) -> tf.Tensor:
-        return self.head(self.torso(tf.cast(obs, tf.float32)))
+    def call(self, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
+        """`noisy=False`: NoisyDense layers use their mean weights (greedy evaluation)."""
+        features = self.torso(obs_to_float(obs))
+        if isinstance(self.head, DuelingHead):
+            return self.head(features, noisy=noisy)
+        out = call_linear(self.head, features, noisy)
+        if self.num_atoms > 1:
+            out = tf.reshape(out, [-1, self.num_actions, self.num_atoms])
+        return out
+
+    def noisy_layers(self) -> list[NoisyDense]:
+        """The NoisyDense layers of the head (none without `noisy`)."""
+        if isinstance(self.head, DuelingHead):
+            candidates = [self.head.value, self.head.advantage]
+        else:
+            candidates = [self.head]
+        return [layer for layer in candidates if isinstance(layer, NoisyDense)]
+
+    def resample_noise(self, generator: tf.random.Generator) -> None:
+        """Fresh factorised noise for every noisy layer, drawn from `generator`."""
+        for layer in self.noisy_layers():
+            layer.resample_noise(generator)

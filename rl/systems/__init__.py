@@ -1,3 +1,4 @@
-"""`--sys` targets, registered by name: `local` (this process) and `tpu` (a GKE TPU Job)."""
+"""`--sys` targets, registered by name: `local` (this process), `tpu` (a GKE TPU Job) and `gke`
+(a GKE Indexed Job of CPU/GPU workers for MultiWorkerMirroredStrategy)."""
 
-from rl.systems import local, tpu  # noqa: F401  (register "local" and "tpu")
+from rl.systems import gke, local, tpu  # noqa: F401  (register "gke", "local" and "tpu")

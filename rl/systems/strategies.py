@@ -3,11 +3,15 @@
 `make_strategy("tpu")` fails fast with a `UserError` where no TPU is attached: it checks for the
 TPU runtime (`libtpu`) and the TPU device files before it touches `TPUClusterResolver`, which
 would otherwise wait on the GCE metadata server. The Pods that `--sys tpu` launches carry
-`RL_STRATEGY=tpu`; `strategy_from_env()` turns that into the strategy.
+`RL_STRATEGY=tpu`; `strategy_from_env()` turns that into the strategy, and train.py's
+`--strategy` defaults to it (`strategy_name`). The trainer builds the agent under the strategy's
+scope and `rl.distribute` runs the learner's gradient steps under `strategy.run`
+(docs/distributed.md).
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.util
 import os
@@ -70,15 +74,59 @@ STRATEGIES: dict[str, Callable[[], tf.distribute.Strategy]] = {
 }
 
 
-def make_strategy(name: str) -> tf.distribute.Strategy:
-    """The `tf.distribute.Strategy` called `name`; an unknown name or a missing device is a
-    `UserError` naming the choices."""
+def check_strategy_name(name: str) -> str:
+    """Returns `name` if it is a strategy; else a `UserError` that names the choices."""
     if name not in STRATEGIES:
         names = sorted(STRATEGIES)
         raise UserError(
             f"unknown strategy {name!r}{did_you_mean(name, names)}; choices: {', '.join(names)}"
         )
-    return STRATEGIES[name]()
+    return name
+
+
+def make_strategy(name: str) -> tf.distribute.Strategy:
+    """The `tf.distribute.Strategy` called `name`; an unknown name or a missing device is a
+    `UserError` naming the choices."""
+    return STRATEGIES[check_strategy_name(name)]()
+
+
+def strategy_name(flag: str | None = None) -> str:
+    """The strategy to train with: `--strategy` if given, else $RL_STRATEGY, else "default"."""
+    return check_strategy_name(flag or os.environ.get(STRATEGY_ENV) or "default")
+
+
+@functools.cache
+def shared_strategy(name: str) -> tf.distribute.Strategy:
+    """`make_strategy(name)` once per process: a MultiWorkerMirroredStrategy or a TPU system
+    must be set up only once, and every copy (`--copies`) this process trains shares it."""
+    return make_strategy(name)
+
+
+def training_strategy(flag: str | None, agent: str | None, compiled: bool, training: bool) -> str:
+    """Checks the run's strategy before anything is written; returns its name.
+
+    With --training False (greedy test episodes on one device) only the name is checked.
+    Otherwise a non-default strategy is made here, once per process (`shared_strategy`), so a
+    missing TPU or TF_CONFIG fails now, and the agent (registered name) must support them.
+    """
+    name = strategy_name(flag)
+    if name == "default" or not training:
+        return name
+    if compiled:
+        raise UserError(
+            f"strategy {name!r}: the compiled trainer (tf/ envs) runs on one device for now; "
+            "use --strategy default (or unset RL_STRATEGY)"
+        )
+    from rl import registry
+
+    if agent is not None and not registry.agents.get(agent).supports_strategies:
+        able = [n for n in registry.agents.names() if registry.agents.get(n).supports_strategies]
+        raise UserError(
+            f"agent {agent!r} does not run under strategy {name!r} yet (agents that do: "
+            f"{', '.join(able)}); use --strategy default"
+        )
+    shared_strategy(name)
+    return name
 
 
 def strategy_from_env() -> tf.distribute.Strategy:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import sys
 import time
 from collections.abc import Mapping
@@ -16,6 +17,33 @@ from collections.abc import Mapping
 import tensorflow as tf
 
 from rl.utils.files import atomic_write_bytes, join
+
+
+class _CurrentStderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record arrives (tests swap it)."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def configure_logging(level: str) -> None:
+    """Python logging of the `rl` package at `level` (train.py's --log_level), to stderr.
+
+    DEBUG turns on the agents' per-update diagnostics (rl/agents/diagnostics.py) for agents
+    built afterwards; WARNING also silences the console progress line.
+    """
+    logger = logging.getLogger("rl")
+    logger.setLevel(level)
+    logger.propagate = False
+    if not any(isinstance(h, _CurrentStderrHandler) for h in logger.handlers):
+        handler = _CurrentStderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
 
 
 class Sink:
@@ -76,6 +104,10 @@ class CSVSink(Sink):
         "eval_length_mean",
         "eval_episodes",
         "train_return_mean",
+        # Atari (empty elsewhere): raw full-game score and clipped per-life return.
+        "eval_raw_score_mean",
+        "eval_clipped_return_mean",
+        "train_raw_score_mean",
     )
 
     def __init__(self, path: str, resume_at_step: int | None = None) -> None:
@@ -99,6 +131,9 @@ class CSVSink(Sink):
             "eval_length_mean": f"{values.get('eval/length_mean', 0.0):.2f}",
             "eval_episodes": str(int(values.get("eval/episodes", 0))),
             "train_return_mean": _fmt(values.get("train/episode_return")),
+            "eval_raw_score_mean": _fmt(values.get("eval/raw_score_mean")),
+            "eval_clipped_return_mean": _fmt(values.get("eval/clipped_return_mean")),
+            "train_raw_score_mean": _fmt(values.get("train/raw_score_mean")),
         }
         self.rows.append(row)
         buffer = io.StringIO()
@@ -123,10 +158,15 @@ class ConsoleSink(Sink):
         self._last_print = 0.0
         self._last_eval: float | None = None
         self._tty = self.stream.isatty()
+        # The progress line is INFO: --log_level WARNING hides it (an unconfigured "rl"
+        # logger, level NOTSET, keeps it).
+        self._quiet = logging.getLogger("rl").level > logging.INFO
 
     def write(self, values: Mapping[str, float], step: int) -> None:
         if "eval/return_mean" in values:
             self._last_eval = values["eval/return_mean"]
+        if self._quiet:
+            return
         now = time.monotonic()
         final = step >= self.total_steps or "eval/return_mean" in values
         if not final and now - self._last_print < self.every_seconds:

@@ -96,6 +96,15 @@ def git_revision() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def _installed_version(distribution: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
     import gymnasium
     import numpy
@@ -111,6 +120,7 @@ def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
             "tensorflow": tf.__version__,
             "gymnasium": gymnasium.__version__,
             "numpy": numpy.__version__,
+            "ale_py": _installed_version("ale-py"),  # Atari emulator and ROMs
         },
         "host": platform.node(),
         "started_unix": time.time(),

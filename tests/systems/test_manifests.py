@@ -15,10 +15,12 @@ import kubernetes_validate
 import pytest
 import yaml
 from kubernetes.client import V1Job, V1Service
+from launcher_fixtures import no_local_training_fixture, run_train  # noqa: F401
 
 from rl.errors import UserError
 from rl.systems.manifests import (
     DNS_LABEL,
+    EXAMPLE_COMMANDS,
     MAX_JOB_NAME,
     JobSpec,
     check_dns_label,
@@ -50,6 +52,9 @@ def all_rendered() -> dict[str, list[dict]]:
     rendered["workers-cpu-1"] = worker_job_manifests(spec(), workers=1)
     rendered["workers-cpu-3"] = worker_job_manifests(spec(), workers=3)
     rendered["workers-gpu-2"] = worker_job_manifests(spec(), workers=2, gpus_per_worker=1)
+    rendered["workers-gpu-8-typed"] = worker_job_manifests(
+        spec(), workers=8, gpus_per_worker=8, gpu_type="nvidia-h100-80gb", backoff_limit=3
+    )
     for file_name, manifests in example_manifests().items():
         rendered[f"example-{file_name}"] = manifests
     return rendered
@@ -160,6 +165,38 @@ def test_bad_dns_labels(bad):
         check_dns_label(bad, "--namespace")
 
 
+def test_gpu_type_selects_the_node_pool():
+    _, job = worker_job_manifests(spec(), workers=2, gpus_per_worker=2, gpu_type="nvidia-l4")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    _, job = worker_job_manifests(spec(), workers=2, gpus_per_worker=2)
+    assert "nodeSelector" not in job["spec"]["template"]["spec"]
+
+
+@pytest.mark.usefixtures("no_local_training")
+@pytest.mark.parametrize("file_name", sorted(EXAMPLE_COMMANDS))
+def test_k8s_examples_are_what_the_launcher_prints(file_name, capsys, monkeypatch, tmp_path):
+    """`train.py <the command in the example's header> --dry_run` prints the example exactly,
+    but for the image and the Pod's flags (the examples use placeholders no check accepts)."""
+    example = example_manifests()[file_name]
+    name = example[0]["metadata"]["name"]
+    image = "us-docker.pkg.dev/my-project/rl/rl:1"
+    output_dir = "gs://my-bucket/runs/dqn_cartpole"
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # a dry run reads no kubeconfig
+    argv = [*EXAMPLE_COMMANDS[file_name].split(), "--hparams", "dqn_cartpole", "--dry_run"]
+    argv += ["--output_dir", output_dir, "--image", image, "--job_name", name]
+    status, out, err = run_train(capsys, argv)
+    assert status == 0, err
+    printed = list(yaml.safe_load_all(out))
+    for manifest in example:
+        if manifest["kind"] == "Job":
+            (container,) = manifest["spec"]["template"]["spec"]["containers"]
+            container["image"] = image
+            assert container["args"][-1] == "--output_dir=gs://BUCKET/runs/dqn_cartpole"
+            container["args"][-1] = f"--output_dir={output_dir}"
+    assert printed == example
+
+
 def test_k8s_examples_are_current():
     for file_name, manifests in example_manifests().items():
         path = ROOT / "k8s" / file_name
@@ -167,3 +204,23 @@ def test_k8s_examples_are_current():
             f"k8s/{file_name} is stale; regenerate with: "
             ".venv/bin/python -m rl.systems.manifests k8s/"
         )
+
+
+def test_dockerfiles_check_the_pinned_tensorflow():
+    """Each image asserts at build time the TF version it is meant to carry; those versions
+    follow requirements.txt (CPU/GPU) and the tensorflow-tpu pin (TPU)."""
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    major_minor = ".".join(pins["tensorflow"].split(".")[:2])
+    for image in ("cpu", "gpu"):
+        text = (ROOT / "k8s" / f"Dockerfile.{image}").read_text(encoding="utf-8")
+        assert f"tf.__version__.startswith('{major_minor}')" in text, image
+    gpu = (ROOT / "k8s" / "Dockerfile.gpu").read_text(encoding="utf-8")
+    assert "tensorflow[and-cuda]==" in gpu and "LD_LIBRARY_PATH=/usr/local/nvidia/lib64" in gpu
+    tpu = (ROOT / "k8s" / "Dockerfile.tpu").read_text(encoding="utf-8")
+    assert "ARG TENSORFLOW_TPU_VERSION=2.20.0" in tpu and "ARG LIBTPU_VERSION=0.0.14" in tpu
+    assert '"libtpu==${LIBTPU_VERSION}"' in tpu  # pinned exactly, not ~=
+    assert "tf.__version__.startswith('2.20')" in tpu

@@ -13,53 +13,29 @@ import re
 import kubernetes_validate
 import pytest
 import yaml
-from conftest import stderr_lines
 from kube_recorder import TOKEN, RecordingApiServer
+from launcher_fixtures import (
+    api_fixture,  # noqa: F401  (pytest fixture `api`)
+    assert_refused,
+    no_local_training_fixture,  # noqa: F401  (pytest fixture `no_local_training`)
+    pod_containers,
+    run_train,
+)
 
-import train
 from rl.cli import build_parser
-from rl.systems.tpu import LAUNCH_FLAGS, pod_train_args
-from rl.trainer import Trainer
+from rl.systems.kube_launcher import LAUNCH_FLAGS, pod_train_args
 
 IMAGE = "us-docker.pkg.dev/my-project/rl/rl-tpu:2026-11-21"
 OUTPUT_DIR = "gs://my-bucket/runs/dqn"
 BASE = ["--sys", "tpu", "--hparams", "dqn_tiny", "--output_dir", OUTPUT_DIR, "--image", IMAGE]
 
-
-@pytest.fixture(autouse=True)
-def _no_local_training(monkeypatch):
-    """--sys tpu never trains here; reaching the trainer fails the test."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("--sys tpu reached the local Trainer")
-
-    monkeypatch.setattr(Trainer, "train", refuse)
-    monkeypatch.setattr(Trainer, "test", refuse)
-
-
-@pytest.fixture
-def api(tmp_path, monkeypatch):
-    """A running recorder and $KUBECONFIG pointing at it (context `recorder`)."""
-    with RecordingApiServer() as server:
-        monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "kubeconfig")))
-        yield server
-
-
-def run(capsys, argv: list[str]) -> tuple[int, str, list[str]]:
-    capsys.readouterr()
-    status = train.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, stderr_lines(err)
-
-
-def containers(job: dict) -> list[dict]:
-    return job["spec"]["template"]["spec"]["containers"]
+pytestmark = pytest.mark.usefixtures("no_local_training")
 
 
 def test_single_host_job_is_posted(api, capsys):
     argv = [*BASE, "--tpu", "v5e-4", "--namespace", "team-rl", "--kube_context", "recorder"]
     argv += ["--hparam_override", "lr=0.01,hidden_sizes=[16,16]", "--seed", "7"]
-    status, out, err = run(capsys, argv)
+    status, out, err = run_train(capsys, argv)
     assert status == 0, err
     assert err == []
     name = re.search(r"submitted job/(\S+) ", out).group(1)
@@ -80,7 +56,7 @@ def test_single_host_job_is_posted(api, capsys):
         "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
         "cloud.google.com/gke-tpu-topology": "2x2",
     }
-    (container,) = containers(job)
+    (container,) = pod_containers(job)
     # Quantities travel as JSON strings, never numbers.
     assert container["resources"] == {
         "requests": {"google.com/tpu": "4"},
@@ -101,7 +77,7 @@ def test_single_host_job_is_posted(api, capsys):
 
 def test_multi_host_posts_service_then_indexed_job(api, capsys):
     argv = [*BASE, "--tpu", "v5p-32", "--experimental_multihost", "--job_name", "my-run-1"]
-    status, out, err = run(capsys, argv)
+    status, out, err = run_train(capsys, argv)
     assert status == 0, err
     service_request, job_request = api.requests
     assert (service_request.method, service_request.path) == (
@@ -116,7 +92,7 @@ def test_multi_host_posts_service_then_indexed_job(api, capsys):
     assert service["metadata"]["name"] == job["metadata"]["name"] == "my-run-1"
     assert job["spec"]["template"]["spec"]["subdomain"] == "my-run-1"
     assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 4
-    (container,) = containers(job)
+    (container,) = pod_containers(job)
     assert container["resources"]["limits"] == {"google.com/tpu": "4"}
     env = {e["name"]: e for e in container["env"]}
     assert env["TPU_WORKER_HOSTNAMES"]["value"] == ",".join(
@@ -129,7 +105,7 @@ def test_refused_job_is_one_line_and_the_service_is_removed(tmp_path, monkeypatc
     with RecordingApiServer(status=409, fail_kinds=("Job",)) as api:
         monkeypatch.setenv("KUBECONFIG", str(api.write_kubeconfig(tmp_path / "kubeconfig")))
         argv = [*BASE, "--tpu", "v6e-16", "--experimental_multihost", "--job_name", "taken"]
-        status, out, err = run(capsys, argv)
+        status, out, err = run_train(capsys, argv)
     assert status == 2 and len(err) == 1, err
     assert "409" in err[0] and "AlreadyExists" in err[0] and "'taken'" in err[0]
     assert [(r.method, r.path) for r in api.requests] == [
@@ -144,14 +120,14 @@ def test_unreachable_api_is_one_line(tmp_path, monkeypatch, capsys):
     path = server.write_kubeconfig(tmp_path / "kubeconfig")  # never started: nothing listens
     server._server.server_close()
     monkeypatch.setenv("KUBECONFIG", str(path))
-    status, out, err = run(capsys, [*BASE, "--tpu", "v5e-4"])
+    status, out, err = run_train(capsys, [*BASE, "--tpu", "v5e-4"])
     assert status == 2 and len(err) == 1, err
     assert "cannot reach the Kubernetes API" in err[0]
 
 
 def test_dry_run_prints_yaml_and_sends_nothing(api, capsys):
     argv = [*BASE, "--tpu", "v4-32", "--experimental_multihost", "--dry_run", "--namespace", "ns"]
-    status, out, err = run(capsys, argv)
+    status, out, err = run_train(capsys, argv)
     assert status == 0 and err == []
     assert api.requests == []
     docs = list(yaml.safe_load_all(out))
@@ -167,10 +143,10 @@ def test_dry_run_prints_yaml_and_sends_nothing(api, capsys):
 
 def test_dry_run_needs_no_kubeconfig(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    status, out, err = run(capsys, [*BASE, "--tpu", "v5e-1", "--dry_run"])
+    status, out, err = run_train(capsys, [*BASE, "--tpu", "v5e-1", "--dry_run"])
     assert status == 0 and err == []
     (job,) = yaml.safe_load_all(out)
-    assert containers(job)[0]["resources"]["limits"] == {"google.com/tpu": "1"}
+    assert pod_containers(job)[0]["resources"]["limits"] == {"google.com/tpu": "1"}
 
 
 BAD = {
@@ -207,13 +183,25 @@ BAD = {
         ["unknown hparam 'gama'", "'gamma'"],
     ),
     "bad_value": ([*BASE, "--tpu", "v5e-4", "--train_steps", "0"], ["train_steps", ">= 1"]),
+    "conflicting_strategy": (
+        [*BASE, "--tpu", "v5e-4", "--strategy", "multi_worker_mirrored"],
+        ["--strategy multi_worker_mirrored conflicts with --sys tpu", "'tpu'"],
+    ),
     "image_with_sys_local": (
         ["--hparams", "dqn_tiny", "--output_dir", "runs/x", "--image", IMAGE],
-        ["--image only applies to --sys tpu"],
+        ["--image only applies to --sys tpu or --sys gke (got --sys local)"],
     ),
     "dry_run_with_sys_local": (
         ["--hparams", "dqn_tiny", "--output_dir", "runs/x", "--dry_run"],
-        ["--dry_run only applies to --sys tpu"],
+        ["--dry_run only applies to --sys tpu or --sys gke"],
+    ),
+    "tpu_with_sys_local": (
+        ["--hparams", "dqn_tiny", "--output_dir", "runs/x", "--tpu", "v5e-4"],
+        ["--tpu only applies to --sys tpu (got --sys local)"],
+    ),
+    "gke_flag_with_sys_tpu": (
+        [*BASE, "--tpu", "v5e-4", "--workers", "2"],
+        ["--workers only applies to --sys gke (got --sys tpu)"],
     ),
 }
 
@@ -221,20 +209,14 @@ BAD = {
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_mistakes_exit_2_with_one_line_and_send_nothing(case, api, capsys, tmp_path):
     argv, words = BAD[case]
-    status, out, err = run(capsys, argv)
-    assert status == 2, (out, err)
-    assert len(err) == 1, err
-    assert err[0].startswith("train.py: error: ")
-    for word in words:
-        assert word in err[0], (word, err[0])
-    assert api.requests == []
-    assert out == ""
+    assert_refused(capsys, api, argv, words)
 
 
 def test_pod_args_round_trip():
     """The Pod's train.py parses its args back to the user's values, minus the launch flags."""
     parser = build_parser()
     argv = [*BASE, "--tpu", "v5e-4", "--copies", "2", "--training", "False", "--render"]
+    argv += ["--workers", "3", "--gpus_per_worker", "1", "--gpu_type", "nvidia-l4"]
     argv += ["--hparam_override", "lr=0.1,hidden_sizes=[8,8]", "--env", "CartPole-v0"]
     args = parser.parse_args(argv)
     pod_args = pod_train_args(args, parser)

@@ -9,6 +9,19 @@ from rl.agents.gradient_functions.actor_critic_continuous import (
     smoothed_target_action,
     soft_q_target,
 )
+from rl.agents.gradient_functions.c51 import (
+    categorical_loss,
+    categorical_projection,
+    categorical_q_values,
+    categorical_support,
+    categorical_target,
+)
+from rl.agents.gradient_functions.maddpg import (
+    maddpg_actor_loss,
+    maddpg_critic_loss,
+    maddpg_critic_target,
+    maddpg_joint_actions,
+)
 from rl.agents.gradient_functions.policy_gradient import (
     entropy_bonus,
     masked_mean,
@@ -31,10 +44,19 @@ from rl.agents.gradient_functions.td import (
 )
 
 __all__ = [
+    "categorical_loss",
+    "categorical_projection",
+    "categorical_q_values",
+    "categorical_support",
+    "categorical_target",
     "clipped_double_q_target",
     "critic_loss",
     "deterministic_actor_loss",
     "log_one_minus_tanh_squared",
+    "maddpg_actor_loss",
+    "maddpg_critic_loss",
+    "maddpg_critic_target",
+    "maddpg_joint_actions",
     "sac_actor_loss",
     "sac_alpha_loss",
     "smoothed_target_action",

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Many seeds in one XLA program: wall time of `train.py --copies 8` (all 8 seeds trained as one
+program, `rl.compiled.seeds`) against `--copies 1` (one seed), same hparams, run back to back
+and alternating, `--repeats` times; medians, and how many seeds reach a greedy eval >= 475.
+
+Columns: process = the whole train.py subprocess (TF import included); train = the trainer's
+wall clock from the start of its loop to its end (tracing and XLA compilation included, as in
+benchmarks/solve.py); cpu = the subprocess's user+system CPU seconds (steadier than wall time
+when the machine is shared). With the set's early stop (default), `--copies 8` runs until every
+seed has reached 475 (or the budget), `--copies 1` until seed 0 has; `--no_early_stop` trains
+every seed for the whole budget on both sides (the same work per seed).
+
+    .venv/bin/python benchmarks/compiled_seeds.py
+    .venv/bin/python benchmarks/compiled_seeds.py --no_early_stop --repeats 3
+    .venv/bin/python benchmarks/compiled_seeds.py --sequential   # + the 8 seeds one by one
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+THRESHOLD = 475.0
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def train(hparams: str, copies: int, seed: int, overrides: str) -> dict:
+    """One train.py subprocess; its times and, per copy, whether it reached THRESHOLD."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, str(ROOT / "train.py"), "--hparams", hparams, "--copies",
+               str(copies), "--seed", str(seed), "--output_dir", out]  # fmt: skip
+        if overrides:
+            cmd += ["--hparam_override", overrides]
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+        cpu, start = children_cpu(), time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        process, cpu = time.perf_counter() - start, children_cpu() - cpu
+        if proc.returncode != 0:
+            raise SystemExit(f"train.py failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        reached, train_wall, steps = [], 0.0, []
+        for i in range(copies):
+            run = Path(out) / f"run_{i}"
+            pointer = json.loads((run / "checkpoints" / "latest.json").read_text())
+            state = json.loads(
+                (run / "checkpoints" / pointer["directory"] / "trainer.json").read_text()
+            )
+            rows = list(csv.DictReader(open(run / "progress.csv")))
+            best = max(float(r["eval_return_mean"]) for r in rows)
+            reached.append(best >= THRESHOLD)
+            train_wall = max(train_wall, state["wall_seconds"])
+            steps.append(state["env_steps"])
+    return {"process": process, "train": train_wall, "cpu": cpu, "reached": reached,
+            "env_steps": steps}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hparams", default="ppo_tf_cartpole")
+    parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no_early_stop", action="store_true")
+    parser.add_argument(
+        "--sequential", action="store_true", help="also train the seeds one by one, once"
+    )
+    args = parser.parse_args()
+    overrides = "stop_at_eval_return=None" if args.no_early_stop else ""
+
+    results: dict[int, list[dict]] = {1: [], args.copies: []}
+    for repeat in range(args.repeats):
+        order = [1, args.copies] if repeat % 2 == 0 else [args.copies, 1]
+        for copies in order:
+            result = train(args.hparams, copies, 0, overrides)
+            results[copies].append(result)
+            print(json.dumps({"repeat": repeat, "copies": copies, **result}), file=sys.stderr)
+    sequential = None
+    if args.sequential:
+        parts = [train(args.hparams, 1, seed, overrides) for seed in range(args.copies)]
+        sequential = {k: sum(p[k] for p in parts) for k in ("process", "train", "cpu")}
+        sequential["reached"] = [p["reached"][0] for p in parts]
+
+    mode = "no early stop" if args.no_early_stop else "early stop at eval >= 475 per seed"
+    print(f"== {args.hparams}: {args.copies} seeds in one program vs 1 seed ({mode}), "
+          f"median of {args.repeats}")  # fmt: skip
+    header = f"{'run':<26} | {'process s':>9} {'train s':>8} {'cpu s':>7} | {'seeds >= 475':>12}"
+    print(header)
+    print("-" * len(header))
+    med = {}
+    for copies, label in ((1, "--copies 1 (seed 0)"), (args.copies, f"--copies {args.copies}")):
+        rs = results[copies]
+        med[copies] = {k: statistics.median(r[k] for r in rs) for k in ("process", "train", "cpu")}
+        reached = f"{statistics.median(sum(r['reached']) for r in rs):.0f}/{copies}"
+        m = med[copies]
+        print(f"{label:<26} | {m['process']:>9.1f} {m['train']:>8.1f} {m['cpu']:>7.1f} | "
+              f"{reached:>12}")  # fmt: skip
+    if sequential:
+        print(f"{'8 x --copies 1 (seeds 0-7)':<26} | {sequential['process']:>9.1f} "
+              f"{sequential['train']:>8.1f} {sequential['cpu']:>7.1f} | "
+              f"{sum(sequential['reached']):>10}/{args.copies}")  # fmt: skip
+    one, many = med[1], med[args.copies]
+    ratios = ", ".join(f"{k} {many[k] / one[k]:.2f}x" for k in ("process", "train", "cpu"))
+    print(f"ratio {args.copies} seeds / 1 seed: {ratios}")
+    steps = [r["env_steps"] for r in results[args.copies]]
+    print(f"env steps per seed at the end ({args.copies} seeds, last repeat): {steps[-1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Raw training throughput of the Python-env path against Stable-Baselines3, same settings.
+
+Each measurement is one fresh process that trains for a fixed number of env steps with no
+evaluation and no checkpoints, and reports env steps per wall second from the start of the
+training loop (tracing and XLA compilation included, as SB3's `model.learn()` is timed from its
+start). Ours and SB3 alternate back to back (never at the same time) for --repeats rounds; the
+table shows medians and the ratio ours / SB3.
+
+Ours runs the real `rl.trainer.Trainer` loop (collect, update, logging to TensorBoard/CSV/
+console) with `_evaluate` and `_checkpoint` switched off, so it is the path `train.py` takes
+minus evaluation and checkpoints. SB3 runs `../shared/bench/peers/sb3_solve.py --throughput`
+(rl-baselines3-zoo hyperparameters, 1 torch thread by default).
+
+Equal settings. Our sets follow the zoo; the overrides below remove the remaining differences:
+- PPO (`ppo_cartpole`): already the zoo's 8 envs x 32 steps, one 256-sample minibatch,
+  20 epochs, separate 64-64 tanh policy and value nets, max_grad_norm 0.5, Adam eps 1e-5.
+  train_steps 50176 = 196 rollouts of 256, exactly the steps SB3 takes for --budget 50000.
+- DQN (`dqn_cartpole`): the zoo uses 1 env (ours 2) and vanilla DQN targets (ours double-Q),
+  Adam eps 1e-8 (torch's default); both overridden. 256-256 ReLU, batch 64, 128 gradient steps
+  every 256 env steps from step 1024, epsilon 1 -> 0.04 over 8000 steps, target copied once per
+  update (SB3 copies every 10 env steps while collecting, when the weights do not change: the
+  same targets). train_steps 50176 = SB3's 196 rollouts of 256 steps.
+
+    .venv/bin/python benchmarks/python_path_vs_sb3.py                 # both, 3 rounds
+    .venv/bin/python benchmarks/python_path_vs_sb3.py --algos ppo --repeats 5
+    .venv/bin/python benchmarks/python_path_vs_sb3.py --worker ppo    # one of ours, JSON line
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT.parent / "shared" / "bench" / "peers" / "sb3_solve.py"
+PEERS_PYTHON = (
+    Path(os.environ.get("PEERS_VENV", Path.home() / ".cache/rl-peers-venv")) / "bin/python"
+)
+SB3_BUDGET = 50_000  # SB3 rounds up to whole rollouts: 196 x 256 = 50176 env steps
+BUDGET = 50_176
+
+# (our hparams set, overrides that make it equal to the SB3 zoo settings)
+OURS = {
+    "ppo": ("ppo_cartpole", ""),
+    "dqn": ("dqn_cartpole", "num_envs=1,double_q=False,adam_epsilon=1e-8"),
+}
+
+
+def worker(algo: str, extra: str, seed: int, threads: int, root: str) -> dict:
+    """Trains our set for BUDGET env steps in this process; returns the timing record."""
+    sys.path.insert(0, root)
+    import tensorflow as tf
+
+    if threads:  # before any op runs
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    import rl  # noqa: F401
+    from rl import registry
+    from rl.trainer import Trainer
+
+    cpu = {}
+
+    class ThroughputTrainer(Trainer):
+        """The real loop without evaluation and checkpoints; counts the loop's CPU seconds."""
+
+        def _loop(self, *args, **kwargs):
+            start = time.process_time()
+            try:
+                return super()._loop(*args, **kwargs)
+            finally:
+                cpu["seconds"] = time.process_time() - start
+
+        def _evaluate(self, agent, eval_env, state):
+            return {}
+
+        def _checkpoint(self, agent, driver, checkpoint, state):
+            pass
+
+    name, overrides = OURS[algo]
+    hp = registry.get_hparams(name)()
+    hp.override(",".join(x for x in (overrides, extra) if x))
+    hp.train_steps = BUDGET
+    hp.stop_at_eval_return = None
+    hp.eval.episodes = 1  # the (unused) eval env is built anyway: keep it small
+    hp.freeze()
+    with tempfile.TemporaryDirectory() as out:
+        trainer = ThroughputTrainer(hp, os.path.join(out, "run_0"), seed, name)
+        devnull = open(os.devnull, "w")  # noqa: SIM115  (console progress lines)
+        saved, sys.stdout = sys.stdout, devnull
+        try:
+            result = trainer.train()
+        finally:
+            sys.stdout = saved
+            devnull.close()
+    return {
+        "algo": algo,
+        "hparams": name,
+        "overrides": ",".join(x for x in (overrides, extra) if x),
+        "env_steps": result.env_steps,
+        "wall_seconds": round(result.wall_seconds, 3),
+        "sps": round(result.env_steps / result.wall_seconds, 1),
+        "cpu_seconds": round(cpu["seconds"], 3),
+        "steps_per_cpu_second": round(result.env_steps / cpu["seconds"], 1),
+    }
+
+
+def run_ours(algo: str, extra: str, seed: int, threads: int, root: Path = ROOT) -> dict:
+    """One worker process; `root` is the checkout whose `rl` package it imports."""
+    cmd = [sys.executable, __file__, "--worker", algo, "--seed", str(seed)]
+    cmd += ["--threads", str(threads), "--root", str(root)]
+    if extra:
+        cmd += ["--hparam_override", extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# Runs sb3_solve.py unchanged, with `learn` wrapped to also report its CPU seconds (stderr).
+SB3_CPU_WRAPPER = """
+import json, runpy, sys, time
+import stable_baselines3 as sb3
+for cls in (sb3.PPO, sb3.DQN):
+    def learn(self, *a, _orig=cls.learn, **k):
+        start = time.process_time()
+        try:
+            return _orig(self, *a, **k)
+        finally:
+            cpu = time.process_time() - start
+            print("LEARN_CPU " + json.dumps(cpu), file=sys.stderr, flush=True)
+    cls.learn = learn
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def run_sb3(algo: str, seed: int, threads: int) -> dict:
+    cmd = [
+        str(PEERS_PYTHON), "-c", SB3_CPU_WRAPPER, str(PEERS), "--algo", algo,
+        "--env", "CartPole-v1", "--seed", str(seed), "--budget", str(SB3_BUDGET),
+        "--throughput", "--threads", str(threads),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"sb3_solve.py failed:\n{proc.stderr[-3000:]}")
+    line = json.loads(proc.stdout.strip().splitlines()[-1])
+    cpu = [float(x.split()[1]) for x in proc.stderr.splitlines() if x.startswith("LEARN_CPU ")]
+    return {
+        "env_steps": line["env_steps_total"],
+        "wall_seconds": line["wall_seconds_total"],
+        "sps": line["sps_overall"],
+        "cpu_seconds": round(cpu[-1], 3),
+        "steps_per_cpu_second": round(line["env_steps_total"] / cpu[-1], 1),
+    }
+
+
+def median_of(records: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in records)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algos", nargs="+", default=["ppo", "dqn"], choices=sorted(OURS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for SB3 and TF intra/inter-op threads for ours (0: TF default)",
+    )
+    parser.add_argument("--hparam_override", default="", help="extra overrides for ours")
+    parser.add_argument("--no_sb3", action="store_true", help="time ours only")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout (e.g. a `git worktree` of an older commit): its `rl` is timed "
+        "too, in the same rounds, as the 'before' row",
+    )
+    parser.add_argument("--worker", choices=sorted(OURS), help=argparse.SUPPRESS)
+    parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        record = worker(args.worker, args.hparam_override, args.seed, args.threads, args.root)
+        print(json.dumps(record), flush=True)
+        return
+    if not args.no_sb3 and not PEERS_PYTHON.exists():
+        raise SystemExit(f"{PEERS_PYTHON} missing: run ../shared/bench/peers/setup.sh")
+
+    rows = []
+    for algo in args.algos:
+        ours_runs, before_runs, sb3_runs = [], [], []
+        for _ in range(args.repeats):
+            ours_runs.append(run_ours(algo, args.hparam_override, args.seed, args.threads))
+            print(json.dumps({"ours": ours_runs[-1]}), file=sys.stderr, flush=True)
+            if args.before:
+                before_runs.append(
+                    run_ours(algo, args.hparam_override, args.seed, args.threads, args.before)
+                )
+                print(json.dumps({"before": before_runs[-1]}), file=sys.stderr, flush=True)
+            if not args.no_sb3:
+                sb3_runs.append(run_sb3(algo, args.seed, max(args.threads, 1)))
+                print(json.dumps({"sb3": sb3_runs[-1]}), file=sys.stderr, flush=True)
+        rows.append((algo, ours_runs, sb3_runs))
+        if before_runs:
+            rows.append((f"{algo} (before: {args.before.name})", before_runs, sb3_runs))
+
+    threads = f"{args.threads} thread(s)" if args.threads else "TF default threads"
+    print(
+        f"\nRaw training throughput, CartPole-v1, {BUDGET} env steps, no eval, {threads}, "
+        f"median of {args.repeats} alternating rounds ({time.strftime('%Y-%m-%d')})\n"
+    )
+    print(
+        "| algo | ours steps/s | SB3 steps/s | ratio | ours steps/CPU-s | SB3 steps/CPU-s "
+        "| CPU ratio | ours wall s (rounds) | SB3 wall s (rounds) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for algo, ours_runs, sb3_runs in rows:
+        ours_sps = median_of(ours_runs, "sps")
+        ours_cpu = median_of(ours_runs, "steps_per_cpu_second")
+        ours_walls = ", ".join(f"{r['wall_seconds']:.1f}" for r in ours_runs)
+        if sb3_runs:
+            sb3_sps = median_of(sb3_runs, "sps")
+            sb3_cpu = median_of(sb3_runs, "steps_per_cpu_second")
+            peer = (
+                f"{sb3_sps:,.0f} | {ours_sps / sb3_sps:.2f}x | {ours_cpu:,.0f} | {sb3_cpu:,.0f} | "
+                f"{ours_cpu / sb3_cpu:.2f}x"
+            )
+            sb3_walls = ", ".join(f"{r['wall_seconds']:.1f}" for r in sb3_runs)
+        else:
+            peer, sb3_walls = f"- | - | {ours_cpu:,.0f} | - | -", "-"
+        print(f"| {algo} | {ours_sps:,.0f} | {peer} | {ours_walls} | {sb3_walls} |")
+    for algo in args.algos:
+        name, overrides = OURS[algo.split()[0]]
+        extra = ",".join(x for x in (overrides, args.hparam_override) if x)
+        print(f"\n{algo}: ours = `{name}`" + (f" with `{extra}`" if extra else ""), end="")
+    print()
+
+
+if __name__ == "__main__":
+    main()

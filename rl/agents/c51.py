@@ -1,0 +1,68 @@
+"""C51: DQN that learns each action's return distribution on a fixed support of atoms.
+
+Bellemare, Dabney & Munos 2017, "A Distributional Perspective on Reinforcement Learning",
+https://arxiv.org/abs/1707.06887. With DQN's switches on (double Q, dueling, noisy, prioritized
+replay, n-step) this is Rainbow: Hessel et al. 2017, https://arxiv.org/abs/1710.02298.
+
+Only three hooks of DQN change; acting, replay, n-step returns, target updates, NoisyNet noise
+and the compiled K-step update loop are DQN's:
+- `_q_network_options`: the head outputs `num_atoms` logits per action;
+- `_q_values`: Q(s, a) is the mean of the action's distribution (acting, double-Q selection);
+- `_loss`: cross-entropy against the projected n-step target (rl/agents/gradient_functions/
+  c51.py), weighted by prioritized replay's IS weights; the per-sample loss goes back as the
+  new priority (as in Rainbow) through DQN's "td_error" output.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.dqn import DQN
+from rl.agents.gradient_functions import (
+    categorical_loss,
+    categorical_q_values,
+    categorical_support,
+    categorical_target,
+)
+from rl.errors import UserError
+from rl.models import QNetwork
+from rl.registry import register_agent
+
+
+@register_agent("c51")
+class C51(DQN):
+    """Categorical distributional DQN; Rainbow is this with every DQN switch on."""
+
+    def _build(self) -> None:
+        hp = self.hparams
+        if hp.num_atoms < 2:
+            raise UserError(f"num_atoms must be >= 2 for c51, got {hp.num_atoms}")
+        if not hp.v_min < hp.v_max:
+            raise UserError(
+                f"c51 needs v_min < v_max (the return support), got v_min={hp.v_min}, "
+                f"v_max={hp.v_max}"
+            )
+        self.support = categorical_support(hp.v_min, hp.v_max, hp.num_atoms)
+        super()._build()
+
+    def _q_network_options(self) -> dict:
+        return {**super()._q_network_options(), "num_atoms": self.hparams.num_atoms}
+
+    def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
+        return categorical_q_values(network(obs, noisy=noisy), self.support)
+
+    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        next_logits_target = self.target_network(sample["next_obs"])
+        if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
+            next_q_policy = self._q_values(self.q_network, sample["next_obs"])
+        else:
+            next_q_policy = categorical_q_values(next_logits_target, self.support)
+        target_probs = categorical_target(
+            sample["reward"], sample["discount"], next_logits_target, next_q_policy, self.support
+        )
+        logits = self.q_network(sample["obs"])
+        loss, per_sample = categorical_loss(
+            logits, sample["action"], target_probs, sample["weights"]
+        )
+        q_mean = tf.reduce_mean(categorical_q_values(logits, self.support))
+        return loss, {"td_error": per_sample, "q_mean": q_mean}

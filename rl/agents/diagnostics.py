@@ -1,0 +1,95 @@
+"""Per-update learning diagnostics at `--log_level DEBUG`, as the original rlmodels package
+logged them: the loss on a batch before the optimizer step, the loss on the SAME batch after
+it, and the gradient norm (before clipping).
+
+A step that does not lower the loss on the very batch it was computed from points at a learning
+rate that is too high, clipping that is too tight or a loss that does not depend on the weights
+the optimizer updates. `Agent._gradient_step` records every step into the variables here (the
+learner runs many steps in one compiled call, so nothing can be printed from inside it);
+`Agent.update` reads them once per call, logs one line through Python logging and returns them
+as `debug/...` metrics, which the trainer writes to TensorBoard at every update.
+
+Zero cost otherwise: whether DEBUG is on is decided when the agent is built, and the extra
+forward pass is traced into the learner only then. Set the level before building an agent
+(train.py does it from `--log_level`); changing it later does not retrace.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import tensorflow as tf
+
+from rl.types import Metrics
+
+LOGGER = logging.getLogger(__name__)
+
+
+def diagnostics_enabled() -> bool:
+    """Whether agents built now trace the per-update diagnostics (DEBUG level)."""
+    return LOGGER.isEnabledFor(logging.DEBUG)
+
+
+class UpdateDiagnostics:
+    """Sums over the gradient steps of one `update` call.
+
+    A plain object, not a tf.Module: its variables stay out of checkpoints, so a run can be
+    resumed with or without DEBUG. The sums' MEAN aggregation lets a distribution strategy's
+    replicas add to them.
+    """
+
+    NAMES = ("loss_before", "loss_after", "grad_norm", "improved")
+
+    def __init__(self) -> None:
+        mean = tf.VariableAggregation.MEAN
+        self._sums = {
+            name: tf.Variable(0.0, trainable=False, aggregation=mean, name=f"debug_{name}")
+            for name in self.NAMES
+        }
+        self._steps = tf.Variable(
+            0.0,
+            trainable=False,
+            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+            name="debug_steps",
+        )
+
+    def record(self, loss_before: tf.Tensor, loss_after: tf.Tensor, grad_norm: tf.Tensor) -> None:
+        """Adds one gradient step (TF code: runs inside the compiled learner)."""
+        values = {
+            "loss_before": loss_before,
+            "loss_after": loss_after,
+            "grad_norm": grad_norm,
+            "improved": tf.cast(loss_after < loss_before, tf.float32),
+        }
+        for name, value in values.items():
+            self._sums[name].assign_add(tf.cast(value, tf.float32))
+        self._steps.assign_add(1.0)
+
+    def pop(self, gradient_steps: int) -> Metrics:
+        """Means over the steps since the last call as `debug/...` metrics (logged at DEBUG),
+        and resets the sums; {} when no step was recorded."""
+        steps = float(self._steps.numpy())
+        if steps == 0:
+            return {}
+        means = {name: float(self._sums[name].numpy()) / steps for name in self.NAMES}
+        for variable in (*self._sums.values(), self._steps):
+            variable.assign(0.0)
+        before, after = means["loss_before"], means["loss_after"]
+        LOGGER.debug(
+            "gradient step %d: loss %.6g -> %.6g on the same batch (%+.3g%%), grad norm %.4g, "
+            "loss lower after %.0f%% of %d steps",
+            gradient_steps,
+            before,
+            after,
+            100.0 * (after - before) / max(abs(before), 1e-12),
+            means["grad_norm"],
+            100.0 * means["improved"],
+            steps,
+        )
+        return {
+            "debug/loss_before": before,
+            "debug/loss_after": after,
+            "debug/loss_change": after - before,
+            "debug/grad_norm": means["grad_norm"],
+            "debug/improved_fraction": means["improved"],
+        }

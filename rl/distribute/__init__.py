@@ -1,0 +1,22 @@
+"""The learner under `tf.distribute` strategies: the replicated gradient step and worker roles.
+
+Strategies are made by name in `rl.systems.strategies`; docs/distributed.md explains the whole
+path (what runs where, loss scaling, reductions, multi-worker runs).
+"""
+
+from rl.distribute.replicated import (
+    all_workers_agree,
+    num_local_replicas,
+    replicated_loss,
+    replicated_minimize,
+)
+from rl.distribute.worker import WorkerRole, worker_role
+
+__all__ = [
+    "WorkerRole",
+    "all_workers_agree",
+    "num_local_replicas",
+    "replicated_loss",
+    "replicated_minimize",
+    "worker_role",
+]

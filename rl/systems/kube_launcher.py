@@ -1,0 +1,381 @@
+"""What `--sys tpu` and `--sys gke` share: check the flags, render, then print or submit.
+
+Both systems turn one `train.py` command line into Kubernetes manifests
+(`rl.systems.manifests`) and either print them as YAML (`--dry_run`) or send them through the
+official `kubernetes` client with the user's kubeconfig and context. Everything the Pod would
+trip over is checked here first, before any request: the image reference, the namespace and job
+names, the hparams set and its overrides (built exactly as the Pod will build them), and the
+output dir. The output dir must be `gs://`: a Pod's disk disappears with the Pod, and a replaced
+Pod resumes only from a checkpoint it can read back.
+
+A system subclasses `KubernetesSystem` and fills `shape()`: it checks its own flags and
+returns a `JobShape` (how to render its manifests from the common `JobSpec`, how many Pods,
+which strategy they train under); `plan_job()` does the rest.
+The Pod runs this same train.py with the user's flags, except `--sys local` and none of the
+launch flags (`pod_train_args`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rl.errors import UserError, did_you_mean
+from rl.systems.manifests import (
+    MAX_JOB_NAME,
+    JobSpec,
+    Manifest,
+    check_dns_label,
+    make_job_name,
+    to_yaml,
+)
+
+# Launch flags every Kubernetes system takes, and those only one system takes. With any other
+# --sys they are a mistake (they would be silently ignored), and the Pod never sees them.
+COMMON_FLAGS = ("image", "namespace", "kube_context", "dry_run", "job_name")
+SYSTEM_FLAGS = {
+    "tpu": ("tpu", "experimental_multihost"),
+    "gke": ("workers", "gpus_per_worker", "gpu_type"),
+}
+LAUNCH_FLAGS = (*COMMON_FLAGS, *(flag for flags in SYSTEM_FLAGS.values() for flag in flags))
+# Never forwarded either: the Pod runs `--sys local`; --list/--help do not launch.
+NOT_FORWARDED = {"sys", "list", "help", *LAUNCH_FLAGS}
+
+# A container image reference: [registry[:port]/]path[:tag][@sha256:digest].
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+IMAGE_REF = re.compile(
+    rf"^(?:{_DOMAIN}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
+GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/[^\s]*)?$")
+REQUEST_TIMEOUT_S = 30
+# kubernetes 37 sends create bodies as JSON but with no Content-Type header (and ignores
+# `_content_type` for these calls); the API server would assume JSON, but we say it.
+REQUEST_OPTIONS = {
+    "_request_timeout": REQUEST_TIMEOUT_S,
+    "_headers": {"Content-Type": "application/json"},
+}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A validated launch: where it goes, the manifests to send, and what to tell the user."""
+
+    name: str
+    namespace: str
+    context: str | None
+    manifests: list[Manifest]
+    pods: int  # Pods running at once: more than one needs a label selector to follow them
+    summary: str  # e.g. "v5e-4 (2x2, 1 host, 4 chips each)"
+
+
+def _flag_is_set(args: argparse.Namespace, flag: str) -> bool:
+    return getattr(args, flag, None) not in (None, False)
+
+
+def reject_launch_flags(args: argparse.Namespace) -> None:
+    """A launch flag the chosen --sys does not take is a mistake: it would be ignored silently."""
+    for flag in LAUNCH_FLAGS:
+        if flag in COMMON_FLAGS:
+            owners = list(SYSTEM_FLAGS)
+        else:
+            owners = [name for name, flags in SYSTEM_FLAGS.items() if flag in flags]
+        if _flag_is_set(args, flag) and args.sys not in owners:
+            where = " or ".join(f"--sys {name}" for name in owners)
+            raise UserError(f"--{flag} only applies to {where} (got --sys {args.sys})")
+
+
+def pod_train_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    """train.py's flags for the Pod: every flag the user set (non-default), as `--name=value`,
+    after `--sys=local`, and none of the launch flags."""
+    out = ["--sys=local"]
+    for action in parser._actions:  # argparse has no public accessor for its actions
+        dest = action.dest
+        if dest in NOT_FORWARDED or not action.option_strings:
+            continue
+        value = getattr(args, dest, None)
+        if value is None or value == action.default:
+            continue
+        out.append(f"--{dest}={value}")
+    return out
+
+
+def check_image(image: str | None, system: str, dockerfile: str) -> str:
+    """`--image` is present and a container image reference; the hint names the Dockerfile."""
+    if not image:
+        raise UserError(
+            f"--sys {system} needs --image: the container image built from {dockerfile} and "
+            "pushed to a registry the cluster can pull from"
+        )
+    if not IMAGE_REF.match(image):
+        raise UserError(
+            f"--image {image!r} is not a container image reference "
+            "([registry/]path[:tag][@sha256:digest])"
+        )
+    return image
+
+
+def _check_hparams(
+    args: argparse.Namespace, check_values: Callable[[Any], None] | None, strategy: str
+) -> None:
+    """Builds the hparams exactly as the Pod will, so a bad set or override fails here, and
+    refuses what the Pod's train.py would refuse at start under `strategy`."""
+    from rl import registry
+    from rl.cli import hparams_from_args
+
+    if not args.hparams:
+        raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
+    hparams = hparams_from_args(args, check_values or (lambda hparams: None))
+    agent = registry.agents.get(hparams.agent) if "agent" in hparams.keys() else None
+    _check_pod_strategy(args, strategy, agent, compiled=hparams.env.startswith("tf/"))
+
+
+def _check_pod_strategy(
+    args: argparse.Namespace, strategy: str, agent_class: type | None, compiled: bool
+) -> None:
+    """The Pods train under `strategy` (their $RL_STRATEGY): a conflicting --strategy, or an
+    agent or trainer that cannot run under it, would only fail once the Pods start."""
+    flag = getattr(args, "strategy", None)
+    if flag is not None and flag != strategy:
+        raise UserError(
+            f"--strategy {flag} conflicts with --sys {args.sys}, whose Pods train with "
+            f"strategy {strategy!r}; leave --strategy out"
+        )
+    if not args.training:
+        return
+    if compiled:
+        raise UserError(
+            f"--sys {args.sys}: the compiled trainer (tf/ envs) runs on one device for now, "
+            f"not under strategy {strategy!r}; use a gymnasium env or --sys local"
+        )
+    if agent_class is not None and not _supports_strategies(agent_class):
+        from rl import registry
+
+        able = [n for n in registry.agents.names() if _supports_strategies(registry.agents.get(n))]
+        raise UserError(
+            f"--sys {args.sys}: agent {agent_class.__name__} does not run under strategy "
+            f"{strategy!r} yet (agents that do: {', '.join(able)}); use --sys local"
+        )
+
+
+def _supports_strategies(agent_class: type) -> bool:
+    return bool(getattr(agent_class, "supports_strategies", True))
+
+
+def _check_output_dir(output_dir: str | None, system: str) -> None:
+    if not output_dir:
+        raise UserError("--output_dir is required, e.g. --output_dir gs://BUCKET/runs/my_run")
+    if output_dir.startswith("gs://") and not GCS_PATH.match(output_dir):
+        raise UserError(
+            f"--output_dir {output_dir!r} is not a valid gs:// path "
+            "(gs://BUCKET/PATH, a bucket name of 3-222 lowercase letters, digits, '.', '_', '-')"
+        )
+    if not GCS_PATH.match(output_dir):
+        raise UserError(
+            f"--sys {system} needs a gs:// --output_dir (got {output_dir!r}): the Pod's disk "
+            "is lost with the Pod, and a restarted Pod resumes from the checkpoint there"
+        )
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """What one system adds to a launch, once its own flags are checked."""
+
+    render: Callable[[JobSpec], list[Manifest]]  # the manifests, from the common JobSpec
+    pods: int  # Pods running at once
+    summary: str  # what runs, for the "submitted" line
+    strategy: str  # the RL_STRATEGY the manifests give the Pods
+
+
+def plan_job(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    check_values: Callable[[Any], None] | None,
+    shape: JobShape,
+) -> Launch:
+    """The checks every Kubernetes system shares, in the order a user fixes them, then
+    `shape.render(spec)`. The system has checked its own flags and `--image`. Raises
+    UserError."""
+    namespace = check_dns_label(args.namespace or "default", "--namespace")
+    if args.kube_context is not None and not args.kube_context.strip():
+        raise UserError("--kube_context is empty; leave it out to use the current context")
+    if args.num_workers != 1:
+        raise UserError(f"--num_workers {args.num_workers} is not available yet; use 1")
+    if args.copies < 1:
+        raise UserError(f"--copies must be >= 1, got {args.copies}")
+    if args.test_episodes < 1:
+        raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
+    if args.render:
+        raise UserError(
+            f"--render opens a window, and a Pod has no display; with --sys {args.sys} use "
+            "--record_video True (videos go to run_<i>/videos/ in --output_dir)"
+        )
+    _check_hparams(args, check_values, shape.strategy)
+    _check_output_dir(args.output_dir, args.sys)
+    if args.job_name:
+        name = check_dns_label(args.job_name, "--job_name", MAX_JOB_NAME)
+    else:
+        name = make_job_name(args.hparams)  # once: every manifest below uses this name
+    spec = JobSpec(
+        name=name,
+        namespace=namespace,
+        image=args.image,
+        train_args=pod_train_args(args, parser),
+        hparams_set=args.hparams,
+    )
+    manifests = shape.render(spec)
+    return Launch(name, namespace, args.kube_context, manifests, shape.pods, shape.summary)
+
+
+def load_client_configuration(context: str | None, config_file: str | None = None) -> Any:
+    """The `kubernetes` client Configuration of the kubeconfig's `context` (current if None).
+    A missing kubeconfig or an unknown context is a UserError; nothing is sent."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    # $KUBECONFIG is read now, not when `kubernetes` was imported (its own default is frozen).
+    config_file = config_file or os.environ.get("KUBECONFIG") or None
+    try:
+        contexts, active = config.list_kube_config_contexts(config_file=config_file)
+    except (ConfigException, OSError) as error:
+        raise UserError(
+            f"cannot read a kubeconfig ({error}); run `gcloud container clusters "
+            "get-credentials CLUSTER --location LOCATION` first, or use --dry_run"
+        ) from None
+    names = [c["name"] for c in contexts or []]
+    if context is not None and context not in names:
+        raise UserError(
+            f"--kube_context {context!r} is not in the kubeconfig{did_you_mean(context, names)}; "
+            f"contexts: {', '.join(names) or '(none)'}"
+        )
+    if context is None and not active:
+        raise UserError("the kubeconfig has no current context; pass --kube_context NAME")
+    configuration = client.Configuration()
+    try:
+        config.load_kube_config(
+            config_file=config_file, context=context, client_configuration=configuration
+        )
+    except (ConfigException, OSError) as error:
+        raise UserError(
+            f"cannot load kubeconfig context {context or active['name']!r}: {error}"
+        ) from None
+    return configuration
+
+
+def submit(launch: Launch, configuration: Any) -> None:
+    """Creates the Service (if any) and then the Job through the official client. A refused
+    Job removes the Service created for it."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+    from urllib3.exceptions import HTTPError
+
+    with client.ApiClient(configuration) as api:
+        core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+        created: list[Manifest] = []
+        for manifest in launch.manifests:
+            kind = manifest["kind"]
+            try:
+                if kind == "Service":
+                    core.create_namespaced_service(launch.namespace, manifest, **REQUEST_OPTIONS)
+                else:
+                    batch.create_namespaced_job(launch.namespace, manifest, **REQUEST_OPTIONS)
+            except ApiException as error:
+                _undo(core, launch.namespace, created)
+                raise UserError(
+                    f"the Kubernetes API refused {kind} {launch.name!r} in namespace "
+                    f"{launch.namespace!r}: {error.status} {error.reason}"
+                    f"{_api_message(error.body)}"
+                ) from None
+            except HTTPError as error:
+                _undo(core, launch.namespace, created)
+                raise UserError(
+                    f"cannot reach the Kubernetes API at {configuration.host}: "
+                    f"{getattr(error, 'reason', None) or error}"
+                ) from None
+            created.append(manifest)
+
+
+def _api_message(body: Any) -> str:
+    """' (Reason: message)' from a Kubernetes Status body, or ''."""
+    try:
+        status = json.loads(body)
+        reason, message = status.get("reason"), status.get("message")
+    except (TypeError, ValueError, AttributeError):
+        return ""
+    text = ": ".join(part for part in (reason, message) if part)
+    return f" ({text})" if text else ""
+
+
+def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
+    """Best effort: delete the Service created for a Job that was then refused."""
+    for manifest in created:
+        if manifest["kind"] == "Service":
+            try:
+                core.delete_namespaced_service(
+                    manifest["metadata"]["name"], namespace, _request_timeout=REQUEST_TIMEOUT_S
+                )
+            except Exception:  # noqa: BLE001 - the refusal is the error worth reporting
+                pass
+
+
+def follow_command(launch: Launch) -> str:
+    """The kubectl command that streams the logs: one Pod by job name, several by label."""
+    context = f" --context {launch.context}" if launch.context else ""
+    if launch.pods > 1:
+        return (
+            f"kubectl logs -f -n {launch.namespace}{context} --prefix "
+            f"--max-log-requests {launch.pods} -l app.kubernetes.io/instance={launch.name}"
+        )
+    return f"kubectl logs -f job/{launch.name} -n {launch.namespace}{context}"
+
+
+class KubernetesSystem:
+    """A `--sys` entry that launches a Kubernetes Job instead of running jobs in-process.
+
+    Subclasses set `name` and fill `shape()`, which checks their own flags; `plan()` adds the
+    shared checks and renders, and `launch()` prints or submits the result.
+    """
+
+    name = ""
+
+    def __call__(self, jobs: list[Callable[[], object]]) -> list[object]:
+        raise UserError(f"--sys {self.name} submits a Kubernetes Job; it does not run jobs here")
+
+    def shape(self, args: argparse.Namespace) -> JobShape:
+        raise NotImplementedError
+
+    def plan(
+        self,
+        args: argparse.Namespace,
+        parser: argparse.ArgumentParser,
+        check_values: Callable[[Any], None] | None = None,
+    ) -> Launch:
+        """Validates every flag and renders the manifests; sends nothing. Raises UserError."""
+        reject_launch_flags(args)
+        return plan_job(args, parser, check_values, self.shape(args))
+
+    def launch(
+        self,
+        args: argparse.Namespace,
+        parser: argparse.ArgumentParser,
+        check_values: Callable[[Any], None] | None = None,
+        config_file: str | None = None,
+    ) -> int:
+        """Checks, renders, then prints (`--dry_run`) or submits; returns the exit status."""
+        launch = self.plan(args, parser, check_values)
+        if args.dry_run:
+            sys.stdout.write(to_yaml(launch.manifests))
+            return 0
+        configuration = load_client_configuration(launch.context, config_file)
+        submit(launch, configuration)
+        print(f"submitted job/{launch.name} to namespace {launch.namespace}: {launch.summary}")
+        print(f"follow the logs:  {follow_command(launch)}")
+        print(f"resume after a failure: run the same command again (output_dir {args.output_dir})")
+        return 0

@@ -1,0 +1,207 @@
+"""Run by tests/systems/test_strategy_training.py in a fresh process: one learner update under
+MirroredStrategy over 2 logical CPU devices against the same update without a strategy.
+
+The logical devices must be configured before TensorFlow initializes, hence a separate process.
+For each case both agents start from the same checkpoint (weights, optimizer slots, counters,
+generator state) and get the same batch; the script prints one JSON line with, per case, the
+largest differences of the update's outputs and of every variable, and facts about the
+replicas. The test asserts on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+
+import rl  # noqa: E402,F401
+from rl import registry  # noqa: E402
+from rl.envs import make_vector_env  # noqa: E402
+from rl.utils.seeding import seed_everything  # noqa: E402
+
+# (case name, hparams set, overrides). SGD without clipping makes any error in the loss scaling
+# visible in the weights (Adam is almost invariant to the gradient's scale); Adam with a small
+# max_grad_norm checks that clipping uses the whole batch's gradient norm.
+# Cases whose update draws random numbers (the on-policy minibatch shuffle, NoisyNet noise) turn
+# XLA off for the one-device agent too: XLA's random-number algorithm differs from the CPU
+# kernel's (other random numbers, not other math); under a strategy the learner is not XLA.
+NO_XLA = "jit_compile=False"
+CASES = [
+    ("dqn_sgd", "dqn_tiny", "optimizer=sgd,lr=0.05,max_grad_norm=0.0"),
+    ("dqn_adam_clip", "dqn_tiny", "max_grad_norm=0.05"),
+    # Rainbow (C51 + NoisyNet noise drawn in the learner, dueling, PER, n-step, double Q).
+    ("rainbow_sgd", "rainbow_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    ("ppo_sgd", "ppo_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    # REINFORCE without a baseline masks out unfinished episodes: masked means over replicas.
+    ("reinforce_masked_sgd", "reinforce_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+]
+
+
+def dqn_batch(hp, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    k, b = hp.gradient_steps, hp.batch_size
+    obs_shape = [k, b, *spec.obs_shape]
+    return {
+        "obs": rng.normal(size=obs_shape).astype(np.float32),
+        "action": rng.integers(0, spec.num_actions, size=[k, b]).astype(np.int64),
+        "reward": rng.normal(size=[k, b]).astype(np.float32),
+        "next_obs": rng.normal(size=obs_shape).astype(np.float32),
+        "discount": (0.99 * (rng.random([k, b]) > 0.2)).astype(np.float32),
+        "weights": rng.uniform(0.3, 1.0, size=[k, b]).astype(np.float32),
+    }
+
+
+def rollout_batch(agent, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    t, n = agent.steps_per_iteration, spec.num_envs
+    obs_shape = [t, n, *spec.obs_shape]
+    # Episode ends only in env 0, early: env 1's samples are all unfinished, so REINFORCE's
+    # mask differs between the two halves of a minibatch.
+    terminated = np.zeros([t, n], bool)
+    terminated[[3, t // 4], 0] = True
+    truncated = np.zeros([t, n], bool)
+    truncated[t // 3, 0] = True
+    return {
+        "obs": rng.normal(size=obs_shape).astype(np.float32),
+        "action": rng.integers(0, spec.num_actions, size=[t, n]).astype(np.int64),
+        "reward": rng.normal(size=[t, n]).astype(np.float32),
+        "terminated": terminated,
+        "truncated": truncated,
+        "log_prob": np.zeros([t, n], np.float32),
+        "value": np.zeros([t, n], np.float32),
+        "final_obs": rng.normal(size=obs_shape).astype(np.float32),
+        "last_next_obs": rng.normal(size=[n, *spec.obs_shape]).astype(np.float32),
+    }
+
+
+def variables(agent) -> dict[str, np.ndarray]:
+    """Every checkpointed variable, by its checkpoint key (the primary replica's value)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = tf.train.Checkpoint(agent=agent).write(os.path.join(tmp, "ckpt"))
+        reader = tf.train.load_checkpoint(path)
+        return {
+            key: reader.get_tensor(key)
+            for key in reader.get_variable_to_shape_map()
+            if key != "_CHECKPOINTABLE_OBJECT_GRAPH"
+        }
+
+
+def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
+    hp = registry.get_hparams(hparams_set)()
+    hp.override(override)
+    hp.freeze()
+    env, spec = make_vector_env(hp.env, hp.num_envs, 0)
+    env.close()
+    agent_class = registry.get_agent(hp.agent)
+    seed_everything(seed, hp.deterministic)
+    single = agent_class(spec, hp, seed)
+    seed_everything(seed + 1, hp.deterministic)  # other initial weights: the restore matters
+    with strategy.scope():
+        mirrored = agent_class(spec, hp, seed + 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = tf.train.Checkpoint(agent=single).write(os.path.join(tmp, "start"))
+        tf.train.Checkpoint(agent=mirrored).read(path).assert_consumed()
+    before = variables(single)
+    rng = np.random.default_rng(seed)
+    replay = hp.agent in ("dqn", "c51")
+    batch = dqn_batch(hp, spec, rng) if replay else rollout_batch(single, spec, rng)
+    out_single = {k: v.numpy() for k, v in single._train_fn(batch).items()}
+    out_mirrored = {k: v.numpy() for k, v in mirrored._train_fn(batch).items()}
+    after_single, after_mirrored = variables(single), variables(mirrored)
+    kernel = mirrored._trainable_variables()[0]
+    replicas = [v.numpy() for v in kernel.value.values]
+    return {
+        "outputs": {
+            key: {
+                "single": out_single[key].tolist(),
+                "max_abs_diff": float(np.max(np.abs(out_single[key] - out_mirrored[key]))),
+            }
+            for key in out_single
+        },
+        "variable_keys_equal": sorted(after_single) == sorted(after_mirrored),
+        "variables_max_abs_diff": {
+            key: float(np.max(np.abs(after_single[key] - after_mirrored[key]), initial=0.0))
+            for key in after_single
+            if after_single[key].dtype.kind == "f"
+        },
+        "variables_changed": {
+            key: float(np.max(np.abs(after_single[key] - before[key]), initial=0.0))
+            for key in after_single
+            if after_single[key].dtype.kind == "f"
+        },
+        "int_variables_equal": all(
+            np.array_equal(after_single[key], after_mirrored[key])
+            for key in after_single
+            if after_single[key].dtype.kind != "f"
+        ),
+        "gradient_steps": [
+            int(single.gradient_steps.numpy()),
+            int(mirrored.gradient_steps.numpy()),
+        ],
+        "replica_devices": [v.device for v in kernel.value.values],
+        "replicas_equal": all(np.array_equal(replicas[0], r) for r in replicas[1:]),
+    }
+
+
+def masked_mean_by_hand(strategy) -> dict:
+    """`replicated_minimize` on loss = sum(m (x.w - y)^2) / sum(m) with SGD, where replica 0 gets
+    rows 0-1 (mask sum 2) and replica 1 rows 2-3 (mask sum 1), against numpy by hand. The
+    residuals x.w0 - y are -1, 1.5, -3, -4.5, so the loss is (1 + 2.25 + 9) / 3 = 4.083; averaging
+    the two replicas' masked means instead would give ((1 + 2.25) / 2 + 9) / 2 = 5.3125."""
+    from rl.distribute import replicated_minimize
+
+    x = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0], [-1.0, 1.0]], np.float32)
+    y = np.array([2.0, -2.0, 3.0, 5.0], np.float32)
+    mask = np.array([1.0, 1.0, 1.0, 0.0], np.float32)
+    w0 = np.array([0.0, 0.5], np.float32)
+    lr = 0.1
+    with strategy.scope():
+        w = tf.Variable(w0)
+        optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
+        optimizer.build([w])
+
+    def loss_fn(batch):
+        residual = tf.linalg.matvec(batch["x"], w) - batch["y"]
+        weighted = tf.reduce_sum(batch["mask"] * tf.square(residual))
+        loss = weighted / tf.maximum(tf.reduce_sum(batch["mask"]), 1.0)
+        return loss, {"residual": residual, "max_residual": tf.reduce_max(residual)}
+
+    @tf.function
+    def step(batch):
+        return replicated_minimize(
+            strategy, optimizer, loss_fn, [w], batch, 0.0, lambda b: tf.reduce_sum(b["mask"])
+        )
+
+    loss, grad_norm, aux = step({"x": x, "y": y, "mask": mask})
+    residual = x @ w0 - y
+    expected_loss = float(np.sum(mask * residual**2) / mask.sum())
+    grad = 2.0 * (mask * residual) @ x / mask.sum()
+    return {
+        "loss": [float(loss), expected_loss],
+        "grad_norm": [float(grad_norm), float(np.linalg.norm(grad))],
+        "weights": [w.numpy().tolist(), (w0 - lr * grad).tolist()],
+        "residual": [aux["residual"].numpy().tolist(), residual.tolist()],
+    }
+
+
+def main() -> None:
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    names = sys.argv[1:] or ["masked_mean_by_hand", *(name for name, _, _ in CASES)]
+    results = {"num_replicas_in_sync": strategy.num_replicas_in_sync}
+    if "masked_mean_by_hand" in names:
+        results["masked_mean_by_hand"] = masked_mean_by_hand(strategy)
+    for name, hparams_set, override in CASES:
+        if name in names:
+            results[name] = run_case(strategy, hparams_set, override)
+    print("RESULT " + json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""`python train.py --sys gke ...` end to end, in-process, against a recording API server.
+
+As for `--sys tpu`, the REAL `kubernetes` client sends the requests (a generated kubeconfig
+points it at `kube_recorder.RecordingApiServer` on 127.0.0.1); the tests check method, path,
+headers and JSON body, that the bodies pass the official schemas in strict mode, and that the
+environment each Pod gets turns into the right TF_CONFIG. No cluster is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import kubernetes_validate
+import pytest
+import yaml
+from kube_recorder import TOKEN, RecordingApiServer
+from launcher_fixtures import (
+    api_fixture,  # noqa: F401  (pytest fixture `api`)
+    assert_refused,
+    no_local_training_fixture,  # noqa: F401  (pytest fixture `no_local_training`)
+    pod_containers,
+    run_train,
+)
+
+from rl.systems.tf_config import install_tf_config
+
+CPU_IMAGE = "us-docker.pkg.dev/my-project/rl/rl-cpu:2026-11-21"
+GPU_IMAGE = "europe-west4-docker.pkg.dev/my-project/rl/rl-gpu@sha256:" + "ab" * 32
+OUTPUT_DIR = "gs://my-bucket/runs/ppo"
+BASE = ["--sys", "gke", "--hparams", "dqn_tiny", "--output_dir", OUTPUT_DIR]
+K8S_VERSIONS = ["1.30.0", "1.37.0"]
+
+pytestmark = pytest.mark.usefixtures("no_local_training")
+
+
+def pod_env(job: dict, index: int) -> dict[str, str]:
+    """The environment Pod `index` sees: the manifest's env plus what the Job controller adds."""
+    (container,) = pod_containers(job)
+    env = {e["name"]: e["value"] for e in container["env"]}
+    env["JOB_COMPLETION_INDEX"] = str(index)
+    return env
+
+
+def test_cpu_workers_post_service_then_indexed_job(api, capsys):
+    argv = [*BASE, "--image", CPU_IMAGE, "--workers", "3", "--namespace", "team-rl"]
+    argv += ["--kube_context", "recorder", "--hparam_override", "lr=0.01", "--seed", "5"]
+    status, out, err = run_train(capsys, argv)
+    assert status == 0, err
+    assert err == []
+    name = re.search(r"submitted job/(\S+) to namespace team-rl: 3 workers \(CPU only\)", out)[1]
+    assert re.fullmatch(r"rl-dqn-tiny-\d{8}-\d{6}-[a-z0-9]{4}", name)
+    assert (
+        f"kubectl logs -f -n team-rl --context recorder --prefix --max-log-requests 3 "
+        f"-l app.kubernetes.io/instance={name}"
+    ) in out
+
+    service_request, job_request = api.requests
+    assert (service_request.method, service_request.path) == (
+        "POST",
+        "/api/v1/namespaces/team-rl/services",
+    )
+    assert (job_request.method, job_request.path) == (
+        "POST",
+        "/apis/batch/v1/namespaces/team-rl/jobs",
+    )
+    for request in api.requests:
+        assert request.headers["authorization"] == f"Bearer {TOKEN}"
+        assert request.headers["content-type"] == "application/json"
+        for version in K8S_VERSIONS:
+            kubernetes_validate.validate(request.body, version, strict=True)
+
+    service, job = service_request.body, job_request.body
+    # One generated name everywhere: Service, Job, labels, selector, subdomain, env.
+    assert service["metadata"]["name"] == job["metadata"]["name"] == name
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"] == {"app.kubernetes.io/instance": name}
+    assert job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/instance"] == name
+    pod = job["spec"]["template"]["spec"]
+    assert pod["subdomain"] == name and pod["restartPolicy"] == "Never"
+    assert "nodeSelector" not in pod
+    assert job["spec"]["completionMode"] == "Indexed"
+    assert job["spec"]["completions"] == job["spec"]["parallelism"] == 3
+    assert job["spec"]["backoffLimit"] == 0  # one lost worker stops them all: rerun to resume
+    (container,) = pod_containers(job)
+    assert container["image"] == CPU_IMAGE
+    assert "resources" not in container  # CPU workers request no GPU
+    assert container["ports"] == [{"name": "tf-worker", "containerPort": 2222}]
+    assert container["command"] == ["python", "train.py"]
+    assert container["args"] == [
+        "--sys=local",
+        "--hparams=dqn_tiny",
+        "--hparam_override=lr=0.01",
+        f"--output_dir={OUTPUT_DIR}",
+        "--seed=5",
+    ]
+    env = pod_env(job, 0)
+    assert env["RL_STRATEGY"] == "multi_worker_mirrored"
+    assert env["RL_NUM_WORKERS"] == "3" and env["RL_JOB_NAME"] == name
+
+    # What each Pod's trainer process builds from that environment, by hand.
+    workers = [f"{name}-0.{name}:2222", f"{name}-1.{name}:2222", f"{name}-2.{name}:2222"]
+    for index in range(3):
+        environ = pod_env(job, index)
+        install_tf_config(environ)
+        assert json.loads(environ["TF_CONFIG"]) == {
+            "cluster": {"worker": workers},
+            "task": {"type": "worker", "index": index},
+        }
+
+
+def test_gpu_workers_request_gpus_and_select_the_type(api, capsys):
+    argv = [*BASE, "--image", GPU_IMAGE, "--workers", "2", "--gpus_per_worker", "4"]
+    argv += ["--gpu_type", "nvidia-tesla-t4", "--job_name", "gpu-run-7"]
+    status, out, err = run_train(capsys, argv)
+    assert status == 0, err
+    assert (
+        "submitted job/gpu-run-7 to namespace default: 2 workers (4 x nvidia-tesla-t4 each)" in out
+    )
+    _, job_request = api.requests
+    assert job_request.path == "/apis/batch/v1/namespaces/default/jobs"
+    job = job_request.body
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
+    (container,) = pod_containers(job)
+    assert container["image"] == GPU_IMAGE
+    # The quantity travels as a JSON string, never a number.
+    assert container["resources"] == {
+        "requests": {"nvidia.com/gpu": "4"},
+        "limits": {"nvidia.com/gpu": "4"},
+    }
+    kubernetes_validate.validate(job, K8S_VERSIONS[0], strict=True)
+
+
+def test_one_worker_is_replaced_on_failure(api, capsys):
+    # The default: one worker, a Job that replaces a failed Pod (which resumes from gs://).
+    status, out, err = run_train(capsys, [*BASE, "--image", CPU_IMAGE])
+    assert status == 0, err
+    name = re.search(r"submitted job/(\S+) to namespace default: 1 worker \(CPU only\)", out)[1]
+    assert f"kubectl logs -f job/{name} -n default" in out
+    _, job_request = api.requests
+    job = job_request.body
+    assert job["spec"]["backoffLimit"] == 3
+    assert job["spec"]["completions"] == 1 and job["spec"]["completionMode"] == "Indexed"
+    environ = pod_env(job, 0)
+    install_tf_config(environ)
+    assert json.loads(environ["TF_CONFIG"])["cluster"]["worker"] == [f"{name}-0.{name}:2222"]
+
+
+def test_refused_job_is_one_line_and_the_service_is_removed(tmp_path, monkeypatch, capsys):
+    with RecordingApiServer(status=403, fail_kinds=("Job",)) as server:
+        monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "kubeconfig")))
+        argv = [*BASE, "--image", CPU_IMAGE, "--workers", "2", "--job_name", "denied"]
+        status, out, err = run_train(capsys, argv)
+    assert status == 2 and len(err) == 1, err
+    assert "refused Job 'denied'" in err[0] and "403" in err[0]
+    assert [(r.method, r.path) for r in server.requests] == [
+        ("POST", "/api/v1/namespaces/default/services"),
+        ("POST", "/apis/batch/v1/namespaces/default/jobs"),
+        ("DELETE", "/api/v1/namespaces/default/services/denied"),
+    ]
+
+
+def test_dry_run_prints_yaml_that_parses_and_sends_nothing(api, capsys):
+    argv = [*BASE, "--image", GPU_IMAGE, "--workers", "4", "--gpus_per_worker", "1"]
+    argv += ["--namespace", "ns", "--dry_run"]
+    status, out, err = run_train(capsys, argv)
+    assert status == 0 and err == []
+    assert api.requests == []
+    service, job = yaml.safe_load_all(out)
+    assert (service["kind"], job["kind"]) == ("Service", "Job")
+    assert service["metadata"]["name"] == job["metadata"]["name"]
+    assert job["spec"]["completions"] == 4
+    for doc in (service, job):
+        assert doc["metadata"]["namespace"] == "ns"
+        kubernetes_validate.validate(doc, K8S_VERSIONS[-1], strict=True)
+    assert "nvidia.com/gpu: '1'" in out  # quoted in the YAML text itself
+    assert "nodeSelector" not in out  # no --gpu_type: any GPU node pool
+
+
+def test_dry_run_needs_no_kubeconfig(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    status, out, err = run_train(capsys, [*BASE, "--image", CPU_IMAGE, "--dry_run"])
+    assert status == 0 and err == []
+    assert [d["kind"] for d in yaml.safe_load_all(out)] == ["Service", "Job"]
+
+
+def test_missing_kubeconfig_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    status, out, err = run_train(capsys, [*BASE, "--image", CPU_IMAGE])
+    assert status == 2 and len(err) == 1, err
+    assert "cannot read a kubeconfig" in err[0] and "--dry_run" in err[0]
+
+
+IMAGE = ["--image", CPU_IMAGE]
+BAD = {
+    # id: (argv, key words of the one stderr line)
+    "no_image": (BASE, ["--sys gke needs --image", "k8s/Dockerfile.cpu"]),
+    "no_image_gpu": ([*BASE, "--gpus_per_worker", "1"], ["--image", "k8s/Dockerfile.gpu"]),
+    "bad_image": ([*BASE, "--image", "rl:"], ["--image 'rl:'", "image reference"]),
+    "zero_workers": ([*BASE, *IMAGE, "--workers", "0"], ["--workers", "between 1", "got 0"]),
+    "too_many_workers": ([*BASE, *IMAGE, "--workers", "100001"], ["--workers", "100000"]),
+    "workers_not_int": ([*BASE, *IMAGE, "--workers", "two"], ["--workers", "'two'"]),
+    "negative_gpus": ([*BASE, *IMAGE, "--gpus_per_worker", "-1"], ["--gpus_per_worker", "-1"]),
+    "too_many_gpus": ([*BASE, *IMAGE, "--gpus_per_worker", "17"], ["--gpus_per_worker", "16"]),
+    "gpu_type_without_gpus": (
+        [*BASE, *IMAGE, "--gpu_type", "nvidia-l4"],
+        ["--gpu_type nvidia-l4", "--gpus_per_worker >= 1"],
+    ),
+    "bad_gpu_type": (
+        [*BASE, *IMAGE, "--gpus_per_worker", "1", "--gpu_type", "nvidia-l40"],
+        ["--gpu_type 'nvidia-l40'", "did you mean 'nvidia-l4'", "valid:"],
+    ),
+    "bad_namespace": ([*BASE, *IMAGE, "--namespace", "Team_RL"], ["--namespace 'Team_RL'"]),
+    "bad_job_name": ([*BASE, *IMAGE, "--job_name", "My-Run"], ["--job_name 'My-Run'"]),
+    "local_output_dir": (
+        ["--sys", "gke", "--hparams", "dqn_tiny", "--output_dir", "runs/x", *IMAGE],
+        ["--sys gke needs a gs:// --output_dir", "'runs/x'"],
+    ),
+    "no_output_dir": (["--sys", "gke", "--hparams", "dqn_tiny", *IMAGE], ["--output_dir"]),
+    "unknown_hparams": (
+        ["--sys", "gke", "--hparams", "dqn_tinny", "--output_dir", OUTPUT_DIR, *IMAGE],
+        ["unknown hparams set", "'dqn_tiny'"],
+    ),
+    "bad_override": (
+        [*BASE, *IMAGE, "--hparam_override", "lr=fast"],
+        ["lr", "'fast'"],
+    ),
+    "unknown_context": (
+        [*BASE, *IMAGE, "--kube_context", "elsewhere2"],
+        ["--kube_context 'elsewhere2'", "did you mean 'elsewhere'"],
+    ),
+    "render": (
+        [*BASE, *IMAGE, "--training", "False", "--render"],
+        ["--render", "no display", "--record_video True"],
+    ),
+    "conflicting_strategy": (
+        [*BASE, *IMAGE, "--strategy", "mirrored"],
+        ["--strategy mirrored conflicts with --sys gke", "'multi_worker_mirrored'"],
+    ),
+    "compiled_env": (
+        ["--sys", "gke", "--hparams", "ppo_tf_tiny", "--output_dir", OUTPUT_DIR, *IMAGE],
+        ["compiled trainer (tf/ envs)", "'multi_worker_mirrored'", "--sys local"],
+    ),
+    "tpu_flag_with_sys_gke": (
+        [*BASE, *IMAGE, "--tpu", "v5e-4"],
+        ["--tpu only applies to --sys tpu (got --sys gke)"],
+    ),
+    "workers_with_sys_local": (
+        ["--hparams", "dqn_tiny", "--output_dir", "runs/x", "--workers", "2"],
+        ["--workers only applies to --sys gke (got --sys local)"],
+    ),
+    "gpus_with_sys_local": (
+        ["--hparams", "dqn_tiny", "--output_dir", "runs/x", "--gpus_per_worker", "1"],
+        ["--gpus_per_worker only applies to --sys gke"],
+    ),
+}
+
+
+def test_agent_without_strategy_support_is_refused_before_sending(api, capsys, monkeypatch):
+    # The Pod's train.py would refuse it at start; the launcher refuses it here instead.
+    from rl.agents.dqn import DQN
+
+    monkeypatch.setattr(DQN, "supports_strategies", False)
+    status, out, err = run_train(capsys, [*BASE, *IMAGE, "--workers", "2"])
+    assert status == 2 and len(err) == 1, err
+    assert "agent DQN does not run under strategy 'multi_worker_mirrored'" in err[0]
+    assert api.requests == [] and out == ""
+    # Testing a checkpoint (--training False) runs on one device: no strategy needed.
+    status, out, err = run_train(capsys, [*BASE, *IMAGE, "--training", "False", "--dry_run"])
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_mistakes_exit_2_with_one_line_and_send_nothing(case, api, capsys, tmp_path):
+    argv, words = BAD[case]
+    assert_refused(capsys, api, argv, words)
