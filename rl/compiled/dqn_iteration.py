@@ -20,8 +20,9 @@ Python trainer (`train_every` env steps, then `gradient_steps` gradient steps):
    TD losses in `rl.agents.gradient_functions`), schedules and clipping as on the Python path.
 
 The replay, the envs and the agent are all variables in one checkpoint, so a restored run
-continues exactly as an uninterrupted one (tests/compiled/test_compiled_dqn.py). The compiled replay is
-uniform and one-step: `memory=prioritized` or `n_step > 1` are refused with a clear error.
+continues exactly as an uninterrupted one (tests/compiled/test_compiled_dqn.py). The compiled
+replay is uniform and one-step: `memory=prioritized` or `n_step > 1` are refused with a clear
+error.
 """
 
 from __future__ import annotations
