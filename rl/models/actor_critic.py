@@ -59,11 +59,16 @@ class ActorCritic(tf.keras.Model):
         self.value_head = tf.keras.layers.Dense(
             1, kernel_initializer=tf.keras.initializers.Orthogonal(1.0), name="value"
         )
+        # A Keras weight, not a bare tf.Variable: Keras 3 leaves plain tf.Variables out of
+        # `trainable_variables`, so the optimizer would never update the policy's spread.
         self.log_std = (
             None
             if self.discrete
-            else tf.Variable(
-                tf.fill([num_outputs], float(log_std_init)), trainable=True, name="log_std"
+            else self.add_weight(
+                shape=(num_outputs,),
+                initializer=tf.keras.initializers.Constant(float(log_std_init)),
+                trainable=True,
+                name="log_std",
             )
         )
 

@@ -259,6 +259,25 @@ def test_box_actions_sample_a_gaussian_and_greedy_is_the_clipped_mean():
     assert "train/loss" in agent.update()
 
 
+def test_gaussian_log_std_is_trained_and_checkpointed(tmp_path):
+    # Regression: a bare tf.Variable on a Keras 3 model is not in `trainable_variables`, so the
+    # optimizer never moved the policy's spread.
+    agent, driver = make_agent("a2c_tiny", "log_std_init=-0.5")
+    log_std = agent.model.log_std
+    assert any(v is log_std for v in agent._trainable_variables())
+    assert any(v is log_std for v in agent.model.policy_variables)
+    np.testing.assert_allclose(log_std.numpy(), [-0.5])
+    driver.collect(agent.steps_per_iteration)
+    agent.update()
+    assert not np.allclose(log_std.numpy(), [-0.5])  # the update moved it
+    trained = log_std.numpy().copy()
+    checkpoint = tf.train.Checkpoint(model=agent.model)
+    path = checkpoint.write(str(tmp_path / "ckpt"))
+    log_std.assign([3.0])
+    checkpoint.read(path).assert_consumed()
+    np.testing.assert_allclose(log_std.numpy(), trained)
+
+
 def test_uneven_minibatches_skip_fewer_than_one_sample_per_minibatch():
     # 10 samples in 3 minibatches of 3: one random sample per epoch is left out.
     indices = minibatch_indices(tf.random.Generator.from_seed(1), 10, 3).numpy()
