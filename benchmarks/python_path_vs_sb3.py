@@ -15,7 +15,7 @@ minus evaluation and checkpoints. SB3 runs `../shared/bench/peers/sb3_solve.py -
 Equal settings. Our sets follow the zoo; the overrides below remove the remaining differences:
 - PPO (`ppo_cartpole`): already the zoo's 8 envs x 32 steps, one 256-sample minibatch,
   20 epochs, separate 64-64 tanh policy and value nets, max_grad_norm 0.5, Adam eps 1e-5.
-  train_steps 50176 = 196 rollouts of 256, exactly the steps SB3 takes for --budget 50000.
+  train_steps 50176 = 196 rollouts of 256, the steps SB3 takes for --budget 50000.
 - DQN (`dqn_cartpole`): the zoo uses 1 env (ours 2) and vanilla DQN targets (ours double-Q),
   Adam eps 1e-8 (torch's default); both overridden. 256-256 ReLU, batch 64, 128 gradient steps
   every 256 env steps from step 1024, epsilon 1 -> 0.04 over 8000 steps, target copied once per
@@ -45,8 +45,9 @@ PEERS = ROOT.parent / "shared" / "bench" / "peers" / "sb3_solve.py"
 PEERS_PYTHON = (
     Path(os.environ.get("PEERS_VENV", Path.home() / ".cache/rl-peers-venv")) / "bin/python"
 )
-SB3_BUDGET = 50_000  # SB3 rounds up to whole rollouts: 196 x 256 = 50176 env steps
-BUDGET = 50_176
+# Both sets collect 256 env steps between updates; SB3 rounds its budget up to whole rollouts
+# (--budget 50000 -> 196 x 256 = 50176 env steps), so ours trains that many too.
+ROLLOUT = 256
 
 # (our hparams set, overrides that make it equal to the SB3 zoo settings)
 OURS = {
@@ -55,8 +56,13 @@ OURS = {
 }
 
 
-def worker(algo: str, extra: str, seed: int, threads: int, root: str) -> dict:
-    """Trains our set for BUDGET env steps in this process; returns the timing record."""
+def whole_rollouts(budget: int) -> int:
+    return -(-budget // ROLLOUT) * ROLLOUT
+
+
+def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: int = 50_000) -> dict:
+    """Trains our set for `budget` (rounded up to whole rollouts) env steps in this process;
+    returns the timing record."""
     sys.path.insert(0, root)
     import tensorflow as tf
 
@@ -88,7 +94,7 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str) -> dict:
     name, overrides = OURS[algo]
     hp = registry.get_hparams(name)()
     hp.override(",".join(x for x in (overrides, extra) if x))
-    hp.train_steps = BUDGET
+    hp.train_steps = whole_rollouts(budget)
     hp.stop_at_eval_return = None
     hp.eval.episodes = 1  # the (unused) eval env is built anyway: keep it small
     hp.freeze()
@@ -113,9 +119,12 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str) -> dict:
     }
 
 
-def run_ours(algo: str, extra: str, seed: int, threads: int, root: Path = ROOT) -> dict:
+def run_ours(
+    algo: str, extra: str, seed: int, threads: int, budget: int, root: Path = ROOT
+) -> dict:
     """One worker process; `root` is the checkout whose `rl` package it imports."""
     cmd = [sys.executable, __file__, "--worker", algo, "--seed", str(seed)]
+    cmd += ["--budget", str(budget)]
     cmd += ["--threads", str(threads), "--root", str(root)]
     if extra:
         cmd += ["--hparam_override", extra]
@@ -143,10 +152,10 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
-def run_sb3(algo: str, seed: int, threads: int) -> dict:
+def run_sb3(algo: str, seed: int, threads: int, budget: int) -> dict:
     cmd = [
         str(PEERS_PYTHON), "-c", SB3_CPU_WRAPPER, str(PEERS), "--algo", algo,
-        "--env", "CartPole-v1", "--seed", str(seed), "--budget", str(SB3_BUDGET),
+        "--env", "CartPole-v1", "--seed", str(seed), "--budget", str(budget),
         "--throughput", "--threads", str(threads),
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -173,6 +182,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--budget", type=int, default=50_000, help="SB3's --budget; ours: whole rollouts above"
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -190,7 +202,9 @@ def main() -> None:
     parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        record = worker(args.worker, args.hparam_override, args.seed, args.threads, args.root)
+        record = worker(
+            args.worker, args.hparam_override, args.seed, args.threads, args.root, args.budget
+        )
         print(json.dumps(record), flush=True)
         return
     if not args.no_sb3 and not PEERS_PYTHON.exists():
@@ -200,15 +214,24 @@ def main() -> None:
     for algo in args.algos:
         ours_runs, before_runs, sb3_runs = [], [], []
         for _ in range(args.repeats):
-            ours_runs.append(run_ours(algo, args.hparam_override, args.seed, args.threads))
+            ours_runs.append(
+                run_ours(algo, args.hparam_override, args.seed, args.threads, args.budget)
+            )
             print(json.dumps({"ours": ours_runs[-1]}), file=sys.stderr, flush=True)
             if args.before:
                 before_runs.append(
-                    run_ours(algo, args.hparam_override, args.seed, args.threads, args.before)
+                    run_ours(
+                        algo,
+                        args.hparam_override,
+                        args.seed,
+                        args.threads,
+                        args.budget,
+                        args.before,
+                    )
                 )
                 print(json.dumps({"before": before_runs[-1]}), file=sys.stderr, flush=True)
             if not args.no_sb3:
-                sb3_runs.append(run_sb3(algo, args.seed, max(args.threads, 1)))
+                sb3_runs.append(run_sb3(algo, args.seed, max(args.threads, 1), args.budget))
                 print(json.dumps({"sb3": sb3_runs[-1]}), file=sys.stderr, flush=True)
         rows.append((algo, ours_runs, sb3_runs))
         if before_runs:
@@ -216,7 +239,8 @@ def main() -> None:
 
     threads = f"{args.threads} thread(s)" if args.threads else "TF default threads"
     print(
-        f"\nRaw training throughput, CartPole-v1, {BUDGET} env steps, no eval, {threads}, "
+        f"\nRaw training throughput, CartPole-v1, {whole_rollouts(args.budget)} env steps, "
+        f"no eval, {threads}, "
         f"median of {args.repeats} alternating rounds ({time.strftime('%Y-%m-%d')})\n"
     )
     print(
