@@ -1,0 +1,49 @@
+"""IMPALA's actor-critic loss on V-trace targets, as a pure function.
+
+Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
+Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 4.2: the parameters
+move along
+
+    rho_s grad log pi(a_s|x_s) (r_s + gamma v_{s+1} - V(x_s))      (policy gradient)
+    (v_s - V(x_s)) grad V(x_s)                                      (value regression to v_s)
+    - grad sum_a pi(a|x_s) log pi(a|x_s)                            (entropy bonus)
+
+The first factor of the policy term is the V-trace advantage A_s
+(`rl.agents.advantage_estimators.vtrace`), computed from the behaviour policy's log-probs
+recorded at acting time. As a loss to minimize, with means instead of the paper's sums:
+
+    loss = -mean(log pi(a|x) A) + vf_coef * 0.5 mean((V(x) - v)^2) - ent_coef * mean(H(pi(.|x)))
+
+A and v are constants (no gradient flows through the targets).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.gradient_functions.policy_gradient import (
+    entropy_bonus,
+    policy_gradient_loss,
+    value_loss,
+)
+from rl.registry import register_gradient_function
+
+
+@register_gradient_function("impala_loss")
+def impala_loss(
+    log_prob: tf.Tensor,
+    entropy: tf.Tensor,
+    value: tf.Tensor,
+    pg_advantage: tf.Tensor,
+    vs: tf.Tensor,
+    vf_coef: float,
+    ent_coef: float,
+    mask: tf.Tensor | None = None,
+) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    """Returns (loss, {"policy_loss", "value_loss", "entropy"}); inputs of any equal shape
+    (e.g. [T, N]) with an optional `mask` of the same shape (1 = use the sample)."""
+    policy = policy_gradient_loss(log_prob, pg_advantage, mask)
+    critic = value_loss(value, vs, mask=mask)
+    bonus = entropy_bonus(entropy, mask)
+    loss = policy + vf_coef * critic - ent_coef * bonus
+    return loss, {"policy_loss": policy, "value_loss": critic, "entropy": bonus}

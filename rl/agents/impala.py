@@ -1,0 +1,257 @@
+"""IMPALA: an actor-critic learner whose data come from lagging behaviour policies, corrected by
+V-trace.
+
+Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
+Actor-Learner Architectures", https://arxiv.org/abs/1802.01561.
+
+Acting samples from the actor-critic's policy with the agent's generator and records the
+behaviour log-prob log mu(a|x) of every action at acting time (`act_with_info`), because the
+learner's policy pi will have moved on by the time it learns from the step. Data are unrolls of
+T = train_every // num_envs steps of each env copy (a `RolloutBuffer`; episodes run on across
+unrolls and bootstrap from the observation after the last step).
+
+`update` runs on a full unroll batch, as ONE compiled call: `n_epochs` passes, each splitting
+the env copies into `num_minibatches` groups (whole length-T sequences, which V-trace needs).
+Every gradient step recomputes, with the CURRENT weights, pi(a|x), V(x), V(final_obs) of
+truncated steps and V(x_T), then the V-trace targets (`rl.agents.advantage_estimators.vtrace`,
+with rho_t = pi/mu from the recorded behaviour log-probs) and the loss
+(`rl.agents.gradient_functions.impala`). After the first gradient step the data are off-policy
+for pi; with `--num_workers N` they also come from actors acting with weights several updates
+old (rl/workers/impala_trainer.py, `add_unroll`). V-trace corrects both. Termination and
+truncation are handled as everywhere else (`fold_truncation`, `episode_discounts`).
+
+The advantage estimator is looked up by name: "vtrace", or "discounted_returns" / "gae" for the
+paper's no-correction ablation (targets as if the data were on-policy).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.action_functions import sample
+from rl.agents.advantage_estimators import episode_discounts, fold_truncation
+from rl.agents.base import Agent
+from rl.agents.gradient_functions.impala import impala_loss
+from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.errors import UserError
+from rl.memory import RolloutBuffer
+from rl.models import ActorCritic
+from rl.registry import get_advantage_estimator, register_agent
+from rl.types import Batch, Metrics, TensorBatch
+
+# The rollout fields the learner reads; `log_prob` is the behaviour policy's.
+UNROLL_FIELDS = (
+    "obs",
+    "action",
+    "reward",
+    "terminated",
+    "truncated",
+    "log_prob",
+    "final_obs",
+    "last_next_obs",
+)
+
+
+@register_agent("impala")
+class Impala(Agent):
+    """V-trace actor-critic for discrete (categorical) and Box (diagonal Gaussian) actions."""
+
+    loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
+                    "approx_kl")  # fmt: skip
+    # train.py --num_workers N: asynchronous actor processes feed this learner
+    # (rl/workers/impala_trainer.py) instead of env copies stepping in lockstep.
+    asynchronous_actors = True
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        if not 1 <= hp.num_minibatches <= spec.num_envs:
+            raise UserError(
+                f"num_minibatches={hp.num_minibatches} splits the num_envs={spec.num_envs} env "
+                f"copies of an unroll; use 1 <= num_minibatches <= {spec.num_envs}"
+            )
+        self.model = ActorCritic(
+            spec,
+            hp.model,
+            hp.hidden_sizes,
+            hp.activation,
+            separate_torsos=hp.separate_torsos,
+            log_std_init=hp.log_std_init,
+            name="actor_critic",
+        )
+        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self.estimator = get_advantage_estimator(hp.advantage_estimator)
+        self._estimator_options = set(inspect.signature(self.estimator).parameters)
+        self.unroll_length = self.steps_per_iteration
+        self.envs_per_minibatch = spec.num_envs // hp.num_minibatches
+        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
+        self.rollout = RolloutBuffer(
+            self.unroll_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
+            spec.action_shape, action_dtype,
+        )  # fmt: skip
+        lead = [self.unroll_length, spec.num_envs]
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        self._batch_spec = {
+            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
+            "reward": tf.TensorSpec(lead, tf.float32),
+            "terminated": tf.TensorSpec(lead, tf.bool),
+            "truncated": tf.TensorSpec(lead, tf.bool),
+            "log_prob": tf.TensorSpec(lead, tf.float32),
+            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs_dtype),
+        }
+        # Traced without autograph: the loops are tf.while_loops (rl.agents.on_policy.repeat).
+        self._train_fn = self._learner_function(
+            tf.autograph.experimental.do_not_convert(self._train), [self._batch_spec]
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.model.trainable_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        return self._act_with_info(obs)[0] if explore else self._greedy(obs)
+
+    def _greedy(self, obs: tf.Tensor) -> tf.Tensor:
+        params = self.model.policy(obs)
+        if self.spec.discrete:
+            return tf.argmax(params, axis=-1, output_type=tf.int64)
+        low = tf.constant(self.spec.action_low, tf.float32)
+        high = tf.constant(self.spec.action_high, tf.float32)
+        return tf.clip_by_value(self.model.unflatten_action(params), low, high)
+
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """A sample of mu = the acting weights' policy, and log mu(a|x) for V-trace."""
+        params = self.model.policy(obs)  # no value head: acting does not need it
+        if self.spec.discrete:
+            flat_action = sample(params, self.generator)  # Gumbel-max with the agent's generator
+        else:  # the unclipped sample goes to the env, so its log-prob is the one stored
+            flat_action = params + tf.exp(self.model.log_std) * self.generator.normal(
+                tf.shape(params)
+            )
+        log_prob = self.model.distribution(params).log_prob(flat_action)
+        return self.model.unflatten_action(flat_action), {"log_prob": log_prob}
+
+    def _observe(self, transition: Batch) -> None:
+        self.rollout.add(
+            obs=transition["obs"],
+            action=transition["action"],
+            reward=transition["reward"],
+            next_obs=transition["next_obs"],
+            terminated=transition["terminated"],
+            truncated=transition["truncated"],
+            log_prob=transition["log_prob"],
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.rollout.truncate_all()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"rollout": self.rollout}
+
+    # ------------------------------------------------------- unrolls between processes
+    def pop_unroll(self) -> Batch:
+        """An actor's full unroll ([T, num_envs, ...] copies of `UNROLL_FIELDS`); the rollout
+        starts afresh (episodes go on: the next unroll continues them)."""
+        if not self.rollout.full():
+            raise RuntimeError(
+                f"pop_unroll: {len(self.rollout)} of {self.unroll_length} steps collected"
+            )
+        data = self.rollout.data()
+        unroll = {key: data[key].copy() for key in UNROLL_FIELDS}
+        self.rollout.reset()
+        return unroll
+
+    def add_unroll(self, unroll: Batch) -> None:
+        """The learner's batch from actors' unrolls, concatenated along the env axis to this
+        agent's [T, num_envs]; the next `update` learns from it."""
+        state = self.rollout.state_dict()
+        state.update({key: np.asarray(unroll[key]) for key in UNROLL_FIELDS})
+        state["t"] = np.array(self.unroll_length, np.int64)
+        self.rollout.load_state_dict(state)  # checks every shape and dtype
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _update(self) -> Metrics:
+        data = self.rollout.data()
+        out = self._train_fn({key: data[key] for key in UNROLL_FIELDS})
+        self.rollout.reset()
+        return {f"train/{name}": float(value) for name, value in out.items()}
+
+    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        names = (*self.loss_metrics, "loss", "grad_norm", "advantage_mean", "vs_mean")
+        totals = {name: tf.constant(0.0) for name in names}
+
+        def minibatch_step(envs: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+            # Whole sequences of the chosen env copies: time stays axis 0.
+            minibatch = {
+                key: tf.gather(value, envs[k], axis=0 if key == "last_next_obs" else 1)
+                for key, value in batch.items()
+            }
+            loss, grad_norm, aux = self._gradient_step(
+                self._minibatch_loss, self._trainable_variables(), minibatch
+            )
+            aux = {**aux, "loss": loss, "grad_norm": grad_norm}
+            return {name: totals[name] + aux[name] for name in names}
+
+        def epoch(totals: dict) -> dict:
+            envs = minibatch_indices(self.generator, self.spec.num_envs, hp.num_minibatches)
+            return repeat(hp.num_minibatches, lambda k, t: minibatch_step(envs, k, t), totals)
+
+        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
+        steps = float(hp.n_epochs * hp.num_minibatches)
+        return {name: value / steps for name, value in totals.items()}
+
+    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        hp, model = self.hparams, self.model
+        lead = [self.unroll_length, self.envs_per_minibatch]
+        n = self.unroll_length * self.envs_per_minibatch
+
+        def flat(x: tf.Tensor) -> tf.Tensor:
+            return tf.reshape(x, [n, *x.shape[2:]])
+
+        params, value = model(flat(minibatch["obs"]))
+        distribution = model.distribution(params)
+        log_prob = distribution.log_prob(model.flatten_action(flat(minibatch["action"])))
+        log_prob, entropy = tf.reshape(log_prob, lead), tf.reshape(distribution.entropy(), lead)
+        value = tf.reshape(value, lead)
+        # Bootstrap values with the current weights (V-trace's targets use the learner's V).
+        final_values = tf.reshape(model.value(flat(minibatch["final_obs"])), lead)
+        bootstrap = model.value(minibatch["last_next_obs"])
+        rewards = fold_truncation(minibatch["reward"], minibatch["truncated"], final_values,
+                                  hp.gamma)  # fmt: skip
+        discounts = episode_discounts(minibatch["terminated"], minibatch["truncated"], hp.gamma)
+        log_rhos = tf.stop_gradient(log_prob) - minibatch["log_prob"]
+        options = {
+            "log_rhos": log_rhos,
+            "rho_bar": hp.vtrace_rho_bar,
+            "c_bar": hp.vtrace_c_bar,
+            "lambda_": hp.vtrace_lambda,
+        }
+        advantages, vs = self.estimator(
+            rewards,
+            tf.stop_gradient(value),
+            discounts,
+            tf.stop_gradient(bootstrap),
+            **{k: v for k, v in options.items() if k in self._estimator_options},
+        )
+        advantages, vs = tf.stop_gradient(advantages), tf.stop_gradient(vs)
+        if hp.normalize_advantage:
+            advantages = normalize(advantages, tf.ones_like(advantages))
+        loss, aux = impala_loss(log_prob, entropy, value, advantages, vs, hp.vf_coef, hp.ent_coef)
+        rhos = tf.exp(log_rhos)
+        rho_bar = np.inf if hp.vtrace_rho_bar is None else hp.vtrace_rho_bar
+        aux["rho_mean"] = tf.reduce_mean(rhos)
+        aux["rho_clip_fraction"] = tf.reduce_mean(tf.cast(rhos > rho_bar, tf.float32))
+        # E_mu[rho - 1 - log rho] = KL(mu || pi): how far the learner moved from the actors.
+        aux["approx_kl"] = tf.reduce_mean(rhos - 1.0 - log_rhos)
+        aux["advantage_mean"] = tf.reduce_mean(advantages)
+        aux["vs_mean"] = tf.reduce_mean(vs)
+        return loss, aux

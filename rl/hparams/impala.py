@@ -1,0 +1,112 @@
+"""IMPALA hparams sets: `impala` (the paper's defaults), `impala_cartpole`, `impala_tiny` (tests).
+
+Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
+Actor-Learner Architectures", https://arxiv.org/abs/1802.01561 (Table G.1 and section 5).
+The unroll length is T = train_every // num_envs. With `train.py --num_workers N` the N actor
+processes each step num_envs / N env copies and send unrolls of T steps; the learner learns
+from num_envs of those env rows at a time (docs/impala.md).
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import base
+from rl.hparams.hparams import HParams
+from rl.registry import register_hparams
+
+
+@register_hparams("impala")
+def impala() -> HParams:
+    """The paper's settings where they apply to a small-scale run: unrolls of 20 steps, RMSProp
+    at 6e-4 with epsilon 0.01, gradient norm clipped at 40, baseline cost 0.5, entropy 0.01,
+    rho_bar = c_bar = 1, one gradient step per batch."""
+    hp = base()
+    hp.agent = "impala"
+    hp.num_envs = 8
+    hp.train_every = 8 * 20
+    hp.optimizer = "rmsprop"
+    hp.lr = 6e-4
+    hp.adam_epsilon = 0.01
+    hp.max_grad_norm = 40.0
+    hp.add(
+        "advantage_estimator",
+        "vtrace",
+        "Registered advantage estimator: vtrace (off-policy corrected), or discounted_returns / "
+        "gae for the paper's no-correction ablation.",
+    )
+    hp.add(
+        "vtrace_rho_bar",
+        1.0,
+        "V-trace rho_bar: truncation of the importance weights in delta_t V and in the policy "
+        "gradient (None: no truncation).",
+        type=float | None,
+    )
+    hp.add(
+        "vtrace_c_bar",
+        1.0,
+        "V-trace c_bar: truncation of the trace coefficients c_t (None: no truncation).",
+        type=float | None,
+    )
+    hp.add(
+        "vtrace_lambda",
+        1.0,
+        "lambda of the traces c_t = lambda min(c_bar, rho_t) (section 4.2 of the paper); also "
+        "GAE's lambda with advantage_estimator=gae.",
+    )
+    hp.add("n_epochs", 1, "Passes over each batch of unrolls per update (> 1: off-policy data).")
+    hp.add(
+        "num_minibatches",
+        1,
+        "Minibatches per pass, each of the whole unrolls of num_envs // num_minibatches env "
+        "copies.",
+    )
+    hp.add(
+        "normalize_advantage",
+        False,
+        "Normalize the V-trace advantages to mean 0, std 1 per minibatch (not in the paper).",
+    )
+    hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - v_s)^2 (the paper's baseline cost).")
+    hp.add("ent_coef", 0.01, "Weight of the entropy bonus subtracted from the loss.")
+    hp.add("separate_torsos", False, "Give the value head its own torso (no shared features).")
+    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    hp.activation = "tanh"
+    return hp
+
+
+@register_hparams("impala_cartpole")
+def impala_cartpole() -> HParams:
+    """CartPole-v1: 8 env copies x 16-step unrolls, Adam, 4 passes of 2 minibatches per batch,
+    so most gradient steps learn from data of an older policy (V-trace corrects)."""
+    hp = impala()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 8
+    hp.train_every = 8 * 16
+    hp.optimizer = "adam"
+    hp.lr = 1e-3
+    hp.adam_epsilon = 1e-5
+    hp.max_grad_norm = 0.5
+    hp.n_epochs = 4
+    hp.num_minibatches = 2
+    hp.ent_coef = 0.0
+    hp.train_steps = 200_000
+    hp.eval.every_steps = 5000
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("impala_tiny")
+def impala_tiny() -> HParams:
+    """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
+    hp = impala()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 4
+    hp.train_steps = 256
+    hp.train_every = 4 * 8
+    hp.n_epochs = 2
+    hp.num_minibatches = 2
+    hp.hidden_sizes = [16]
+    hp.max_episode_steps = 50
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    return hp
