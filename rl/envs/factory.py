@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,45 @@ from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 
 AUTORESET_MODE = AutoresetMode.SAME_STEP
+
+
+# Keyword arguments `gym.make` takes itself besides the env constructor's.
+GYM_MAKE_KWARGS = ("max_episode_steps", "disable_env_checker")
+
+
+def _check_kwargs(
+    name: str, constructor: Any, env_kwargs: dict[str, Any], extra: tuple[str, ...] = ()
+) -> None:
+    """Raises UserError for an env_kwargs key the env's constructor does not take, so a typo is
+    one line naming the key and the accepted ones, not a TypeError traceback from inside
+    gymnasium. Constructors taking **kwargs, or without a readable signature, accept anything."""
+    if not env_kwargs:
+        return
+    try:
+        parameters = inspect.signature(constructor).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = [p.name for p in parameters if p.kind in kinds] + list(extra)
+    for key in env_kwargs:
+        if key not in accepted:
+            raise UserError(
+                f"env {name!r} does not take env_kwargs key {key!r}"
+                f"{did_you_mean(key, accepted)}; it takes: {', '.join(accepted) or 'nothing'}"
+            )
+
+
+def _gym_id_constructor(env_id: str) -> Any:
+    """The callable a registered gymnasium id builds its env with (None if it cannot be loaded)."""
+    entry_point = gym.spec(env_id).entry_point
+    if callable(entry_point):
+        return entry_point
+    try:
+        return gym.envs.registration.load_env_creator(entry_point)
+    except Exception:  # a missing optional dependency: gym.make reports it when building
+        return None
 
 
 def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym.Env]:
@@ -47,8 +87,10 @@ def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym
             ) from None
         target = getattr(module, attr, None)
         if isinstance(target, type) and issubclass(target, gym.Env):
+            _check_kwargs(name, target, env_kwargs)
             return lambda: target(**env_kwargs)
         if attr in gym.registry:
+            _check_kwargs(name, _gym_id_constructor(attr), env_kwargs, GYM_MAKE_KWARGS)
             return lambda: gym.make(attr, **env_kwargs)
         raise UserError(
             f"env {name!r}: {module_name!r} has no gymnasium.Env subclass or registered id "
@@ -58,6 +100,7 @@ def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym
         check_atari_kwargs(name, env_kwargs)
         return lambda: make_atari(name, **env_kwargs)
     if name in gym.registry:
+        _check_kwargs(name, _gym_id_constructor(name), env_kwargs, GYM_MAKE_KWARGS)
         return lambda: gym.make(name, **env_kwargs)
     known = list(registry.envs.names()) + list(gym.registry.keys())
     raise UserError(
@@ -133,6 +176,7 @@ def make_vector_env(
     return vec_env, spec
 
 
-def check_env_name(name: str) -> None:
-    """Raises UserError if `name` does not resolve to an env (builds nothing)."""
-    _single_env_thunk(name, {})
+def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
+    """Raises UserError if `name` does not resolve to an env, or (given `env_kwargs`) if its
+    constructor does not take one of those keys. Builds nothing."""
+    _single_env_thunk(name, dict(env_kwargs or {}))

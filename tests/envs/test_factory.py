@@ -1,7 +1,9 @@
 """Env resolution by name, EnvSpec facts, and the autoreset mode every vector env uses."""
 
+import os
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,3 +88,53 @@ def test_bad_env_names_are_user_errors(name, words):
         check_env_name(name)
     for word in words:
         assert word in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "name, env_kwargs, words",
+    [
+        ("CartPole-v1", {"foo": 1}, ["'CartPole-v1'", "'foo'", "sutton_barto_reward"]),
+        # a typo names the close key; gym.make's own keys count as accepted ones
+        ("LunarLander-v3", {"continous": True}, ["did you mean 'continuous'?", "gravity"]),
+        ("gymnasium:Pendulum-v1", {"gravity": 9.8}, ["'gravity'", "it takes: render_mode, g"]),
+    ],
+)
+def test_bad_env_kwargs_are_one_line_user_errors(name, env_kwargs, words):
+    for check in (
+        lambda: check_env_name(name, env_kwargs),
+        lambda: make_vector_env(name, 1, seed=0, env_kwargs=env_kwargs),
+    ):
+        with pytest.raises(UserError) as info:
+            check()
+        message = str(info.value)
+        assert "\n" not in message
+        for word in words:
+            assert word in message, message
+
+
+def test_accepted_env_kwargs_reach_the_env():
+    env, spec = make_vector_env("LunarLander-v3", 1, seed=0, env_kwargs={"continuous": True})
+    assert spec.action_type == "box" and spec.action_shape == (2,)
+    env, spec = make_vector_env("CartPole-v1", 1, seed=0, env_kwargs={"max_episode_steps": 9})
+    assert spec.max_episode_steps == 9
+    check_env_name("CartPole-v1", {"sutton_barto_reward": True})
+
+
+def test_train_py_rejects_a_bad_env_kwargs_key_with_exit_2(tmp_path):
+    import subprocess
+
+    out = tmp_path / "run"
+    override = "env_kwargs={'sutton_barto_rewrd':True}"
+    cmd = [sys.executable, "train.py", "--hparams", "dqn_tiny", "--output_dir", str(out)]
+    proc = subprocess.run(
+        [*cmd, "--hparam_override", override],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("train.py")]
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert len(lines) == 1 and "did you mean 'sutton_barto_reward'?" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
