@@ -1,0 +1,127 @@
+"""benchmarks/algorithm_table.py's bookkeeping (no training): medians with seeds that did not
+reach the threshold, missing/partial/stale rows said out loud, the cache key, and the generated
+section replacing only the text between its markers."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import algorithm_table as at  # noqa: E402
+
+ROW = at.Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000)
+
+
+def record(side, seed, solved, steps, wall, final, status="ok", digest="d1", budget=100_000):
+    return {
+        "side": side,
+        "set": ROW.set,
+        "env": ROW.env,
+        "seed": seed,
+        "budget": budget,
+        "protocol": at.PROTOCOL[ROW.env],
+        "status": status,
+        "solved": solved,
+        "env_steps_to_threshold": steps if solved else None,
+        "wall_seconds_to_threshold": wall if solved else None,
+        "final_eval_mean": final,
+        "env_steps_total": steps if solved else budget,
+        "wall_seconds_total": wall,
+        "process_seconds": wall + 5,
+        "cpu_seconds": wall,
+        "hparams_digest": digest if side == "ours" else None,
+        "machine_before": {"loadavg": [1.0, 1.0, 1.0], "time_utc": "2026-11-22T01:00:00Z"},
+        "machine_after": {"loadavg": [2.0, 1.0, 1.0], "time_utc": "2026-11-22T01:01:00Z"},
+    }
+
+
+def side(records, missing=()):
+    return at.Side(records, list(missing), [], False)
+
+
+def test_median_counts_a_seed_that_did_not_reach_the_threshold_as_slowest():
+    two_of_three = side(
+        [
+            record("ours", 0, True, 10_000, 10.0, -90.0),
+            record("ours", 1, True, 30_000, 40.0, -95.0),
+            record("ours", 2, False, 0, 99.0, -150.0),
+        ]
+    )
+    assert two_of_three.median("env_steps_to_threshold") == 30_000
+    assert two_of_three.median("wall_seconds_to_threshold") == 40.0
+    assert two_of_three.solved() == 2
+    # mean and population std of -90, -95, -150: -111.67 and 27.18
+    assert two_of_three.final() == "-111.7 ± 27.2"
+    one_of_three = side(
+        two_of_three.records[:1] + [record("ours", s, False, 0, 9, -400) for s in (1, 2)]
+    )
+    assert one_of_three.median("env_steps_to_threshold") is None
+    assert at.fmt_steps(None, one_of_three, 100_000) == "not reached in 100,000"
+
+
+def test_render_names_missing_partial_failed_and_stale_rows():
+    results = [
+        record("ours", 0, True, 10_000, 10.0, -90.0, digest="old"),
+        record("ours", 1, True, 20_000, 20.0, -92.0),
+        record("ours", 2, False, 0, 0.0, None, status="timeout"),
+        record("sb3", 0, True, 40_000, 80.0, -95.0),
+        record("sb3", 1, True, 50_000, 100.0, -97.0),
+    ]
+    other = at.Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000)
+    budgets = {ROW.set: ROW.budget, other.set: other.budget}
+    text = at.render([ROW, other], [0, 1, 2], budgets, results, {ROW.set: "d1", other.set: "x"})
+    line = next(x for x in text.splitlines() if x.startswith("| `dqn_acrobot`"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[4] == "2/2" and cells[5] == "15,000" and cells[6] == "15.0"
+    assert cells[8] == "2/2" and cells[9] == "45,000" and cells[10] == "90.0"
+    assert cells[11] == "0.33" and cells[12] == "0.17"  # ours / SB3
+    assert "SB3: seeds 2 not run (partial)" in cells[14]
+    assert "ours: seed 2 timeout" in cells[14]
+    assert "stale" in cells[14]
+    other_line = next(x for x in text.splitlines() if x.startswith("| `ppo_acrobot`"))
+    assert "ours: not run; SB3: not run" in other_line
+    assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", text)
+
+
+def test_results_for_another_budget_or_protocol_are_not_reused():
+    cache = at.latest([record("ours", 0, True, 10_000, 10.0, -90.0)])
+    assert at.wanted_key("ours", ROW, 0, 100_000) in cache
+    assert at.wanted_key("ours", ROW, 0, 50_000) not in cache
+    assert at.wanted_key("sb3", ROW, 0, 100_000) not in cache
+    changed = {**record("ours", 0, True, 1, 1.0, 0.0), "protocol": {"every": 1}}
+    assert at.key(changed) != at.wanted_key("ours", ROW, 0, 100_000)
+
+
+def test_write_doc_replaces_only_the_generated_section(tmp_path):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\nhand-written\n")
+    at.write_doc("table v1\n", doc)
+    at.write_doc("table v2\n", doc)
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\nhand-written\n\n" + at.BEGIN)
+    assert "table v2\n" + at.END in text and "table v1" not in text
+    doc.write_text(text + "\n## after\nkept\n")
+    at.write_doc("table v3\n", doc)
+    assert doc.read_text().endswith(at.END + "\n## after\nkept\n")
+
+
+def test_protocol_reaches_train_py_as_overrides():
+    assert at.overrides("Pendulum-v1", 30_000) == (
+        "stop_at_eval_return=-200.0,eval.every_steps=2000,eval.episodes=5,train_steps=30000"
+    )
+    assert {row.env for row in at.ROWS} <= set(at.PROTOCOL)
+
+
+def test_every_row_has_a_zoo_entry_for_the_sb3_side():
+    solve = ROOT.parent / "shared" / "bench" / "peers" / "sb3_solve.py"
+    if not solve.exists():
+        pytest.skip("../shared/bench/peers/sb3_solve.py is not checked out here")
+    text = solve.read_text() + (ROOT / "benchmarks" / "sb3_zoo_peers.py").read_text()
+    for row in at.ROWS:
+        assert f'("{row.algo}", "{row.env}")' in text, row
