@@ -1,20 +1,22 @@
 """Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
 
-Acting samples from the actor-critic's policy with the agent's own generator; `observe` fills
-a `RolloutBuffer` of `steps_per_iteration` vector steps. `update` runs on a full buffer, as ONE
-compiled call:
+Built on the rollout API (`rl.rollout`, docs/rollout_api.md). Acting samples from the
+actor-critic's policy with the agent's own generator (`rl.rollout.policy`); `observe` fills a
+`RolloutBuffer` of `steps_per_iteration` vector steps (the storage; its `data()` is a `Rollout`'s
+fields). `update` runs on a full buffer, as ONE compiled call:
 
-1. log pi(a|s) and V(s) of every stored step, V(final_obs) of truncated steps and V(last
-   next_obs) as bootstrap, with the current weights. The weights do not change during a rollout,
-   so these equal the acting-time numbers; computing them here, batched, is one forward pass
-   (`act_with_info` could carry them, but the driver's compiled loop does not pass a
-   non-empty info dict through yet);
+1. the stored rollout re-evaluated under the current weights (`rl.rollout.evaluate`: log pi(a|s)
+   and V(s) of every step in one batched forward pass) and `rl.rollout.bootstrap_values`
+   (V(final_obs) of truncated steps, V(last next_obs)). The weights do not change during a
+   rollout, so these equal the acting-time numbers; recomputing them batched costs one forward
+   pass and keeps acting free of the value head;
 2. truncation folded into the rewards, then the registered advantage estimator
    ("gae": Schulman et al. 2015, https://arxiv.org/abs/1506.02438; "discounted_returns":
    Williams 1992) over the time-major [T, N] batch;
-3. `n_epochs` passes over the flattened T*N samples, each shuffled with `self.generator` and cut
-   into minibatches of `batch_size`; one `_gradient_step` per minibatch, advantages normalized
-   per minibatch when `normalize_advantage` is on. The subclass's `_loss` decides the objective.
+3. `n_epochs` passes over the flattened T*N samples (`Rollout.flatten`), each shuffled with
+   `self.generator` and cut into minibatches of `batch_size` (`rl.rollout.minibatch_indices`);
+   one `_gradient_step` per minibatch, advantages normalized per minibatch when
+   `normalize_advantage` is on. The subclass's `_loss` decides the objective.
 
 The learning rate (and PPO's clip range) are schedules of the gradient step, evaluated inside the
 compiled loop, so a linear anneal to 0 over `train_steps` is `linear(lr, 0, total gradient
@@ -29,25 +31,22 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import sample
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.base import Agent
 from rl.agents.gradient_functions import masked_mean
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
 from rl.registry import get_advantage_estimator
+
+# Submodules, not the `rl.rollout` package: its collect module imports the driver, which imports
+# the agents package this module is part of.
+from rl.rollout.evaluate import bootstrap_values, evaluate
+from rl.rollout.minibatches import minibatch_indices
+from rl.rollout.policy import greedy_action, sample_action
+from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Batch, Metrics, TensorBatch
 
-
-def minibatch_indices(
-    generator: tf.random.Generator, num_samples: int, num_minibatches: int
-) -> tf.Tensor:
-    """A random permutation of range(num_samples) cut into [num_minibatches, size] rows, so one
-    epoch visits every sample exactly once (size = num_samples // num_minibatches; when that
-    does not divide, the num_samples % num_minibatches samples left at the end are skipped)."""
-    size = num_samples // num_minibatches
-    permutation = tf.argsort(generator.uniform([num_samples]))
-    return tf.reshape(permutation[: num_minibatches * size], [num_minibatches, size])
+__all__ = ["OnPolicyAgent", "minibatch_indices", "normalize", "repeat"]
 
 
 def repeat(count: int, body: Callable[[tf.Tensor, dict], dict], state: dict) -> dict:
@@ -132,21 +131,9 @@ class OnPolicyAgent(Agent):
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         params = self.model.policy(obs)  # no value torso/head: they cost acting time unused
-        if self.spec.discrete:
-            if not explore:
-                return tf.argmax(params, axis=-1, output_type=tf.int64)
-            return sample(params, self.generator)  # Gumbel-max with the agent's generator
-        if not explore:
-            return self._clip(self.model.unflatten_action(params))
-        # The unclipped Gaussian sample goes to the env, so the stored action is the one whose
-        # log-prob the learner uses (envs such as Pendulum clip to their bounds themselves).
-        noise = self.generator.normal(tf.shape(params))
-        return self.model.unflatten_action(params + tf.exp(self.model.log_std) * noise)
-
-    def _clip(self, action: tf.Tensor) -> tf.Tensor:
-        low = tf.constant(self.spec.action_low, tf.float32)
-        high = tf.constant(self.spec.action_high, tf.float32)
-        return tf.clip_by_value(action, low, high)
+        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
+            return sample_action(self.model, params, self.generator)
+        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
 
     def _observe(self, transition: Batch) -> None:
         # log_prob and value are recomputed at update time (see the module docstring), so they
@@ -182,16 +169,13 @@ class OnPolicyAgent(Agent):
     def _advantages(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
         """(advantages, returns) [T, N] from the rollout, with truncation bootstrapped."""
         hp = self.hparams
-        obs_shape = list(self.spec.obs_shape)
-        num_steps, num_envs = batch["reward"].shape
+        rollout = Rollout.from_batch(batch)
         if self.uses_value:
-            final_obs = tf.reshape(batch["final_obs"], [num_steps * num_envs, *obs_shape])
-            final_values = tf.reshape(self.model.value(final_obs), [num_steps, num_envs])
-            bootstrap = self.model.value(batch["last_next_obs"])
+            final_values, bootstrap = bootstrap_values(rollout, self.model)
             values = batch["value"]
         else:  # no baseline: truncated and unfinished episodes are worth their rewards only
             final_values = tf.zeros_like(batch["reward"])
-            bootstrap = tf.zeros([num_envs])
+            bootstrap = tf.zeros([rollout.num_envs])
             values = tf.zeros_like(batch["reward"])
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
@@ -200,16 +184,8 @@ class OnPolicyAgent(Agent):
     def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
         """log pi(a_t|s_t) and V(s_t) [T, N] under the weights that acted (no update has run
         since the rollout started, so these are the acting-time numbers)."""
-        num_steps, num_envs = batch["reward"].shape
-        n = num_steps * num_envs
-        obs = tf.reshape(batch["obs"], [n, *self.spec.obs_shape])
-        action = tf.reshape(batch["action"], [n, *self.spec.action_shape])
-        params, value = self.model(obs)
-        log_prob = self.model.distribution(params).log_prob(self.model.flatten_action(action))
-        return (
-            tf.reshape(log_prob, [num_steps, num_envs]),
-            tf.reshape(value, [num_steps, num_envs]),
-        )
+        evaluation = evaluate(Rollout.from_batch(batch), self.model)
+        return evaluation.log_prob, evaluation.value
 
     def _loss_weight(self, batch: TensorBatch) -> tf.Tensor:
         # The losses are means over the masked samples (`masked_mean`).
@@ -229,18 +205,15 @@ class OnPolicyAgent(Agent):
         advantages, returns = self._advantages(batch)
         mask = self._sample_mask(batch)
         n = self.num_samples
-
-        def flat(x: tf.Tensor) -> tf.Tensor:
-            return tf.reshape(x, [n, *x.shape[2:]])
-
+        steps = Rollout.from_batch(batch).flatten()
         samples = {
-            "obs": flat(batch["obs"]),
-            "action": flat(batch["action"]),
-            "old_log_prob": flat(batch["log_prob"]),
-            "old_value": flat(batch["value"]),
-            "advantage": flat(advantages),
-            "return": flat(returns),
-            "mask": flat(mask),
+            "obs": steps["obs"],
+            "action": steps["action"],
+            "old_log_prob": steps["log_prob"],
+            "old_value": steps["value"],
+            "advantage": flatten_steps(advantages),
+            "return": flatten_steps(returns),
+            "mask": flatten_steps(mask),
         }
         names = self.loss_metrics
         totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}

@@ -1,0 +1,76 @@
+"""Re-evaluating a stored rollout under a (possibly different) policy, in one batched pass.
+
+Every policy-gradient method needs log pi(a_t|s_t), V(s_t) and H(pi(.|s_t)) of stored steps
+under the weights it is learning: PPO to form its ratio pi/pi_old, off-policy actor-critics
+(OffPAC, Degris et al. 2012, https://arxiv.org/abs/1205.4839) the importance weight pi/mu of
+data a behaviour policy mu collected, and every critic its value targets. Doing it here, as one
+forward pass over the flattened T * N steps, keeps those numbers identical across algorithms and
+cheap (one matmul chain instead of T).
+
+The model is anything with the `rl.models.ActorCritic` interface: `model(obs) -> (policy params,
+value)`, `model.distribution(params)` (a `tfp.distributions` object over flat actions),
+`model.flatten_action(action)` and `model.value(obs)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+import tensorflow as tf
+
+from rl.rollout.rollout import Rollout, flatten_steps
+
+
+class ActorCriticModel(Protocol):
+    """What `evaluate` needs of a model (rl.models.ActorCritic has it)."""
+
+    def __call__(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]: ...
+
+    def distribution(self, policy_params: tf.Tensor) -> Any: ...
+
+    def flatten_action(self, action: tf.Tensor) -> tf.Tensor: ...
+
+    def value(self, obs: tf.Tensor) -> tf.Tensor: ...
+
+
+class PolicyEvaluation(NamedTuple):
+    """A rollout's steps under one policy, each [T, N] (`params` [T, N, P])."""
+
+    log_prob: tf.Tensor  # log pi(a_t | s_t)
+    value: tf.Tensor  # V(s_t)
+    entropy: tf.Tensor  # H(pi(. | s_t))
+    params: tf.Tensor  # policy parameters: logits, or Gaussian means
+
+
+def evaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyEvaluation:
+    """log-probs of the stored actions, values and entropies under `model`'s current weights.
+
+    With the weights that acted, `log_prob` and `value` equal the acting-time numbers (up to
+    float rounding of a different batch shape); after an update, `log_prob - rollout.log_prob`
+    is the log importance ratio log pi/mu.
+    """
+    num_steps, num_envs = rollout.num_steps, rollout.num_envs
+    params, value = model(flatten_steps(rollout.obs))
+    distribution = model.distribution(params)
+    log_prob = distribution.log_prob(model.flatten_action(flatten_steps(rollout.action)))
+
+    def time_major(x: tf.Tensor) -> tf.Tensor:
+        return tf.reshape(x, [num_steps, num_envs, *x.shape[1:]])
+
+    return PolicyEvaluation(
+        log_prob=time_major(log_prob),
+        value=time_major(value),
+        entropy=time_major(distribution.entropy()),
+        params=time_major(params),
+    )
+
+
+def bootstrap_values(rollout: Rollout, model: ActorCriticModel) -> tuple[tf.Tensor, tf.Tensor]:
+    """(V(final_obs) [T, N], 0 where the step was not truncated; V(last_next_obs) [N]): what
+    returns and advantage estimators bootstrap from at truncations and at the rollout's end."""
+    num_steps, num_envs = rollout.num_steps, rollout.num_envs
+    final_values = tf.reshape(model.value(flatten_steps(rollout.final_obs)), [num_steps, num_envs])
+    final_values = tf.where(
+        tf.cast(rollout.truncated, tf.bool), final_values, tf.zeros_like(final_values)
+    )
+    return final_values, model.value(tf.convert_to_tensor(rollout.last_next_obs))

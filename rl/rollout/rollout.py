@@ -1,0 +1,191 @@
+"""`Rollout`: T steps of N envs, time-major, as a value object new algorithms can work with.
+
+Why a type and not a dict: every on-policy or trajectory-replay algorithm needs the same few
+operations on the same fields (cut it, join it, flatten it for minibatches, discount it while
+telling terminations from truncations), and getting the edges right once is the point. The
+layout is the one the agents and advantage estimators already use ([T, N, ...], time first):
+
+- `obs[t, n]` s_t, `action[t, n]` a_t, `reward[t, n]` r_t;
+- `terminated[t, n]`: the episode ended at t in a terminal state (no bootstrap);
+- `truncated[t, n]`: the episode was cut at t by a time limit or a trainer cut (bootstrap from
+  V(final_obs[t, n]); never set together with `terminated`). Pardo et al. 2018, "Time Limits in
+  Reinforcement Learning", https://arxiv.org/abs/1712.00378;
+- `final_obs[t, n]`: the true s_{t+1} where `truncated[t, n]` (zeros elsewhere): with gymnasium's
+  SAME_STEP autoreset, `obs[t + 1, n]` is already the next episode's first observation;
+- `last_next_obs[n]`: s_T, the state after the last step (the bootstrap state of a running
+  episode);
+- optional `log_prob[t, n]` (the behaviour policy's log mu(a_t|s_t) when it acted) and
+  `value[t, n]` (its V(s_t)).
+
+Methods are TF ops, so a `Rollout` works eagerly (a notebook) and inside a `tf.function` (an
+agent's compiled update) alike; numpy arrays are accepted as inputs. Fields are immutable:
+`replace` returns a new rollout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.advantage_estimators import episode_discounts
+from rl.rollout.returns import monte_carlo_returns
+
+# Fields with a [T, N] lead; `last_next_obs` is [N, ...]; the last two may be None.
+STEP_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_obs")
+OPTIONAL_FIELDS = ("log_prob", "value")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rollout:
+    """T vector-env steps of N envs (see the module docstring for every field)."""
+
+    obs: Any
+    action: Any
+    reward: Any
+    terminated: Any
+    truncated: Any
+    final_obs: Any
+    last_next_obs: Any
+    log_prob: Any = None
+    value: Any = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_batch(cls, batch: Mapping[str, Any]) -> Rollout:
+        """From a dict with the field names as keys, e.g. `RolloutBuffer.data()` (extra keys are
+        ignored; `log_prob` and `value` may be missing)."""
+        missing = [name for name in (*STEP_FIELDS, "last_next_obs") if name not in batch]
+        if missing:
+            raise KeyError(f"Rollout.from_batch: missing fields {missing}; got {sorted(batch)}")
+        fields = {name: batch[name] for name in (*STEP_FIELDS, "last_next_obs")}
+        fields.update({name: batch.get(name) for name in OPTIONAL_FIELDS})
+        return cls(**fields)
+
+    def as_batch(self) -> dict[str, Any]:
+        """The fields as a dict (the `RolloutBuffer.data()` layout); None fields left out."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    def replace(self, **changes: Any) -> Rollout:
+        """A copy with some fields replaced (e.g. `log_prob` and `value` after `evaluate`)."""
+        return dataclasses.replace(self, **changes)
+
+    def numpy(self) -> Rollout:
+        """The same rollout with numpy arrays (for storage, printing, or `np.testing`)."""
+        return Rollout(**{k: None if v is None else np.asarray(v) for k, v in self._items()})
+
+    # ---------------------------------------------------------------------- shape
+    @property
+    def num_steps(self) -> int:
+        """T (static)."""
+        return int(self.reward.shape[0])
+
+    @property
+    def num_envs(self) -> int:
+        """N (static)."""
+        return int(self.reward.shape[1])
+
+    def __len__(self) -> int:
+        """Samples in the rollout, T * N."""
+        return self.num_steps * self.num_envs
+
+    # ------------------------------------------------------------------ cutting and joining
+    def slice(self, start: int, stop: int) -> Rollout:
+        """Steps [start, stop) of every env. The bootstrap state of the slice is `obs[stop]`
+        (or this rollout's `last_next_obs` when stop = T): where step stop - 1 ended an episode
+        that observation is a reset one, but then no bootstrap uses it (the discount is 0, and a
+        truncation bootstraps from `final_obs`)."""
+        start, stop, _ = slice(start, stop).indices(self.num_steps)
+        if stop <= start:
+            raise ValueError(f"Rollout.slice({start}, {stop}) of {self.num_steps} steps is empty")
+        last = self.last_next_obs if stop == self.num_steps else self.obs[stop]
+        fields = {k: None if v is None else v[start:stop] for k, v in self._step_items()}
+        return Rollout(**fields, last_next_obs=last)
+
+    def select_envs(self, indices: Sequence[int] | tf.Tensor) -> Rollout:
+        """The env columns at `indices` (any order, repeats allowed), all T steps of each."""
+        fields = {
+            k: None if v is None else tf.gather(v, indices, axis=1) for k, v in self._step_items()
+        }
+        return Rollout(**fields, last_next_obs=tf.gather(self.last_next_obs, indices, axis=0))
+
+    def batch_major(self) -> dict[str, tf.Tensor]:
+        """The fields with the env axis first ([N, T, ...]; `last_next_obs` stays [N, ...]):
+        rows that a replay can store one trajectory segment per row (`from_batch_major` undoes
+        it)."""
+        out = {k: _swap_lead(v) for k, v in self._step_items() if v is not None}
+        out["last_next_obs"] = tf.convert_to_tensor(self.last_next_obs)
+        return out
+
+    @classmethod
+    def from_batch_major(cls, rows: Mapping[str, Any]) -> Rollout:
+        """A rollout from [N, T, ...] rows (the inverse of `batch_major`)."""
+        fields = {k: _swap_lead(v) for k, v in rows.items() if k != "last_next_obs"}
+        return cls.from_batch({**fields, "last_next_obs": rows["last_next_obs"]})
+
+    # ------------------------------------------------------------------ learning views
+    def flatten(self) -> dict[str, tf.Tensor]:
+        """Every per-step field as [T * N, ...] samples (row t * N + n is step t of env n), the
+        layout minibatches are drawn from (`rl.rollout.minibatches`)."""
+        return {k: flatten_steps(v) for k, v in self._step_items() if v is not None}
+
+    def discounts(self, gamma: float) -> tf.Tensor:
+        """[T, N]: gamma where the episode goes on after step t, 0 where it ended (either way)."""
+        return episode_discounts(self.terminated, self.truncated, gamma)
+
+    def monte_carlo_returns(
+        self,
+        gamma: float,
+        final_values: tf.Tensor | None = None,
+        bootstrap_value: tf.Tensor | None = None,
+    ) -> tf.Tensor:
+        """[T, N] discounted returns-to-go G_t that stop at every episode end (see
+        `rl.rollout.returns.monte_carlo_returns` for the bootstrap options)."""
+        return monte_carlo_returns(
+            self.reward, self.terminated, self.truncated, gamma, final_values, bootstrap_value
+        )
+
+    # -------------------------------------------------------------------- internals
+    def _items(self) -> list[tuple[str, Any]]:
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]
+
+    def _step_items(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in self._items() if k != "last_next_obs"]
+
+
+def concatenate(rollouts: Sequence[Rollout], axis: str = "time") -> Rollout:
+    """Joins rollouts along time (`axis="time"`: the second continues the first, e.g. two
+    `collect_steps` calls or complete episodes of one env; the bootstrap state is the last
+    one's) or along envs (`axis="envs"`: more env columns of the same length T)."""
+    if not rollouts:
+        raise ValueError("concatenate needs at least one rollout")
+    if axis not in ("time", "envs"):
+        raise ValueError(f"concatenate: axis must be 'time' or 'envs', got {axis!r}")
+    step_axis = 0 if axis == "time" else 1
+    fields: dict[str, Any] = {}
+    for name in (*STEP_FIELDS, *OPTIONAL_FIELDS):
+        parts = [getattr(r, name) for r in rollouts]
+        present = [p is not None for p in parts]
+        if any(present) and not all(present):
+            raise ValueError(f"concatenate: {name!r} is None in some rollouts but not in others")
+        fields[name] = tf.concat(parts, axis=step_axis) if all(present) else None
+    if axis == "time":
+        fields["last_next_obs"] = rollouts[-1].last_next_obs
+    else:
+        fields["last_next_obs"] = tf.concat([r.last_next_obs for r in rollouts], axis=0)
+    return Rollout(**fields)
+
+
+def flatten_steps(x: Any) -> tf.Tensor:
+    """[T, N, ...] -> [T * N, ...] (row t * N + n is step t of env n)."""
+    x = tf.convert_to_tensor(x)
+    return tf.reshape(x, [x.shape[0] * x.shape[1], *x.shape[2:]])
+
+
+def _swap_lead(x: Any) -> tf.Tensor:
+    """Swaps the first two axes ([T, N, ...] <-> [N, T, ...])."""
+    x = tf.convert_to_tensor(x)
+    return tf.transpose(x, [1, 0, *range(2, x.shape.rank)])
