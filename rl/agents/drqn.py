@@ -1,0 +1,266 @@
+"""DRQN: Q-learning with a recurrent Q-network, trained on replayed sequences with burn-in.
+
+Hausknecht & Stone 2015, "Deep Recurrent Q-Learning for Partially Observable MDPs",
+https://arxiv.org/abs/1507.06527 (the recurrent Q-network); Kapturowski et al. 2019, R2D2,
+https://openreview.net/forum?id=r1lyTjAqYX (the replay: fixed-length sequences stored with the
+actor's recurrent state at their start, and a burn-in that refreshes that stale state before
+the loss). The target is double Q-learning's (van Hasselt et al. 2015), one-step.
+
+Acting: epsilon-greedy on the Q-values of one core step from `recurrent_state` (the state
+contract is rl/agents/recurrent.py); the state each step started from comes back through
+`act_with_info` as "state_in", and the `SequenceReplay` (rl/memory/sequence_replay.py) keeps it
+to start its items from.
+
+Learning, per sampled batch of items [B, T] (T = burn_in + sequence_length): the online and
+the target networks are both unrolled over the item's T + 1 observations from the stored
+state. Gradients do not flow into the burn-in steps (the state is detached before the first
+learning step). For every learning step t,
+
+    td_target_t = r_t + discount_t * Q_target(h_{t+1}, argmax_a Q_online(h_{t+1}, a))
+
+and the loss is the Huber (or squared) TD error averaged over the learning steps (`mask`),
+weighted by prioritized replay's importance weights. With prioritized replay an item's
+priority is R2D2's mix eta * max_t |delta_t| + (1 - eta) * mean_t |delta_t|.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.action_functions import epsilon_greedy, greedy
+from rl.agents.base import Agent
+from rl.agents.gradient_functions import double_q_learning_target, q_learning_target, td_loss
+from rl.agents.recurrent import RecurrentStateMixin
+from rl.errors import UserError
+from rl.hparams import as_schedule
+from rl.memory.sequence_replay import SequenceReplay
+from rl.models.recurrent import RecurrentQNetwork, check_cell
+from rl.registry import register_agent
+from rl.types import Batch, Metrics
+
+
+def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float) -> tf.Tensor:
+    """R2D2's priority of each sequence [..., T] -> [...]: eta * max |delta| + (1 - eta) *
+    mean |delta|, over the learning steps only."""
+    abs_error = tf.abs(td_error) * mask
+    mean = tf.reduce_sum(abs_error, -1) / tf.maximum(tf.reduce_sum(mask, -1), 1.0)
+    return eta * tf.reduce_max(abs_error, -1) + (1.0 - eta) * mean
+
+
+def time_major(x: tf.Tensor) -> tf.Tensor:
+    """[B, T, ...] -> [T, B, ...]."""
+    return tf.transpose(x, [1, 0, *range(2, len(x.shape))])
+
+
+@register_agent("drqn")
+class DRQN(RecurrentStateMixin, Agent):
+    """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        if not spec.discrete:
+            raise UserError(
+                f"agent 'drqn' needs a discrete action space; env {spec.env_id!r} has Box "
+                "actions (use ppo_recurrent)"
+            )
+        check_cell(hp.recurrent_cell)
+        if hp.memory not in ("uniform", "prioritized"):
+            raise UserError(f"drqn: memory must be uniform or prioritized, got {hp.memory!r}")
+
+        def q_network(name: str) -> RecurrentQNetwork:
+            net = RecurrentQNetwork(
+                spec.num_actions, hp.model, hp.hidden_sizes, hp.activation, hp.dueling,
+                hp.recurrent_cell, hp.recurrent_units, name=name,
+            )  # fmt: skip
+            net.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), net.initial_state(1))
+            return net
+
+        self.q_network = q_network("q_network")
+        self.target_network = q_network("target_network")
+        self._sync_target(1.0)
+        self.epsilon = as_schedule(hp.epsilon)
+        self.per_beta = as_schedule(hp.per_beta)
+        self._build_recurrent_state(self.q_network.state_size)
+        self.replay = SequenceReplay(
+            capacity=hp.buffer_size,
+            num_envs=spec.num_envs,
+            sequence_length=hp.sequence_length,
+            burn_in=hp.burn_in,
+            obs_shape=spec.obs_shape,
+            obs_dtype=spec.obs_dtype,
+            state_size=self.state_size,
+            gamma=hp.gamma,
+            seed=self.seed,
+            prioritized=hp.memory == "prioritized",
+            alpha=hp.per_alpha,
+            epsilon=hp.per_epsilon,
+        )
+        steps = hp.burn_in + hp.sequence_length
+        lead = [None, None]  # [K batches, B items]
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        batch_spec = {
+            "obs": tf.TensorSpec([*lead, steps + 1, *spec.obs_shape], obs_dtype),
+            "action": tf.TensorSpec([*lead, steps], tf.int64),
+            "reward": tf.TensorSpec([*lead, steps], tf.float32),
+            "discount": tf.TensorSpec([*lead, steps], tf.float32),
+            "mask": tf.TensorSpec([*lead, steps], tf.float32),
+            "burn_in": tf.TensorSpec(lead, tf.int32),
+            "state": tf.TensorSpec([*lead, self.state_size], tf.float32),
+            "weights": tf.TensorSpec(lead, tf.float32),
+        }
+        self._train_fn = self._learner_function(
+            tf.autograph.experimental.do_not_convert(self._train_on_batches), [batch_spec]
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.q_network.trainable_variables
+
+    def _sync_target(self, tau: float | tf.Tensor) -> None:
+        for target, online in zip(
+            self.target_network.variables, self.q_network.variables, strict=True
+        ):
+            target.assign(tau * online + (1.0 - tau) * target)
+
+    # ------------------------------------------------------------------------ acting
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        state_in = self.recurrent_state.read_value()
+        q_values, state_out = self.q_network.step(obs, state_in)
+        self.recurrent_state.assign(state_out)
+        action = epsilon_greedy(q_values, self.generator, self._current_epsilon())
+        return action, {"state_in": state_in}
+
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        """Acts on the training envs' carried state (and advances it)."""
+        q_values, state_out = self.q_network.step(obs, self.recurrent_state.read_value())
+        self.recurrent_state.assign(state_out)
+        if not explore:
+            return greedy(q_values)
+        return epsilon_greedy(q_values, self.generator, self._current_epsilon())
+
+    def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        q_values, state = self.q_network.step(obs, state)
+        return greedy(q_values), state
+
+    def _current_epsilon(self) -> tf.Tensor:
+        # Uniformly random actions until learning starts (as DQN).
+        return tf.where(
+            self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)
+        )
+
+    def _observe(self, transition: Batch) -> None:
+        self.replay.add(
+            transition["obs"],
+            transition["action"],
+            transition["reward"],
+            transition["next_obs"],
+            transition["terminated"],
+            transition["truncated"],
+            transition["state_in"],
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.replay.end_all_episodes()
+        self._reset_recurrent_state()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"replay": self.replay}
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        hp = self.hparams
+        return len(self.replay) >= 1 and int(self.env_steps.numpy()) >= hp.learning_starts
+
+    def _update(self) -> Metrics:
+        hp = self.hparams
+        beta = float(self.per_beta(self.env_steps))
+        batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
+        indices = batch.pop("indices")
+        out = self._train_fn(batch)
+        if self.replay.prioritized:
+            self.replay.update_priorities(indices, out["priority"].numpy())
+        return {
+            "train/loss": float(out["loss"]),
+            "train/grad_norm": float(out["grad_norm"]),
+            "train/q_mean": float(out["q_mean"]),
+        }
+
+    def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """One gradient step per leading index of `batch` ([K, B, ...]), as one graph loop."""
+        hp = self.hparams
+        num_batches = tf.shape(batch["reward"])[0]
+
+        def body(k, priorities, loss_sum, grad_norm_sum, q_sum):
+            tf.cond(
+                tf.equal(self.gradient_steps % hp.target_update_period, 0),
+                lambda: self._sync_target_op(hp.tau),
+                lambda: tf.constant(False),
+            )
+            sample = {key: value[k] for key, value in batch.items()}
+            loss, grad_norm, aux = self._gradient_step(
+                self._loss, self.q_network.trainable_variables, sample
+            )
+            priority = sequence_priority(aux["td_error"], sample["mask"], hp.priority_eta)
+            return (
+                k + 1,
+                priorities.write(k, priority),
+                loss_sum + loss,
+                grad_norm_sum + grad_norm,
+                q_sum + aux["q_mean"],
+            )
+
+        zero = tf.constant(0.0)
+        _, priorities, loss_sum, grad_norm_sum, q_sum = tf.while_loop(
+            lambda k, *_: k < num_batches,
+            body,
+            (tf.constant(0), tf.TensorArray(tf.float32, size=num_batches), zero, zero, zero),
+        )
+        count = tf.cast(num_batches, tf.float32)
+        return {
+            "loss": loss_sum / count,
+            "grad_norm": grad_norm_sum / count,
+            "q_mean": q_sum / count,
+            "priority": priorities.stack(),
+        }
+
+    def _sync_target_op(self, tau: float) -> tf.Tensor:
+        """`_sync_target` as a tf.cond branch (branches must return a tensor)."""
+        self._sync_target(tau)
+        return tf.constant(True)
+
+    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Masked TD loss of one batch of items [B, T]; aux "td_error" is [B, T]."""
+        obs = time_major(sample["obs"])  # [T + 1, B, ...]
+        steps = tf.shape(obs)[0] - 1
+        # Detach the state before the first learning step: the burn-in only produces it.
+        detach = tf.equal(tf.range(steps + 1)[:, None], sample["burn_in"][None, :])
+        q_all, _ = self.q_network.unroll(obs, sample["state"], detach=detach)
+        target_all, _ = self.target_network.unroll(obs, sample["state"])
+        mask = time_major(sample["mask"])  # [T, B]
+        n = tf.size(mask)
+
+        def flat(x: tf.Tensor) -> tf.Tensor:  # [T, B, ...] -> [T * B, ...]: the losses' batch
+            return tf.reshape(x, tf.concat([[n], tf.shape(x)[2:]], 0))
+
+        q_values, next_q_target = flat(q_all[:-1]), flat(target_all[1:])  # [T * B, A]
+        reward, discount = flat(time_major(sample["reward"])), flat(time_major(sample["discount"]))
+        if self.hparams.double_q:
+            td_target = double_q_learning_target(
+                reward, discount, next_q_target, tf.stop_gradient(flat(q_all[1:]))
+            )
+        else:
+            td_target = q_learning_target(reward, discount, next_q_target)
+        weights = flat(mask * sample["weights"][None, :])
+        loss, td_error = td_loss(
+            q_values, flat(time_major(sample["action"])), td_target, weights, self.hparams.td_loss
+        )
+        # td_loss averages over all T * B entries; the mean over the learning steps is wanted.
+        learning_steps = tf.maximum(tf.reduce_sum(mask), 1.0)
+        loss = loss * tf.cast(n, tf.float32) / learning_steps
+        td_error = tf.transpose(tf.reshape(td_error, tf.shape(mask)))  # [B, T]
+        q_mean = tf.reduce_sum(tf.reduce_max(q_values, -1) * flat(mask)) / learning_steps
+        return loss, {"td_error": td_error, "q_mean": q_mean}
+
+    # ----------------------------------------------------------------------- logging
+    def _metrics(self, env_steps: tf.Variable) -> Metrics:
+        return {"train/epsilon": float(self._current_epsilon())}

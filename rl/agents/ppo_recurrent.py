@@ -1,0 +1,311 @@
+"""PPO with a recurrent (GRU or LSTM) policy, trained on sequences.
+
+PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in OpenAI
+baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the clipped objective and
+GAE are PPO's (`PPO._loss`), only how log-probs and values are computed changes.
+
+Acting (rl/agents/recurrent.py holds the state contract): the policy runs one core step per env
+step from `recurrent_state`, reset where an episode starts; `act_with_info` hands back the
+state each step started from ("state_in"), which the rollout keeps next to the step.
+
+Learning on one rollout of T steps x N envs, in ONE compiled call:
+
+1. the core is re-run over each env's whole T-step chunk from the chunk's stored initial state,
+   with the state zeroed where an episode starts inside the chunk (after a step that ended
+   one). The weights have not changed since acting, so this reproduces the acting-time
+   log pi(a|s) and V(s) (tests/agents/test_ppo_recurrent.py checks it); V of truncation final
+   observations and of the bootstrap observation take one more core step from the state after
+   their step. Then GAE as in PPO;
+2. each env's chunk is cut into T / `sequence_length` sequences (the whole chunk by default),
+   each starting from its stored acting-time state. Minibatches are whole sequences, shuffled
+   as sequences (never as single steps: the core needs the steps in order), and every loss
+   evaluation unrolls the core over the minibatch's sequences with the in-sequence resets.
+   `batch_size` (in steps) sets how many sequences make a minibatch.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.action_functions import sample
+from rl.agents.advantage_estimators import episode_discounts, fold_truncation
+from rl.agents.gradient_functions import masked_mean
+from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.agents.ppo import PPO
+from rl.agents.recurrent import RecurrentStateMixin
+from rl.errors import UserError
+from rl.hparams import as_schedule
+from rl.memory import RolloutBuffer
+from rl.models.recurrent import RecurrentActorCritic, check_cell
+from rl.registry import get_advantage_estimator, register_agent
+from rl.types import Batch, Metrics, TensorBatch
+
+# Per-step fields a minibatch holds, time-major [sequence_length, sequences, ...].
+SEQUENCE_FIELDS = (
+    "obs", "action", "old_log_prob", "old_value", "advantage", "return", "mask", "episode_start",
+)  # fmt: skip
+
+
+class RolloutStates:
+    """The recurrent state every rollout step started from ([T, N, S]), checkpointed with the
+    rollout (a run cut short mid-rollout resumes with its chunk's initial states)."""
+
+    def __init__(self, num_steps: int, num_envs: int, state_size: int) -> None:
+        self.array = np.zeros([num_steps, num_envs, state_size], np.float32)
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {"state_in": self.array.copy()}
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        saved = np.asarray(state["state_in"])
+        if saved.shape != self.array.shape:
+            raise ValueError(
+                f"checkpoint rollout states are {list(saved.shape)}, expected "
+                f"{list(self.array.shape)} (num_envs, train_every or recurrent_units changed?)"
+            )
+        self.array[...] = saved
+
+
+@register_agent("ppo_recurrent")
+class RecurrentPPO(RecurrentStateMixin, PPO):
+    """PPO-clip with a torso -> GRU/LSTM -> heads actor-critic; learns on sequences."""
+
+    # Minibatches are [L, sequences] and a strategy would split them along time: one device.
+    supports_strategies = False
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        check_cell(hp.recurrent_cell)
+        if hp.separate_torsos:
+            raise UserError(
+                "ppo_recurrent shares one torso and recurrent core between policy and value; "
+                "set separate_torsos=False"
+            )
+        self.clip_range = as_schedule(hp.clip_range)
+        self.model = RecurrentActorCritic(
+            spec, hp.model, hp.hidden_sizes, hp.activation, hp.recurrent_cell,
+            hp.recurrent_units, log_std_init=hp.log_std_init, name="actor_critic",
+        )  # fmt: skip
+        self.model.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), self.model.initial_state(1))
+        self._build_recurrent_state(self.model.state_size)
+        self.estimator = get_advantage_estimator(hp.advantage_estimator)
+        accepted = inspect.signature(self.estimator).parameters
+        self._estimator_options = {"lambda_": hp.gae_lambda} if "lambda_" in accepted else {}
+
+        num_steps, num_envs = self.steps_per_iteration, spec.num_envs
+        # Checked against the training env count of the hparams: `--training False` builds the
+        # agent for the test env (another count), where the learner never runs.
+        train_steps = max(1, hp.train_every // hp.num_envs)
+        length = hp.sequence_length or train_steps
+        if length < 1 or train_steps % length:
+            raise UserError(
+                f"sequence_length={hp.sequence_length} must divide the {train_steps} steps each "
+                f"env collects per rollout (train_every // num_envs); use a divisor of "
+                f"{train_steps}, or None for whole chunks"
+            )
+        self.sequence_length = length if num_steps % length == 0 else num_steps
+        self.num_sequences = num_steps // length * num_envs
+        self.num_samples = num_steps * num_envs
+        per_minibatch = min(self.num_sequences, max(1, round(hp.batch_size / length)))
+        self.num_minibatches = self.num_sequences // per_minibatch
+        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
+        self.rollout = RolloutBuffer(
+            num_steps, num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape, action_dtype
+        )
+        self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
+        lead = [num_steps, num_envs]
+        obs_dtype = tf.as_dtype(spec.obs_dtype)
+        batch_spec = {
+            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
+            "reward": tf.TensorSpec(lead, tf.float32),
+            "terminated": tf.TensorSpec(lead, tf.bool),
+            "truncated": tf.TensorSpec(lead, tf.bool),
+            "log_prob": tf.TensorSpec(lead, tf.float32),
+            "value": tf.TensorSpec(lead, tf.float32),
+            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
+            "last_next_obs": tf.TensorSpec([num_envs, *spec.obs_shape], obs_dtype),
+            "state_in": tf.TensorSpec([*lead, self.state_size], tf.float32),
+        }
+        self._train_fn = self._learner_function(
+            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
+        )
+
+    # ------------------------------------------------------------------------ acting
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        state_in = self.recurrent_state.read_value()
+        params, value, state_out = self.model.step(obs, state_in)
+        action = self._choose(params, explore=True)
+        self.recurrent_state.assign(state_out)
+        log_prob = self.model.distribution(params).log_prob(self.model.flatten_action(action))
+        return action, {"state_in": state_in, "log_prob": log_prob, "value": value}
+
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        """Acts on the training envs' carried state (and advances it)."""
+        params, _, state_out = self.model.step(obs, self.recurrent_state.read_value())
+        self.recurrent_state.assign(state_out)
+        return self._choose(params, explore)
+
+    def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        params, _, state = self.model.step(obs, state)
+        return self._choose(params, explore=False), state
+
+    def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
+        if self.spec.discrete:
+            if not explore:
+                return tf.argmax(params, axis=-1, output_type=tf.int64)
+            return sample(params, self.generator)
+        if not explore:
+            low = tf.constant(self.spec.action_low, tf.float32)
+            high = tf.constant(self.spec.action_high, tf.float32)
+            return tf.clip_by_value(self.model.unflatten_action(params), low, high)
+        noise = self.generator.normal(tf.shape(params))
+        return self.model.unflatten_action(params + tf.exp(self.model.log_std) * noise)
+
+    # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
+    def _observe(self, transition: Batch) -> None:
+        self.rollout_states.array[len(self.rollout)] = transition["state_in"]
+        self.rollout.add(
+            obs=transition["obs"],
+            action=transition["action"],
+            reward=transition["reward"],
+            next_obs=transition["next_obs"],
+            terminated=transition["terminated"],
+            truncated=transition["truncated"],
+            log_prob=transition["log_prob"],
+            value=transition["value"],
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.rollout.truncate_all()
+        self._reset_recurrent_state()
+
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"rollout": self.rollout, "rollout_states": self.rollout_states}
+
+    # ---------------------------------------------------------------------- learning
+    def _update(self) -> Metrics:
+        out = self._train_fn({**self.rollout.data(), "state_in": self.rollout_states.array})
+        self.rollout.reset()
+        return {f"train/{name}": float(value) for name, value in out.items()}
+
+    def _replay_rollout(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        """Step 1 of the module docstring: log-probs, values and advantages [T, N] under the
+        current weights, by one unroll of every env's chunk from its stored initial state."""
+        hp, spec = self.hparams, self.spec
+        num_steps, num_envs = self.steps_per_iteration, spec.num_envs
+        done = tf.logical_or(batch["terminated"], batch["truncated"])
+        # The state is zeroed before step t when step t-1 ended an episode; before step 0 the
+        # stored state already is the one acting started from (zeros after a reset).
+        episode_start = tf.concat([tf.zeros([1, num_envs], tf.bool), done[:-1]], axis=0)
+        params, value, states = self.model.unroll(batch["obs"], batch["state_in"][0], episode_start)
+        n = num_steps * num_envs
+        flat_params = tf.reshape(params, [n, -1])
+        action = tf.reshape(batch["action"], [n, *spec.action_shape])
+        log_prob = self.model.distribution(flat_params).log_prob(self.model.flatten_action(action))
+        # V(final_obs) of truncated steps and V(last_next_obs): one core step from the state
+        # after the step they follow.
+        final_obs = tf.reshape(batch["final_obs"], [n, *spec.obs_shape])
+        _, final_values, _ = self.model.step(final_obs, tf.reshape(states, [n, -1]))
+        _, bootstrap, _ = self.model.step(batch["last_next_obs"], states[-1])
+        final_values = tf.reshape(final_values, [num_steps, num_envs])
+        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
+        discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
+        advantages, returns = self.estimator(
+            rewards, value, discounts, bootstrap, **self._estimator_options
+        )
+        return {
+            "log_prob": tf.reshape(log_prob, [num_steps, num_envs]),
+            "value": value,
+            "advantage": advantages,
+            "return": returns,
+            "episode_start": episode_start,
+        }
+
+    def _to_sequences(self, x: tf.Tensor) -> tf.Tensor:
+        """[T, N, ...] -> [L, (T / L) * N, ...]: sequence c * N + e is env e's c-th piece."""
+        length = self.sequence_length
+        chunks = self.steps_per_iteration // length
+        rest = list(x.shape[2:])
+        x = tf.reshape(x, [chunks, length, self.spec.num_envs, *rest])
+        x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
+        return tf.reshape(x, [length, self.num_sequences, *rest])
+
+    def _sequences(self, batch: TensorBatch) -> tuple[TensorBatch, TensorBatch]:
+        """(the rollout as training sequences: `SEQUENCE_FIELDS` [L, sequences, ...] plus
+        "initial_state" [sequences, S]; the replayed rollout of `_replay_rollout`)."""
+        replayed = self._replay_rollout(batch)
+        columns = {
+            "obs": batch["obs"],
+            "action": batch["action"],
+            "old_log_prob": replayed["log_prob"],
+            "old_value": replayed["value"],
+            "advantage": replayed["advantage"],
+            "return": replayed["return"],
+            "mask": self._sample_mask(batch),
+            "episode_start": replayed["episode_start"],
+        }
+        sequences = {key: self._to_sequences(columns[key]) for key in SEQUENCE_FIELDS}
+        # Each sequence starts from the acting-time state of its first step.
+        chunk_starts = batch["state_in"][:: self.sequence_length]  # [T / L, N, S]
+        sequences["initial_state"] = tf.reshape(chunk_starts, [self.num_sequences, self.state_size])
+        return sequences, replayed
+
+    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        sequences, replayed = self._sequences(batch)
+        mask = self._sample_mask(batch)
+        names = self.loss_metrics
+        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
+
+        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+            minibatch = {
+                key: tf.gather(value, indices[k], axis=0 if key == "initial_state" else 1)
+                for key, value in sequences.items()
+            }
+            if hp.normalize_advantage:
+                minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
+            loss, grad_norm, aux = self._gradient_step(
+                self._minibatch_loss, self._trainable_variables(), minibatch
+            )
+            return {name: totals[name] + aux.get(name, 0.0) for name in names} | {
+                "loss": totals["loss"] + loss,
+                "grad_norm": totals["grad_norm"] + grad_norm,
+            }
+
+        def epoch(totals: dict) -> dict:
+            indices = minibatch_indices(self.generator, self.num_sequences, self.num_minibatches)
+            return repeat(self.num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+
+        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
+        steps = float(hp.n_epochs * self.num_minibatches)
+        metrics = {name: value / steps for name, value in totals.items()}
+        returns, values = replayed["return"], replayed["value"]
+        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values) / (
+            tf.math.reduce_variance(returns) + 1e-8
+        )
+        metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
+        return metrics
+
+    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """PPO's loss on sequences: unroll from the stored states, then the per-step loss."""
+        params, value, _ = self.model.unroll(
+            minibatch["obs"], minibatch["initial_state"], minibatch["episode_start"]
+        )
+        n = tf.size(minibatch["old_log_prob"])
+        action = tf.reshape(minibatch["action"], [n, *self.spec.action_shape])
+        distribution = self.model.distribution(tf.reshape(params, [n, -1]))
+        log_prob = distribution.log_prob(self.model.flatten_action(action))
+        flat = {
+            key: tf.reshape(minibatch[key], [n])
+            for key in ("old_log_prob", "old_value", "advantage", "return", "mask")
+        }
+        return self._loss(flat, log_prob, distribution.entropy(), tf.reshape(value, [n]))

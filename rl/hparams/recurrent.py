@@ -1,0 +1,208 @@
+"""Recurrent-policy hparams sets: recurrent PPO and DRQN, plus feed-forward PPO on the masked
+CartPole for comparison (docs/recurrent.md has the measured numbers).
+
+`MaskedCartPole-v1` (rl/envs/masked_cartpole.py) is CartPole-v1 without the two velocities: a
+feed-forward policy sees too little to balance the pole, a recurrent one infers the velocities.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import base
+from rl.hparams.hparams import HParams
+from rl.hparams.ppo import ppo, ppo_cartpole
+from rl.hparams.schedules import Schedule
+from rl.registry import register_hparams
+
+MASKED_CARTPOLE = "MaskedCartPole-v1"
+
+
+def _add_recurrent_core(hp: HParams) -> HParams:
+    """The two keys of the recurrent core (rl/models/recurrent.py)."""
+    hp.add("recurrent_cell", "gru", "Recurrent core between torso and heads: gru or lstm.")
+    hp.add("recurrent_units", 64, "Units of the recurrent core (an LSTM's state is twice that).")
+    return hp
+
+
+# ------------------------------------------------------------------------- recurrent PPO
+@register_hparams("ppo_recurrent")
+def ppo_recurrent() -> HParams:
+    """PPO with a torso -> GRU -> heads actor-critic, learning on 128-step env sequences."""
+    hp = _add_recurrent_core(ppo())
+    hp.agent = "ppo_recurrent"
+    hp.separate_torsos = False  # policy and value share the torso and the recurrent core
+    hp.num_envs = 8
+    hp.train_every = 1024
+    hp.batch_size = 256
+    hp.n_epochs = 4
+    hp.add(
+        "sequence_length",
+        None,
+        "Steps per training sequence: each env's rollout chunk (train_every // num_envs steps) "
+        "is cut into sequences of this length that start from their acting-time state "
+        "(None: the whole chunk). batch_size // sequence_length sequences make a minibatch.",
+        type=int | None,
+    )
+    return hp
+
+
+@register_hparams("ppo_recurrent_masked_cartpole")
+def ppo_recurrent_masked_cartpole() -> HParams:
+    """MaskedCartPole-v1 with rl-baselines3-zoo's RecurrentPPO settings for CartPoleNoVel-v1:
+    8 envs x 32 steps, the 8 whole 32-step sequences in one minibatch, 20 epochs, gamma 0.98,
+    lambda 0.8, lr and clip range linear to 0 over 100k env steps (390 updates x 20 = 7800
+    gradient steps); a 64-unit MLP torso and a 64-unit GRU."""
+    hp = ppo_recurrent()
+    hp.env = MASKED_CARTPOLE
+    hp.num_envs = 8
+    hp.train_steps = 100_000
+    hp.train_every = 256
+    hp.batch_size = 256
+    hp.n_epochs = 20
+    hp.gamma = 0.98
+    hp.gae_lambda = 0.8
+    hp.ent_coef = 0.0
+    hp.hidden_sizes = [64]
+    hp.activation = "relu"
+    hp.lr = "linear(1e-3, 0.0, 7800)"
+    hp.clip_range = "linear(0.2, 0.0, 7800)"
+    hp.eval.every_steps = 2560
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("ppo_masked_cartpole")
+def ppo_masked_cartpole() -> HParams:
+    """Feed-forward PPO (ppo_cartpole's settings) on MaskedCartPole-v1: the baseline the
+    recurrent agents are compared with; it cannot see the velocities and stays far below."""
+    hp = ppo_cartpole()
+    hp.env = MASKED_CARTPOLE
+    return hp
+
+
+@register_hparams("ppo_recurrent_tiny")
+def ppo_recurrent_tiny() -> HParams:
+    """A few hundred steps with an LSTM core, 16-step sequences and a time limit that cuts
+    episodes inside sequences: for smoke tests, not for learning."""
+    hp = ppo_recurrent()
+    hp.env = MASKED_CARTPOLE
+    hp.recurrent_cell = "lstm"
+    hp.recurrent_units = 8
+    hp.hidden_sizes = [16]
+    hp.num_envs = 2
+    hp.train_steps = 256
+    hp.train_every = 64
+    hp.sequence_length = 16
+    hp.batch_size = 32
+    hp.n_epochs = 2
+    hp.lr = "linear(1e-3, 0.0, 16)"
+    hp.max_episode_steps = 20
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    return hp
+
+
+# --------------------------------------------------------------------------------- DRQN
+@register_hparams("drqn")
+def drqn() -> HParams:
+    """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
+    replay (stored state, burn-in)."""
+    hp = _add_recurrent_core(base())
+    hp.agent = "drqn"
+    hp.add(
+        "memory",
+        "uniform",
+        "Sequence replay sampling: uniform, or prioritized (R2D2's sequence priorities).",
+    )
+    hp.add(
+        "buffer_size",
+        5000,
+        "Replay capacity in SEQUENCES (items of burn_in + sequence_length steps).",
+    )
+    hp.add("sequence_length", 20, "Steps learned from in each replayed sequence (R2D2's m).")
+    hp.add(
+        "burn_in",
+        10,
+        "Steps of the same episode before each sequence, replayed from the stored state only "
+        "to refresh it (no loss, no gradient; R2D2's l).",
+    )
+    hp.add("batch_size", 32, "Sequences per gradient step.")
+    hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
+    hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
+    hp.add("target_update_period", 500, "Gradient steps between target-network updates.")
+    hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
+    hp.add(
+        "epsilon",
+        "linear(1.0, 0.05, 10000)",
+        "Exploration rate as a schedule of the env step.",
+        type=Schedule,
+    )
+    hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
+    hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
+    hp.add("td_loss", "huber", "Elementwise TD loss: huber or mse.")
+    hp.add("per_alpha", 0.9, "Prioritized replay: priority exponent alpha (R2D2: 0.9).")
+    hp.add(
+        "per_beta",
+        0.6,
+        "Prioritized replay: importance-sampling exponent, a schedule of the env step (R2D2: 0.6).",
+        type=Schedule,
+    )
+    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to the priority before alpha.")
+    hp.add(
+        "priority_eta",
+        0.9,
+        "Prioritized replay: a sequence's priority is eta * max |TD error| + (1 - eta) * mean.",
+    )
+    hp.train_every = 16
+    return hp
+
+
+@register_hparams("drqn_masked_cartpole")
+def drqn_masked_cartpole() -> HParams:
+    """MaskedCartPole-v1: 4 envs, 8 gradient steps on 32 sequences (10 burn-in + 20 learning
+    steps) every 64 env steps."""
+    hp = drqn()
+    hp.env = MASKED_CARTPOLE
+    hp.num_envs = 4
+    hp.train_steps = 100_000
+    hp.train_every = 64
+    hp.gradient_steps = 8
+    hp.batch_size = 32
+    hp.hidden_sizes = [64]
+    hp.lr = 1e-3
+    hp.learning_starts = 2000
+    hp.target_update_period = 200
+    hp.epsilon = "linear(1.0, 0.02, 20000)"
+    hp.eval.every_steps = 2560
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("drqn_tiny")
+def drqn_tiny() -> HParams:
+    """A few hundred steps with an LSTM core, prioritized sequences, dueling head and a time
+    limit that ends episodes mid-sequence: for smoke tests, not for learning."""
+    hp = drqn()
+    hp.env = MASKED_CARTPOLE
+    hp.recurrent_cell = "lstm"
+    hp.recurrent_units = 8
+    hp.hidden_sizes = [16]
+    hp.num_envs = 2
+    hp.train_steps = 400
+    hp.train_every = 50
+    hp.gradient_steps = 2
+    hp.batch_size = 4
+    hp.buffer_size = 100
+    hp.sequence_length = 6
+    hp.burn_in = 3
+    hp.learning_starts = 100
+    hp.target_update_period = 4
+    hp.memory = "prioritized"
+    hp.dueling = True
+    hp.max_episode_steps = 30
+    hp.eval.every_steps = 200
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 200
+    hp.log_every = 100
+    return hp

@@ -1,0 +1,242 @@
+"""Sequence replay with burn-in for recurrent value learners (DRQN, R2D2-style).
+
+Kapturowski et al. 2019, "Recurrent Experience Replay in Distributed Reinforcement Learning"
+(R2D2), https://openreview.net/forum?id=r1lyTjAqYX: replay fixed-length sequences together with
+the recurrent state the actor had at their start ("stored state"), and "burn in" the first
+steps of each sequence (run the network over them only to refresh that stale state, no loss)
+before learning on the rest.
+
+How steps become items here. Each env's episode is cut into consecutive LEARNING windows of
+`sequence_length` steps (the last one shorter). An item is a window plus up to `burn_in`
+steps of the same episode just before it, so consecutive items overlap by the burn-in:
+
+    episode steps:  0 1 2 3 4 5 6 7 8 9 10 11 12     (sequence_length 4, burn_in 2)
+    item 1:         [0 1 2 3]                        burn-in 0, learn 0-3 (zero start state)
+    item 2:             [2 3|4 5 6 7]                burn-in 2, learn 4-7
+    item 3:                     [6 7|8 9 10 11]
+    item 4:                             [10 11|12]   episode ended: learn 12, padded
+
+Every step of an episode is learned exactly once; the window at an episode's start needs no
+burn-in (its start state, zeros, is exact). Items never cross episode boundaries: an item ends
+at its episode's end, padded to the fixed length with zeros and a zero `mask`.
+
+Item fields (T = burn_in + sequence_length):
+    obs [T + 1, ...]  the steps' observations, then the true next observation of the last
+                      step (its `final_obs` if the episode ended there), then zero padding;
+    action, reward [T];  discount [T]: gamma, or 0 where the episode terminated;
+    mask [T]: 1 on the steps to learn from (after the burn-in, before the padding);
+    burn_in []: how many leading steps are burn-in (0 at an episode's start);
+    state [S]: the recurrent state the actor had before the item's first step.
+
+Items live in a `Replay` (ring storage + uniform or prioritized sampler + numpy RNG), so
+sampling, priorities and checkpoints work as in the other replays; the steps of unfinished
+windows are checkpointed too (`builder/...`), so a resumed run emits the same items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from rl.memory.prioritized import PrioritizedSampler
+from rl.memory.ring_storage import RingStorage
+from rl.memory.uniform import Replay, UniformSampler
+from rl.registry import register_memory
+from rl.types import Batch
+
+BUILDER_PREFIX = "builder/"
+
+
+class SequenceBuilder:
+    """Turns each env's stream of steps into burn-in + window items (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        sequence_length: int,
+        burn_in: int,
+        obs_shape: tuple[int, ...],
+        obs_dtype: np.dtype,
+        state_size: int,
+        gamma: float,
+    ) -> None:
+        if sequence_length < 1 or burn_in < 0:
+            raise ValueError(
+                f"sequence_length must be >= 1 and burn_in >= 0, got {sequence_length}, {burn_in}"
+            )
+        self.num_envs, self.length, self.burn_in = int(num_envs), int(sequence_length), burn_in
+        self.gamma = float(gamma)
+        size = self.burn_in + self.length  # T: steps per item
+        self.item_steps = size
+        n = self.num_envs
+        # Pending steps of every env: burn-in prefix + the window being filled.
+        self._arrays = {
+            "obs": np.zeros((n, size, *obs_shape), np.dtype(obs_dtype)),
+            "action": np.zeros((n, size), np.int64),
+            "reward": np.zeros((n, size), np.float32),
+            "terminated": np.zeros((n, size), bool),
+            "state": np.zeros((n, size, int(state_size)), np.float32),
+            "count": np.zeros(n, np.int64),  # pending steps
+            "burn": np.zeros(n, np.int64),  # of which the leading burn-in
+            # The true next observation of every env's latest step: a cut's bootstrap obs.
+            "last_next_obs": np.zeros((n, *obs_shape), np.dtype(obs_dtype)),
+        }
+
+    def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """The item fields (for the ring storage)."""
+        a, size = self._arrays, self.item_steps
+        return {
+            "obs": ((size + 1, *a["obs"].shape[2:]), a["obs"].dtype),
+            "action": ((size,), np.dtype(np.int64)),
+            "reward": ((size,), np.dtype(np.float32)),
+            "discount": ((size,), np.dtype(np.float32)),
+            "mask": ((size,), np.dtype(np.float32)),
+            "burn_in": ((), np.dtype(np.int32)),
+            "state": ((a["state"].shape[2],), np.dtype(np.float32)),
+        }
+
+    def add(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        state: np.ndarray,
+    ) -> Batch:
+        """Takes one vector-env step (`state`: the recurrent state each env acted from, [N, S];
+        `next_obs`: the true next observation) and returns the items it completed."""
+        a, envs = self._arrays, np.arange(self.num_envs)
+        count = a["count"]
+        a["obs"][envs, count] = obs
+        a["action"][envs, count] = action
+        a["reward"][envs, count] = reward
+        a["terminated"][envs, count] = terminated
+        a["state"][envs, count] = state
+        count += 1
+        ended = np.asarray(terminated, bool) | np.asarray(truncated, bool)
+        full = count == a["burn"] + self.length
+        return self._emit(np.flatnonzero(ended | full), next_obs, ended)
+
+    def flush(self) -> Batch:
+        """Ends every env's episode here (the trainer's cut, a truncation): returns the items of
+        the windows that have steps to learn; they bootstrap from their last step's next obs."""
+        a = self._arrays
+        envs = np.flatnonzero(a["count"] > a["burn"])
+        return self._emit(envs, a["last_next_obs"].copy(), np.ones(self.num_envs, bool))
+
+    def _emit(self, envs: np.ndarray, next_obs: np.ndarray, ended: np.ndarray) -> Batch:
+        a = self._arrays
+        a["last_next_obs"][...] = next_obs
+        items = {
+            name: np.zeros((len(envs), *shape), dtype)
+            for name, (shape, dtype) in self.fields().items()
+        }
+        for row, e in enumerate(envs):
+            count, burn = int(a["count"][e]), int(a["burn"][e])
+            items["obs"][row, :count] = a["obs"][e, :count]
+            items["obs"][row, count] = next_obs[e]
+            items["action"][row, :count] = a["action"][e, :count]
+            items["reward"][row, :count] = a["reward"][e, :count]
+            items["discount"][row, :count] = self.gamma * (1.0 - a["terminated"][e, :count])
+            items["mask"][row, burn:count] = 1.0
+            items["burn_in"][row] = burn
+            items["state"][row] = a["state"][e, 0]
+            if ended[e]:
+                a["count"][e] = a["burn"][e] = 0
+            else:  # the window's last steps become the next item's burn-in
+                keep = min(self.burn_in, count)
+                for name in ("obs", "action", "reward", "terminated", "state"):
+                    a[name][e, :keep] = a[name][e, count - keep : count].copy()
+                a["count"][e] = a["burn"][e] = keep
+        return items
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {name: array.copy() for name, array in self._arrays.items()}
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        for name, ours in self._arrays.items():
+            saved = np.asarray(state[name])
+            if saved.shape != ours.shape or saved.dtype != ours.dtype:
+                raise ValueError(
+                    f"checkpoint sequence builder {name!r} is {saved.dtype}{list(saved.shape)}, "
+                    f"expected {ours.dtype}{list(ours.shape)}"
+                )
+        for name, ours in self._arrays.items():
+            ours[...] = state[name]
+
+
+@register_memory("sequence")
+class SequenceReplay:
+    """Replay of burn-in + window sequences (R2D2): a `SequenceBuilder` per-env stream feeding a
+    `Replay` of items, uniform or prioritized (`alpha` set)."""
+
+    def __init__(
+        self,
+        capacity: int,
+        num_envs: int,
+        sequence_length: int,
+        burn_in: int,
+        obs_shape: tuple[int, ...],
+        obs_dtype: np.dtype,
+        state_size: int,
+        gamma: float,
+        seed: int,
+        prioritized: bool = False,
+        alpha: float = 0.6,
+        epsilon: float = 1e-6,
+    ) -> None:
+        self.builder = SequenceBuilder(
+            num_envs, sequence_length, burn_in, obs_shape, obs_dtype, state_size, gamma
+        )
+        sampler = PrioritizedSampler(capacity, alpha, epsilon) if prioritized else UniformSampler()
+        self.replay = Replay(RingStorage(capacity, self.builder.fields()), sampler, seed)
+        self.prioritized = prioritized
+
+    def __len__(self) -> int:
+        """Items (sequences) stored."""
+        return len(self.replay)
+
+    def add(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        state: np.ndarray,
+    ) -> None:
+        """One vector-env step; completed items enter the replay."""
+        self._store(self.builder.add(obs, action, reward, next_obs, terminated, truncated, state))
+
+    def end_all_episodes(self) -> None:
+        """The trainer cut every episode: the unfinished windows become (truncated) items."""
+        self._store(self.builder.flush())
+
+    def _store(self, items: Batch) -> None:
+        if len(items["burn_in"]):
+            self.replay.add_batch(items)
+
+    def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
+        """[num_batches, batch_size, ...] items plus "indices" and "weights" (see `Replay`)."""
+        return self.replay.sample(batch_size, num_batches, beta)
+
+    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
+        self.replay.update_priorities(indices, priorities)
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        state = self.replay.state_dict()
+        for key, value in self.builder.state_dict().items():
+            state[BUILDER_PREFIX + key] = value
+        return state
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        self.replay.load_state_dict(
+            {k: v for k, v in state.items() if not k.startswith(BUILDER_PREFIX)}
+        )
+        self.builder.load_state_dict(
+            {k[len(BUILDER_PREFIX) :]: v for k, v in state.items() if k.startswith(BUILDER_PREFIX)}
+        )

@@ -1,0 +1,228 @@
+"""Recurrent networks: a GRU or LSTM core between the torso and the heads.
+
+Every network here is `torso -> recurrent core -> heads`. The core's state is ONE flat float
+tensor [B, state_size] (an LSTM's [h, c] concatenated), so agents keep it in one variable, replay
+stores one array per sequence and resets are one `tf.where`. Two ways to run a core:
+
+- `step(obs, state)`: one time step for a batch of envs (acting);
+- `unroll(obs, state, episode_start)`: a time-major sequence [T, B, ...] from a given initial
+  state, with the state reset to zeros wherever `episode_start[t, b]` is set (learning on
+  sequences that hold several episodes of one env). The torso and heads run once on all T*B
+  inputs; only the core loops over time (`tf.scan`).
+
+Both compute the same numbers for the same inputs, which is what lets a recurrent learner
+re-create the acting-time outputs from a stored initial state (tests/models/test_recurrent.py).
+
+Cells: Keras' GRUCell (Cho et al. 2014, https://arxiv.org/abs/1406.1078) and LSTMCell
+(Hochreiter & Schmidhuber 1997). DRQN: Hausknecht & Stone 2015, https://arxiv.org/abs/1507.06527.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from rl.envs.spec import EnvSpec
+from rl.errors import UserError, did_you_mean
+from rl.models.actor_critic import ActorCritic
+from rl.models.encoders import obs_to_float
+from rl.models.noisy import call_linear
+from rl.models.q_network import DuelingHead, QNetwork
+
+CELLS = {"gru": tf.keras.layers.GRUCell, "lstm": tf.keras.layers.LSTMCell}
+
+
+def check_cell(cell: str) -> None:
+    """Raises UserError unless `cell` names a recurrent cell."""
+    if cell not in CELLS:
+        raise UserError(
+            f"unknown recurrent_cell {cell!r}{did_you_mean(cell, list(CELLS))}; "
+            f"choose one of {sorted(CELLS)}"
+        )
+
+
+def reset_where(state: tf.Tensor, episode_start: tf.Tensor) -> tf.Tensor:
+    """`state` [B, S] with the rows where `episode_start` [B] is set replaced by zeros."""
+    return tf.where(episode_start[:, None], tf.zeros_like(state), state)
+
+
+class RecurrentCore(tf.keras.layers.Layer):
+    """A GRU or LSTM cell with a flat state [B, state_size] (LSTM: h and c side by side)."""
+
+    def __init__(self, cell: str, units: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        check_cell(cell)
+        self.kind = cell
+        self.units = int(units)
+        self.num_states = 2 if cell == "lstm" else 1
+        self.state_size = self.units * self.num_states
+        self.cell = CELLS[cell](self.units, name=cell)
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        return tf.zeros([batch_size, self.state_size], tf.float32)
+
+    def call(self, inputs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """One step: features [B, F], state [B, S] -> (output [B, units], new state [B, S])."""
+        states = tf.split(state, self.num_states, axis=-1)
+        output, new_states = self.cell(inputs, states)
+        return output, tf.concat(list(new_states), axis=-1)
+
+    def unroll(
+        self,
+        inputs: tf.Tensor,
+        state: tf.Tensor,
+        episode_start: tf.Tensor | None = None,
+        detach: tf.Tensor | None = None,
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Runs features [T, B, F] from `state` [B, S]; returns (outputs [T, B, units], the
+        state after every step [T, B, S]).
+
+        `episode_start` [T, B] (bool): zero the state before step t (an episode begins there).
+        `detach` [T, B] (bool): stop gradients flowing back through the state before step t
+        (R2D2's burn-in: the steps before it only produce a start state).
+        """
+        steps = tf.shape(inputs)[0]
+        batch = tf.shape(inputs)[1]
+        if episode_start is None:
+            episode_start = tf.zeros([steps, batch], tf.bool)
+        if detach is None:
+            detach = tf.zeros([steps, batch], tf.bool)
+
+        def step(carry, elems):
+            state, _ = carry
+            x, start, stop = elems
+            state = reset_where(state, start)
+            state = tf.where(stop[:, None], tf.stop_gradient(state), state)
+            output, state = self.call(x, state)
+            return state, output
+
+        initial = (state, tf.zeros([batch, self.units], inputs.dtype))
+        states, outputs = tf.scan(step, (inputs, episode_start, detach), initializer=initial)
+        return outputs, states
+
+
+def _flat_time(obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """[T, B, ...] -> ([T * B, ...], T, B)."""
+    steps, batch = tf.shape(obs)[0], tf.shape(obs)[1]
+    return tf.reshape(obs, tf.concat([[steps * batch], tf.shape(obs)[2:]], 0)), steps, batch
+
+
+def _unflat_time(x: tf.Tensor, steps: tf.Tensor, batch: tf.Tensor) -> tf.Tensor:
+    """[T * B, ...] -> [T, B, ...]."""
+    return tf.reshape(x, tf.concat([[steps, batch], tf.shape(x)[1:]], 0))
+
+
+class RecurrentActorCritic(ActorCritic):
+    """obs, state -> (policy parameters, value, new state): torso -> core -> the heads of
+    `ActorCritic` (same initialization, same `distribution`). Policy and value share the core."""
+
+    def __init__(
+        self,
+        spec: EnvSpec,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        cell: str,
+        units: int,
+        log_std_init: float = 0.0,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            spec, torso, hidden_sizes, activation, separate_torsos=False,
+            log_std_init=log_std_init, **kwargs,
+        )  # fmt: skip
+        self.core = RecurrentCore(cell, units, name="core")
+        self._obs_shape = tuple(spec.obs_shape)
+
+    @property
+    def state_size(self) -> int:
+        return self.core.state_size
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        return self.core.initial_state(batch_size)
+
+    def call(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        return self.step(obs, state)
+
+    def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """One step for a batch [B, ...]: (policy params [B, P], value [B], new state)."""
+        output, state = self.core(self.torso(obs_to_float(obs)), state)
+        return self._heads(output) + (state,)
+
+    def unroll(
+        self, obs: tf.Tensor, state: tf.Tensor, episode_start: tf.Tensor | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Time-major [T, B, ...] from `state`: (params [T, B, P], value [T, B], the state
+        after every step [T, B, S]); see `RecurrentCore.unroll`."""
+        flat, steps, batch = _flat_time(obs)
+        features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
+        outputs, states = self.core.unroll(features, state, episode_start)
+        params, value = self._heads(_flat_time(outputs)[0])
+        return _unflat_time(params, steps, batch), _unflat_time(value, steps, batch), states
+
+    def _heads(self, output: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return self.policy_head(output), tf.squeeze(self.value_head(output), -1)
+
+    def policy(self, obs: tf.Tensor) -> tf.Tensor:
+        raise TypeError("RecurrentActorCritic needs a state: use step(obs, state) or unroll")
+
+    def value(self, obs: tf.Tensor) -> tf.Tensor:
+        raise TypeError("RecurrentActorCritic needs a state: use step(obs, state) or unroll")
+
+    @property
+    def policy_variables(self) -> list[tf.Variable]:
+        return super().policy_variables + self.core.trainable_variables
+
+
+class RecurrentQNetwork(QNetwork):
+    """obs, state -> (Q-values [B, A], new state): torso -> core -> plain or dueling head."""
+
+    def __init__(
+        self,
+        num_actions: int,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        dueling: bool,
+        cell: str,
+        units: int,
+        **kwargs,
+    ) -> None:
+        super().__init__(num_actions, torso, hidden_sizes, activation, dueling, **kwargs)
+        self.core = RecurrentCore(cell, units, name="core")
+
+    @property
+    def state_size(self) -> int:
+        return self.core.state_size
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        return self.core.initial_state(batch_size)
+
+    def call(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return self.step(obs, state)
+
+    def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """One step for a batch [B, ...]: (Q-values [B, A], new state [B, S])."""
+        output, state = self.core(self.torso(obs_to_float(obs)), state)
+        return self._head(output), state
+
+    def unroll(
+        self,
+        obs: tf.Tensor,
+        state: tf.Tensor,
+        episode_start: tf.Tensor | None = None,
+        detach: tf.Tensor | None = None,
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Time-major [T, B, ...] from `state`: (Q-values [T, B, A], the state after every
+        step [T, B, S]); see `RecurrentCore.unroll`."""
+        flat, steps, batch = _flat_time(obs)
+        features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
+        outputs, states = self.core.unroll(features, state, episode_start, detach)
+        q_values = self._head(_flat_time(outputs)[0])
+        return _unflat_time(q_values, steps, batch), states
+
+    def _head(self, features: tf.Tensor) -> tf.Tensor:
+        if isinstance(self.head, DuelingHead):
+            return self.head(features, noisy=False)
+        return call_linear(self.head, features, noisy=False)
