@@ -3,8 +3,9 @@
 - `Rollout` (rollout.py): T steps of N envs, time-major, with slice / select_envs / concatenate /
   flatten / batch_major, discounts and Monte-Carlo returns that respect terminations and
   truncations;
-- `evaluate`, `bootstrap_values` (evaluate.py): a stored rollout re-evaluated under another
-  policy (log-probs, values, entropies) in one batched forward pass;
+- `evaluate`, `evaluate_steps`, `bootstrap_values` (evaluate.py): a stored rollout (or flat
+  samples) re-evaluated under another policy (log-probs, values, entropies) in one batched
+  forward pass;
 - `minibatch_indices`, `shuffle`, `minibatches` (minibatches.py): shuffling with the agent's
   generator;
 - `Collector`, `collect_steps`, `collect_episodes` (collect.py): stepping a gymnasium vector env;
@@ -16,7 +17,7 @@ docs/rollout_api.md walks through writing an algorithm with it.
 """
 
 from rl.rollout.collect import Collector, collect_episodes, collect_steps
-from rl.rollout.evaluate import PolicyEvaluation, bootstrap_values, evaluate
+from rl.rollout.evaluate import PolicyEvaluation, bootstrap_values, evaluate, evaluate_steps
 from rl.rollout.minibatches import minibatch_indices, minibatches, shuffle
 from rl.rollout.policy import ActorCriticPolicy, action_log_prob, greedy_action, sample_action
 from rl.rollout.returns import monte_carlo_returns
@@ -33,6 +34,7 @@ __all__ = [
     "collect_steps",
     "concatenate",
     "evaluate",
+    "evaluate_steps",
     "flatten_steps",
     "greedy_action",
     "minibatch_indices",

@@ -22,7 +22,10 @@ from rl.rollout.rollout import Rollout, flatten_steps
 
 
 class ActorCriticModel(Protocol):
-    """What `evaluate` needs of a model (rl.models.ActorCritic has it)."""
+    """What the rollout API needs of a model (rl.models.ActorCritic has it)."""
+
+    discrete: bool
+    log_std: Any  # Box actions: the Gaussian's log std (None for discrete actions)
 
     def __call__(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]: ...
 
@@ -31,6 +34,10 @@ class ActorCriticModel(Protocol):
     def flatten_action(self, action: tf.Tensor) -> tf.Tensor: ...
 
     def value(self, obs: tf.Tensor) -> tf.Tensor: ...
+
+    def policy(self, obs: tf.Tensor) -> tf.Tensor: ...
+
+    def unflatten_action(self, action: tf.Tensor) -> tf.Tensor: ...
 
 
 class PolicyEvaluation(NamedTuple):
@@ -50,19 +57,21 @@ def evaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyEvaluation:
     is the log importance ratio log pi/mu.
     """
     num_steps, num_envs = rollout.num_steps, rollout.num_envs
-    params, value = model(flatten_steps(rollout.obs))
-    distribution = model.distribution(params)
-    log_prob = distribution.log_prob(model.flatten_action(flatten_steps(rollout.action)))
+    flat = evaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
 
     def time_major(x: tf.Tensor) -> tf.Tensor:
         return tf.reshape(x, [num_steps, num_envs, *x.shape[1:]])
 
-    return PolicyEvaluation(
-        log_prob=time_major(log_prob),
-        value=time_major(value),
-        entropy=time_major(distribution.entropy()),
-        params=time_major(params),
-    )
+    return PolicyEvaluation(*(time_major(x) for x in flat))
+
+
+def evaluate_steps(model: ActorCriticModel, obs: Any, action: Any) -> PolicyEvaluation:
+    """`evaluate` for flat samples (obs [B, ...], action [B, ...], e.g. a minibatch of
+    `Rollout.flatten()`): every output is [B] (`params` [B, P])."""
+    params, value = model(tf.convert_to_tensor(obs))
+    distribution = model.distribution(params)
+    log_prob = distribution.log_prob(model.flatten_action(tf.convert_to_tensor(action)))
+    return PolicyEvaluation(log_prob, value, distribution.entropy(), params)
 
 
 def bootstrap_values(rollout: Rollout, model: ActorCriticModel) -> tuple[tf.Tensor, tf.Tensor]:

@@ -1,0 +1,217 @@
+"""Off-PAC: an actor-critic that learns from a replay of its own older policies' trajectories.
+
+Degris, White & Sutton 2012, "Off-Policy Actor-Critic", ICML, https://arxiv.org/abs/1205.4839.
+The actor pi is improved from data of a behaviour policy b; here b is the agent's own policy as
+it was when it acted, kept in an experience replay of trajectory segments together with its
+log-probs log b(a|s), so most data are several updates old and the method is truly off-policy
+(as in ACER, Wang et al. 2016, https://arxiv.org/abs/1611.01224). The losses, with the paper's
+notation mapped to the code, are in `rl.agents.gradient_functions.offpac`:
+
+- critic: V regressed on the truncated importance-sampled lambda-return v_s (the forward view of
+  the paper's GTD(lambda) target, with V-trace truncation: `rho_bar`, `c_bar`, `trace_lambda`);
+- actor: -min(rho_bar, pi/b) A_t log pi(a_t|s_t) with the TD advantage
+  A_t = r_t + gamma ((1 - lambda) V(s_{t+1}) + lambda v_{t+1}) - V(s_t), plus an entropy bonus.
+
+Data flow, written with the rollout API (`rl.rollout`):
+
+1. acting samples a ~ pi(.|s) with the agent's generator and records log pi(a|s) at acting time
+   (`act_with_info`): that is log b(a|s) for every later update;
+2. `observe` fills a `RolloutBuffer` of T = train_every // num_envs steps; when it is full, each
+   env's T steps become one replay row (`Rollout.batch_major`: one trajectory segment with its
+   final_obs and bootstrap observation), in a uniform replay of `replay_capacity` segments;
+3. `update` samples `gradient_steps` x `batch_size` segments and runs all those gradient steps
+   in ONE compiled call; each step re-evaluates its segments under the current weights
+   (`rl.rollout.evaluate`: log pi, V, entropy in one pass; `bootstrap_values`: V(final_obs),
+   V(s_T)) and takes one `_gradient_step` on the loss above.
+
+Terminations and truncations are handled as in every agent here (truncation bootstraps from
+V(final_obs), episode cuts by the trainer are truncations).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.advantage_estimators import fold_truncation
+from rl.agents.base import Agent
+from rl.agents.gradient_functions import entropy_bonus, value_loss
+from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
+from rl.agents.on_policy import normalize, repeat
+from rl.errors import UserError
+from rl.memory import RolloutBuffer, UniformReplay
+from rl.models import ActorCritic
+from rl.registry import register_agent
+from rl.rollout.evaluate import bootstrap_values, evaluate
+from rl.rollout.policy import action_log_prob, greedy_action, sample_action
+from rl.rollout.rollout import Rollout
+from rl.types import Batch, Metrics, TensorBatch
+
+# What a replay row holds: one env's T steps ([T, ...]) and its bootstrap observation.
+SEGMENT_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_obs", "log_prob")
+
+
+@register_agent("offpac")
+class OffPAC(Agent):
+    """Off-policy actor-critic with experience replay, for discrete and Box actions."""
+
+    loss_metrics = (
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "rho_mean",
+        "rho_clip_fraction",
+        "value_target_mean",
+    )
+
+    # ---------------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp, spec = self.hparams, self.spec
+        for key in ("replay_capacity", "batch_size", "gradient_steps"):
+            if getattr(hp, key) < 1:
+                raise UserError(f"{key} must be >= 1, got {getattr(hp, key)}")
+        self.model = ActorCritic(
+            spec,
+            hp.model,
+            hp.hidden_sizes,
+            hp.activation,
+            separate_torsos=hp.separate_torsos,
+            log_std_init=hp.log_std_init,
+            name="actor_critic",
+        )
+        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self.segment_length = self.steps_per_iteration  # T
+        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
+        self.rollout = RolloutBuffer(
+            self.segment_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
+            spec.action_shape, action_dtype,
+        )  # fmt: skip
+        t, obs, act = self.segment_length, tuple(spec.obs_shape), tuple(spec.action_shape)
+        shapes = {
+            "obs": ((t, *obs), spec.obs_dtype),
+            "action": ((t, *act), action_dtype),
+            "reward": ((t,), np.float32),
+            "terminated": ((t,), np.bool_),
+            "truncated": ((t,), np.bool_),
+            "final_obs": ((t, *obs), spec.obs_dtype),
+            "log_prob": ((t,), np.float32),
+            "last_next_obs": (obs, spec.obs_dtype),
+        }
+        self.replay = UniformReplay(hp.replay_capacity, shapes, seed=self.seed)
+        # [K gradient steps, B segments, T steps, ...]: the whole update's data in one call.
+        lead = [hp.gradient_steps, hp.batch_size]
+        batch_spec = {
+            name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
+            for name, (shape, dtype) in shapes.items()
+        }
+        # Traced without autograph: the loop is a tf.while_loop (rl.agents.on_policy.repeat).
+        self._train_fn = self._learner_function(
+            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
+        )
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.model.trainable_variables
+
+    # ------------------------------------------------------------------------ acting
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        params = self.model.policy(obs)
+        if explore:
+            return sample_action(self.model, params, self.generator)
+        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
+
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        # log b(a|s) must be the acting weights' own: the learner will have moved on by the time
+        # it replays this step, so it cannot be recomputed later.
+        params = self.model.policy(obs)
+        action = sample_action(self.model, params, self.generator)
+        return action, {"log_prob": action_log_prob(self.model, params, action)}
+
+    def _observe(self, transition: Batch) -> None:
+        self.rollout.add(
+            obs=transition["obs"],
+            action=transition["action"],
+            reward=transition["reward"],
+            next_obs=transition["next_obs"],
+            terminated=transition["terminated"],
+            truncated=transition["truncated"],
+            log_prob=transition["log_prob"],
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.rollout.truncate_all()
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        return {"rollout": self.rollout, "replay": self.replay}
+
+    # ---------------------------------------------------------------------- learning
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _update(self) -> Metrics:
+        hp = self.hparams
+        data = self.rollout.data()
+        rows = {name: np.swapaxes(data[name], 0, 1) for name in SEGMENT_FIELDS}  # [N, T, ...]
+        rows["last_next_obs"] = data["last_next_obs"]
+        self.replay.add_batch(rows)
+        self.rollout.reset()
+        if int(self.env_steps.numpy()) < hp.learning_starts:
+            return {}
+        batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps)
+        del batch["indices"], batch["weights"]  # uniform replay: every weight is 1
+        out = self._train_fn(batch)
+        metrics = {f"train/{name}": float(value) for name, value in out.items()}
+        metrics["train/replay_size"] = float(len(self.replay))
+        return metrics
+
+    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        names = self.loss_metrics
+        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
+
+        def gradient_step(k: tf.Tensor, totals: dict) -> dict:
+            segments = {name: value[k] for name, value in batch.items()}  # [B, T, ...]
+            loss, grad_norm, aux = self._gradient_step(
+                self._loss, self._trainable_variables(), segments
+            )
+            return {name: totals[name] + aux[name] for name in names} | {
+                "loss": totals["loss"] + loss,
+                "grad_norm": totals["grad_norm"] + grad_norm,
+            }
+
+        totals = repeat(self.hparams.gradient_steps, gradient_step, totals)
+        return {name: value / float(self.hparams.gradient_steps) for name, value in totals.items()}
+
+    def _loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""
+        hp = self.hparams
+        rollout = Rollout.from_batch_major(segments)  # [T, B], log_prob = log b(a|s)
+        current = evaluate(rollout, self.model)  # log pi(a|s), V(s), H(pi(.|s))
+        final_values, bootstrap = bootstrap_values(rollout, self.model)
+        rewards = fold_truncation(
+            rollout.reward, rollout.truncated, tf.stop_gradient(final_values), hp.gamma
+        )
+        value_targets, advantages = offpac_critic_targets(
+            rewards,
+            current.value,
+            rollout.discounts(hp.gamma),
+            tf.stop_gradient(bootstrap),
+            current.log_prob - rollout.log_prob,
+            lambda_=hp.trace_lambda,
+            rho_bar=hp.rho_bar,
+            c_bar=hp.c_bar,
+        )
+        if hp.normalize_advantage:
+            advantages = normalize(advantages, tf.ones_like(advantages))
+        policy_loss, rho_mean, rho_clip_fraction = offpac_actor_loss(
+            current.log_prob, rollout.log_prob, advantages, hp.rho_bar
+        )
+        critic_loss = value_loss(current.value, value_targets)
+        entropy = entropy_bonus(current.entropy)
+        loss = policy_loss + hp.vf_coef * critic_loss - hp.ent_coef * entropy
+        return loss, {
+            "policy_loss": policy_loss,
+            "value_loss": critic_loss,
+            "entropy": entropy,
+            "rho_mean": rho_mean,
+            "rho_clip_fraction": rho_clip_fraction,
+            "value_target_mean": tf.reduce_mean(value_targets),
+        }

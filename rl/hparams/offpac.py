@@ -1,0 +1,89 @@
+"""Off-PAC hparams sets: `offpac` (defaults), `offpac_cartpole`, `offpac_tiny` (tests).
+
+Degris, White & Sutton 2012, "Off-Policy Actor-Critic", https://arxiv.org/abs/1205.4839, with
+experience replay of the agent's own trajectories (rl/agents/offpac.py). One update happens every
+`train_every` env steps: the newest T = train_every // num_envs steps of each env copy enter the
+replay as one segment each, then `gradient_steps` steps on `batch_size` replayed segments.
+Replay ratio (how often a segment is learned from, on average): gradient_steps * batch_size /
+num_envs.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import base
+from rl.hparams.hparams import HParams
+from rl.registry import register_hparams
+
+
+@register_hparams("offpac")
+def offpac() -> HParams:
+    """Off-PAC defaults: 8 envs x 16-step segments, a 1024-segment replay, 4 gradient steps of 16
+    segments per update (replay ratio 8), V-trace truncation at 1, lambda 1."""
+    hp = base()
+    hp.agent = "offpac"
+    hp.num_envs = 8
+    hp.train_every = 128
+    hp.lr = 7e-4
+    hp.adam_epsilon = 1e-5
+    hp.max_grad_norm = 0.5
+    hp.activation = "tanh"
+    hp.add("replay_capacity", 1024, "Replay size in trajectory segments (T steps of one env).")
+    hp.add("batch_size", 16, "Replayed segments per gradient step (batch_size * T samples).")
+    hp.add("gradient_steps", 4, "Gradient steps per update (one update per train_every steps).")
+    hp.add("learning_starts", 0, "Env steps collected before the first update.")
+    hp.add(
+        "trace_lambda",
+        1.0,
+        "Trace decay lambda of the critic's off-policy lambda-return (0: one-step TD targets).",
+    )
+    hp.add(
+        "rho_bar",
+        1.0,
+        "Truncation of the importance weights pi/b in the actor loss and the critic's target "
+        "(None: untruncated, the paper's unbiased weights).",
+        type=float | None,
+    )
+    hp.add(
+        "c_bar",
+        1.0,
+        "Truncation of the trace coefficients lambda min(c_bar, pi/b) (None: untruncated).",
+        type=float | None,
+    )
+    hp.add("normalize_advantage", False, "Normalize the actor's advantages per gradient step.")
+    hp.add("vf_coef", 0.5, "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss.")
+    hp.add("ent_coef", 0.01, "Weight of the entropy bonus subtracted from the loss.")
+    hp.add("separate_torsos", True, "Give the value head its own torso (no shared features).")
+    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    return hp
+
+
+@register_hparams("offpac_cartpole")
+def offpac_cartpole() -> HParams:
+    """CartPole-v1; stops once the greedy evaluation reaches 475."""
+    hp = offpac()
+    hp.env = "CartPole-v1"
+    hp.train_steps = 100_000
+    hp.eval.every_steps = 2560
+    hp.stop_at_eval_return = 475.0
+    return hp
+
+
+@register_hparams("offpac_tiny")
+def offpac_tiny() -> HParams:
+    """A few hundred CartPole steps through every part of the agent: smoke tests."""
+    hp = offpac()
+    hp.env = "CartPole-v1"
+    hp.num_envs = 2
+    hp.train_steps = 256
+    hp.train_every = 32
+    hp.replay_capacity = 8
+    hp.batch_size = 4
+    hp.gradient_steps = 2
+    hp.learning_starts = 64
+    hp.hidden_sizes = [16]
+    hp.max_episode_steps = 50
+    hp.eval.every_steps = 128
+    hp.eval.episodes = 2
+    hp.checkpoint_every = 128
+    hp.log_every = 64
+    return hp
