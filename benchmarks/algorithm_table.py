@@ -535,9 +535,16 @@ def render(
         "within the budget). *steps* / *wall s*: median over seeds of env steps and wall "
         "seconds at that evaluation, a seed that did not reach it counting as slower than all "
         "(so a number needs most seeds to reach it). *ratio*: ours / SB3 (< 1: ours needs "
-        "fewer). Wall seconds start at the training loop (ours: tracing and XLA compilation "
-        "included) / `model.learn()`, and include evaluation. Every run, with the load average "
-        "before and after it: benchmarks/results/algorithm_table.jsonl.",
+        "fewer). *CPU s*: median CPU seconds of the whole run's process tree (imports and "
+        "setup included; the run stops at the threshold), steadier than wall seconds on a shared "
+        "machine. Wall seconds start at the training loop (ours: tracing and XLA compilation "
+        "included) / `model.learn()`, and include evaluation. Ours evaluates at the first update "
+        "boundary at or past each multiple of N env steps (on-policy sets: after a whole rollout, "
+        "e.g. every 16,384 steps for ppo_lunarlander), SB3's callback at the first vector step "
+        "past it, so ours can only report coarser step counts there. *budget (zoo)*: the env "
+        "steps each side may use, and the zoo's n_timesteps for the pair (SB3 runs with "
+        "`--horizon zoo`: schedules keep the zoo's horizon whatever the budget). Every run, with "
+        "the load average before and after it: benchmarks/results/algorithm_table.jsonl.",
         "",
         "| env | protocol: greedy episodes / every N env steps / threshold |",
         "|---|---|",
@@ -548,9 +555,9 @@ def render(
     lines += [
         "",
         "| set | env | budget (zoo) | ours final eval | ours solved | ours steps | ours wall s "
-        "| SB3 final eval | SB3 solved | SB3 steps | SB3 wall s | steps ratio | wall ratio "
-        "| ahead | missing / partial |",
-        "|" + "---|" * 15,
+        "| ours CPU s | SB3 final eval | SB3 solved | SB3 steps | SB3 wall s | SB3 CPU s "
+        "| steps ratio | wall ratio | CPU ratio | ahead | missing / partial |",
+        "|" + "---|" * 18,
     ]
     details = []
     loads = []
@@ -560,6 +567,7 @@ def render(
         sb3 = collect(row, "sb3", seeds, budget, cache, None)
         o_steps, s_steps = (side.median("env_steps_to_threshold") for side in (ours, sb3))
         o_wall, s_wall = (side.median("wall_seconds_to_threshold") for side in (ours, sb3))
+        o_cpu, s_cpu = (side.median("cpu_seconds") for side in (ours, sb3))
         cells = [
             f"`{row.set}`",
             row.env,
@@ -568,12 +576,15 @@ def render(
             f"{ours.solved()}/{len(ours.done)}" if ours.done else "-",
             fmt_steps(o_steps, ours, budget),
             fmt_wall(o_wall, ours),
+            fmt_wall(o_cpu, ours),
             sb3.final(),
             f"{sb3.solved()}/{len(sb3.done)}" if sb3.done else "-",
             fmt_steps(s_steps, sb3, budget),
             fmt_wall(s_wall, sb3),
+            fmt_wall(s_cpu, sb3),
             ratio(o_steps, s_steps),
             ratio(o_wall, s_wall),
+            ratio(o_cpu, s_cpu),
             verdict(ours, sb3),
             notes(ours, sb3, seeds) or "",
         ]

@@ -79,11 +79,13 @@ def test_render_names_missing_partial_failed_and_stale_rows():
     line = next(x for x in text.splitlines() if x.startswith("| `dqn_acrobot`"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[4] == "2/2" and cells[5] == "15,000" and cells[6] == "15.0"
-    assert cells[8] == "2/2" and cells[9] == "45,000" and cells[10] == "90.0"
-    assert cells[11] == "0.33" and cells[12] == "0.17"  # ours / SB3
-    assert "SB3: seeds 2 not run (partial)" in cells[14]
-    assert "ours: seed 2 timeout" in cells[14]
-    assert "stale" in cells[14]
+    assert cells[9] == "2/2" and cells[10] == "45,000" and cells[11] == "90.0"
+    assert cells[7] == "15.0" and cells[12] == "90.0"  # CPU seconds
+    assert cells[13:16] == ["0.33", "0.17", "0.17"]  # ours / SB3: steps, wall, CPU
+    assert cells[16] == "ours faster"
+    assert "SB3: seeds 2 not run (partial)" in cells[17]
+    assert "ours: seed 2 timeout" in cells[17]
+    assert "stale" in cells[17]
     other_line = next(x for x in text.splitlines() if x.startswith("| `ppo_acrobot`"))
     assert "ours: not run; SB3: not run" in other_line
     assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", text)
