@@ -201,3 +201,16 @@ def test_replayed_data_keep_the_acting_log_probs_and_drift_off_policy():
     # After learning, the same stored steps are off-policy: pi / b moved away from 1.
     log_rho = evaluate(rollout, agent.model).log_prob.numpy() - data["log_prob"]
     assert np.abs(log_rho).max() > 1e-3
+
+
+def test_box_actions_learn_the_gaussian_spread():
+    agent, driver = make_agent("env=Pendulum-v1,learning_starts=0")
+    assert agent.spec.action_shape == (1,)
+    for _ in range(2):
+        driver.collect(agent.steps_per_iteration)
+        metrics = agent.update()
+    assert np.isfinite(metrics["train/loss"])
+    assert not np.allclose(agent.model.log_std.numpy(), [0.0])  # trained with the rest
+    mean = agent.model.policy(tf.zeros([1, 3])).numpy()
+    np.testing.assert_allclose(agent.greedy_actions(np.zeros([1, 3], np.float32)),
+                               np.clip(mean, -2.0, 2.0), rtol=1e-6)  # fmt: skip
