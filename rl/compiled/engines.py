@@ -18,6 +18,7 @@ from rl.agents.on_policy import OnPolicyAgent
 from rl.compiled.base import CompiledRun
 from rl.compiled.dqn_iteration import CompiledDQN
 from rl.compiled.ppo_iteration import CompiledPPO
+from rl.compiled.seed_shards import ShardedSeeds, shard_count, split_evenly
 from rl.compiled.seeds import CompiledPPOSeeds
 from rl.envs.tf import TFEnv
 from rl.errors import UserError
@@ -90,10 +91,21 @@ class OneSeed:
 
 
 def build_group(hparams: HParams, env: TFEnv, seeds: list[int]) -> SeedGroup:
-    """One program for all `seeds` when the agent has a multi-seed path, else one seed."""
+    """The seeds as `shard_count` concurrent programs (one per CPU core by default, see
+    `rl.compiled.seed_shards`); each program holds its seeds in one multi-seed program when the
+    agent has that path, else it must be a single seed."""
+    shards = shard_count(hparams, len(seeds))
+    if shards > 1:
+        return ShardedSeeds(
+            [_one_program(hparams, env, part) for part in split_evenly(seeds, shards)]
+        )
+    return _one_program(hparams, env, seeds)
+
+
+def _one_program(hparams: HParams, env: TFEnv, seeds: list[int]) -> SeedGroup:
     if len(seeds) > 1:
         multi = multi_seed_class(hparams)
         if multi is None:
-            raise ValueError(f"agent {hparams.agent!r} trains its seeds one at a time")
+            raise ValueError(f"agent {hparams.agent!r} trains its seeds one program each")
         return multi(hparams, env, seeds)
     return OneSeed(single_seed_class(hparams)(hparams, env, seeds[0]))

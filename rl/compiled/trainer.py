@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 
 from rl.compiled.engines import SeedGroup, build_group, multi_seed_class, single_seed_class
+from rl.compiled.seed_shards import ShardedSeeds, shard_count
 from rl.compiled.seed_stack import NotStackable
 from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError
@@ -135,8 +136,10 @@ def train_copies(
                 continue
             except NotStackable:  # raised while building, before anything was written
                 pass
-        for run in group:
-            _train_group(hparams, env, [run])
+        # One program per seed: as many at a time as there are shards (CPU cores by default).
+        at_once = shard_count(hparams, len(group))
+        for start in range(0, len(group), at_once):
+            _train_group(hparams, env, group[start : start + at_once], one_program_per_seed=True)
     return [run.result() for run in runs]
 
 
@@ -216,9 +219,15 @@ class _Run:
         )
 
 
-def _train_group(hparams: HParams, env: TFEnv, runs: list[_Run]) -> None:
+def _train_group(
+    hparams: HParams, env: TFEnv, runs: list[_Run], one_program_per_seed: bool = False
+) -> None:
     """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
-    group = build_group(hparams, env, [run.seed for run in runs])
+    seeds = [run.seed for run in runs]
+    if one_program_per_seed and len(runs) > 1:
+        group = ShardedSeeds([build_group(hparams, env, [seed]) for seed in seeds])
+    else:
+        group = build_group(hparams, env, seeds)
     for run, member in zip(runs, group.members, strict=True):
         run.start(member)
     group.load_from_members()
@@ -249,6 +258,8 @@ def _train_group(hparams: HParams, env: TFEnv, runs: list[_Run]) -> None:
                     run.store.save(steps, group.members[i].checkpoint, {}, dict(run.state))
                     run.next_checkpoint = _next_multiple(steps, hparams.checkpoint_every)
     finally:
+        if isinstance(group, ShardedSeeds):
+            group.close()
         for run in runs:
             run.finish()
 

@@ -152,6 +152,12 @@ def base() -> HParams:
     hp.add("deterministic", True, "Deterministic TF ops (exact resume; costs little on CPU).")
     hp.add("jit_compile", True, "XLA-compile the learner's update function.")
     hp.add(
+        "seed_shards",
+        0,
+        "--copies on a TF-ops env: concurrent programs (one thread each) the seeds are split "
+        "into. 0: one per usable CPU core, one when a GPU/TPU is visible.",
+    )
+    hp.add(
         "model",
         "auto",
         "Registered torso network (train.py --list); auto: the Nature CNN for image "
