@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Many seeds in one XLA program: wall time of `train.py --copies 8` (all 8 seeds trained as one
-program, `rl.compiled.seeds`) against `--copies 1` (one seed), same hparams, run back to back
-and alternating, `--repeats` times; medians, and how many seeds reach a greedy eval >= 475.
+"""Many seeds at once: wall time of `train.py --copies 8` against `--copies 1` (one seed), same
+hparams, run back to back and alternating, `--repeats` times; medians, and how many seeds reach
+a greedy eval >= 475. `--copies 8` runs twice per round: as the default (the seeds split into
+one multi-seed program per CPU core, run from one thread each, `rl.compiled.seed_shards`) and
+as ONE program for all 8 seeds (`seed_shards=1`, `rl.compiled.seeds`).
 
 Columns: process = the whole train.py subprocess (TF import included); train = the trainer's
 wall clock from the start of its loop to its end (tracing and XLA compilation included, as in
@@ -79,13 +81,20 @@ def main() -> None:
     args = parser.parse_args()
     overrides = "stop_at_eval_return=None" if args.no_early_stop else ""
 
-    results: dict[int, list[dict]] = {1: [], args.copies: []}
+    one_program = ",".join(x for x in (overrides, "seed_shards=1") if x)
+    # (label, copies, overrides)
+    configs = [
+        ("--copies 1 (seed 0)", 1, overrides),
+        (f"--copies {args.copies} (1/core)", args.copies, overrides),
+        (f"--copies {args.copies} (1 program)", args.copies, one_program),
+    ]
+    results: dict[str, list[dict]] = {label: [] for label, _, _ in configs}
     for repeat in range(args.repeats):
-        order = [1, args.copies] if repeat % 2 == 0 else [args.copies, 1]
-        for copies in order:
-            result = train(args.hparams, copies, 0, overrides)
-            results[copies].append(result)
-            print(json.dumps({"repeat": repeat, "copies": copies, **result}), file=sys.stderr)
+        order = configs if repeat % 2 == 0 else configs[::-1]
+        for label, copies, extra in order:
+            result = train(args.hparams, copies, 0, extra)
+            results[label].append(result)
+            print(json.dumps({"repeat": repeat, "config": label, **result}), file=sys.stderr)
     sequential = None
     if args.sequential:
         parts = [train(args.hparams, 1, seed, overrides) for seed in range(args.copies)]
@@ -93,28 +102,30 @@ def main() -> None:
         sequential["reached"] = [p["reached"][0] for p in parts]
 
     mode = "no early stop" if args.no_early_stop else "early stop at eval >= 475 per seed"
-    print(f"== {args.hparams}: {args.copies} seeds in one program vs 1 seed ({mode}), "
+    print(f"== {args.hparams}: {args.copies} seeds vs 1 seed ({mode}), "
           f"median of {args.repeats}")  # fmt: skip
-    header = f"{'run':<26} | {'process s':>9} {'train s':>8} {'cpu s':>7} | {'seeds >= 475':>12}"
+    header = f"{'run':<28} | {'process s':>9} {'train s':>8} {'cpu s':>7} | {'seeds >= 475':>12}"
     print(header)
     print("-" * len(header))
     med = {}
-    for copies, label in ((1, "--copies 1 (seed 0)"), (args.copies, f"--copies {args.copies}")):
-        rs = results[copies]
-        med[copies] = {k: statistics.median(r[k] for r in rs) for k in ("process", "train", "cpu")}
+    for label, copies, _ in configs:
+        rs = results[label]
+        med[label] = {k: statistics.median(r[k] for r in rs) for k in ("process", "train", "cpu")}
         reached = f"{statistics.median(sum(r['reached']) for r in rs):.0f}/{copies}"
-        m = med[copies]
-        print(f"{label:<26} | {m['process']:>9.1f} {m['train']:>8.1f} {m['cpu']:>7.1f} | "
+        m = med[label]
+        print(f"{label:<28} | {m['process']:>9.1f} {m['train']:>8.1f} {m['cpu']:>7.1f} | "
               f"{reached:>12}")  # fmt: skip
     if sequential:
-        print(f"{'8 x --copies 1 (seeds 0-7)':<26} | {sequential['process']:>9.1f} "
+        print(f"{'8 x --copies 1 (seeds 0-7)':<28} | {sequential['process']:>9.1f} "
               f"{sequential['train']:>8.1f} {sequential['cpu']:>7.1f} | "
               f"{sum(sequential['reached']):>10}/{args.copies}")  # fmt: skip
-    one, many = med[1], med[args.copies]
-    ratios = ", ".join(f"{k} {many[k] / one[k]:.2f}x" for k in ("process", "train", "cpu"))
-    print(f"ratio {args.copies} seeds / 1 seed: {ratios}")
-    steps = [r["env_steps"] for r in results[args.copies]]
-    print(f"env steps per seed at the end ({args.copies} seeds, last repeat): {steps[-1]}")
+    one = med[configs[0][0]]
+    for label, _, _ in configs[1:]:
+        many = med[label]
+        ratios = ", ".join(f"{k} {many[k] / one[k]:.2f}x" for k in ("process", "train", "cpu"))
+        print(f"ratio {label} / 1 seed: {ratios}")
+        steps = [r["env_steps"] for r in results[label]]
+        print(f"  env steps per seed at the end (last repeat): {steps[-1]}")
 
 
 if __name__ == "__main__":
