@@ -18,10 +18,13 @@ with rho_t = pi/mu from the recorded behaviour log-probs) and the loss
 (`rl.agents.gradient_functions.impala`). After the first gradient step the data are off-policy
 for pi; with `--num_workers N` they also come from actors acting with weights several updates
 old (rl/workers/impala_trainer.py, `add_unroll`). V-trace corrects both. Termination and
-truncation are handled as everywhere else (`fold_truncation`, `episode_discounts`).
+truncation are handled as everywhere else (`fold_truncation`, `Rollout.discounts`).
 
-The advantage estimator is looked up by name: "vtrace", or "discounted_returns" / "gae" for the
-paper's no-correction ablation (targets as if the data were on-policy).
+Acting, re-evaluation, bootstrap values and the minibatch split use the rollout API
+(`rl.rollout`: `sample_action`, `evaluate`, `bootstrap_values`, `Rollout.select_envs`), as the
+other policy-gradient agents do. The advantage estimator is looked up by name: "vtrace", or
+"discounted_returns" / "gae" (targets as if the data were on-policy; with vtrace_lambda = 1,
+discounted_returns is V-trace with every rho = c = 1: the paper's no-correction ablation).
 """
 
 from __future__ import annotations
@@ -31,15 +34,23 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import sample
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
+from rl.agents.advantage_estimators import fold_truncation
 from rl.agents.base import Agent
 from rl.agents.gradient_functions.impala import impala_loss
-from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
 from rl.registry import get_advantage_estimator, register_agent
+from rl.rollout import (
+    Rollout,
+    action_log_prob,
+    bootstrap_values,
+    evaluate,
+    greedy_action,
+    minibatch_indices,
+    sample_action,
+)
 from rl.types import Batch, Metrics, TensorBatch
 
 # The rollout fields the learner reads; `log_prob` is the behaviour policy's.
@@ -86,7 +97,6 @@ class Impala(Agent):
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
-        self.envs_per_minibatch = spec.num_envs // hp.num_minibatches
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
         self.rollout = RolloutBuffer(
             self.unroll_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
@@ -114,27 +124,16 @@ class Impala(Agent):
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        return self._act_with_info(obs)[0] if explore else self._greedy(obs)
-
-    def _greedy(self, obs: tf.Tensor) -> tf.Tensor:
+        if explore:
+            return self._act_with_info(obs)[0]
         params = self.model.policy(obs)
-        if self.spec.discrete:
-            return tf.argmax(params, axis=-1, output_type=tf.int64)
-        low = tf.constant(self.spec.action_low, tf.float32)
-        high = tf.constant(self.spec.action_high, tf.float32)
-        return tf.clip_by_value(self.model.unflatten_action(params), low, high)
+        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
 
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """A sample of mu = the acting weights' policy, and log mu(a|x) for V-trace."""
         params = self.model.policy(obs)  # no value head: acting does not need it
-        if self.spec.discrete:
-            flat_action = sample(params, self.generator)  # Gumbel-max with the agent's generator
-        else:  # the unclipped sample goes to the env, so its log-prob is the one stored
-            flat_action = params + tf.exp(self.model.log_std) * self.generator.normal(
-                tf.shape(params)
-            )
-        log_prob = self.model.distribution(params).log_prob(flat_action)
-        return self.model.unflatten_action(flat_action), {"log_prob": log_prob}
+        action = sample_action(self.model, params, self.generator)
+        return action, {"log_prob": action_log_prob(self.model, params, action)}
 
     def _observe(self, transition: Batch) -> None:
         self.rollout.add(
@@ -189,12 +188,13 @@ class Impala(Agent):
         names = (*self.loss_metrics, "loss", "grad_norm", "advantage_mean", "vs_mean")
         totals = {name: tf.constant(0.0) for name in names}
 
+        rollout = Rollout.from_batch(batch)
+
         def minibatch_step(envs: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
             # Whole sequences of the chosen env copies: time stays axis 0.
-            minibatch = {
-                key: tf.gather(value, envs[k], axis=0 if key == "last_next_obs" else 1)
-                for key, value in batch.items()
-            }
+            chosen = rollout.select_envs(envs[k])
+            # Fields read one by one: Rollout.as_batch deep-copies, which graph tensors refuse.
+            minibatch = {key: getattr(chosen, key) for key in UNROLL_FIELDS}
             loss, grad_norm, aux = self._gradient_step(
                 self._minibatch_loss, self._trainable_variables(), minibatch
             )
@@ -210,25 +210,15 @@ class Impala(Agent):
         return {name: value / steps for name, value in totals.items()}
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        hp, model = self.hparams, self.model
-        lead = [self.unroll_length, self.envs_per_minibatch]
-        n = self.unroll_length * self.envs_per_minibatch
-
-        def flat(x: tf.Tensor) -> tf.Tensor:
-            return tf.reshape(x, [n, *x.shape[2:]])
-
-        params, value = model(flat(minibatch["obs"]))
-        distribution = model.distribution(params)
-        log_prob = distribution.log_prob(model.flatten_action(flat(minibatch["action"])))
-        log_prob, entropy = tf.reshape(log_prob, lead), tf.reshape(distribution.entropy(), lead)
-        value = tf.reshape(value, lead)
-        # Bootstrap values with the current weights (V-trace's targets use the learner's V).
-        final_values = tf.reshape(model.value(flat(minibatch["final_obs"])), lead)
-        bootstrap = model.value(minibatch["last_next_obs"])
-        rewards = fold_truncation(minibatch["reward"], minibatch["truncated"], final_values,
-                                  hp.gamma)  # fmt: skip
-        discounts = episode_discounts(minibatch["terminated"], minibatch["truncated"], hp.gamma)
-        log_rhos = tf.stop_gradient(log_prob) - minibatch["log_prob"]
+        hp = self.hparams
+        rollout = Rollout.from_batch(minibatch)  # [T, B]; its log_prob is mu's, recorded
+        now = evaluate(rollout, self.model)  # pi(a|x), V(x), H(pi(.|x)) with the current weights
+        # V-trace's bootstrap values use the current V too: V(final_obs) and V(x_T).
+        final_values, bootstrap = bootstrap_values(rollout, self.model)
+        rewards = fold_truncation(rollout.reward, rollout.truncated, final_values, hp.gamma)
+        discounts = rollout.discounts(hp.gamma)
+        log_prob, value = now.log_prob, now.value
+        log_rhos = tf.stop_gradient(log_prob) - rollout.log_prob
         options = {
             "log_rhos": log_rhos,
             "rho_bar": hp.vtrace_rho_bar,
@@ -245,7 +235,9 @@ class Impala(Agent):
         advantages, vs = tf.stop_gradient(advantages), tf.stop_gradient(vs)
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
-        loss, aux = impala_loss(log_prob, entropy, value, advantages, vs, hp.vf_coef, hp.ent_coef)
+        loss, aux = impala_loss(
+            log_prob, now.entropy, value, advantages, vs, hp.vf_coef, hp.ent_coef
+        )
         rhos = tf.exp(log_rhos)
         rho_bar = np.inf if hp.vtrace_rho_bar is None else hp.vtrace_rho_bar
         aux["rho_mean"] = tf.reduce_mean(rhos)
