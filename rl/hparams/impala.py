@@ -71,7 +71,8 @@ def impala() -> HParams:
     hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
     hp.activation = "tanh"
     # --num_workers N: at most one unroll per actor waits for the learner. Deeper queues add
-    # policy lag (4 per actor: a mean lag of ~2-3 updates and collapsed CartPole runs, 1: ~1.4).
+    # policy lag (4 per actor: mean lags of 1.2-4.9 updates and collapsed CartPole runs; 1:
+    # 1.1-2.0, docs/impala.md).
     hp.workers.queue_blocks = 1
     return hp
 
