@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Many seeds at once: wall time of `train.py --copies 8` against `--copies 1` (one seed), same
 hparams, run back to back and alternating, `--repeats` times; medians, and how many seeds reach
-a greedy eval >= 475. `--copies 8` runs twice per round: as the default (the seeds split into
-one multi-seed program per CPU core, run from one thread each, `rl.compiled.seed_shards`) and
-as ONE program for all 8 seeds (`seed_shards=1`, `rl.compiled.seeds`).
+a greedy eval >= 475. `--copies 8` runs twice per round: as ONE program for all 8 seeds
+(`seed_shards=1`, the default, `rl.compiled.seeds`) and split into one multi-seed program per
+CPU core, run from one thread each (`seed_shards=0`, `rl.compiled.seed_shards`).
 
 Columns: process = the whole train.py subprocess (TF import included); train = the trainer's
 wall clock from the start of its loop to its end (tracing and XLA compilation included, as in
@@ -82,10 +82,11 @@ def main() -> None:
     overrides = "stop_at_eval_return=None" if args.no_early_stop else ""
 
     one_program = ",".join(x for x in (overrides, "seed_shards=1") if x)
+    per_core = ",".join(x for x in (overrides, "seed_shards=0") if x)
     # (label, copies, overrides)
     configs = [
         ("--copies 1 (seed 0)", 1, overrides),
-        (f"--copies {args.copies} (1/core)", args.copies, overrides),
+        (f"--copies {args.copies} (1/core)", args.copies, per_core),
         (f"--copies {args.copies} (1 program)", args.copies, one_program),
     ]
     results: dict[str, list[dict]] = {label: [] for label, _, _ in configs}

@@ -3,9 +3,11 @@
 Why: XLA runs a compiled CPU program on one core here (the ops of these small networks are
 below the size where it splits a matmul over threads), so S seeds in one program cost about S
 times one seed's iteration however they are batched. Splitting the seeds into one program per
-core and calling the programs from one thread each uses every core: TensorFlow releases the GIL
-while an XLA executable runs. On a GPU or TPU the opposite holds (the device is wide and one
-program for all seeds fills it best), so there the default is one shard.
+core and calling the programs from one thread each can use every core: TensorFlow releases the
+GIL while an XLA executable runs. It costs one more compilation per shard, and it only pays
+when the cores are free: on the shared dev machine (load ~7) it was slower than one program
+(benchmarks/compiled_seeds.py), so it is opt-in (`seed_shards=0`: one per usable core; on a
+GPU or TPU one program for all seeds fills the device best, so "auto" gives one shard there).
 
 Every shard is an ordinary `SeedGroup` (a many-seeds program, or one seed), so per-seed results
 are exactly what that shard alone computes; sharding changes wall time, not numbers.
@@ -35,8 +37,8 @@ def usable_cores() -> int:
 def shard_count(hparams: HParams, num_seeds: int) -> int:
     """How many concurrent programs `num_seeds` seeds are split into.
 
-    `hparams.seed_shards` when set (> 0); else one per usable core on a CPU-only host and one
-    when a GPU or TPU is visible. Never more than the seeds.
+    `hparams.seed_shards` when > 0 (the default is 1: one program); 0 means one per usable core
+    on a CPU-only host and one when a GPU or TPU is visible. Never more than the seeds.
     """
     wanted = int(hparams.seed_shards)
     if wanted <= 0:

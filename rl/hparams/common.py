@@ -153,9 +153,9 @@ def base() -> HParams:
     hp.add("jit_compile", True, "XLA-compile the learner's update function.")
     hp.add(
         "seed_shards",
-        0,
+        1,
         "--copies on a TF-ops env: concurrent programs (one thread each) the seeds are split "
-        "into. 0: one per usable CPU core, one when a GPU/TPU is visible.",
+        "into; 0: one per usable CPU core (one when a GPU/TPU is visible).",
     )
     hp.add(
         "model",

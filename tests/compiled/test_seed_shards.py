@@ -37,6 +37,7 @@ def test_split_evenly_and_shard_count():
         8, usable_cores()
     )  # CPU-only here: one per core
     assert shard_count(_hparams("ppo_tf_tiny", seed_shards=0), num_seeds=1) == 1
+    assert shard_count(_hparams("ppo_tf_tiny"), num_seeds=8) == 1  # the default: one program
 
 
 def test_build_group_shards_a_multi_seed_program_by_the_hparam():
