@@ -164,6 +164,20 @@ class Trainer:
 
     # ------------------------------------------------------------------------ training
     def train(self) -> TrainResult:
+        from rl.workers.checks import uses_asynchronous_actors
+
+        if self.num_workers > 1 and uses_asynchronous_actors(self.hp):
+            # IMPALA: asynchronous actor processes feed a learner here (docs/workers.md).
+            from rl.workers.impala_trainer import ImpalaTrainer
+
+            return ImpalaTrainer(
+                self.hp,
+                self.run_dir,
+                self.seed,
+                self.hparams_set,
+                self.record_video,
+                num_workers=self.num_workers,
+            ).train()
         strategy = shared_strategy(self.strategy_name)
         self.role = worker_role(strategy)
         if self.role.is_chief:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import queue
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,16 +51,23 @@ def run_actor(
              weights)  # fmt: skip
         return 0
     except BaseException as error:  # every failure is reported once, then exit 1
-        if stop.is_set():
-            return 0  # the run is ending; errors while tearing down are not failures
-        # An env error surfaces wrapped by TF (the env steps inside the compiled collect
-        # loop); report the env's own exception, which `_RecordingEnv` kept.
-        error = _RecordingEnv.last_error or error
-        text = str(error).strip().splitlines()
-        line = f"{type(error).__name__}: {text[0] if text else ''}".strip()
-        trace = "".join(traceback.format_exception(error))
-        errors.put((index, line, trace[-20_000:]))
-        return 1
+        return report_failure(index, error, errors, stop)
+
+
+def report_failure(index: int, error: BaseException, errors: Any, stop: Any) -> int:
+    """Puts one (index, line, traceback) report on `errors`; returns the exit status (0 when
+    the run is ending: errors while tearing down are not failures). Shared by every actor
+    kind (this module's Ape-X actor, rl/workers/impala_actor.py)."""
+    if stop.is_set():
+        return 0
+    # An env error surfaces wrapped by TF (the env steps inside the compiled collect
+    # loop); report the env's own exception, which `_RecordingEnv` kept.
+    error = _RecordingEnv.last_error or error
+    text = str(error).strip().splitlines()
+    line = f"{type(error).__name__}: {text[0] if text else ''}".strip()
+    trace = "".join(traceback.format_exception(error))
+    errors.put((index, line, trace[-20_000:]))
+    return 1
 
 
 def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, blocks, stop,
@@ -130,14 +138,19 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
                 "collect_seconds": time.monotonic() - start,
                 "weights_version": version,
             }
-            while running():
-                try:
-                    blocks.put(block, timeout=POLL_SECONDS)
-                    break
-                except queue.Full:
-                    continue
+            send_block(blocks, block, running)
     finally:
         env.close()
+
+
+def send_block(blocks: Any, block: dict[str, Any], running: Callable[[], bool]) -> None:
+    """Puts `block` on the bounded queue, waiting while it is full as long as `running()`."""
+    while running():
+        try:
+            blocks.put(block, timeout=POLL_SECONDS)
+            return
+        except queue.Full:
+            continue
 
 
 class _RecordingEnv:

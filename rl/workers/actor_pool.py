@@ -44,7 +44,10 @@ class ActorPool:
         agent_seeds: list[int],
         initial_weights: list[np.ndarray],
         queue_blocks: int,
+        entry: str = "rl.workers.actor:run_actor",
     ) -> None:
+        """`entry` ("module:function") is the actors' main function: Ape-X's by default;
+        rl/workers/impala_trainer.py passes IMPALA's. It takes the arguments listed below."""
         self.num_actors = num_actors
         self._context = multiprocessing.get_context("spawn")
         self._blocks = self._context.Queue(maxsize=queue_blocks * num_actors)
@@ -64,6 +67,7 @@ class ActorPool:
                 "errors": self._errors,
                 "stop": self._stop,
                 "weights": self.weights.handles(),
+                "entry": entry,
             }
             self._processes.append(
                 self._context.Process(

@@ -102,7 +102,7 @@ class ApexTrainer:
                 return self._result(state, already_complete=True)
             print(
                 f"[{self.label}] resuming from checkpoint at {state['env_steps']:,} env steps "
-                f"(learner and replay of {len(agent.replay):,} transitions; fresh actors)"
+                f"({self._restored_parts(agent)}; fresh actors)"
             )
         run_manifest = manifest(self.seed, _copy_index(self.label), self.hparams_set)
         run_manifest["num_workers"] = self.num_workers
@@ -112,9 +112,7 @@ class ApexTrainer:
             tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
             write_protocol_summary(tensorboard.writer("eval"), hp)
         progress = join(self.run_dir, "progress.csv")
-        logger = Logger(
-            [tensorboard, WorkerProgressCSV(progress, self.num_workers, state["env_steps"])]
-        )
+        logger = Logger([tensorboard, self._progress_csv(progress, state["env_steps"])])
         console = ConsoleSink(hp.train_steps, self.label)
         pool = self._start_actors(agent, state)
         try:
@@ -130,6 +128,13 @@ class ApexTrainer:
             logger.close()
             eval_env.close()
         return self._result(state, already_complete=False)
+
+    def _restored_parts(self, agent) -> str:
+        """What a resume restored, for its console line (IMPALA's learner has no replay)."""
+        return f"learner and replay of {len(agent.replay):,} transitions"
+
+    def _progress_csv(self, path: str, env_steps: int) -> WorkerProgressCSV:
+        return WorkerProgressCSV(path, self.num_workers, env_steps)
 
     def _start_actors(self, agent, state: dict[str, Any]) -> ActorPool:
         n, starts = self.num_workers, state["worker_starts"]

@@ -5,13 +5,15 @@ INFO lines from C++ while loading, before its log level applies. Run by path, th
 set the process up first: ignore SIGINT (Ctrl-C belongs to the main process), die with the
 parent (Linux PR_SET_PDEATHSIG), mark the process with RL_WORKER_INDEX (envs may read it), act
 on CPU, and import TensorFlow with file descriptor 2 muted, as train.py does. Then it hands over
-to `rl.workers.actor.run_actor`. Its arguments arrive as the global ACTOR_ARGS: builtins and
+to the actor's main function (`rl.workers.actor.run_actor` unless ACTOR_ARGS["entry"] names
+another, e.g. IMPALA's). Its arguments arrive as the global ACTOR_ARGS: builtins and
 multiprocessing objects only, so unpickling them imports nothing from `rl`.
 """
 
 import contextlib
 import ctypes
 import ctypes.util
+import importlib
 import os
 import signal
 import sys
@@ -49,8 +51,10 @@ def _main(args: dict) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # actors act on CPU; accelerators are the learner's
     _import_tensorflow_quietly()
-    from rl.workers.actor import run_actor
-
+    # The actor's main function, "module:function": Ape-X's by default, IMPALA's
+    # (rl.workers.impala_actor) when the pool says so.
+    module, _, function = args.pop("entry", "rl.workers.actor:run_actor").partition(":")
+    run_actor = getattr(importlib.import_module(module), function)
     sys.exit(run_actor(**args))
 
 

@@ -1,5 +1,5 @@
 """`--num_workers` checks: every unsupported combination is a UserError before anything is
-written, and `uses_apex` says which trainer runs the workers."""
+written; `uses_apex` and `uses_asynchronous_actors` say which trainer runs the workers."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ def uses_apex(hparams: HParams) -> bool:
     """Replay agents (DQN, TD3/DDPG, SAC) train with Ape-X actors; the others split their env
     copies over the worker processes."""
     return issubclass(registry.get_agent(hparams.agent), ReplayAgent)
+
+
+def uses_asynchronous_actors(hparams: HParams) -> bool:
+    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actor processes that
+    never wait for the learner (rl/workers/impala_trainer.py)."""
+    return bool(getattr(registry.get_agent(hparams.agent), "asynchronous_actors", False))
 
 
 def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strategy: str) -> None:
@@ -43,6 +49,11 @@ def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strateg
                 f"--num_workers {n} splits the num_envs={hparams.num_envs} training env copies "
                 f"over {n} processes; use a num_envs that is a multiple of {n} "
                 f'(e.g. --hparam_override "num_envs={n * max(1, hparams.num_envs // n)}")'
+            )
+        if args.record_video and uses_asynchronous_actors(hparams):
+            raise UserError(
+                f"--record_video with --num_workers {n} (IMPALA actors) is not supported yet; "
+                "train, then film the agent with --training False --record_video True"
             )
         return
     if args.record_video:

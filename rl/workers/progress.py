@@ -67,13 +67,23 @@ class WorkerStats:
 class WorkerProgressCSV(CSVSink):
     """progress.csv with throughput and per-worker columns after the usual ones."""
 
-    def __init__(self, path: str, num_workers: int, resume_at_step: int | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        num_workers: int,
+        resume_at_step: int | None = None,
+        learner_columns: Mapping[str, str] | None = None,
+    ) -> None:
+        """`learner_columns` ({column: logged key}) come after the throughput columns; Ape-X's
+        replay size by default (IMPALA logs its policy lag instead)."""
         super().__init__(path, resume_at_step)
         self.extra = {
             "steps_per_second": "workers/steps_per_second",
             "updates_per_second": "time/updates_per_second",
-            "replay_size": "workers/replay_size",
         }
+        self.extra.update(
+            {"replay_size": "workers/replay_size"} if learner_columns is None else learner_columns
+        )
         for i in range(num_workers):
             for name in ("steps_per_second", "episodes", "epsilon"):
                 self.extra[f"worker_{i}_{name}"] = f"workers/{i}/{name}"
