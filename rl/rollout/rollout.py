@@ -67,7 +67,8 @@ class Rollout:
 
     def as_batch(self) -> dict[str, Any]:
         """The fields as a dict (the `RolloutBuffer.data()` layout); None fields left out."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        # Not `dataclasses.asdict`: it deep-copies every field, which graph tensors refuse.
+        return {k: v for k, v in self._items() if v is not None}
 
     def replace(self, **changes: Any) -> Rollout:
         """A copy with some fields replaced (e.g. `log_prob` and `value` after `evaluate`)."""

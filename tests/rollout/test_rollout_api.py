@@ -174,6 +174,8 @@ def test_rollout_methods_trace_inside_tf_function():
 
     @tf.function
     def returns_of(batch):
+        # as_batch inside the graph too (it once deep-copied, which graph tensors refuse).
+        batch = Rollout.from_batch(batch).as_batch()
         return Rollout.from_batch(batch).slice(1, 4).monte_carlo_returns(0.5)
 
     eager = rollout.slice(1, 4).monte_carlo_returns(0.5).numpy()
