@@ -107,11 +107,11 @@ def overrides(env: str, budget: int) -> str:
     )
 
 
-def hparams_digests(tree: Path, runs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """sha256 of the frozen hparams JSON (what train.py writes as hparams.json) per (set,
-    override), computed in `tree` by one subprocess: a changed set makes old results stale."""
+def hparams_json(tree: Path, runs: list[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+    """The frozen hparams JSON (what train.py writes as hparams.json) per (set, override),
+    computed in `tree` by one subprocess; None for a set that no longer builds."""
     script = (
-        "import hashlib, json, sys\n"
+        "import json, sys\n"
         "import rl.hparams\n"
         "from rl import registry\n"
         "out = {}\n"
@@ -120,8 +120,7 @@ def hparams_digests(tree: Path, runs: list[tuple[str, str]]) -> dict[tuple[str, 
         "        hp = registry.get_hparams(name)()\n"
         "        hp.override(override)\n"
         "        hp.freeze()\n"
-        "        digest = hashlib.sha256(hp.to_json().encode()).hexdigest()[:16]\n"
-        "        out[name + '|' + override] = digest\n"
+        "        out[name + '|' + override] = hp.to_json()\n"
         "    except Exception:\n"
         "        out[name + '|' + override] = None\n"
         "print(json.dumps(out))\n"
@@ -134,9 +133,34 @@ def hparams_digests(tree: Path, runs: list[tuple[str, str]]) -> dict[tuple[str, 
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     if proc.returncode != 0:
-        raise SystemExit(f"computing hparams digests in {tree} failed:\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"building hparams in {tree} failed:\n{proc.stderr[-3000:]}")
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     return {tuple(k.split("|", 1)): v for k, v in found.items()}
+
+
+def hparams_values(text: str) -> dict[str, Any]:
+    """hparams.json -> {dotted key: value}, docs and types dropped: what a run was given."""
+
+    def flat(entries: dict[str, Any], prefix: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, entry in entries.items():
+            if entry["type"] == "hparams":
+                out.update(flat(entry["value"], f"{prefix}{name}."))
+            else:
+                out[prefix + name] = entry["value"]
+        return out
+
+    return flat(json.loads(text)["hparams"], "")
+
+
+def changed_values(measured: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Keys whose value differs between a run and the set now. Keys only one side has are
+    code changes (a new option keeps its old behaviour by default), not a changed set."""
+    return [
+        f"{k}: {measured[k]} -> {current[k]}"
+        for k in sorted(set(measured) & set(current))
+        if measured[k] != current[k]
+    ]
 
 
 # ------------------------------------------------------------------------------ the code we run
@@ -282,8 +306,8 @@ def run_ours(
         state_file = run / "checkpoints" / pointer["directory"] / "trainer.json"
         state = json.loads(state_file.read_text())
         history = eval_history(run / "progress.csv")
-        # the digest of what ran, compared with the set's current one when rendering
-        digest = hashlib.sha256((run / "hparams.json").read_bytes()).hexdigest()[:16]
+        # what ran, compared with the set's current values when rendering
+        ran = (run / "hparams.json").read_text()
     solved = state["first_step_at_threshold"] is not None
     record.update(
         {
@@ -296,7 +320,8 @@ def run_ours(
             "env_steps_total": state["env_steps"],
             "wall_seconds_total": round(state["wall_seconds"], 2),
             "eval_history": history,
-            "hparams_digest": digest,
+            "hparams_digest": hashlib.sha256(ran.encode()).hexdigest()[:16],
+            "hparams_values": hparams_values(ran),
             "versions": versions_ours(),
         }
     )
@@ -413,7 +438,7 @@ class Side:
     records: list[dict[str, Any]]
     missing: list[int]
     failed: list[str]
-    stale: bool
+    changed: list[str]  # hparams values that differ between the runs and the set now
 
     @property
     def done(self) -> list[dict[str, Any]]:
@@ -440,9 +465,15 @@ class Side:
 
 
 def collect(
-    row: Row, side: str, seeds: list[int], budget: int, cache: dict, digest: str | None
+    row: Row,
+    side: str,
+    seeds: list[int],
+    budget: int,
+    cache: dict,
+    current: dict[str, Any] | None,
 ) -> Side:
-    records, missing, failed = [], [], []
+    """The records of one side of a row; `current`: the set's hparams values now (ours)."""
+    records, missing, failed, changed = [], [], [], []
     for seed in seeds:
         record = cache.get(wanted_key(side, row, seed, budget))
         if record is None:
@@ -451,10 +482,11 @@ def collect(
         records.append(record)
         if record["status"] != "ok":
             failed.append(f"seed {seed} {record['status']} after {record['process_seconds']:.0f} s")
-    stale = digest is not None and any(
-        r.get("hparams_digest") not in (None, digest) for r in records
-    )
-    return Side(records, missing, failed, stale)
+        elif current is not None and "hparams_values" in record:
+            for change in changed_values(record["hparams_values"], current):
+                if change not in changed:
+                    changed.append(change)
+    return Side(records, missing, failed, changed)
 
 
 def fmt_steps(value: float | None, side: Side, budget: int) -> str:
@@ -497,15 +529,19 @@ def notes(ours: Side, sb3: Side, seeds: list[int]) -> str:
         elif side.missing:
             parts.append(f"{name}: seeds {', '.join(map(str, side.missing))} not run (partial)")
         parts += [f"{name}: {text}" for text in side.failed]
-    if ours.stale:
-        parts.append("ours: set changed since measured (stale)")
+    if ours.changed:
+        parts.append(f"ours: STALE, the set changed since measured ({'; '.join(ours.changed)})")
     return "; ".join(parts)
 
 
-def current_digests(rows: list[Row], budgets: dict[str, int], tree: Path) -> dict[str, str | None]:
+def current_values(
+    rows: list[Row], budgets: dict[str, int], tree: Path
+) -> dict[str, dict[str, Any] | None]:
     runs = [(row.set, overrides(row.env, budgets[row.set])) for row in rows]
-    digests = hparams_digests(tree, runs)
-    return {name: digests[(name, override)] for name, override in runs}
+    texts = hparams_json(tree, runs)
+    return {
+        name: (hparams_values(texts[(name, o)]) if texts[(name, o)] else None) for name, o in runs
+    }
 
 
 def render(
@@ -513,10 +549,10 @@ def render(
     seeds: list[int],
     budgets: dict[str, int],
     results: list[dict[str, Any]],
-    digests: dict[str, str | None],
+    current: dict[str, dict[str, Any] | None],
 ) -> str:
-    """The generated section: protocol, one line per row, one line per run. `digests`: each
-    set's current hparams digest (a record with another one is marked stale)."""
+    """The generated section: protocol, one line per row, one line per run. `current`: each
+    set's hparams values now (a run measured with other values is marked stale)."""
     cache = latest(results)
     lines = [
         "## Algorithm table: our sets vs Stable-Baselines3 (generated)",
@@ -563,7 +599,7 @@ def render(
     loads = []
     for row in rows:
         budget = budgets[row.set]
-        ours = collect(row, "ours", seeds, budget, cache, digests[row.set])
+        ours = collect(row, "ours", seeds, budget, cache, current.get(row.set))
         sb3 = collect(row, "sb3", seeds, budget, cache, None)
         o_steps, s_steps = (side.median("env_steps_to_threshold") for side in (ours, sb3))
         o_wall, s_wall = (side.median("wall_seconds_to_threshold") for side in (ours, sb3))
@@ -706,8 +742,8 @@ def main() -> None:
                     )
     if not args.no_render:
         # the doc always shows every row, run or not
-        digests = current_digests(list(ROWS), budgets, tree)
-        write_doc(render(list(ROWS), list(SEEDS), budgets, load_results(), digests))
+        current = current_values(list(ROWS), budgets, tree)
+        write_doc(render(list(ROWS), list(SEEDS), budgets, load_results(), current))
         print(f"[algorithm_table] wrote {DOC.relative_to(ROOT)}")
 
 

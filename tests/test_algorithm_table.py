@@ -18,7 +18,7 @@ import algorithm_table as at  # noqa: E402
 ROW = at.Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000)
 
 
-def record(side, seed, solved, steps, wall, final, status="ok", digest="d1", budget=100_000):
+def record(side, seed, solved, steps, wall, final, status="ok", lr=1e-3, budget=100_000):
     return {
         "side": side,
         "set": ROW.set,
@@ -35,7 +35,7 @@ def record(side, seed, solved, steps, wall, final, status="ok", digest="d1", bud
         "wall_seconds_total": wall,
         "process_seconds": wall + 5,
         "cpu_seconds": wall,
-        "hparams_digest": digest if side == "ours" else None,
+        "hparams_values": {"lr": lr, "removed_key": 1} if side == "ours" else None,
         "machine_before": {"loadavg": [1.0, 1.0, 1.0], "time_utc": "2026-11-22T01:00:00Z"},
         "machine_after": {"loadavg": [2.0, 1.0, 1.0], "time_utc": "2026-11-22T01:01:00Z"},
     }
@@ -67,7 +67,7 @@ def test_median_counts_a_seed_that_did_not_reach_the_threshold_as_slowest():
 
 def test_render_names_missing_partial_failed_and_stale_rows():
     results = [
-        record("ours", 0, True, 10_000, 10.0, -90.0, digest="old"),
+        record("ours", 0, True, 10_000, 10.0, -90.0, lr=2e-3),
         record("ours", 1, True, 20_000, 20.0, -92.0),
         record("ours", 2, False, 0, 0.0, None, status="timeout"),
         record("sb3", 0, True, 40_000, 80.0, -95.0),
@@ -75,7 +75,8 @@ def test_render_names_missing_partial_failed_and_stale_rows():
     ]
     other = at.Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000)
     budgets = {ROW.set: ROW.budget, other.set: other.budget}
-    text = at.render([ROW, other], [0, 1, 2], budgets, results, {ROW.set: "d1", other.set: "x"})
+    current = {ROW.set: {"lr": 1e-3, "new_key": 0}, other.set: None}
+    text = at.render([ROW, other], [0, 1, 2], budgets, results, current)
     line = next(x for x in text.splitlines() if x.startswith("| `dqn_acrobot`"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[4] == "2/2" and cells[5] == "15,000" and cells[6] == "15.0"
@@ -85,7 +86,8 @@ def test_render_names_missing_partial_failed_and_stale_rows():
     assert cells[16] == "ours faster"
     assert "SB3: seeds 2 not run (partial)" in cells[17]
     assert "ours: seed 2 timeout" in cells[17]
-    assert "stale" in cells[17]
+    # the one value that changed is named; keys only one side has are not a change
+    assert "STALE, the set changed since measured (lr: 0.002 -> 0.001)" in cells[17]
     other_line = next(x for x in text.splitlines() if x.startswith("| `ppo_acrobot`"))
     assert "ours: not run; SB3: not run" in other_line
     assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", text)
