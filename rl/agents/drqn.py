@@ -18,6 +18,8 @@ learning step). For every learning step t,
 
     td_target_t = r_t + discount_t * Q_target(h_{t+1}, argmax_a Q_online(h_{t+1}, a))
 
+(n_step > 1: the n-step return inside the sequence, `sequence_n_step_targets`)
+
 and the loss is the Huber (or squared) TD error averaged over the learning steps (`mask`),
 weighted by prioritized replay's importance weights. With prioritized replay an item's
 priority is R2D2's mix eta * max_t |delta_t| + (1 - eta) * mean_t |delta_t|.
@@ -29,7 +31,7 @@ import tensorflow as tf
 
 from rl.agents.action_functions import epsilon_greedy, greedy
 from rl.agents.base import Agent
-from rl.agents.gradient_functions import double_q_learning_target, q_learning_target, td_loss
+from rl.agents.gradient_functions import td_loss
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.errors import UserError
 from rl.hparams import as_schedule
@@ -45,6 +47,36 @@ def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float) -> tf.Te
     abs_error = tf.abs(td_error) * mask
     mean = tf.reduce_sum(abs_error, -1) / tf.maximum(tf.reduce_sum(mask, -1), 1.0)
     return eta * tf.reduce_max(abs_error, -1) + (1.0 - eta) * mean
+
+
+def sequence_n_step_targets(
+    reward: tf.Tensor, discount: tf.Tensor, valid: tf.Tensor, values: tf.Tensor, n: int
+) -> tf.Tensor:
+    """n-step TD targets for every step of time-major sequences.
+
+    reward, discount, valid: [T, B] (`valid` 1 on the real steps, which come first in each
+    sequence; a terminal step has discount 0); values: [T + 1, B], the bootstrap value of each
+    observation (index j: the state before step j, index T: after the last step).
+
+    target_t = r_t + d_t r_{t+1} + ... + (d_t ... d_{t+m-2}) r_{t+m-1} + (d_t ... d_{t+m-1})
+    values_{t+m}, with m = min(n, valid steps left from t): near a sequence's end the return is
+    shortened and bootstraps from the last observation it has (as R2D2 does). n = 1 is the
+    one-step target r_t + d_t values_{t+1}. Invalid (padding) steps get 0.
+    """
+    steps, batch = tf.shape(reward)[0], tf.shape(reward)[1]
+    pad = tf.zeros([n, batch], reward.dtype)
+    reward, discount = tf.concat([reward, pad], 0), tf.concat([discount, pad], 0)
+    valid, values = tf.concat([valid, pad], 0), tf.concat([values, pad], 0)
+    n_step_return = tf.zeros([steps, batch], reward.dtype)
+    scale = tf.ones([steps, batch], reward.dtype)  # product of the discounts taken so far
+    bootstrap = tf.zeros([steps, batch], reward.dtype)
+    taking = tf.ones([steps, batch], reward.dtype)
+    for k in range(n):  # n is small and static: a Python loop over shifted views
+        taking = taking * valid[k : k + steps]  # step t + k is real (and so were the earlier)
+        n_step_return += taking * scale * reward[k : k + steps]
+        scale = tf.where(taking > 0, scale * discount[k : k + steps], scale)
+        bootstrap = tf.where(taking > 0, values[k + 1 : k + 1 + steps], bootstrap)
+    return n_step_return + scale * bootstrap * valid[:steps]
 
 
 def time_major(x: tf.Tensor) -> tf.Tensor:
@@ -242,18 +274,28 @@ class DRQN(RecurrentStateMixin, Agent):
         def flat(x: tf.Tensor) -> tf.Tensor:  # [T, B, ...] -> [T * B, ...]: the losses' batch
             return tf.reshape(x, tf.concat([[n], tf.shape(x)[2:]], 0))
 
-        q_values, next_q_target = flat(q_all[:-1]), flat(target_all[1:])  # [T * B, A]
-        reward, discount = flat(time_major(sample["reward"])), flat(time_major(sample["discount"]))
+        # Bootstrap value of every observation: double Q (online picks, target evaluates).
         if self.hparams.double_q:
-            td_target = double_q_learning_target(
-                reward, discount, next_q_target, tf.stop_gradient(flat(q_all[1:]))
-            )
+            best = tf.argmax(tf.stop_gradient(q_all), axis=-1, output_type=tf.int64)
+            values = tf.gather(target_all, best, axis=2, batch_dims=2)  # [T + 1, B]
         else:
-            td_target = q_learning_target(reward, discount, next_q_target)
+            values = tf.reduce_max(target_all, axis=-1)
+        # Real steps: the burn-in ones and the learning ones (padding follows them).
+        in_burn_in = tf.range(steps)[:, None] < sample["burn_in"][None, :]
+        valid = tf.maximum(mask, tf.cast(in_burn_in, tf.float32))
+        td_target = sequence_n_step_targets(
+            time_major(sample["reward"]),
+            time_major(sample["discount"]),
+            valid,
+            values,
+            self.hparams.n_step,
+        )
+        q_values = flat(q_all[:-1])  # [T * B, A]
         weights = flat(mask * sample["weights"][None, :])
         loss, td_error = td_loss(
-            q_values, flat(time_major(sample["action"])), td_target, weights, self.hparams.td_loss
-        )
+            q_values, flat(time_major(sample["action"])), flat(td_target), weights,
+            self.hparams.td_loss,
+        )  # fmt: skip
         # td_loss averages over all T * B entries; the mean over the learning steps is wanted.
         learning_steps = tf.maximum(tf.reduce_sum(mask), 1.0)
         loss = loss * tf.cast(n, tf.float32) / learning_steps

@@ -31,10 +31,9 @@ from collections.abc import Mapping
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import sample
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
-from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.agents.on_policy import normalize, repeat
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.errors import UserError
@@ -42,6 +41,7 @@ from rl.hparams import as_schedule
 from rl.memory import RolloutBuffer
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.registry import get_advantage_estimator, register_agent
+from rl.rollout import action_log_prob, greedy_action, minibatch_indices, sample_action
 from rl.types import Batch, Metrics, TensorBatch
 
 # Per-step fields a minibatch holds, time-major [sequence_length, sequences, ...].
@@ -81,15 +81,11 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
         check_cell(hp.recurrent_cell)
-        if hp.separate_torsos:
-            raise UserError(
-                "ppo_recurrent shares one torso and recurrent core between policy and value; "
-                "set separate_torsos=False"
-            )
         self.clip_range = as_schedule(hp.clip_range)
         self.model = RecurrentActorCritic(
             spec, hp.model, hp.hidden_sizes, hp.activation, hp.recurrent_cell,
-            hp.recurrent_units, log_std_init=hp.log_std_init, name="actor_critic",
+            hp.recurrent_units, separate_torsos=hp.separate_torsos,
+            log_std_init=hp.log_std_init, name="actor_critic",
         )  # fmt: skip
         self.model.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), self.model.initial_state(1))
         self._build_recurrent_state(self.model.state_size)
@@ -142,7 +138,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         params, value, state_out = self.model.step(obs, state_in)
         action = self._choose(params, explore=True)
         self.recurrent_state.assign(state_out)
-        log_prob = self.model.distribution(params).log_prob(self.model.flatten_action(action))
+        log_prob = action_log_prob(self.model, params, action)
         return action, {"state_in": state_in, "log_prob": log_prob, "value": value}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
@@ -156,16 +152,9 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return self._choose(params, explore=False), state
 
     def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
-        if self.spec.discrete:
-            if not explore:
-                return tf.argmax(params, axis=-1, output_type=tf.int64)
-            return sample(params, self.generator)
-        if not explore:
-            low = tf.constant(self.spec.action_low, tf.float32)
-            high = tf.constant(self.spec.action_high, tf.float32)
-            return tf.clip_by_value(self.model.unflatten_action(params), low, high)
-        noise = self.generator.normal(tf.shape(params))
-        return self.model.unflatten_action(params + tf.exp(self.model.log_std) * noise)
+        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
+            return sample_action(self.model, params, self.generator)
+        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
 
     # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:

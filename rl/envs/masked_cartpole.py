@@ -8,8 +8,10 @@ benchmark of recurrent RL (e.g. rl-baselines3-zoo's CartPoleNoVel-v1, which zero
 instead of removing them; here they are removed so the observation is honestly 2-dimensional).
 
 Registered with gymnasium as `MaskedCartPole-v1` (same dynamics, rewards and 500-step time limit
-as CartPole-v1) on `import rl`, so `--env MaskedCartPole-v1`, `hparams.env` and `gym.make` accept
-it.
+as CartPole-v1) on `import rl`, so `gym.make` accepts it, and under the same name in rl's env
+registry, which `--env` and `hparams.env` resolve first: env worker processes
+(`--num_workers`) rebuild envs from that factory, whose module import registers the gymnasium
+id there too (a bare gymnasium id would not exist in a fresh worker process).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from gymnasium.envs.classic_control import CartPoleEnv
+
+from rl.registry import register_env
 
 ENV_ID = "MaskedCartPole-v1"
 # Indices of (x, x_dot, theta, theta_dot) that stay observable.
@@ -50,3 +54,9 @@ if ENV_ID not in gym.registry:  # importing twice (e.g. under pytest) must not r
         max_episode_steps=500,
         reward_threshold=475.0,
     )
+
+
+@register_env(ENV_ID)
+def masked_cartpole(**kwargs) -> gym.Env:
+    """`gym.make("MaskedCartPole-v1")`: with the 500-step time limit of its registration."""
+    return gym.make(ENV_ID, **kwargs)

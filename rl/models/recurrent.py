@@ -115,7 +115,13 @@ def _unflat_time(x: tf.Tensor, steps: tf.Tensor, batch: tf.Tensor) -> tf.Tensor:
 
 class RecurrentActorCritic(ActorCritic):
     """obs, state -> (policy parameters, value, new state): torso -> core -> the heads of
-    `ActorCritic` (same initialization, same `distribution`). Policy and value share the core."""
+    `ActorCritic` (same initialization, same `distribution`).
+
+    Policy and value share torso and core by default; with `separate_torsos` the value head
+    gets its own torso and core (SB3-contrib's `enable_critic_lstm` without `shared_lstm`), so
+    value-loss gradients do not shape the policy's memory. The state is then the two cores'
+    states side by side ([policy | value]).
+    """
 
     def __init__(
         self,
@@ -125,30 +131,38 @@ class RecurrentActorCritic(ActorCritic):
         activation: str,
         cell: str,
         units: int,
+        separate_torsos: bool = False,
         log_std_init: float = 0.0,
         **kwargs,
     ) -> None:
         super().__init__(
-            spec, torso, hidden_sizes, activation, separate_torsos=False,
+            spec, torso, hidden_sizes, activation, separate_torsos=separate_torsos,
             log_std_init=log_std_init, **kwargs,
         )  # fmt: skip
         self.core = RecurrentCore(cell, units, name="core")
-        self._obs_shape = tuple(spec.obs_shape)
+        self.value_core = RecurrentCore(cell, units, name="value_core") if separate_torsos else None
 
     @property
     def state_size(self) -> int:
-        return self.core.state_size
+        return self.core.state_size * (1 if self.value_core is None else 2)
 
     def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
-        return self.core.initial_state(batch_size)
+        return tf.zeros([batch_size, self.state_size], tf.float32)
 
     def call(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return self.step(obs, state)
 
     def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """One step for a batch [B, ...]: (policy params [B, P], value [B], new state)."""
-        output, state = self.core(self.torso(obs_to_float(obs)), state)
-        return self._heads(output) + (state,)
+        obs = obs_to_float(obs)
+        if self.value_core is None:
+            output, state = self.core(self.torso(obs), state)
+            return self.policy_head(output), self._value_of(output), state
+        policy_state, value_state = tf.split(state, 2, axis=-1)
+        output, policy_state = self.core(self.torso(obs), policy_state)
+        value_output, value_state = self.value_core(self.value_torso(obs), value_state)
+        state = tf.concat([policy_state, value_state], axis=-1)
+        return self.policy_head(output), self._value_of(value_output), state
 
     def unroll(
         self, obs: tf.Tensor, state: tf.Tensor, episode_start: tf.Tensor | None = None
@@ -156,13 +170,27 @@ class RecurrentActorCritic(ActorCritic):
         """Time-major [T, B, ...] from `state`: (params [T, B, P], value [T, B], the state
         after every step [T, B, S]); see `RecurrentCore.unroll`."""
         flat, steps, batch = _flat_time(obs)
-        features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
-        outputs, states = self.core.unroll(features, state, episode_start)
-        params, value = self._heads(_flat_time(outputs)[0])
-        return _unflat_time(params, steps, batch), _unflat_time(value, steps, batch), states
+        flat = obs_to_float(flat)
 
-    def _heads(self, output: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        return self.policy_head(output), tf.squeeze(self.value_head(output), -1)
+        def run(torso, core, state):  # [T * B] torso, then the core over time
+            features = _unflat_time(torso(flat), steps, batch)
+            outputs, states = core.unroll(features, state, episode_start)
+            return _flat_time(outputs)[0], states
+
+        if self.value_core is None:
+            outputs, states = run(self.torso, self.core, state)
+            value_outputs = outputs
+        else:
+            policy_state, value_state = tf.split(state, 2, axis=-1)
+            outputs, policy_states = run(self.torso, self.core, policy_state)
+            value_outputs, value_states = run(self.value_torso, self.value_core, value_state)
+            states = tf.concat([policy_states, value_states], axis=-1)
+        params = _unflat_time(self.policy_head(outputs), steps, batch)
+        value = _unflat_time(self._value_of(value_outputs), steps, batch)
+        return params, value, states
+
+    def _value_of(self, output: tf.Tensor) -> tf.Tensor:
+        return tf.squeeze(self.value_head(output), -1)
 
     def policy(self, obs: tf.Tensor) -> tf.Tensor:
         raise TypeError("RecurrentActorCritic needs a state: use step(obs, state) or unroll")

@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 
 import rl.errors
 from rl import registry
-from rl.agents.drqn import sequence_priority
+from rl.agents.drqn import sequence_n_step_targets, sequence_priority
 from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
@@ -172,7 +172,7 @@ def test_sequence_minibatches_reproduce_the_acting_log_probs():
 
 def test_drqn_sequence_loss_by_hand():
     _, spec = make_vector_env("MaskedCartPole-v1", 1, seed=0)
-    agent = make_agent("drqn_tiny", spec, "memory=uniform")
+    agent = make_agent("drqn_tiny", spec, "memory=uniform,n_step=1")
     hp = agent.hparams
     steps, batch = hp.burn_in + hp.sequence_length, 2  # T = 3 + 6 = 9
     rng = np.random.default_rng(0)
@@ -220,6 +220,28 @@ def test_drqn_sequence_loss_by_hand():
     np.testing.assert_allclose(float(loss), total / count, rtol=1e-4)
 
 
+def test_sequence_n_step_targets_by_hand():
+    # One sequence of 4 real steps and 1 padding step; rewards 1, 2, 3, 4; discount 0.5
+    # everywhere except step 2, which terminates (0). values[j] = 10 j (bootstrap of obs j).
+    reward = tf.constant([[1.0], [2.0], [3.0], [4.0], [0.0]])
+    discount = tf.constant([[0.5], [0.5], [0.0], [0.5], [0.0]])
+    valid = tf.constant([[1.0], [1.0], [1.0], [1.0], [0.0]])
+    values = tf.constant([[0.0], [10.0], [20.0], [30.0], [40.0], [50.0]])
+    one = sequence_n_step_targets(reward, discount, valid, values, 1)[:, 0].numpy()
+    # r_t + d_t v_{t+1}: 1 + 0.5*10, 2 + 0.5*20, 3 + 0*30, 4 + 0.5*40; padding 0.
+    np.testing.assert_allclose(one, [6.0, 12.0, 3.0, 24.0, 0.0])
+    three = sequence_n_step_targets(reward, discount, valid, values, 3)[:, 0].numpy()
+    # t=0: 1 + 0.5*2 + 0.25*3 + (0.25*0)*v3 = 2.75 (the episode ends at step 2)
+    # t=1: 2 + 0.5*3 + 0 = 3.5;  t=2: 3 (terminal);  t=3: only one real step left: 4 + 0.5*40.
+    np.testing.assert_allclose(three, [2.75, 3.5, 3.0, 24.0, 0.0])
+    # Without the termination, t=0 bootstraps from v3 with 0.5^3: 1 + 1 + 0.75 + 0.125*30.
+    no_end = tf.constant([[0.5], [0.5], [0.5], [0.5], [0.0]])
+    three = sequence_n_step_targets(reward, no_end, valid, values, 3)[:, 0].numpy()
+    np.testing.assert_allclose(three[0], 1 + 1 + 0.75 + 0.125 * 30)
+    # t=2: two real steps left (2, 3), then v4: 3 + 0.5*4 + 0.25*40 = 15.
+    np.testing.assert_allclose(three[2], 15.0)
+
+
 def test_sequence_priority_by_hand():
     # |delta| on the learning steps: [1, 3] (mask drops the 10) -> 0.9 * 3 + 0.1 * 2 = 2.9.
     td_error = tf.constant([[1.0, -3.0, 10.0]])
@@ -231,7 +253,6 @@ def test_sequence_priority_by_hand():
     ("overrides", "message"),
     [
         ("sequence_length=5", "sequence_length=5 must divide the 32 steps"),
-        ("separate_torsos=True", "set separate_torsos=False"),
         ("recurrent_cell=rnn", "unknown recurrent_cell 'rnn'"),
     ],
 )

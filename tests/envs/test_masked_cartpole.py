@@ -3,7 +3,7 @@
 import gymnasium as gym
 import numpy as np
 
-import rl  # noqa: F401  (registers MaskedCartPole-v1)
+from rl import registry  # importing rl registers MaskedCartPole-v1
 from rl.envs import make_vector_env
 
 
@@ -24,6 +24,8 @@ def test_observations_are_cartpoles_position_and_angle():
 
 
 def test_registered_name_works_through_the_env_factory_with_cartpoles_time_limit():
+    # In rl's env registry too, so env worker processes can rebuild it (--num_workers).
+    assert "MaskedCartPole-v1" in registry.envs.names()
     env, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
     assert spec.obs_shape == (2,) and spec.num_actions == 2
     assert spec.max_episode_steps == 500

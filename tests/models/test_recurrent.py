@@ -59,7 +59,8 @@ def test_detach_stops_gradients_into_earlier_steps():
 def test_networks_unroll_equals_step():
     _, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
     obs = tf.random.normal([3, 2, 2], seed=2)  # [T, B, obs]
-    model = RecurrentActorCritic(spec, "mlp", [8], "tanh", "lstm", 4)
+    model = RecurrentActorCritic(spec, "mlp", [8], "tanh", "lstm", 4, separate_torsos=True)
+    assert model.state_size == 16  # policy core [h, c] then value core [h, c]
     state = model.initial_state(2)
     params, value, _ = model.unroll(obs, state)
     for t in range(3):
