@@ -4,6 +4,9 @@ PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in
 baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the clipped objective and
 GAE are PPO's (`PPO._loss`), only how log-probs and values are computed changes.
 
+Network: torso -> GRU/LSTM core -> heads (rl/models/recurrent.py); with `separate_torsos` (the
+sets' default) the value head has its own torso and core, as in SB3-contrib's RecurrentPPO.
+
 Acting (rl/agents/recurrent.py holds the state contract): the policy runs one core step per env
 step from `recurrent_state`, reset where an episode starts; `act_with_info` hands back the
 state each step started from ("state_in"), which the rollout keeps next to the step.
@@ -13,7 +16,7 @@ Learning on one rollout of T steps x N envs, in ONE compiled call:
 1. the core is re-run over each env's whole T-step chunk from the chunk's stored initial state,
    with the state zeroed where an episode starts inside the chunk (after a step that ended
    one). The weights have not changed since acting, so this reproduces the acting-time
-   log pi(a|s) and V(s) (tests/agents/test_ppo_recurrent.py checks it); V of truncation final
+   log pi(a|s) and V(s) (tests/agents/test_recurrent_agents.py checks it); V of truncation final
    observations and of the bootstrap observation take one more core step from the state after
    their step. Then GAE as in PPO;
 2. each env's chunk is cut into T / `sequence_length` sequences (the whole chunk by default),
@@ -104,7 +107,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
                 f"env collects per rollout (train_every // num_envs); use a divisor of "
                 f"{train_steps}, or None for whole chunks"
             )
-        self.sequence_length = length if num_steps % length == 0 else num_steps
+        length = self.sequence_length = length if num_steps % length == 0 else num_steps
         self.num_sequences = num_steps // length * num_envs
         self.num_samples = num_steps * num_envs
         per_minibatch = min(self.num_sequences, max(1, round(hp.batch_size / length)))

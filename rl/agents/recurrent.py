@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from rl.errors import UserError
 from rl.models.recurrent import reset_where
 
 
@@ -37,6 +38,13 @@ class RecurrentStateMixin:
     def _build_recurrent_state(self, state_size: int) -> None:
         """Creates `recurrent_state` and the compiled greedy step. Call from `_build`."""
         spec = self.spec
+        if spec.env_id.startswith("tf/"):
+            # The compiled path's programs (rl/compiled) act and learn without carried state.
+            raise UserError(
+                f"agent {self.hparams.agent!r} carries a recurrent state, which the compiled "
+                f"path for TF-ops envs ({spec.env_id!r}) does not support; use a gymnasium env "
+                "(e.g. MaskedCartPole-v1)"
+            )
         self.state_size = int(state_size)
         # Unknown batch dimension: `train.py --training False` builds the agent for the test env
         # (another number of copies) and still restores the training checkpoint into it.

@@ -260,3 +260,15 @@ def test_bad_recurrent_ppo_settings_are_user_errors(overrides, message):
     _, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
     with pytest.raises(rl.errors.UserError, match=message):
         make_agent("ppo_recurrent_tiny", spec, overrides)
+
+
+@pytest.mark.parametrize("hparams_set", ["ppo_recurrent_tiny", "drqn_tiny"])
+def test_tf_ops_envs_are_refused_with_a_user_error(hparams_set):
+    # The compiled path (rl/compiled) acts and learns without carried state.
+    env, _ = count_envs()
+    spec = EnvSpec.from_spaces(
+        "tf/CartPole-v1", 2, env.single_observation_space, env.single_action_space, None
+    )
+    with pytest.raises(rl.errors.UserError, match="compiled path for TF-ops envs"):
+        make_agent(hparams_set, spec)
+    env.close()
