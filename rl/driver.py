@@ -66,23 +66,33 @@ class Driver:
         self._episode_return = np.zeros(spec.num_envs, np.float64)
         self._episode_length = np.zeros(spec.num_envs, np.int64)
         self._info_keys: list[str] = []  # names of act_with_info's extras, set when tracing
+        # Recurrent agents are told which envs begin an episode at the obs they act on (reset,
+        # or the previous step ended it); the loop then carries these flags next to the obs.
+        # Feed-forward agents' loop is left exactly as it was.
+        self._recurrent = agent.recurrent
+        self._episode_start = np.ones(spec.num_envs, bool)
         obs_dtype = tf.as_dtype(spec.obs_dtype)
         obs_shape = [spec.num_envs, *spec.obs_shape]
+        out_dtypes = [obs_dtype, tf.bool] if self._recurrent else [obs_dtype]
 
-        def step(i: tf.Tensor, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-            action, info = self.agent.act_with_info(obs)
+        def from_python(outputs: list[tf.Tensor]) -> tuple[tf.Tensor, ...]:
+            """(obs,) or (obs, episode_start) with their static shapes."""
+            shapes = [obs_shape, [spec.num_envs]]
+            return tuple(tf.ensure_shape(x, s) for x, s in zip(outputs, shapes, strict=False))
+
+        def step(i: tf.Tensor, obs: tf.Tensor, *episode_start: tf.Tensor) -> tuple:
+            action, info = self.agent.act_with_info(obs, *episode_start)
             keys = sorted(info)
             self._set_info_keys(keys)
             inputs = [action, *(info[key] for key in keys)]
-            obs = tf.numpy_function(self._py_step, inputs, obs_dtype, stateful=True)
-            obs = tf.ensure_shape(obs, obs_shape)
+            outputs = tf.numpy_function(self._py_step, inputs, out_dtypes, stateful=True)
             self.agent.env_steps.assign_add(spec.num_envs)
-            return i + 1, obs
+            return (i + 1, *from_python(outputs))
 
         def collect(num_steps: tf.Tensor) -> tf.Tensor:
-            obs = tf.numpy_function(self._current_obs, [], obs_dtype, stateful=True)
-            obs = tf.ensure_shape(obs, obs_shape)
-            tf.while_loop(lambda i, _: i < num_steps, step, (tf.constant(0), obs))
+            outputs = tf.numpy_function(self._current_obs, [], out_dtypes, stateful=True)
+            start = (tf.constant(0), *from_python(outputs))
+            tf.while_loop(lambda i, *_: i < num_steps, step, start)
             return self.agent.env_steps.read_value()
 
         # The loop is written as tf.while_loop and traced without autograph: autograph would
@@ -94,6 +104,7 @@ class Driver:
     def reset(self, seed: int) -> None:
         """Starts fresh episodes in every env (run start, and after a checkpoint cut)."""
         self.obs, _ = self.env.reset(seed=seed)
+        self._episode_start = np.ones(self.spec.num_envs, bool)  # a new array: TF may hold the old
         self._episode_return[:] = 0.0
         self._episode_length[:] = 0
 
@@ -106,10 +117,10 @@ class Driver:
     def _set_info_keys(self, keys: list[str]) -> None:
         self._info_keys = keys
 
-    def _current_obs(self) -> np.ndarray:
-        return self.obs
+    def _current_obs(self) -> list[np.ndarray]:
+        return [self.obs, self._episode_start] if self._recurrent else [self.obs]
 
-    def _py_step(self, action: np.ndarray, *agent_info: np.ndarray) -> np.ndarray:
+    def _py_step(self, action: np.ndarray, *agent_info: np.ndarray) -> list[np.ndarray]:
         next_obs, reward, terminated, truncated, info = self.env.step(action)
         transition = {
             "obs": self.obs,
@@ -135,4 +146,7 @@ class Driver:
             self._episode_return[i] = 0.0
             self._episode_length[i] = 0
         self.obs = next_obs
-        return next_obs
+        if not self._recurrent:
+            return [next_obs]
+        self._episode_start = np.asarray(terminated | truncated, bool)
+        return [next_obs, self._episode_start]

@@ -15,6 +15,7 @@ raw (unclipped) game score and the per-life returns of the rewards the agent lea
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -95,7 +96,8 @@ def evaluate(
 
     Actions are the agent's greedy ones, replaced by a uniformly random action with
     probability `epsilon` per step (drawn from a generator seeded by `seed`, so evaluation never
-    touches the agent's training randomness).
+    touches the agent's training randomness). A recurrent agent starts every copy from a zero
+    state and resets it wherever an env episode ends (e.g. a lost life inside a full game).
     """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
@@ -107,8 +109,14 @@ def evaluate(
     life_returns = np.zeros(num_envs, np.float64)
     episode_returns: list[float] = []
     running = np.ones(num_envs, bool)
+    # Stand-ins for agents in tests may lack the attribute: they are feed-forward.
+    recurrent = getattr(agent, "recurrent", False)
+    episode_start = np.ones(num_envs, bool)
     while running.any():
-        action = agent.greedy_actions(obs)
+        if recurrent:
+            action = agent.greedy_actions(obs, episode_start)
+        else:
+            action = agent.greedy_actions(obs)
         if epsilon > 0:
             explore = rng.random(num_envs) < epsilon
             action = np.where(
@@ -119,6 +127,7 @@ def evaluate(
         life_returns += np.where(running, reward, 0.0)
         lengths += running
         ended = terminated | truncated
+        episode_start = ended
         for i in np.flatnonzero(ended & running):
             episode_returns.append(float(life_returns[i]))
             life_returns[i] = 0.0
@@ -167,3 +176,17 @@ def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -
     with writer.as_default(step=0):
         tf.summary.text("protocol", text)
     writer.flush()
+
+
+def fresh_episode_policy(agent: Agent) -> Callable[[np.ndarray], np.ndarray]:
+    """`agent.greedy_actions` for ONE new episode of a single env (video, rendering): the first
+    call says the episode starts, so a recurrent agent plays it from a zero state instead of the
+    state its previous greedy episode left."""
+    first = [True]
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        start = np.array([first[0]])
+        first[0] = False
+        return agent.greedy_actions(obs, start)
+
+    return policy

@@ -38,7 +38,13 @@ from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.evaluation import EvalResult, evaluate, make_eval_env, write_protocol_summary
+from rl.evaluation import (
+    EvalResult,
+    evaluate,
+    fresh_episode_policy,
+    make_eval_env,
+    write_protocol_summary,
+)
 from rl.hparams import HParams
 from rl.registry import get_agent
 from rl.systems.strategies import shared_strategy
@@ -323,7 +329,7 @@ class Trainer:
             # Film the evaluation's first episode: a single env reset with the same seed replays
             # exactly the episode env copy 0 of the eval vector env played.
             render_env, recorder = self._video
-            episode = play_episode(render_env, agent.greedy_actions, seed=eval_seed)
+            episode = play_episode(render_env, fresh_episode_policy(agent), seed=eval_seed)
             recorder.record_episode(episode.frames, state["env_steps"], 0, "eval")
             write_frame_strip_summary(
                 episode.frames, state["env_steps"], self._tensorboard.writer("eval")
@@ -374,7 +380,7 @@ class Trainer:
             render_vec_env, render_env = self._make_render_env(mode)
             recorder = self._recorder(render_env)
             for i in range(episodes):  # seed test_seed + i replays row i of the table below
-                episode = play_episode(render_env, agent.greedy_actions, seed=test_seed + i)
+                episode = play_episode(render_env, fresh_episode_policy(agent), seed=test_seed + i)
                 if mode == "rgb_array":
                     path = recorder.record_episode(episode.frames, pointer["step"], i, "test")
                     write_frame_strip_summary(episode.frames, i, tensorboard.writer("test"))

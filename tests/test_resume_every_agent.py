@@ -20,6 +20,10 @@ SETS = [
     ("td3_tiny", 50),
     ("cmaes_tiny", 80),
     ("maddpg_tiny", 50),
+    ("ppo_recurrent_tiny", 64),  # rollout states and the carried RNN state
+    ("drqn_tiny", 50),  # sequence replay with unfinished windows, RNN state
+    ("offpac_tiny", 64),  # trajectory-segment replay with its sampler RNG, partial segment
+    ("impala_tiny", 32),  # unrolls with behaviour log-probs, minibatch RNG over env copies
 ]
 
 

@@ -6,9 +6,13 @@ from rl.agents import (  # noqa: F401
     c51,
     cmaes,
     dqn,
+    drqn,
     gradient_functions,
+    impala,
     maddpg,
+    offpac,
     policy_gradient,
+    ppo_recurrent,
     sac,
     td3,
 )

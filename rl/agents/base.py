@@ -49,6 +49,10 @@ class Agent(tf.Module):
     # Whether every gradient step goes through `_gradient_step(loss_fn, variables, batch)` with
     # a batch-wise loss, so the agent can learn under a distribution strategy (see above).
     supports_strategies: bool = False
+    # Whether actions depend on per-env state the agent carries from step to step (an RNN's
+    # hidden state; rl/agents/recurrent.py). The driver and `evaluate` then pass `episode_start`
+    # flags to `act_with_info` / `greedy_actions`, so the agent can reset that state.
+    recurrent: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())
@@ -88,17 +92,31 @@ class Agent(tf.Module):
         """Actions for a batch of observations. TF code: call it inside tf.function."""
         return self._act(obs, explore)
 
-    def act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def act_with_info(
+        self, obs: tf.Tensor, episode_start: tf.Tensor | None = None
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Exploring actions plus per-step tensors the agent wants back in `observe`.
 
         On-policy agents return e.g. {"log_prob": ..., "value": ...} computed while acting,
         so the learner does not recompute them. TF code: the driver calls it in its loop.
+        `episode_start` [num_envs] (bool; the driver passes it to `recurrent` agents only) marks
+        the envs whose episode begins at `obs`: their carried state is reset first.
         """
+        if episode_start is not None:
+            self._start_episodes(episode_start)
         return self._act_with_info(obs)
 
-    def greedy_actions(self, obs: np.ndarray) -> np.ndarray:
-        """Evaluation-time actions for a numpy batch (one compiled call)."""
-        return self._greedy_fn(obs).numpy()
+    def greedy_actions(
+        self, obs: np.ndarray, episode_start: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Evaluation-time actions for a numpy batch (one compiled call).
+
+        `episode_start` [B] (bool) matters to `recurrent` agents only, which keep a greedy
+        state of their own (apart from training's): rows where it is set start from a zero
+        state. Without it they continue from the previous call's state (zeros on the first
+        call and whenever the batch size changes).
+        """
+        return self._greedy_actions(obs, episode_start)
 
     def observe(self, transition: Batch) -> None:
         """Feeds one vector-env step: obs, action, reward, next_obs, terminated, truncated,
@@ -255,6 +273,13 @@ class Agent(tf.Module):
 
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         return self._act(obs, explore=True), {}
+
+    def _start_episodes(self, episode_start: tf.Tensor) -> None:
+        """Recurrent agents: reset the carried state of the envs flagged in `episode_start`."""
+
+    def _greedy_actions(self, obs: np.ndarray, episode_start: np.ndarray | None) -> np.ndarray:
+        del episode_start  # feed-forward: every step stands alone
+        return self._greedy_fn(obs).numpy()
 
     def _observe(self, transition: Batch) -> None:
         raise NotImplementedError

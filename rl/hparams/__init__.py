@@ -11,16 +11,22 @@ from rl.hparams.schedules import Schedule, as_schedule, parse_schedule
 # Registered hparams sets: one module per algorithm family, imported for its registration side
 # effect. Add a family by adding its module name to this one sorted import.
 from rl.hparams import (  # noqa: F401
+    acrobot,
     atari,
     cmaes,
     ddpg,
     dqn,
     dqn_compiled,
     dqn_family,
+    impala,
+    lunarlander,
     maddpg,
     mountaincar,
+    mountaincar_continuous,
+    offpac,
     policy_gradient,
     ppo_compiled,
+    recurrent,
     sac,
     td3,
 )

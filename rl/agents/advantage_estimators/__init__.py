@@ -9,5 +9,6 @@ from rl.agents.advantage_estimators.returns import (
     episode_discounts,
     fold_truncation,
 )
+from rl.agents.advantage_estimators.vtrace import vtrace
 
-__all__ = ["discounted_returns", "episode_discounts", "fold_truncation", "gae"]
+__all__ = ["discounted_returns", "episode_discounts", "fold_truncation", "gae", "vtrace"]
