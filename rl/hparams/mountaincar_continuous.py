@@ -5,7 +5,8 @@ The reward is +100 at the flag minus 0.1 * action^2 per step, so an agent that h
 flag learns to stand still (return ~0): exploration must push in one direction for hundreds of
 steps. rl-baselines3-zoo (hyperparams/{td3,ddpg}.yml at commits a02f4fb / 1159e28,
 hyperparams/sac.yml at c94924e) does that with Ornstein-Uhlenbeck noise of sigma 0.5 for
-TD3/DDPG and with gSDE for SAC. The "solved" mean return is 90; the sets stop there.
+TD3/DDPG (as here) and with gSDE for SAC (here: energy shaping instead, see the SAC set). The
+"solved" mean return is 90; the sets stop there.
 Measured numbers: docs/benchmarks.md (benchmarks/algorithm_table.py).
 """
 
@@ -55,10 +56,18 @@ def ddpg_mountaincar_continuous() -> HParams:
 @register_hparams("sac_mountaincar_continuous")
 def sac_mountaincar_continuous() -> HParams:
     """The zoo's SAC (lr 3e-4, 50k replay, batch 512, fixed alpha 0.1, 32 gradient steps every 32
-    env steps, gamma 0.9999, tau 0.01, learning from the first step, 64-64 nets), without its
-    gSDE exploration, which this SAC does not have: exploration samples the policy at every step
-    independently."""
+    env steps, gamma 0.9999, tau 0.01, learning from the first step, 64-64 nets) with
+    potential-based energy shaping of the training reward in place of the zoo's gSDE
+    exploration, which this SAC does not have (evaluation reports the true reward).
+
+    Measured (seed 0, greedy eval of 10 episodes every 5k env steps, 2026-11-22): without the
+    shaping, exploration that samples the policy independently at every step never found the
+    flag and the policy learned to stand still (eval -0.004 after 50k env steps); with it the
+    first evaluation, at 5k env steps, returned 91.1.
+    """
     hp = _protocol(sac())
+    hp.reward_augmentation = "mountain_car_energy"
+    hp.reward_augmentation_kwargs = {"scale": 10.0}
     hp.train_steps = 50_000
     hp.lr = 3e-4
     hp.buffer_size = 50_000
