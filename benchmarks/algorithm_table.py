@@ -687,6 +687,15 @@ def write_doc(section: str, doc: Path = DOC) -> None:
 
 
 # ------------------------------------------------------------------------------ main
+def needs_rerun(cached: dict[str, Any], current: dict[str, Any] | None) -> bool:
+    """A cached run is redone when it failed (a crash, not a timeout) or, for ours, when the set's
+    values changed since (the new run replaces it in the table; the old line stays in the file)."""
+    if cached["status"] == "failed":
+        return True
+    measured = cached.get("hparams_values")
+    return bool(measured and current and changed_values(measured, current))
+
+
 def parse_budgets(items: list[str]) -> dict[str, int]:
     budgets = {row.set: row.budget for row in ROWS}
     for item in items:
@@ -718,13 +727,15 @@ def main() -> None:
     print(f"[algorithm_table] our side runs {tree} ({tree_info})", flush=True)
     if not args.render_only:
         sides = [args.only] if args.only else ["ours", "sb3"]
+        current = current_values(rows, budgets, tree)
         for row in rows:
             for seed in args.seeds:
                 for side in sides:
                     budget = budgets[row.set]
                     cached = latest(load_results()).get(wanted_key(side, row, seed, budget))
                     if cached is not None and not args.rerun:
-                        continue
+                        if not needs_rerun(cached, current.get(row.set)):
+                            continue
                     print(f"[algorithm_table] {side} {row.set} seed {seed} ...", flush=True)
                     if side == "ours":
                         record = run_ours(row, seed, budget, args.timeout, tree, tree_info)

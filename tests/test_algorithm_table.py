@@ -129,3 +129,12 @@ def test_every_row_has_a_zoo_entry_for_the_sb3_side():
     text = solve.read_text() + (ROOT / "benchmarks" / "sb3_zoo_peers.py").read_text()
     for row in at.ROWS:
         assert f'("{row.algo}", "{row.env}")' in text, row
+
+
+def test_a_failed_or_stale_run_is_redone_a_timeout_is_not():
+    current = {"lr": 1e-3, "new_key": 0}
+    assert not at.needs_rerun(record("ours", 0, True, 1, 1.0, 0.0), current)
+    assert at.needs_rerun(record("ours", 0, True, 1, 1.0, 0.0, lr=2e-3), current)
+    assert at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="failed"), current)
+    assert not at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="timeout"), current)
+    assert not at.needs_rerun(record("sb3", 0, True, 1, 1.0, 0.0), None)
