@@ -99,11 +99,19 @@ def test_apex_worker_crash_then_resume_then_ctrl_c(tmp_path):
     (tmp_path / "resume").mkdir()
     resume = TrainProcess(args, tmp_path / "resume")
 
-    def trained_on() -> bool:  # a new checkpoint and a new evaluation after the resume point
+    def trained_on() -> bool:
+        # A new checkpoint, and a row after the resume point in which both fresh actors had
+        # reported: the learner goes on from the restored replay while the new actor processes
+        # start (seconds of TF import under load), so the first rows can precede them.
         if _pointer(run_dir)["step"] <= crashed_at or not (run_dir / "progress.csv").exists():
             return False
         with open(run_dir / "progress.csv", newline="") as f:
-            return any(int(r["env_steps"]) > crashed_at for r in csv.DictReader(f))
+            return any(
+                int(r["env_steps"]) > crashed_at
+                and r.get("worker_0_epsilon")
+                and r.get("worker_1_epsilon")
+                for r in csv.DictReader(f)
+            )
 
     assert resume.wait_for(trained_on, TIMEOUT), resume.describe()
     resume.interrupt()
