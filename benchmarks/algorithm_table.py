@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
 import hashlib
 import json
 import os
@@ -401,9 +402,12 @@ def load_results(path: Path = RESULTS) -> list[dict[str, Any]]:
 
 
 def append_result(record: dict[str, Any], path: Path = RESULTS) -> None:
+    """One locked append, so an `--only ours` and an `--only sb3` runner can share the file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
         f.write(json.dumps(record, sort_keys=True) + "\n")
+        f.flush()
 
 
 def key(record: dict[str, Any]) -> tuple:
