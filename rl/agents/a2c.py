@@ -13,6 +13,8 @@ Shares acting, rollout and the compiled update with PPO (`rl.agents.on_policy`).
 
 from __future__ import annotations
 
+import math
+
 import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
@@ -24,6 +26,11 @@ from rl.types import TensorBatch
 @register_agent("a2c")
 class A2C(OnPolicyAgent):
     """Synchronous advantage actor-critic."""
+
+    def _build(self) -> None:
+        super()._build()
+        if self.hparams.orthogonal_init:
+            self.model.orthogonal_torsos(math.sqrt(2.0))
 
     def _loss(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor

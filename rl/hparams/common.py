@@ -165,7 +165,12 @@ def base() -> HParams:
     )
     hp.add("hidden_sizes", [64, 64], "Units of each hidden layer of the torso.")
     hp.add("activation", "relu", "Keras activation of the hidden layers.")
-    hp.add("optimizer", "adam", "adam, rmsprop or sgd.")
+    hp.add(
+        "optimizer",
+        "adam",
+        "adam, rmsprop (Keras': rho 0.9, epsilon inside the root), rmsprop_torch (PyTorch's, "
+        "as SB3's A2C: alpha 0.99, epsilon outside the root) or sgd.",
+    )
     hp.add("lr", 1e-3, "Learning rate: a number or a schedule of the gradient step.", type=Schedule)
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")
     hp.add("max_grad_norm", 10.0, "Clip gradients to this global norm (0: no clipping).")

@@ -72,6 +72,21 @@ class ActorCritic(tf.keras.Model):
             )
         )
 
+    def orthogonal_torsos(self, gain: float) -> None:
+        """Re-initializes the built torsos' Dense and Conv2D kernels orthogonally with `gain`
+        and their biases to 0: SB3's `ortho_init` (gain sqrt(2) on hidden layers). Keras'
+        default is Glorot uniform; call after the first forward pass has built the variables."""
+        initializer = tf.keras.initializers.Orthogonal(gain)
+        for torso in (self.torso, self.value_torso):
+            if torso is None:
+                continue
+            # Keras' recursive layer walk: reaches the Dense layers inside AutoTorso/Sequential.
+            for layer in torso._flatten_layers(include_self=False):
+                if isinstance(layer, tf.keras.layers.Dense | tf.keras.layers.Conv2D):
+                    layer.kernel.assign(initializer(layer.kernel.shape))
+                    if layer.bias is not None:
+                        layer.bias.assign(tf.zeros_like(layer.bias))
+
     def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
         features = self.torso(obs)

@@ -1,0 +1,62 @@
+"""RMSprop as PyTorch (and so Stable-Baselines3's A2C) computes it, as a Keras optimizer.
+
+torch.optim.RMSprop (momentum 0, not centered), per element:
+
+    v <- alpha v + (1 - alpha) g^2          (v starts at 0)
+    w <- w - lr g / (sqrt(v) + eps)
+
+Keras' RMSprop differs in two ways that matter at SB3's A2C settings (alpha 0.99, eps 1e-5):
+its default rho is 0.9, and its epsilon sits INSIDE the square root, w -= lr g / sqrt(v + eps).
+Inside the root, eps = 1e-5 bounds the denominator below by sqrt(1e-5) ~ 3.2e-3 instead of
+1e-5: for the small gradients of a clipped (global norm 0.5) update the step is up to ~300x
+smaller than torch's. A Keras optimizer with rho 0.99 still is not torch's, hence this class.
+
+Element-wise, with the Keras slot layout (one "velocity" per variable), so the compiled
+many-seeds program (`rl.compiled.seed_stack`) can stack it like Keras' own optimizers.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+class TorchRMSprop(keras.optimizers.Optimizer):
+    """`torch.optim.RMSprop(lr, alpha, eps)` (no momentum, not centered, no weight decay)."""
+
+    def __init__(
+        self,
+        learning_rate: float = 0.01,
+        alpha: float = 0.99,
+        epsilon: float = 1e-8,
+        name: str = "torch_rmsprop",
+        **kwargs,
+    ) -> None:
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.alpha = alpha
+        self.epsilon = epsilon
+
+    def build(self, var_list: list) -> None:
+        if self.built:
+            return
+        super().build(var_list)
+        self._velocities = self.add_optimizer_variables(var_list, "velocity")
+
+    def update_step(self, gradient, variable, learning_rate) -> None:
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        velocity = self._velocities[self._get_variable_index(variable)]
+        self.assign(
+            velocity,
+            ops.add(
+                ops.multiply(self.alpha, velocity),
+                ops.multiply(1.0 - self.alpha, ops.square(gradient)),
+            ),
+        )
+        denominator = ops.add(ops.sqrt(velocity), self.epsilon)
+        self.assign_sub(variable, ops.divide(ops.multiply(lr, gradient), denominator))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({"alpha": self.alpha, "epsilon": self.epsilon})
+        return config
