@@ -13,7 +13,7 @@ from test_learning import train_and_read_state
     "hparams_set",
     [
         "ppo_cartpole",  # 25,600 env steps, 17 s
-        "a2c_cartpole",  # 85,000 env steps, 29 s
+        "a2c_cartpole",  # 25,000 env steps, 9 s (2026-11-22, SB3-faithful update)
         "reinforce_baseline_cartpole",  # 81,920 env steps, 24 s
     ],
 )
