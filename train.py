@@ -11,8 +11,10 @@ Adding an algorithm never edits this file: it composes registered parts only.
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import os
+import signal
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -41,6 +43,9 @@ def _import_tensorflow_quietly() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every thread's Python stack to stderr: how to see where a run
+    # (or a test's train.py subprocess that did not exit in time) is stuck, without stopping it.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     _import_tensorflow_quietly()
     from rl.cli import build_parser
     from rl.errors import UserError

@@ -85,14 +85,20 @@ class TrainProcess:
         os.killpg(self.proc.pid, signal.SIGINT)
 
     def finish(self, timeout: float) -> int:
-        """Waits for the exit (kills the whole tree on timeout) and returns the status."""
+        """Waits for the exit and returns the status. On timeout it fails with the output and
+        the stacks of every thread of the stuck train.py (SIGUSR1, see train.py), after killing
+        the whole tree."""
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+            time.sleep(2.0)
             for pid in descendants(self.proc.pid) | {self.proc.pid}:
                 os.kill(pid, signal.SIGKILL)
             self.proc.wait(10)
-            raise
+            self._stdout.close()
+            self._stderr.close()
+            raise AssertionError(f"no exit within {timeout} s; {self.describe()}") from None
         finally:
             self._stdout.close()
             self._stderr.close()
