@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,16 @@ def run_train_process(args: list[str], timeout: float = 180) -> subprocess.Compl
     )
 
 
+def run_train_processes_concurrently(
+    arg_lists: list[list[str]], timeout: float = 180
+) -> list[subprocess.CompletedProcess]:
+    """Independent `train.py` runs at the same time, results in order. A tiny train.py uses
+    less than one core (TF import, Python stepping), so on CI's 2 cores two of them take little
+    more wall time than one: the end-to-end tests run their independent commands this way."""
+    with ThreadPoolExecutor(max_workers=len(arg_lists)) as pool:
+        return list(pool.map(lambda args: run_train_process(args, timeout), arg_lists))
+
+
 def stderr_lines(text: str) -> list[str]:
     """The non-empty stderr lines that are not TF/absl's own log lines."""
     return [
@@ -88,6 +99,12 @@ def repo_root() -> Path:
 def run_train() -> Callable[..., subprocess.CompletedProcess]:
     """`run_train(args, timeout=180)`: `python train.py *args` as a subprocess."""
     return run_train_process
+
+
+@pytest.fixture(scope="session")
+def run_train_concurrently() -> Callable[..., list[subprocess.CompletedProcess]]:
+    """`run_train_concurrently([args, ...], timeout=180)`: independent train.py runs at once."""
+    return run_train_processes_concurrently
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
 """Every registered `*_tiny` hparams set runs train.py end to end in a temp dir.
 
 Per set, three train.py subprocesses: a training run with `--copies 2` (shared with
-test_cli_errors through the `trained_run` fixture), the same command again (already complete,
-nothing changes), and `--training False --test_episodes 3`.
+test_cli_errors through the `trained_run` fixture), then together the same command again
+(already complete, nothing changes) and `--training False --test_episodes 3`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
 
 
 @pytest.mark.parametrize("hparams_set", TINY_SETS)
-def test_tiny_set_end_to_end(hparams_set, trained_run, run_train):
+def test_tiny_set_end_to_end(hparams_set, trained_run, run_train_concurrently):
     output_dir, args, proc = trained_run(hparams_set)
     assert proc.returncode == 0, describe(proc)
     assert "Traceback" not in proc.stderr, describe(proc)
@@ -99,9 +99,18 @@ def test_tiny_set_end_to_end(hparams_set, trained_run, run_train):
     _check_run_dir(output_dir / "run_0", hparams_set, seed=0)
     _check_run_dir(output_dir / "run_1", hparams_set, seed=1)
 
-    # The same command again: already complete, exit 0, checkpoints untouched.
+    # Two read-only commands on the finished run dir, at the same time (neither may write a
+    # checkpoint): the same command again, and test mode.
     before = {i: tree_hashes(output_dir / f"run_{i}" / "checkpoints") for i in (0, 1)}
-    again = run_train(args)
+    again, tested = run_train_concurrently(
+        [
+            args,
+            ["--hparams", hparams_set, "--output_dir", output_dir, "--training", "False"]
+            + ["--test_episodes", "3"],
+        ]
+    )
+
+    # The same command again: already complete, exit 0, checkpoints untouched.
     assert again.returncode == 0, describe(again)
     for i in (0, 1):
         assert re.search(rf"\[run_{i}\] already complete", again.stdout), describe(again)
@@ -109,10 +118,6 @@ def test_tiny_set_end_to_end(hparams_set, trained_run, run_train):
     assert "resuming" not in again.stdout
 
     # Test mode: 3 episode rows and a mean ± std line.
-    tested = run_train(
-        ["--hparams", hparams_set, "--output_dir", output_dir, "--training", "False"]
-        + ["--test_episodes", "3"]
-    )
     assert tested.returncode == 0, describe(tested)
     rows = re.findall(r"^\s*(\d+)\s+(-?\d+\.\d+)\s+(\d+)\s*$", tested.stdout, re.MULTILINE)
     assert [int(r[0]) for r in rows] == [0, 1, 2], describe(tested)
