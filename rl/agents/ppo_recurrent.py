@@ -43,6 +43,7 @@ from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory import RolloutBuffer
 from rl.models.recurrent import RecurrentActorCritic, check_cell
+from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import action_log_prob, greedy_action, minibatch_indices, sample_action
 from rl.types import Batch, Metrics, TensorBatch
@@ -88,9 +89,14 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self.model = RecurrentActorCritic(
             spec, hp.model, hp.hidden_sizes, hp.activation, hp.recurrent_cell,
             hp.recurrent_units, separate_torsos=hp.separate_torsos,
-            log_std_init=hp.log_std_init, name="actor_critic",
+            log_std_init=hp.log_std_init, core_first=hp.recurrent_core_first,
+            normalize_obs=hp.normalize_obs, name="actor_critic",
         )  # fmt: skip
         self.model.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), self.model.initial_state(1))
+        if hp.torch_init:
+            self.model.torch_init()
+        # VecNormalize's reward scaling (None: rewards as the env gives them).
+        self.reward_scaler = RewardScaler(spec.num_envs, hp.gamma) if hp.normalize_reward else None
         self._build_recurrent_state(self.model.state_size)
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         accepted = inspect.signature(self.estimator).parameters
@@ -137,6 +143,9 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        # Training envs' observations update the running statistics before they are used, as
+        # in VecNormalize; evaluation (`_greedy_step`) reads them frozen.
+        self.model.update_obs_statistics(obs)
         state_in = self.recurrent_state.read_value()
         params, value, state_out = self.model.step(obs, state_in)
         action = self._choose(params, explore=True)
@@ -162,10 +171,14 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
+        reward = transition["reward"]
+        if self.reward_scaler is not None:
+            done = np.logical_or(transition["terminated"], transition["truncated"])
+            reward = self.reward_scaler(reward, done)
         self.rollout.add(
             obs=transition["obs"],
             action=transition["action"],
-            reward=transition["reward"],
+            reward=reward,
             next_obs=transition["next_obs"],
             terminated=transition["terminated"],
             truncated=transition["truncated"],
@@ -181,7 +194,10 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return self.rollout.full()
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        return {"rollout": self.rollout, "rollout_states": self.rollout_states}
+        parts = {"rollout": self.rollout, "rollout_states": self.rollout_states}
+        if self.reward_scaler is not None:
+            parts["reward_scaler"] = self.reward_scaler
+        return parts
 
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:

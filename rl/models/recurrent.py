@@ -29,6 +29,7 @@ from rl.models.actor_critic import ActorCritic
 from rl.models.encoders import obs_to_float
 from rl.models.noisy import call_linear
 from rl.models.q_network import DuelingHead, QNetwork
+from rl.models.running_normalizer import ObservationNormalizer
 
 CELLS = {"gru": tf.keras.layers.GRUCell, "lstm": tf.keras.layers.LSTMCell}
 
@@ -121,6 +122,17 @@ class RecurrentActorCritic(ActorCritic):
     gets its own torso and core (SB3-contrib's `enable_critic_lstm` without `shared_lstm`), so
     value-loss gradients do not shape the policy's memory. The state is then the two cores'
     states side by side ([policy | value]).
+
+    Options that make it SB3-contrib's `MlpLstmPolicy` (docs/recurrent.md):
+
+    - `core_first`: the core reads the (flattened) observation and the MLP torso reads the
+      core's output (SB3-contrib: features extractor = Flatten, then the LSTM, then
+      `net_arch`'s MLP, then the heads), instead of torso -> core -> heads;
+    - `normalize_obs`: observations are standardized by running statistics
+      (`ObservationNormalizer`, VecNormalize's arithmetic) before anything else; the agent
+      updates them on the observations it acts on;
+    - `torch_init()`: PyTorch's default initialization for every layer (SB3 with
+      `ortho_init=False`).
     """
 
     def __init__(
@@ -133,14 +145,20 @@ class RecurrentActorCritic(ActorCritic):
         units: int,
         separate_torsos: bool = False,
         log_std_init: float = 0.0,
+        core_first: bool = False,
+        normalize_obs: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(
             spec, torso, hidden_sizes, activation, separate_torsos=separate_torsos,
             log_std_init=log_std_init, **kwargs,
         )  # fmt: skip
+        self.core_first = bool(core_first)
         self.core = RecurrentCore(cell, units, name="core")
         self.value_core = RecurrentCore(cell, units, name="value_core") if separate_torsos else None
+        self.obs_normalizer = (
+            ObservationNormalizer(spec.obs_shape, name="obs_normalizer") if normalize_obs else None
+        )
 
     @property
     def state_size(self) -> int:
@@ -152,17 +170,37 @@ class RecurrentActorCritic(ActorCritic):
     def call(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return self.step(obs, state)
 
+    def _inputs(self, obs: tf.Tensor) -> tf.Tensor:
+        """obs [N, ...] -> float inputs (uint8 frames to [0, 1]; standardized if enabled)."""
+        obs = obs_to_float(obs)
+        return obs if self.obs_normalizer is None else self.obs_normalizer(obs)
+
+    def _branches(self) -> list[tuple[tf.keras.layers.Layer, RecurrentCore]]:
+        """(torso, core) of the policy and, with separate cores, of the value."""
+        if self.value_core is None:
+            return [(self.torso, self.core)]
+        return [(self.torso, self.core), (self.value_torso, self.value_core)]
+
     def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """One step for a batch [B, ...]: (policy params [B, P], value [B], new state)."""
-        obs = obs_to_float(obs)
-        if self.value_core is None:
-            output, state = self.core(self.torso(obs), state)
-            return self.policy_head(output), self._value_of(output), state
-        policy_state, value_state = tf.split(state, 2, axis=-1)
-        output, policy_state = self.core(self.torso(obs), policy_state)
-        value_output, value_state = self.value_core(self.value_torso(obs), value_state)
-        state = tf.concat([policy_state, value_state], axis=-1)
-        return self.policy_head(output), self._value_of(value_output), state
+        inputs = self._inputs(obs)
+        branches = self._branches()
+        states = tf.split(state, len(branches), axis=-1)
+        outputs, new_states = [], []
+        for (torso, core), branch_state in zip(branches, states, strict=True):
+            if self.core_first:
+                flat = tf.reshape(inputs, [tf.shape(inputs)[0], -1])
+                output, branch_state = core(flat, branch_state)
+                output = torso(output)
+            else:
+                output, branch_state = core(torso(inputs), branch_state)
+            outputs.append(output)
+            new_states.append(branch_state)
+        return (
+            self.policy_head(outputs[0]),
+            self._value_of(outputs[-1]),
+            tf.concat(new_states, axis=-1),
+        )
 
     def unroll(
         self, obs: tf.Tensor, state: tf.Tensor, episode_start: tf.Tensor | None = None
@@ -170,24 +208,58 @@ class RecurrentActorCritic(ActorCritic):
         """Time-major [T, B, ...] from `state`: (params [T, B, P], value [T, B], the state
         after every step [T, B, S]); see `RecurrentCore.unroll`."""
         flat, steps, batch = _flat_time(obs)
-        flat = obs_to_float(flat)
+        inputs = self._inputs(flat)  # [T * B, ...]: feed-forward parts run once on all steps
+        branches = self._branches()
+        states = tf.split(state, len(branches), axis=-1)
+        outputs, all_states = [], []
+        for (torso, core), branch_state in zip(branches, states, strict=True):
+            if self.core_first:
+                features = tf.reshape(inputs, [steps, batch, -1])
+                core_outputs, branch_states = core.unroll(features, branch_state, episode_start)
+                output = torso(_flat_time(core_outputs)[0])
+            else:
+                features = _unflat_time(torso(inputs), steps, batch)
+                core_outputs, branch_states = core.unroll(features, branch_state, episode_start)
+                output = _flat_time(core_outputs)[0]
+            outputs.append(output)
+            all_states.append(branch_states)
+        params = _unflat_time(self.policy_head(outputs[0]), steps, batch)
+        value = _unflat_time(self._value_of(outputs[-1]), steps, batch)
+        return params, value, tf.concat(all_states, axis=-1)
 
-        def run(torso, core, state):  # [T * B] torso, then the core over time
-            features = _unflat_time(torso(flat), steps, batch)
-            outputs, states = core.unroll(features, state, episode_start)
-            return _flat_time(outputs)[0], states
+    def torch_init(self) -> None:
+        """Re-initializes every built layer as PyTorch's defaults would (what SB3 gets with
+        `ortho_init=False`): Dense kernels and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+        (nn.Linear), and every GRU/LSTM weight U(-1/sqrt(units), 1/sqrt(units)) (nn.GRU,
+        nn.LSTM), where a Keras LSTM's single bias is the sum of PyTorch's two (b_ih + b_hh).
+        Call after the first forward pass has built the variables."""
 
-        if self.value_core is None:
-            outputs, states = run(self.torso, self.core, state)
-            value_outputs = outputs
-        else:
-            policy_state, value_state = tf.split(state, 2, axis=-1)
-            outputs, policy_states = run(self.torso, self.core, policy_state)
-            value_outputs, value_states = run(self.value_torso, self.value_core, value_state)
-            states = tf.concat([policy_states, value_states], axis=-1)
-        params = _unflat_time(self.policy_head(outputs), steps, batch)
-        value = _unflat_time(self._value_of(value_outputs), steps, batch)
-        return params, value, states
+        def uniform(variable: tf.Variable, bound: float, terms: int = 1) -> None:
+            # A Keras 3 initializer repeats its draws: one new initializer per draw.
+            draws = [
+                tf.keras.initializers.RandomUniform(-bound, bound)(variable.shape)
+                for _ in range(terms)
+            ]
+            variable.assign(tf.add_n(draws))
+
+        for layer in self._flatten_layers(include_self=False):
+            if isinstance(layer, tf.keras.layers.Dense):
+                bound = 1.0 / float(layer.kernel.shape[0]) ** 0.5
+                uniform(layer.kernel, bound)
+                if layer.bias is not None:
+                    uniform(layer.bias, bound)
+            elif isinstance(layer, tf.keras.layers.GRUCell | tf.keras.layers.LSTMCell):
+                bound = 1.0 / float(layer.units) ** 0.5
+                uniform(layer.kernel, bound)
+                uniform(layer.recurrent_kernel, bound)
+                if layer.bias is not None:  # GRU (reset_after): [2, 3u], b_ih and b_hh rows
+                    lstm = isinstance(layer, tf.keras.layers.LSTMCell)
+                    uniform(layer.bias, bound, terms=2 if lstm else 1)
+
+    def update_obs_statistics(self, obs: tf.Tensor) -> None:
+        """Adds observations the agent acts on to the running statistics (no-op without)."""
+        if self.obs_normalizer is not None:
+            self.obs_normalizer.update(obs_to_float(obs))
 
     def _value_of(self, output: tf.Tensor) -> tf.Tensor:
         return tf.squeeze(self.value_head(output), -1)

@@ -78,7 +78,8 @@ def core_state(agent, obs: np.ndarray, state: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("hparams_set", ["ppo_recurrent_tiny", "drqn_tiny"])
 def test_driver_resets_the_state_where_episodes_start(hparams_set):
     env, spec = count_envs()
-    agent = make_agent(hparams_set, spec)
+    # Frozen observation statistics, so that a core step after acting gives the acting state.
+    agent = make_agent(hparams_set, spec, "normalize_obs=False" if "ppo" in hparams_set else "")
     assert agent.recurrent
     seen = record_observations(agent)
     driver = Driver(env, spec, agent)
@@ -135,15 +136,23 @@ def test_greedy_state_is_its_own_and_restarts_where_told():
     env.close()
 
 
-def test_sequence_minibatches_reproduce_the_acting_log_probs():
-    # 5-step episodes (time limit) inside 16-step sequences of 32-step chunks, 2 envs.
+# Core first, unit-scale weights make the policy nearly deterministic: smaller weights there.
+@pytest.mark.parametrize(("core_first", "scale"), [(False, 1.0), (True, 0.3)])
+def test_sequence_minibatches_reproduce_the_acting_log_probs(core_first, scale):
+    # 5-step episodes (time limit) inside 16-step sequences of 32-step chunks, 2 envs. Frozen
+    # observation statistics: with running ones, acting used the statistics of its step and
+    # the learner the rollout's last (test_normalized_rollouts_start_with_ratio_one).
     env, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0, max_episode_steps=5)
-    agent = make_agent("ppo_recurrent_tiny", spec, "max_episode_steps=5")
+    agent = make_agent(
+        "ppo_recurrent_tiny",
+        spec,
+        f"max_episode_steps=5,normalize_obs=False,recurrent_core_first={core_first}",
+    )
     # Random weights of unit scale instead of the near-uniform initial policy (gain 0.01), so
     # log-probs and values depend strongly on the recurrent state: a wrong state would show.
     rng = np.random.default_rng(0)
     for variable in agent.model.trainable_variables:
-        variable.assign(rng.normal(size=variable.shape).astype(np.float32))
+        variable.assign(scale * rng.normal(size=variable.shape).astype(np.float32))
     driver = Driver(env, spec, agent)
     driver.reset(seed=0)
     driver.collect(agent.steps_per_iteration)
@@ -164,6 +173,39 @@ def test_sequence_minibatches_reproduce_the_acting_log_probs():
     np.testing.assert_allclose(log_prob, agent._to_sequences(acting_log_prob), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(value, agent._to_sequences(acting_value), rtol=1e-5, atol=1e-5)
     # Hence PPO's ratio is exactly 1 on the first minibatch: nothing clipped, KL 0.
+    _, aux = agent._minibatch_loss(sequences)
+    assert float(aux["clip_fraction"]) == 0.0
+    assert abs(float(aux["approx_kl"])) < 1e-6
+    env.close()
+
+
+def test_normalized_rollouts_start_with_ratio_one_and_scaled_rewards():
+    # ppo_recurrent_tiny normalizes observations (statistics move at every acting step) and
+    # rewards (VecNormalize's return scaling). The learner re-computes the old log-probs with
+    # the statistics at the update, so PPO's ratio is still exactly 1 before the first step.
+    env, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0, max_episode_steps=5)
+    agent = make_agent("ppo_recurrent_tiny", spec, "max_episode_steps=5")
+    assert agent.model.obs_normalizer is not None and agent.reward_scaler is not None
+    driver = Driver(env, spec, agent)
+    driver.reset(seed=0)
+    driver.collect(agent.steps_per_iteration)
+    # Every observation acted on (32 steps x 2 envs) entered the statistics once.
+    count = float(agent.model.obs_normalizer.count.numpy())
+    assert count == pytest.approx(1e-4 + 64, rel=1e-6)
+    batch = {**agent.rollout.data(), "state_in": agent.rollout_states.array}
+    mean = batch["obs"].reshape(-1, 2).mean(axis=0)  # the prior's weight 1e-4 is negligible
+    np.testing.assert_allclose(agent.model.obs_normalizer.mean.numpy(), mean, atol=1e-4)
+    # CartPole pays 1 per step; the scaled rewards are 1 / sqrt(Var[return] + 1e-8), with the
+    # variance growing as returns grow: positive, at most the clip 10, not all the same.
+    reward = batch["reward"]
+    assert (reward > 0).all() and (reward <= 10.0).all() and np.ptp(reward) > 0.01
+    step = 20  # the scaler's variance after step 20 gives step 20's scaled rewards
+    scaler = type(agent.reward_scaler)(2, agent.hparams.gamma)
+    done = np.logical_or(batch["terminated"], batch["truncated"])
+    for t in range(step + 1):
+        expected = scaler(np.ones(2), done[t])
+    np.testing.assert_allclose(reward[step], expected, rtol=1e-6)
+    sequences, _ = tf.function(agent._sequences)(batch)
     _, aux = agent._minibatch_loss(sequences)
     assert float(aux["clip_fraction"]) == 0.0
     assert abs(float(aux["approx_kl"])) < 1e-6

@@ -78,3 +78,71 @@ def test_networks_unroll_equals_step():
 def test_unknown_cell_is_a_user_error_naming_the_choices():
     with pytest.raises(UserError, match="did you mean 'gru'.*choose one of"):
         RecurrentCore("gruu", 4)
+
+
+def test_core_first_runs_the_core_on_the_observation_and_unrolls_like_steps():
+    # SB3-contrib's MlpLstmPolicy order: observation -> LSTM -> MLP -> heads.
+    _, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
+    model = RecurrentActorCritic(
+        spec, "mlp", [8], "relu", "lstm", 4, separate_torsos=True, core_first=True
+    )
+    obs = tf.random.normal([3, 2, 2], seed=3)  # [T, B, obs]
+    starts = tf.constant([[False, False], [True, False], [False, True]])
+    state = tf.random.normal([2, model.state_size], seed=4)
+    params, value, states = model.unroll(obs, state, starts)
+    # The core reads the 2 observation numbers; the torso's Dense reads the core's 4 outputs.
+    assert model.core.cell.kernel.shape == (2, 16) and model.value_core.cell.kernel.shape == (2, 16)
+    assert [v.shape for v in model.torso.trainable_variables] == [(4, 8), (8,)]
+    for t in range(3):
+        state = reset_where(state, starts[t])
+        step_params, step_value, state = model.step(obs[t], state)
+        np.testing.assert_allclose(params[t].numpy(), step_params.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(value[t].numpy(), step_value.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(states[t].numpy(), state.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_normalize_obs_standardizes_before_the_network():
+    _, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
+    model = RecurrentActorCritic(spec, "mlp", [8], "tanh", "gru", 4, normalize_obs=True)
+    plain = RecurrentActorCritic(spec, "mlp", [8], "tanh", "gru", 4)
+    obs = tf.constant([[1.0, 0.1], [-2.0, 0.3]])
+    model.step(obs, model.initial_state(2))
+    plain.step(obs, plain.initial_state(2))
+    for target, source in zip(plain.trainable_variables, model.trainable_variables, strict=True):
+        target.assign(source)
+    model.obs_normalizer.mean.assign([1.0, 0.2])
+    model.obs_normalizer.var.assign([4.0, 0.01])
+    # By hand: ([1, 0.1] - [1, 0.2]) / [2, 0.1] = [0, -1]; ([-2, 0.3] - ...) = [-1.5, 1].
+    standardized = tf.constant([[0.0, -1.0], [-1.5, 1.0]])
+    expected, _, _ = plain.step(standardized, plain.initial_state(2))
+    got, _, _ = model.step(obs, model.initial_state(2))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+    model.update_obs_statistics(obs)  # the agent's acting call moves the statistics
+    assert float(model.obs_normalizer.count.numpy()) == pytest.approx(1e-4 + 2.0)
+
+
+def test_torch_init_draws_pytorch_default_uniforms():
+    _, spec = make_vector_env("MaskedCartPole-v1", 2, seed=0)
+    tf.keras.utils.set_random_seed(0)
+    model = RecurrentActorCritic(
+        spec, "mlp", [64], "relu", "lstm", 64, separate_torsos=True, core_first=True
+    )
+    model.step(tf.zeros([1, 2]), model.initial_state(1))
+    model.torch_init()
+
+    def check(variable, bound, terms=1):
+        # U(-b, b) has standard deviation b / sqrt(3); the sum of two such, b sqrt(2 / 3).
+        values = variable.numpy().ravel()
+        assert np.abs(values).max() <= terms * bound
+        std = bound * np.sqrt(terms / 3.0)
+        assert abs(values.std() - std) < 0.15 * std, (variable.name, values.std(), std)
+
+    # nn.Linear: U(+-1/sqrt(fan_in)) for weight and bias; the heads too (ortho_init=False).
+    check(model.torso.layers[-1].kernel, 1 / 8.0)  # fan_in 64 (the LSTM's output)
+    check(model.policy_head.kernel, 1 / 8.0)
+    check(model.value_head.kernel, 1 / 8.0)
+    # nn.LSTM: every weight U(+-1/sqrt(hidden)); Keras' one bias = b_ih + b_hh.
+    cell = model.value_core.cell
+    check(cell.kernel, 1 / 8.0)
+    check(cell.recurrent_kernel, 1 / 8.0)
+    check(cell.bias, 1 / 8.0, terms=2)
