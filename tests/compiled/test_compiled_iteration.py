@@ -15,6 +15,7 @@ from rl.envs.tf import make_tf_env
 
 def _ppo(seed: int = 0, **overrides) -> CompiledPPO:
     hp = registry.get_hparams("ppo_tf_tiny")()
+    hp.jit_compile = True  # the set turns XLA off for the train.py smoke runs
     for key, value in overrides.items():
         setattr(hp, key, value)
     hp.freeze()

@@ -19,6 +19,7 @@ ITERATIONS = 6
 
 def _ppo() -> CompiledPPO:
     hp = registry.get_hparams("ppo_tf_tiny")()
+    hp.jit_compile = True  # the set turns XLA off for the train.py smoke runs
     hp.freeze()
     return CompiledPPO(hp, make_tf_env(hp.env, max_episode_steps=hp.max_episode_steps), seed=3)
 

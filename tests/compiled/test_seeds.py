@@ -24,6 +24,7 @@ ITERATIONS = 3
 
 def _hparams(**overrides):
     hp = registry.get_hparams("ppo_tf_tiny")()
+    hp.jit_compile = True  # the set turns XLA off for the train.py smoke runs
     for key, value in overrides.items():
         setattr(hp, key, value)
     hp.freeze()
