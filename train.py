@@ -45,7 +45,9 @@ def _import_tensorflow_quietly() -> None:
 def main(argv: list[str] | None = None) -> int:
     # `kill -USR1 <pid>` prints every thread's Python stack to stderr: how to see where a run
     # (or a test's train.py subprocess that did not exit in time) is stuck, without stopping it.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # The process's own stderr: under pytest's capsys (in-process train.main) sys.stderr has no
+    # file descriptor, and faulthandler needs one.
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     _import_tensorflow_quietly()
     from rl.cli import build_parser
     from rl.errors import UserError
@@ -77,16 +79,7 @@ def _run(args) -> int:
     from rl import registry
     from rl.cli import hparams_from_args
     from rl.errors import UserError
-    from rl.trainer import Trainer
-    from rl.utils.checkpoint import CheckpointStore
-    from rl.utils.files import join
-    from rl.utils.run_dir import (
-        check_resume_compatible,
-        check_run_dir_shape,
-        check_writable,
-        run_dir_path,
-        saved_hparams,
-    )
+    from rl.utils.run_dir import check_run_dir_shape, check_writable, run_dir_path
 
     if args.list:
         for kind, reg in registry.ALL.items():
@@ -126,7 +119,7 @@ def _run(args) -> int:
 
     agent = hparams.agent if "agent" in hparams.keys() else None
     strategy = training_strategy(args.strategy, agent, compiled, args.training)
-    from rl.workers.checks import check_num_workers, uses_apex
+    from rl.workers.checks import check_num_workers
 
     check_num_workers(args, hparams, compiled, strategy)
     check_writable(args.output_dir)
@@ -134,6 +127,32 @@ def _run(args) -> int:
     run_dirs = [run_dir_path(args.output_dir, i) for i in range(args.copies)]
     for run_dir in run_dirs:
         check_run_dir_shape(run_dir)
+    from rl.utils.run_dir_lock import locked_run_dirs
+
+    # One training process per run dir (a second one exits 2), held until this process ends;
+    # the checks below read the run dirs under it. Test mode only reads, and never locks.
+    with locked_run_dirs(run_dirs if _writes_run_dirs(args, strategy) else []):
+        return _check_and_run(args, hparams, compiled, strategy, run_dirs)
+
+
+def _writes_run_dirs(args, strategy: str) -> bool:
+    """Training writes its run dirs, except a non-chief MultiWorkerMirroredStrategy worker
+    (it writes a scratch dir; rl/trainer.py)."""
+    from rl.distribute import worker_role
+    from rl.systems.strategies import shared_strategy
+
+    return bool(args.training) and worker_role(shared_strategy(strategy)).is_chief
+
+
+def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[str]) -> int:
+    from rl import registry
+    from rl.errors import UserError
+    from rl.trainer import Trainer
+    from rl.utils.checkpoint import CheckpointStore
+    from rl.utils.files import join
+    from rl.utils.run_dir import check_resume_compatible, saved_hparams
+    from rl.workers.checks import uses_apex
+
     if args.training:
         for run_dir in run_dirs:
             check_resume_compatible(run_dir, hparams, args.allow_hparams_change)
