@@ -17,8 +17,9 @@ from test_learning import train_and_read_state
 # Measured (greedy eval of 10 episodes every 2,560 env steps; the set stops at the first >= 475;
 # seconds are progress.csv's wall_seconds, the process takes ~6 s more): seed 0: 500.0 at 12,800
 # env steps (19 s); seed 1: 500.0 at 15,360 (28 s); seed 2: 443.8 at 12,800, 500.0 at 23,040
-# (37 s); seeds 3-5 (not run here): 500.0 at 20,480 / 10,240 / 17,920. Before the set followed SB3-contrib (a GRU after the MLP, Keras
-# init, no normalization) seeds 0 and 2 peaked at 363 and 374 in 100k steps.
+# (37 s); seeds 3-5 (not run here): 500.0 at 20,480 / 10,240 / 17,920. Before the set followed
+# SB3-contrib (a GRU after the MLP, Keras init, no normalization) seeds 0 and 2 peaked at 363 and
+# 374 in 100k steps.
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ppo_recurrent_masked_cartpole_reaches_475(tmp_path, seed):
