@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train, resume or test an agent: flags -> hparams -> trainer, run by the chosen --sys.
+"""Train, resume or test an agent: flags -> hparams -> engine and the one loop, run by --sys.
 
     python train.py --hparams dqn_cartpole --output_dir runs/dqn
     python train.py --hparams dqn_cartpole --output_dir runs/dqn --training False
@@ -12,7 +12,6 @@ Adding an algorithm never edits this file: it composes registered parts only.
 from __future__ import annotations
 
 import faulthandler
-import functools
 import os
 import signal
 import sys
@@ -114,7 +113,7 @@ def _run(args) -> int:
             raise UserError(message)
 
     hparams = hparams_from_args(args, _check_values)  # every name in it checked
-    compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled trainer (rl.compiled)
+    compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled engine
     from rl.systems.strategies import training_strategy
 
     agent = hparams.agent if "agent" in hparams.keys() else None
@@ -137,7 +136,7 @@ def _run(args) -> int:
 
 def _writes_run_dirs(args, strategy: str) -> bool:
     """Training writes its run dirs, except a non-chief MultiWorkerMirroredStrategy worker
-    (it writes a scratch dir; rl/trainer.py)."""
+    (it writes a scratch dir; rl/engines/driver.py)."""
     from rl.distribute import worker_role
     from rl.systems.strategies import shared_strategy
 
@@ -147,11 +146,9 @@ def _writes_run_dirs(args, strategy: str) -> bool:
 def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[str]) -> int:
     from rl import registry
     from rl.errors import UserError
-    from rl.trainer import Trainer
     from rl.utils.checkpoint import CheckpointStore
     from rl.utils.files import join
-    from rl.utils.run_dir import check_resume_compatible, saved_hparams
-    from rl.workers.checks import uses_apex
+    from rl.utils.run_dir import check_resume_compatible
 
     if args.training:
         for run_dir in run_dirs:
@@ -165,35 +162,23 @@ def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[
                     "train first (same command with --training True)"
                 )
 
-    if compiled:  # same constructor, train() and test() as rl.trainer.Trainer, same outputs
-        from rl.compiled import CompiledTrainer
+    from rl import training
 
-        trainer_class = CompiledTrainer
+    flags = training.Flags(
+        record_video=args.record_video,
+        render=args.render,
+        strategy=strategy,
+        num_workers=args.num_workers,
+    )
+    seeds = [args.seed + i for i in range(args.copies)]
+    training.check(hparams, flags)
+    if args.training:  # every copy through the one loop (the compiled engine: one program)
+        jobs = [lambda: training.train(hparams, run_dirs, seeds, args.hparams, flags)]
     else:
-        trainer_class = functools.partial(Trainer, strategy=strategy, num_workers=args.num_workers)
-    if args.training and args.num_workers > 1 and uses_apex(hparams):
-        from rl.workers.apex_trainer import ApexTrainer  # actor processes + this learner
-
-        trainer_class = functools.partial(ApexTrainer, num_workers=args.num_workers)
-
-    def job(index: int):
-        run_dir = run_dirs[index]
-        if args.training:
-            return trainer_class(
-                hparams, run_dir, args.seed + index, args.hparams, args.record_video
-            ).train()
-        saved = saved_hparams(run_dir) or hparams
-        trainer = trainer_class(
-            saved, run_dir, args.seed + index, args.hparams, args.record_video, args.render
-        )
-        return trainer.test(args.test_episodes)
-
-    jobs = [lambda i=i: job(i) for i in range(args.copies)]
-    if compiled and args.training and args.copies > 1:  # all copies in one program if it can
-        from rl.compiled import train_copies
-
-        seeds = [args.seed + i for i in range(args.copies)]
-        jobs = [lambda: train_copies(hparams, run_dirs, seeds, args.hparams, args.record_video)]
+        jobs = [
+            lambda i=i: training.test(hparams, run_dirs[i], seeds[i], args.test_episodes, flags)
+            for i in range(args.copies)
+        ]
     registry.get_system(args.sys)(jobs)
     return 0
 

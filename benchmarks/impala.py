@@ -33,8 +33,7 @@ TAGS = ("time/steps_per_second", "time/updates_per_second", "workers/policy_lag"
 def run(hparams_set: str, num_workers: int, seed: int, train_steps: int, substeps: int) -> dict:
     import tensorflow as tf
 
-    from rl import registry
-    from rl.trainer import Trainer
+    from rl import registry, training
 
     hp = registry.get_hparams(hparams_set)()
     hp.train_steps = train_steps
@@ -47,7 +46,7 @@ def run(hparams_set: str, num_workers: int, seed: int, train_steps: int, substep
         hp.max_episode_steps = 500
     hp.freeze()
     with tempfile.TemporaryDirectory() as run_dir:
-        Trainer(hp, run_dir, seed, "bench", num_workers=num_workers).train()
+        training.train(hp, [run_dir], [seed], "bench", training.Flags(num_workers=num_workers))
         scalars: dict[str, list[float]] = {}
         for path in sorted(Path(run_dir, "train").glob("events.out.tfevents.*")):
             for event in tf.compat.v1.train.summary_iterator(str(path)):

@@ -7,10 +7,11 @@ training loop (tracing and XLA compilation included, as SB3's `model.learn()` is
 start). Ours and SB3 alternate back to back (never at the same time) for --repeats rounds; the
 table shows medians and the ratio ours / SB3.
 
-Ours runs the real `rl.trainer.Trainer` loop (collect, update, logging to TensorBoard/CSV/
-console) with `_evaluate` and `_checkpoint` switched off, so it is the path `train.py` takes
-minus evaluation and checkpoints. SB3 runs `../shared/bench/peers/sb3_solve.py --throughput`
-(rl-baselines3-zoo hyperparameters, 1 torch thread by default).
+Ours runs the real loop (`rl.loop.train` with the in-process engine: collect, update, logging
+to TensorBoard/CSV/console) with evaluation and checkpoint writes switched off, so it is the
+path `train.py` takes minus evaluation and checkpoints. SB3 runs
+`../shared/bench/peers/sb3_solve.py --throughput` (rl-baselines3-zoo hyperparameters, 1 torch
+thread by default).
 
 Equal settings. Our sets follow the zoo; the overrides below remove the remaining differences:
 - PPO (`ppo_cartpole`): already the zoo's 8 envs x 32 steps, one 256-sample minibatch,
@@ -69,27 +70,33 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: in
     if threads:  # before any op runs
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
+    import numpy as np
+
     import rl  # noqa: F401
-    from rl import registry
-    from rl.trainer import Trainer
+    from rl import loop, registry
+    from rl.engines.driver import DriverEngine
+    from rl.evaluation import EvalResult
+    from rl.utils.checkpoint import CheckpointStore
 
-    cpu = {}
+    class ThroughputEngine(DriverEngine):
+        """The real engine; its evaluations play nothing and its checkpoints cut nothing.
+        CPU seconds count from the loop's start (env and agent built)."""
 
-    class ThroughputTrainer(Trainer):
-        """The real loop without evaluation and checkpoints; counts the loop's CPU seconds."""
+        def start(self, states):
+            cpu["start"] = time.process_time()
+            super().start(states)
 
-        def _loop(self, *args, **kwargs):
-            start = time.process_time()
-            try:
-                return super()._loop(*args, **kwargs)
-            finally:
-                cpu["seconds"] = time.process_time() - start
+        def evaluate(self, requests):
+            return [EvalResult(np.zeros(1), np.zeros(1, np.int64)) for _ in requests]
 
-        def _evaluate(self, agent, eval_env, state):
-            return {}
-
-        def _checkpoint(self, agent, driver, checkpoint, state):
+        def prepare_checkpoint(self, index, state):
             pass
+
+        def checkpoint_written(self, index, state):
+            pass
+
+    CheckpointStore.save = lambda self, *args, **kwargs: ""  # no checkpoint writes either
+    cpu: dict[str, float] = {}
 
     name, overrides = OURS[algo]
     hp = registry.get_hparams(name)()
@@ -99,12 +106,15 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: in
     hp.eval.episodes = 1  # the (unused) eval env is built anyway: keep it small
     hp.freeze()
     with tempfile.TemporaryDirectory() as out:
-        trainer = ThroughputTrainer(hp, os.path.join(out, "run_0"), seed, name)
         devnull = open(os.devnull, "w")  # noqa: SIM115  (console progress lines)
         saved, sys.stdout = sys.stdout, devnull
         try:
-            result = trainer.train()
+            (result,) = loop.train(
+                hp, [os.path.join(out, "run_0")], [seed], name,
+                lambda runs: ThroughputEngine(hp, runs[0]),
+            )  # fmt: skip
         finally:
+            cpu["seconds"] = time.process_time() - cpu["start"]
             sys.stdout = saved
             devnull.close()
     return {
@@ -140,7 +150,6 @@ import json, runpy, sys, time
 import stable_baselines3 as sb3
 for cls in (sb3.PPO, sb3.DQN):
     def learn(self, *a, _orig=cls.learn, **k):
-        start = time.process_time()
         try:
             return _orig(self, *a, **k)
         finally:

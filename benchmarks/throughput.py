@@ -29,7 +29,8 @@ import numpy as np  # noqa: E402
 import rl  # noqa: E402,F401
 from rl import registry  # noqa: E402
 from rl.driver import Driver  # noqa: E402
-from rl.trainer import Trainer  # noqa: E402
+from rl.engines.driver import build_agent  # noqa: E402
+from rl.envs import make_vector_env  # noqa: E402
 
 
 def timed(fn, repeats: int) -> float:
@@ -52,9 +53,10 @@ def main() -> None:
     hp = registry.get_hparams(args.hparams)()
     hp.override(args.hparam_override)
     hp.freeze()
-    trainer = Trainer(hp, "/tmp/rl_throughput_unused", 0, args.hparams)
-    env, spec = trainer._make_env(hp.num_envs, 0)
-    agent = trainer._build_agent(spec)
+    env, spec = make_vector_env(
+        hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
+    )
+    agent = build_agent(hp, spec, 0)
     driver = Driver(env, spec, agent)
     driver.reset(0)
 

@@ -116,9 +116,7 @@ def apex_rate(num_workers: int, substeps: int, train_steps: int) -> float:
     """Learner-received env steps/s of a small DQN run (median over log intervals)."""
     import tensorflow as tf
 
-    from rl import registry
-    from rl.trainer import Trainer
-    from rl.workers.apex_trainer import ApexTrainer
+    from rl import registry, training
 
     hp = registry.get_hparams("dqn")()
     hp.env, hp.env_kwargs = ENV, {"substeps": substeps}
@@ -135,10 +133,8 @@ def apex_rate(num_workers: int, substeps: int, train_steps: int) -> float:
     hp.checkpoint_every = train_steps
     hp.freeze()
     with tempfile.TemporaryDirectory() as run_dir:
-        if num_workers == 1:
-            Trainer(hp, run_dir, 0, "bench").train()
-        else:
-            ApexTrainer(hp, run_dir, 0, "bench", num_workers=num_workers).train()
+        flags = training.Flags(num_workers=num_workers)  # Ape-X when > 1
+        training.train(hp, [run_dir], [0], "bench", flags)
         rates = []
         for path in sorted(Path(run_dir, "train").glob("events.out.tfevents.*")):
             for event in tf.compat.v1.train.summary_iterator(str(path)):

@@ -147,7 +147,7 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
         hparams.eval.episodes = args.eval_episodes
     check_values(hparams)
     hparams.freeze()
-    if hparams.env.startswith("tf/"):  # TF-ops env: the compiled trainer (rl.compiled)
+    if hparams.env.startswith("tf/"):  # TF-ops env: the compiled engine (rl.engines.compiled)
         registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
     else:
         check_env_name(hparams.env)

@@ -14,9 +14,9 @@ import pytest
 from conftest import TINY_SET, describe, stderr_lines, tree_hashes
 
 import train
+from rl import loop
 from rl.cli import build_parser
 from rl.errors import UserError
-from rl.trainer import Trainer
 
 
 @pytest.fixture(autouse=True)
@@ -24,11 +24,11 @@ def _trainer_is_never_reached(monkeypatch):
     """A mistake must be caught up front, before any env, agent or file is built; reaching the
     trainer fails the test (and keeps this process free of training side effects)."""
 
-    def refuse(self, *args, **kwargs):
-        raise AssertionError(f"train.main reached Trainer for {self.run_dir}: mistake not caught")
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"train.main reached the training loop ({args[1:3]}): not caught")
 
-    monkeypatch.setattr(Trainer, "train", refuse)
-    monkeypatch.setattr(Trainer, "test", refuse)
+    monkeypatch.setattr(loop, "train", refuse)
+    monkeypatch.setattr(loop, "test", refuse)
 
 
 def assert_user_error(capsys, argv: list[str], keywords: list[str], watched: Path) -> str:

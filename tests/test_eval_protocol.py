@@ -9,12 +9,11 @@ import pytest
 from conftest import stderr_lines
 
 import train
-from rl.compiled import CompiledTrainer
+from rl import loop
 from rl.envs.factory import AUTORESET_MODE
 from rl.errors import UserError
 from rl.evaluation import evaluate, make_eval_env
 from rl.hparams.common import base
-from rl.trainer import Trainer
 
 
 class Endless(gym.Env):
@@ -137,11 +136,10 @@ def test_atari_evaluation_plays_full_games_through_lost_lives():
 def test_bad_protocol_is_one_line_exit_2_before_any_training(
     hparams_set, override, message, tmp_path, capsys, monkeypatch
 ):
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("train.main reached Trainer: the mistake was not caught up front")
+    def refuse(*args, **kwargs):
+        raise AssertionError("train.main reached the loop: the mistake was not caught up front")
 
-    monkeypatch.setattr(Trainer, "train", refuse)
-    monkeypatch.setattr(CompiledTrainer, "train", refuse)
+    monkeypatch.setattr(loop, "train", refuse)
     out = tmp_path / "out"
     capsys.readouterr()
     status = train.main(["--hparams", hparams_set, "--output_dir", str(out)]

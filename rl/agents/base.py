@@ -16,8 +16,12 @@ outputs: scalars (means) or per-example tensors; `_loss_weight` says what the me
 An algorithm that follows this sets `supports_strategies = True`. Without a strategy the step
 is the plain one-device code.
 
-Roles (Acme): *acting* is `act` (pure TF, so the driver can run it inside a compiled collect
-loop) and `observe` (Python, numpy: feeds memory); *learning* is `update`.
+Roles (Acme): *acting* is `act` / `act_with_info` (pure TF, so the driver can run it inside a
+compiled collect loop), `greedy_actions` (numpy, evaluation) and `observe` (Python, numpy: feeds
+memory); *learning* is `update` (Python: memory -> one compiled update) and, for programs that
+collect in-graph (rl/compiled), the family's `learner_step(batch)` (TF code: the same update's
+body on a batch they built) with `learner_variables()`. Code outside `rl/agents` uses only
+these public methods (tests/test_architecture.py checks it).
 """
 
 from __future__ import annotations
@@ -149,6 +153,11 @@ class Agent(tf.Module):
     def steps_per_iteration(self) -> int:
         """Vector-env steps the trainer collects between two `update` calls."""
         return max(1, self.hparams.train_every // self.spec.num_envs)
+
+    def learner_variables(self) -> list[tf.Variable]:
+        """The variables the learner's optimizer updates (e.g. stacked over seeds by
+        rl/compiled/seed_stack.py)."""
+        return self._trainable_variables()
 
     def metrics(self) -> Metrics:
         """Agent state worth logging at any time (learning rate, exploration, ...)."""

@@ -17,7 +17,7 @@ truncated steps and V(x_T), then the V-trace targets (`rl.agents.advantage_estim
 with rho_t = pi/mu from the recorded behaviour log-probs) and the loss
 (`rl.agents.gradient_functions.impala`). After the first gradient step the data are off-policy
 for pi; with `--num_workers N` they also come from actors acting with weights several updates
-old (rl/workers/impala_trainer.py, `add_unroll`). V-trace corrects both. Termination and
+old (rl/engines/impala.py; rl/workers/unrolls.py). V-trace corrects both. Termination and
 truncation are handled as everywhere else (`fold_truncation`, `Rollout.discounts`).
 
 Acting, re-evaluation, bootstrap values and the minibatch split use the rollout API
@@ -73,7 +73,7 @@ class Impala(Agent):
     loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
                     "approx_kl")  # fmt: skip
     # train.py --num_workers N: asynchronous actor processes feed this learner
-    # (rl/workers/impala_trainer.py) instead of env copies stepping in lockstep.
+    # (rl/engines/impala.py) instead of env copies stepping in lockstep.
     asynchronous_actors = True
 
     # ---------------------------------------------------------------------- building
@@ -151,27 +151,6 @@ class Impala(Agent):
 
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout}
-
-    # ------------------------------------------------------- unrolls between processes
-    def pop_unroll(self) -> Batch:
-        """An actor's full unroll ([T, num_envs, ...] copies of `UNROLL_FIELDS`); the rollout
-        starts afresh (episodes go on: the next unroll continues them)."""
-        if not self.rollout.full():
-            raise RuntimeError(
-                f"pop_unroll: {len(self.rollout)} of {self.unroll_length} steps collected"
-            )
-        data = self.rollout.data()
-        unroll = {key: data[key].copy() for key in UNROLL_FIELDS}
-        self.rollout.reset()
-        return unroll
-
-    def add_unroll(self, unroll: Batch) -> None:
-        """The learner's batch from actors' unrolls, concatenated along the env axis to this
-        agent's [T, num_envs]; the next `update` learns from it."""
-        state = self.rollout.state_dict()
-        state.update({key: np.asarray(unroll[key]) for key in UNROLL_FIELDS})
-        state["t"] = np.array(self.unroll_length, np.int64)
-        self.rollout.load_state_dict(state)  # checks every shape and dtype
 
     # ---------------------------------------------------------------------- learning
     def _ready_to_update(self) -> bool:

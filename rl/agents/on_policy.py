@@ -179,7 +179,7 @@ class OnPolicyAgent(Agent):
             values = tf.zeros_like(batch["reward"])
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
-        return self.estimator(rewards, values, discounts, bootstrap, **self._estimator_options)
+        return self.estimate_advantages(rewards, values, discounts, bootstrap)
 
     def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
         """log pi(a_t|s_t) and V(s_t) [T, N] under the weights that acted (no update has run
@@ -198,15 +198,21 @@ class OnPolicyAgent(Agent):
         """[T, N] weights of the samples in the loss (1 = use); every sample by default."""
         return tf.ones_like(batch["reward"])
 
-    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        hp = self.hparams
+    # ------------------------------------------------- the learner's public role (TF code)
+    def learner_step(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        """One whole update on a time-major [T, N] rollout batch (`update`'s compiled body):
+        TF code, for programs that collect in-graph (rl/compiled) and call it themselves."""
+        return self._train(batch)
+
+    def training_samples(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        """The flattened [T * N] samples an update's epochs draw minibatches from: obs, action,
+        old_log_prob, old_value (under the weights that acted), advantage, return, mask."""
         batch = dict(batch)
         batch["log_prob"], batch["value"] = self._behaviour_log_prob_and_value(batch)
         advantages, returns = self._advantages(batch)
         mask = self._sample_mask(batch)
-        n = self.num_samples
         steps = Rollout.from_batch(batch).flatten()
-        samples = {
+        return {
             "obs": steps["obs"],
             "action": steps["action"],
             "old_log_prob": steps["log_prob"],
@@ -215,6 +221,32 @@ class OnPolicyAgent(Agent):
             "return": flatten_steps(returns),
             "mask": flatten_steps(mask),
         }
+
+    def estimate_advantages(
+        self, rewards: tf.Tensor, values: tf.Tensor, discounts: tf.Tensor, bootstrap: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """(advantages, returns) [T, N] by the set's registered estimator and its options."""
+        return self.estimator(rewards, values, discounts, bootstrap, **self._estimator_options)
+
+    def sample_mask(self, batch: TensorBatch) -> tf.Tensor:
+        """[T, N] weights of the samples in the loss (1 = use)."""
+        return self._sample_mask(batch)
+
+    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """(loss, aux) of one minibatch of `training_samples` under the current weights."""
+        return self._minibatch_loss(minibatch)
+
+    def loss_from_outputs(
+        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """`minibatch_loss` given the model's outputs on the minibatch (computed elsewhere,
+        e.g. batched over seeds)."""
+        return self._loss(minibatch, log_prob, entropy, value)
+
+    def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
+        hp = self.hparams
+        samples = self.training_samples(batch)
+        n = self.num_samples
         names = self.loss_metrics
         totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
 

@@ -83,8 +83,7 @@ class ReplayAgent(Agent):
             "weights": tf.TensorSpec(lead, tf.float32),
         }
         self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
-        # Ape-X (rl/workers): an actor's outbox, and the compiled `_td_errors` of one batch.
-        self._outbox: list[Batch] | None = None
+        # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
         self._sample_spec = {
             key: tf.TensorSpec([None, *value.shape[2:]], value.dtype)
             for key, value in batch_spec.items()
@@ -104,26 +103,10 @@ class ReplayAgent(Agent):
         self._add_to_replay(self.n_step.flush())
 
     def _add_to_replay(self, completed: Batch) -> None:
-        if not len(completed["reward"]):
-            return
-        if self._outbox is not None:
-            self._outbox.append(completed)
-        else:
+        if len(completed["reward"]):
             self.replay.add_batch(completed)
 
-    # ------------------------------------ Ape-X (rl/workers): acting and learning apart
-    def send_transitions_to(self, outbox: list[Batch] | None) -> None:
-        """Actor side: completed (n-step) transitions are appended to `outbox` instead of
-        entering this agent's replay, which lives in the learner process (None: the replay)."""
-        self._outbox = outbox
-
-    def add_transitions(self, batch: Batch, priorities: np.ndarray | None = None) -> None:
-        """Learner side: adds transitions an actor produced (already n-step processed) with
-        their |TD error| priorities (prioritized replay uses them, uniform replay ignores them;
-        None: new rows get the replay's max priority)."""
-        if len(batch["reward"]):
-            self.replay.add_batch(batch, priorities)
-
+    # ------------------------------------------- Ape-X (rl/workers): actor-side priorities
     def initial_priorities(self, batch: Batch) -> np.ndarray | None:
         """|TD error| of fresh transitions under the current weights, without learning: Ape-X's
         actor-side priorities. None where the agent does not implement `_td_errors`."""
@@ -133,6 +116,11 @@ class ReplayAgent(Agent):
             self._td_error_fn = tf.function(self._td_errors, input_signature=[self._sample_spec])
         sample = {**batch, "weights": np.ones(len(batch["reward"]), np.float32)}
         return np.abs(self._td_error_fn(sample).numpy())
+
+    def learner_step(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """K gradient steps on a [K, B, ...] batch (`update`'s compiled body): TF code, for
+        programs that sample their own replay in-graph (rl/compiled); "td_error" is [K, B]."""
+        return self._train_on_batches(batch)
 
     def _ready_to_update(self) -> bool:
         hp = self.hparams

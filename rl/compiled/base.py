@@ -29,7 +29,8 @@ class CompiledRun:
     """One seed: the agent, the training envs' variables and the compiled iteration/evaluation.
 
     `seed` is the run's seed; the weight init, agent generator and env seeds derive from it
-    exactly as in `rl.trainer.Trainer` (`derive_seed(seed, "init" | "agent" | "train_env")`).
+    exactly as in the in-process engine, `rl.engines.driver`
+    (`derive_seed(seed, "init" | "agent" | "train_env")`).
     """
 
     autograph: bool = False  # trace `_iteration` without autograph (faster) unless it needs it

@@ -4,7 +4,7 @@ Mnih et al. 2015, "Human-level control through deep reinforcement learning" (Nat
 the double-Q target of van Hasselt et al. 2015 (https://arxiv.org/abs/1509.06461) when
 `double_q` is on: the agent is `rl.agents.dqn.DQN`, unchanged.
 
-Why: DESIGN.md ("Speed rules", compiled path). `CompiledDQN.iteration` is a
+Why: docs/architecture.md ("Speed rules"). `CompiledDQN.iteration` is a
 `tf.function(jit_compile=True)` without arguments that, like one collect + `update` of the
 Python trainer (`train_every` env steps, then `gradient_steps` gradient steps):
 
@@ -114,7 +114,7 @@ class CompiledDQN(CompiledRun):
         def learn() -> tuple[tf.Tensor, ...]:
             batch = self.replay.sample(agent.generator, hp.gradient_steps, hp.batch_size)
             batch["weights"] = tf.ones_like(batch["reward"])
-            metrics = agent._train_on_batches(batch)
+            metrics = agent.learner_step(batch)
             return metrics["loss"], metrics["grad_norm"], metrics["q_mean"], tf.constant(1.0)
 
         def wait() -> tuple[tf.Tensor, ...]:

@@ -1,15 +1,15 @@
 """One on-policy iteration (PPO, A2C, REINFORCE) over TF-ops envs as ONE XLA program: rollout,
 advantages, all update epochs.
 
-Why: DESIGN.md ("Speed rules", compiled path). With the env written in TF ops (`rl.envs.tf`),
-nothing in an iteration needs the host, so `CompiledPPO.iteration` is a
+Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration needs the host
+(docs/compiled.md), so `CompiledPPO.iteration` is a
 `tf.function(jit_compile=True)` without arguments that
 
 1. steps the N envs T times in a `tf.scan` (`rl.compiled.rollout`), sampling actions from the
    policy with the agent's own `tf.random.Generator` (`agent.act(obs, explore=True)`,
    Gumbel-max for discrete actions), and keeps per-env running episode returns/lengths;
 2. hands the time-major [T, N] batch to the agent's own compiled-update body
-   (`OnPolicyAgent._train`: behaviour log-probs and values, truncation folded into the rewards
+   (`OnPolicyAgent.learner_step`: behaviour log-probs and values, truncation folded into the rewards
    with V(final_obs), the registered advantage estimator (GAE), then n_epochs x minibatches of
    gradient steps shuffled with the agent's generator, lr/clip schedules evaluated at each
    gradient step). Losses, GAE, model, optimizer and schedules are the agent's, not copies.
@@ -61,7 +61,7 @@ class CompiledPPO(CompiledRun):
         # Recomputed by `_train` from the acting weights (unchanged during the rollout).
         batch["log_prob"] = tf.zeros_like(batch["reward"])
         batch["value"] = tf.zeros_like(batch["reward"])
-        metrics = dict(agent._train(batch))  # the agent's own update body (see module doc)
+        metrics = dict(agent.learner_step(batch))  # the agent's own update body (module doc)
         metrics["episodes_done"] = out.episodes_done[0]
         metrics["episode_return_sum"] = out.episode_return_sum[0]
         metrics["episode_length_sum"] = out.episode_length_sum[0]

@@ -48,7 +48,7 @@ class SeedStack(tf.Module):
         self.num_seeds = len(self.agents)
         template = self.agents[0]
         self.hparams = template.hparams
-        self.per_seed = [list(agent._trainable_variables()) for agent in self.agents]
+        self.per_seed = [list(agent.learner_variables()) for agent in self.agents]
         for variables in self.per_seed:
             for variable in variables:
                 if not isinstance(variable, keras.Variable):

@@ -10,9 +10,10 @@ It is S independent runs, not one run with S times the data. Each seed keeps its
 (built exactly as `CompiledPPO` builds it: same weight init, generator and env seeds), its own
 envs (`EnvVariables`), generator (action sampling and minibatch permutations), counters,
 advantage normalization, gradient norm and clipping; the per-seed pieces call the agent's own
-code (`act`, `_behaviour_log_prob_and_value`, `_advantages`, `_sample_mask`, `_loss`) on that
-seed's slice of the stacked weights. The orchestration of `OnPolicyAgent._train` (flatten,
-epochs x minibatches, metrics) is mirrored here with a seed axis in front;
+code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`) on that seed's slice
+of the stacked weights. The orchestration of `OnPolicyAgent.learner_step` (epochs x
+minibatches, metrics) is mirrored here with a seed axis in front, because the optimizer step
+is the stack's (`SeedStack.gradient_step`), not each agent's;
 tests/compiled/test_seeds.py checks that seed s of a joint run matches the single-seed
 `CompiledPPO` run, and that changing one seed does not change another bit for bit.
 
@@ -137,31 +138,13 @@ class CompiledPPOSeeds:
         return metrics
 
     def _samples(self, s: int, batch: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """Seed s's flattened training samples, as `OnPolicyAgent._train` builds them."""
-        agent = self.agents[s]
-        batch = {**batch, "last_next_obs": last_next_obs}
+        """Seed s's flattened training samples: its agent's own `training_samples`."""
         with self.stack.seed_scope(s, weights.per_seed):
-            batch["log_prob"], batch["value"] = agent._behaviour_log_prob_and_value(batch)
-            advantages, returns = agent._advantages(batch)
-            mask = agent._sample_mask(batch)
-        n = agent.num_samples
-
-        def flat(x: tf.Tensor) -> tf.Tensor:
-            return tf.reshape(x, [n, *x.shape[2:]])
-
-        return {
-            "obs": flat(batch["obs"]),
-            "action": flat(batch["action"]),
-            "old_log_prob": flat(batch["log_prob"]),
-            "old_value": flat(batch["value"]),
-            "advantage": flat(advantages),
-            "return": flat(returns),
-            "mask": flat(mask),
-        }
+            return self.agents[s].training_samples({**batch, "last_next_obs": last_next_obs})
 
     def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """`_samples` for all seeds at once: `OnPolicyAgent._behaviour_log_prob_and_value` and
-        `_advantages` with the passes batched; the estimator runs on [T, S * N] columns (each
+        """`_samples` for all seeds at once: `OnPolicyAgent.training_samples` with the forward
+        passes batched; the estimator runs on [T, S * N] columns (each
         column is one env of one seed, and estimators are per column)."""
         template, hp, stacked = self.agents[0], self.hp, weights.stacked
         by_seed = self._by_seed_time_major
@@ -180,10 +163,10 @@ class CompiledPPOSeeds:
             values = tf.zeros_like(log_prob)
         rewards = fold_truncation(reward, truncated, final_values, hp.gamma)
         discounts = episode_discounts(transitions["terminated"], truncated, hp.gamma)
-        advantages, returns = template.estimator(
-            rewards, value_columns, discounts, bootstrap, **template._estimator_options
+        advantages, returns = template.estimate_advantages(
+            rewards, value_columns, discounts, bootstrap
         )
-        mask = template._sample_mask(transitions)  # [T, N] per env column
+        mask = template.sample_mask(transitions)  # [T, N] per env column
         return {
             "obs": obs,
             "action": action,
@@ -199,7 +182,8 @@ class CompiledPPOSeeds:
         return tf.reshape(rows, [self.num_seeds, -1, *rows.shape[1:]])
 
     def _by_seed_time_major(self, x: tf.Tensor) -> tf.Tensor:
-        """[T, S * N, ...] -> [S, T * N, ...] with each seed's samples in `_train`'s order."""
+        """[T, S * N, ...] -> [S, T * N, ...], each seed's samples in `training_samples`
+        order."""
         num_steps, rest = x.shape[0], list(x.shape[2:])
         x = tf.reshape(x, [num_steps, self.num_seeds, -1, *rest])
         x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
@@ -273,13 +257,15 @@ class CompiledPPOSeeds:
                 mb["advantage"] = normalize(mb["advantage"], mb["mask"])
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
-                    loss, aux = agent._minibatch_loss(mb)
+                    loss, aux = agent.minibatch_loss(mb)
                 elif self.batched:
-                    loss, aux = agent._loss(mb, log_probs[s], entropies[s], values[s])
+                    loss, aux = agent.loss_from_outputs(mb, log_probs[s], entropies[s], values[s])
                 else:  # `_minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
-                    loss, aux = agent._loss(mb, log_prob, distribution.entropy(), values[s])
+                    loss, aux = agent.loss_from_outputs(
+                        mb, log_prob, distribution.entropy(), values[s]
+                    )
             losses.append(loss)
             auxes.append(aux)
         names = self.agents[0].loss_metrics

@@ -71,7 +71,7 @@ def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym
     if name.startswith("tf/"):
         raise UserError(
             f"env {name!r} is written in TF ops and runs on the compiled path, not as a "
-            "gymnasium env (compiled trainer: issue 6)"
+            "gymnasium env (the compiled engine)"
         )
     if name in registry.envs:
         factory = registry.envs.get(name)

@@ -1,7 +1,7 @@
 """EnvSpec: the facts about an environment that models and agents are built from.
 
 Observation shapes and action bounds are runtime facts of the env, not hyper-parameters, so
-they travel in this frozen record instead of living in hparams (DESIGN.md, HParams contract).
+they travel in this frozen record instead of living in hparams (docs/architecture.md, "Contracts").
 """
 
 from __future__ import annotations

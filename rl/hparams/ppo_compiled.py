@@ -1,10 +1,10 @@
 """PPO sets for the compiled path (`rl.compiled`): TF-ops envs, one XLA program per iteration.
 
 `ppo_tf_cartpole` starts from `ppo_cartpole` (rl-baselines3-zoo's tuned CartPole settings) on
-"tf/CartPole-v1". Env steps are nearly free here (DESIGN.md, "Speed rules"), gradient steps are
-not, so it uses 64 envs x 32 steps (2048 samples per iteration) and fewer, larger minibatches
-than the zoo (4 x 512 samples, 10 epochs = 40 gradient steps per iteration, vs 20 per 256
-samples): ~6x fewer gradient steps per env step. lr and clip range anneal to 0 over the 2 x 10^5
+"tf/CartPole-v1". Env steps are nearly free here (docs/architecture.md, "Speed rules"), gradient
+steps are not, so it uses 64 envs x 32 steps (2048 samples per iteration) and fewer, larger
+minibatches than the zoo (4 x 512 samples, 10 epochs = 40 gradient steps per iteration, vs 20 per
+256 samples): ~6x fewer gradient steps per env step. lr and clip range anneal to 0 over the 2 x 10^5
 step budget: 98 iterations (whole iterations: 200,704 steps) x 40 = 3920 gradient steps.
 """
 

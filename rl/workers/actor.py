@@ -5,7 +5,8 @@ Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.o
 The actor builds the same agent class as the learner (from the learner's hparams, with its own
 epsilon and a 1-row replay: rl/workers/exploration.py) and runs the usual compiled collect loop
 (rl/driver.py). The agent's n-step accumulator turns steps into n-step transitions actor-side;
-instead of entering a local replay they go to an outbox (`ReplayAgent.send_transitions_to`).
+instead of entering a local replay they go to an outbox installed as the agent's replay
+(rl/workers/outbox.py).
 Every `workers.block_steps` vector steps the actor computes their |TD errors| with its copy of
 the network (`ReplayAgent.initial_priorities`: the paper's actor-side priorities, so the
 learner's replay never has to guess) and sends one block: transitions, priorities, env steps,
@@ -24,8 +25,6 @@ import time
 import traceback
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from rl.workers.processes import parent_alive
 
@@ -83,6 +82,7 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
     from rl.hparams import HParams
     from rl.registry import get_agent
     from rl.workers.exploration import actor_hparams
+    from rl.workers.outbox import Outbox
     from rl.workers.weights import SharedWeights, policy_variables
 
     learner_hp = HParams.from_json(hparams_json)
@@ -97,8 +97,8 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
     )
     agent = get_agent(hp.agent)(spec, hp, agent_seed)
     variables = policy_variables(agent)
-    outbox: list[dict[str, np.ndarray]] = []
-    agent.send_transitions_to(outbox)
+    outbox = Outbox()
+    agent.replay = outbox  # completed n-step transitions go to the learner, not a replay
     prioritized = hp.memory == "prioritized"
     shared = SharedWeights.attach(weights)
     driver = Driver(_RecordingEnv(env), spec, agent)
@@ -121,8 +121,7 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
                 continue
             start = time.monotonic()
             driver.collect(hp.workers.block_steps)
-            transitions = _concatenate(outbox)
-            outbox.clear()
+            transitions = outbox.drain()
             priorities = None
             if prioritized and transitions is not None:
                 priorities = agent.initial_priorities(transitions)
@@ -170,9 +169,3 @@ class _RecordingEnv:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
-
-
-def _concatenate(outbox: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray] | None:
-    if not outbox:
-        return None
-    return {key: np.concatenate([part[key] for part in outbox]) for key in outbox[0]}

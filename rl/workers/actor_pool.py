@@ -47,7 +47,7 @@ class ActorPool:
         entry: str = "rl.workers.actor:run_actor",
     ) -> None:
         """`entry` ("module:function") is the actors' main function: Ape-X's by default;
-        rl/workers/impala_trainer.py passes IMPALA's. It takes the arguments listed below."""
+        rl/engines/impala.py passes IMPALA's. It takes the arguments listed below."""
         self.num_actors = num_actors
         self._context = multiprocessing.get_context("spawn")
         self._blocks = self._context.Queue(maxsize=queue_blocks * num_actors)

@@ -7,7 +7,8 @@ the IMPALA agent from the learner's hparams with num_envs / N env copies (the un
 unchanged) and runs the usual compiled collect loop (rl/driver.py). Before each unroll it copies
 the newest weights the learner published (rl/workers/weights.py), if any, so the whole unroll
 has one behaviour policy, whose version travels with it; it never waits for the learner except
-when the bounded queue is full. An unroll is T steps of its env copies (`Impala.pop_unroll`:
+when the bounded queue is full. An unroll is T steps of its env copies
+(`rl.workers.unrolls.pop_unroll`:
 obs, actions, rewards, terminations, truncations with their final observations, behaviour
 log-probs, and the observation after the last step); its episodes go on in the next unroll.
 
@@ -75,6 +76,7 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
     from rl.envs.reward_augmentation import reward_augmentation_from_hparams
     from rl.hparams import HParams
     from rl.registry import get_agent
+    from rl.workers.unrolls import pop_unroll
     from rl.workers.weights import SharedWeights, policy_variables
 
     hp = actor_hparams(HParams.from_json(hparams_json), num_actors)
@@ -111,7 +113,7 @@ def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, bloc
             returns, lengths = driver.stats.pop()
             block = {
                 "worker": index,
-                "unroll": agent.pop_unroll(),
+                "unroll": pop_unroll(agent),
                 "weights_version": version,
                 "env_steps": agent.unroll_length * spec.num_envs,
                 "episode_returns": returns,

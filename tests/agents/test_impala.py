@@ -138,27 +138,29 @@ def test_first_pass_is_on_policy_and_later_passes_are_not():
 
 
 def test_unrolls_travel_from_actors_to_the_learner():
+    from rl.workers.unrolls import add_unroll, pop_unroll
+
     # Two actors with 2 env copies each fill the learner's batch of 4 env copies.
     actors = [_agent(num_envs=2, unroll=6) for _ in range(2)]
     learner, _, learner_env = _agent(num_envs=4, unroll=6)
     unrolls = []
     for agent, driver, _ in actors:
         driver.collect(agent.unroll_length)
-        unrolls.append(agent.pop_unroll())
+        unrolls.append(pop_unroll(agent))
         assert len(agent.rollout) == 0
     batch = {
         key: np.concatenate([u[key] for u in unrolls], axis=0 if key == "last_next_obs" else 1)
         for key in unrolls[0]
     }
-    learner.add_unroll(batch)
+    add_unroll(learner, batch)
     assert learner.rollout.full()
     np.testing.assert_array_equal(learner.rollout.data()["log_prob"][:, 2:], unrolls[1]["log_prob"])
     metrics = learner.update()
     assert np.isfinite(metrics["train/loss"]) and int(learner.gradient_steps.numpy()) == 4
     with pytest.raises(ValueError, match="obs"):
-        learner.add_unroll(unrolls[0])  # 2 env copies where the learner batches 4
+        add_unroll(learner, unrolls[0])  # 2 env copies where the learner batches 4
     with pytest.raises(RuntimeError, match="pop_unroll"):
-        actors[0][0].pop_unroll()  # nothing collected since the last unroll
+        pop_unroll(actors[0][0])  # nothing collected since the last unroll
     for _, _, env in (*actors, (None, None, learner_env)):
         env.close()
 

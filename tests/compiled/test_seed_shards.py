@@ -10,7 +10,7 @@ import pytest
 import rl  # noqa: F401  (fills the registries)
 from rl import registry
 from rl.compiled import CompiledDQN, CompiledPPO
-from rl.compiled.engines import OneSeed, build_group
+from rl.compiled.programs import OneSeed, build_group
 from rl.compiled.seed_shards import ShardedSeeds, shard_count, split_evenly, usable_cores
 from rl.envs.tf import make_tf_env
 

@@ -14,18 +14,18 @@ from conftest import stderr_lines
 from kube_recorder import RecordingApiServer
 
 import train
-from rl.trainer import Trainer
+from rl import loop
 
 
 @pytest.fixture(name="no_local_training")
 def no_local_training_fixture(monkeypatch):
-    """A launcher never trains here; reaching the local Trainer fails the test."""
+    """A launcher never trains here; reaching the local training loop fails the test."""
 
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a Kubernetes launch reached the local Trainer")
+    def refuse(*args, **kwargs):
+        raise AssertionError("a Kubernetes launch reached the local training loop")
 
-    monkeypatch.setattr(Trainer, "train", refuse)
-    monkeypatch.setattr(Trainer, "test", refuse)
+    monkeypatch.setattr(loop, "train", refuse)
+    monkeypatch.setattr(loop, "test", refuse)
 
 
 @pytest.fixture(name="api")

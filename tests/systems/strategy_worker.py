@@ -24,17 +24,17 @@ def main(argv: list[str]) -> int:
     import numpy as np
     import tensorflow as tf
 
-    from rl import trainer as trainer_module
+    from rl.engines import driver
 
     agents = []
-    build_agent = trainer_module.Trainer._build_agent
+    build_agent = driver.build_agent
 
-    def recording_build_agent(self, spec, strategy=None):
-        agent = build_agent(self, spec, strategy)
+    def recording_build_agent(*args, **kwargs):
+        agent = build_agent(*args, **kwargs)
         agents.append(agent)
         return agent
 
-    trainer_module.Trainer._build_agent = recording_build_agent
+    driver.build_agent = recording_build_agent
     status = train.main(argv)
     if status != 0 or not agents:
         return status or 1

@@ -125,21 +125,25 @@ def test_agents_without_td_errors_leave_priorities_to_the_replay():
 
 
 def test_an_actor_outbox_gets_the_n_step_transitions_instead_of_the_replay():
+    from rl.workers.outbox import Outbox
+
     hp, env, spec, agent = _dqn()  # n_step = 3, one env copy
-    outbox: list = []
-    agent.send_transitions_to(outbox)
+    outbox = Outbox()
+    replay, agent.replay = agent.replay, outbox
     driver = Driver(env, spec, agent)
     driver.reset(0)
     driver.collect(40)
     env.close()
-    assert len(agent.replay) == 0
-    rows = sum(len(part["reward"]) for part in outbox)
+    assert len(replay) == 0
+    rows = len(outbox)
     # Every step but the ones still waiting in the n-step window became a transition.
     assert rows == 40 - int(agent.n_step.pending().sum())
-    assert set(outbox[0]) == {"obs", "action", "reward", "next_obs", "discount"}
-    agent.send_transitions_to(None)
-    agent.add_transitions(outbox[0], priorities=np.full(len(outbox[0]["reward"]), 2.0))
-    assert len(agent.replay) == len(outbox[0]["reward"])
+    transitions = outbox.drain()
+    assert set(transitions) == {"obs", "action", "reward", "next_obs", "discount"}
+    assert len(transitions["reward"]) == rows and len(outbox) == 0 and outbox.drain() is None
+    agent.replay = replay  # the learner adds them with the actor's priorities (Ape-X engine)
+    agent.replay.add_batch(transitions, priorities=np.full(rows, 2.0))
+    assert len(agent.replay) == rows
     stored = agent.replay.get_priorities(np.arange(len(agent.replay)))
     np.testing.assert_allclose(stored, (2.0 + hp.per_epsilon) ** hp.per_alpha)
 

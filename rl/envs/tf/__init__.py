@@ -1,6 +1,6 @@
 """Environments written in TF ops for the compiled path, registered as "tf/<gymnasium id>".
 
-Why they exist: DESIGN.md ("Speed rules", compiled path) — with the env in TF ops, acting,
+Why they exist: docs/architecture.md ("Speed rules") — with the env in TF ops, acting,
 stepping and learning can run as one XLA program over many envs. Each env mirrors one of
 gymnasium's classic-control sources (gymnasium/envs/classic_control/*.py) step for step; see
 `rl.envs.tf.base` for the protocol (`TFEnv.reset` / `TFEnv.step`, same-step auto-reset, time

@@ -1,9 +1,9 @@
 """The protocol of environments written in TF ops: batched, auto-resetting, pure functions of state.
 
 Why: a Python env costs a host round trip per step (~1-4k steps/s), so on the compiled path
-(DESIGN.md, "Speed rules") the env itself is TF ops and a whole rollout-and-update iteration can
-be one XLA program (`tf.function(jit_compile=True)` around a `tf.while_loop`). For that, every
-env here is a set of pure functions:
+(docs/architecture.md, "Speed rules") the env itself is TF ops and a whole rollout-and-update
+iteration can be one XLA program (`tf.function(jit_compile=True)` around a `tf.while_loop`). For
+that, every env here is a set of pure functions:
 
     state, obs = env.reset(seed, num_envs)        # seed: int or scalar int tensor
     state, ts = env.step(state, action)           # ts: TimeStep(obs, reward, terminated,

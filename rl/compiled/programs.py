@@ -1,6 +1,6 @@
-"""Which compiled iteration trains which agent: a small table, and the seed-group adapter.
+"""Which compiled program trains which agent: a small table, and the seed-group adapter.
 
-Why a table: the compiled trainer (`rl.compiled.trainer`) is the same for every algorithm; what
+Why a table: the compiled engine (`rl.engines.compiled`) is the same for every algorithm; what
 differs is the program that runs one iteration. An agent gets the compiled path of the first
 entry whose agent base class it derives from, so a new on-policy agent needs no entry of its
 own. `SINGLE` builds one seed; `MULTI` builds S seeds as one program (`--copies S`); an agent
@@ -56,7 +56,7 @@ def multi_seed_class(hparams: HParams) -> type | None:
 
 
 class SeedGroup(Protocol):
-    """What the trainer drives: S seeds trained in lockstep (S = 1 for a single run)."""
+    """What the compiled engine drives: S seeds trained in lockstep (S = 1 for a single run)."""
 
     members: list[CompiledRun]  # per seed: agent, env variables, checkpoint
     steps_per_iteration: int  # env steps per seed per iteration

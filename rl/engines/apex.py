@@ -1,0 +1,197 @@
+"""The Ape-X engine: N actor processes act, this process learns (train.py --num_workers N > 1
+with a replay agent: DQN, TD3/DDPG, SAC).
+
+Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
+Actors (rl/workers/actor.py) each step their own vector env with their own seeds and exploration
+(rl/workers/exploration.py) and stream n-step transitions with actor-side priorities. The
+learner adds every block to its replay, counts the env steps, and trains: one `agent.update()`
+(`gradient_steps` gradient steps in one compiled call) whenever the replay ratio allows
+(`workers.rate_limit`: the set's gradient_steps per train_every env steps, as in single-process
+training; off: as fast as it can, as in the paper). Every `workers.policy_refresh_every`
+updates it publishes its weights to the actors. Evaluation, checkpoints (replay included),
+TensorBoard, progress.csv and the console line are the one loop's (`rl.loop`), plus throughput
+and per-worker statistics (rl/workers/progress.py).
+
+Resume. A checkpoint holds the learner (weights, optimizer, counters), its replay and the
+loop's counters; a resumed run restores them, starts fresh actors (new env seeds, derived from
+the number of starts so far) and continues. Exact resume is NOT promised here, unlike the
+in-process engine: what the actors collect depends on process timing, and their partial
+episodes and n-step windows are not checkpointed. Nor is the stopping point exact: the run ends
+at the first block that reaches `train_steps`, so it may overshoot by up to one block per actor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.engines.driver import build_agent
+from rl.envs import make_vector_env
+from rl.evaluation import EvalResult, evaluate, make_eval_env
+from rl.hparams import HParams
+from rl.utils.files import join
+from rl.utils.logger import Sink
+from rl.utils.seeding import derive_seed
+from rl.workers.actor_pool import ActorPool
+from rl.workers.exploration import actor_epsilon
+from rl.workers.progress import WorkerProgressCSV, WorkerStats
+from rl.workers.weights import policy_variables
+
+IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not update
+
+
+class ApexEngine(EngineDefaults):
+    """One run (seed) as a learner here with `num_workers` actor processes."""
+
+    extra_state = {"updates": 0, "worker_starts": 0}
+
+    def __init__(self, hparams: HParams, run, num_workers: int) -> None:
+        hp = self.hp = hparams
+        self.seed = run.seed
+        self.label = run.label
+        self.num_workers = num_workers
+        self.traceback_dir = join(run.run_dir, "workers")
+        # The learner acts only in evaluation; this env only describes the training envs.
+        probe_env, spec = make_vector_env(
+            hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
+        )
+        probe_env.close()
+        self.eval_env, eval_spec = make_eval_env(
+            hp, hp.eval.episodes, derive_seed(self.seed, "eval_env")
+        )
+        self.full_games = eval_spec.reports_game_score
+        self.agent = build_agent(hp, spec, self.seed)
+        self.checkpoint = tf.train.Checkpoint(agent=self.agent)
+        self.variables = policy_variables(self.agent)
+        self.stats = WorkerStats(num_workers)
+        self.pool: ActorPool | None = None
+        self.state: dict[str, Any] = {}
+        self._rate_start, self._rate_updates = time.monotonic(), 0
+
+    # ----------------------------------------------------------------- what subclasses vary
+    def restored_parts(self) -> str:
+        """What a resume restored, for its console line (IMPALA's learner has no replay)."""
+        return f"learner and replay of {len(self.agent.replay):,} transitions"
+
+    def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
+        return WorkerProgressCSV(path, self.num_workers, resume_at_step)
+
+    def actor_pool(self, starts: int) -> ActorPool:
+        n = self.num_workers
+        return ActorPool(
+            n,
+            self.hp.to_json(),
+            env_seeds=[derive_seed(self.seed, "actor_env", i, starts) for i in range(n)],
+            agent_seeds=[derive_seed(self.seed, "actor_agent", i, starts) for i in range(n)],
+            initial_weights=self.weights(),
+            queue_blocks=self.hp.workers.queue_blocks,
+        )
+
+    def start_line(self) -> str:
+        n = self.num_workers
+        epsilons = [actor_epsilon(self.hp, i, n) for i in range(n)]
+        exploration = (
+            "epsilons " + ", ".join(f"{e:.3g}" for e in epsilons)
+            if epsilons[0] is not None
+            else "the agent's own exploration"
+        )
+        return f"Ape-X: {n} actor processes ({exploration}) and this learner"
+
+    # -------------------------------------------------------------------------- protocol
+    def weights(self) -> list[np.ndarray]:
+        return [v.numpy() for v in self.variables]
+
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        return CheckpointParts(self.checkpoint, self.agent.numpy_state())
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        self.agent.load_numpy_state(state)
+
+    def resume_note(self, index: int) -> str:
+        return f" ({self.restored_parts()}; fresh actors)"
+
+    def manifest_extras(self) -> dict[str, Any]:
+        return {"num_workers": self.num_workers}
+
+    def start(self, states: Sequence[dict[str, Any]]) -> None:
+        (self.state,) = states
+        starts = self.state["worker_starts"]
+        self.state["worker_starts"] += 1
+        self.pool = self.actor_pool(starts)
+        self.pool.publish(self.weights(), self.state["env_steps"])
+        self.pool.start()
+        self._rate_updates = self.state["updates"]
+        print(f"[{self.label}] {self.start_line()}")
+
+    def check_alive(self) -> None:
+        self.pool.check(self.traceback_dir)
+
+    def learned(self, metrics: dict[str, float]) -> None:
+        """Counts an update and publishes the weights when it is their turn."""
+        self.state["updates"] += 1
+        if self.state["updates"] % self.hp.workers.policy_refresh_every == 0:
+            self.pool.publish(self.weights(), self.state["env_steps"])
+
+    def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        hp, agent = self.hp, self.agent
+        metrics: dict[str, float] = {}
+        if self._may_update():
+            metrics = agent.update()  # {} while the replay is too small
+            if metrics:
+                self.learned(metrics)
+        returns: list[float] = []
+        lengths: list[float] = []
+        # Rate-limited, the learner takes new data only once it has learned from the old
+        # (actors wait on the full queue meanwhile); otherwise it takes what is there.
+        if not metrics or not hp.workers.rate_limit:
+            timeout = 0.0 if metrics else IDLE_WAIT_SECONDS
+            for block in self.pool.take(self.num_workers, timeout):
+                if int(agent.env_steps.numpy()) >= hp.train_steps:
+                    break  # the budget is spent: drop the rest
+                if block["transitions"] is not None:  # n-step transitions, actor priorities
+                    agent.replay.add_batch(block["transitions"], block["priorities"])
+                agent.env_steps.assign_add(block["env_steps"])
+                self.stats.add(block)
+                returns += block["episode_returns"]
+                lengths += block["episode_lengths"]
+        steps = int(agent.env_steps.numpy())
+        return [Iteration.from_episodes(steps, dict(metrics), returns, lengths)]
+
+    def _may_update(self) -> bool:
+        """The rate limit: the set's replay ratio (one update per train_every env steps from
+        learning_starts on, as the in-process engine does), or always without it."""
+        hp = self.hp
+        if not hp.workers.rate_limit:
+            return True
+        learning_steps = self.state["env_steps"] - hp.learning_starts
+        return learning_steps >= 0 and self.state["updates"] <= learning_steps // hp.train_every
+
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
+        options = {"epsilon": self.hp.eval.epsilon, "full_games": self.full_games}
+        return [evaluate(self.agent, self.eval_env, r.seed, **options) for r in requests]
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        now = time.monotonic()
+        updates = self.state["updates"]
+        metrics = self.agent.metrics()
+        metrics.pop("train/epsilon", None)  # the learner does not act: see workers/<i>/
+        metrics.update(self.stats.scalars())
+        elapsed = max(now - self._rate_start, 1e-9)
+        metrics["time/updates_per_second"] = (updates - self._rate_updates) / elapsed
+        metrics["workers/queued_blocks"] = self.pool.queued_blocks()
+        metrics.update(self.learner_metrics())
+        self._rate_start, self._rate_updates = now, updates
+        return metrics
+
+    def learner_metrics(self) -> dict[str, float]:
+        return {"workers/replay_size": len(self.agent.replay)}
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.stop()
+        self.eval_env.close()

@@ -1,0 +1,156 @@
+"""The engine protocol: what the one training loop (`rl.loop`) asks of whatever trains the runs.
+
+The loop owns the cadence (when to evaluate, log, checkpoint and stop) and every run file; an
+engine owns how env steps turn into updates. Four engines implement this protocol:
+
+| engine | module | trains |
+|---|---|---|
+| in-process driver | `rl.engines.driver` | Python (gymnasium) envs, any agent, any strategy |
+| compiled program | `rl.engines.compiled` | TF-ops envs ("tf/..."), S seeds in one XLA program |
+| Ape-X actors | `rl.engines.apex` | replay agents with `--num_workers N` actor processes |
+| IMPALA unrolls | `rl.engines.impala` | IMPALA with `--num_workers N` asynchronous actors |
+
+An engine trains a *list* of runs in lockstep (one seed is a list of one): `iterate` returns
+one `Iteration` per run, `evaluate` plays the evaluations the loop asks for, and
+`checkpoint_parts` hands the loop what a run's checkpoint holds. `rl.engines.choose` picks the
+engine from the hparams and flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import tensorflow as tf
+
+from rl.evaluation import EvalResult
+from rl.utils.logger import Sink
+
+
+@dataclass
+class Iteration:
+    """What one run did in one engine iteration.
+
+    `env_steps` is the run's counter after it; `episodes` ended during it, with the sums of
+    their returns (the env's own rewards) and lengths; `metrics` are logged as they are
+    ("train/loss", ...), and keys starting with "debug/" go to TensorBoard at once.
+    """
+
+    env_steps: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    episodes: int = 0
+    episode_return_sum: float = 0.0
+    episode_length_sum: float = 0.0
+
+    @classmethod
+    def from_episodes(
+        cls,
+        env_steps: int,
+        metrics: dict[str, float],
+        returns: Sequence[float],
+        lengths: Sequence[float],
+    ) -> Iteration:
+        return cls(env_steps, metrics, len(returns), float(np.sum(returns)), float(np.sum(lengths)))
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """One evaluation the loop wants: run `index`, its `number`-th, at `env_steps`, `seed`."""
+
+    index: int
+    seed: int
+    number: int
+    env_steps: int
+
+
+@dataclass
+class CheckpointParts:
+    """What a run's checkpoint holds: TF state, and numpy state outside TF variables."""
+
+    checkpoint: tf.train.Checkpoint
+    numpy_state: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Engine(Protocol):
+    """Trains `len(seeds)` runs of one experiment in lockstep (see the module docstring)."""
+
+    # Trainer-state keys this engine adds to the loop's own (with their initial values).
+    extra_state: dict[str, Any]
+
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        """The objects to restore into / save from for run `index` (before `start`: restore
+        targets; later: the current state, after `prepare_checkpoint`)."""
+        ...
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None: ...
+
+    def start(self, states: Sequence[dict[str, Any]]) -> None:
+        """After every run was restored (or not): ready the envs, actors, stacks, ..."""
+        ...
+
+    def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        """One iteration of every run (inactive runs may be stepped too; their result is
+        ignored)."""
+        ...
+
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]: ...
+
+    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        """Right before run `index` is saved (e.g. cut its episodes: `state["cuts"]`)."""
+        ...
+
+    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None: ...
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        """Scalars logged at each log point besides the iteration's (agent state, workers)."""
+        ...
+
+    def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
+        """A progress.csv sink of its own (None: the loop's standard one)."""
+        ...
+
+    def manifest_extras(self) -> dict[str, Any]: ...
+
+    def resume_note(self, index: int) -> str:
+        """Said after "resuming from checkpoint at N env steps" (what was restored)."""
+        ...
+
+    def check_alive(self) -> None:
+        """Raises if a helper process failed (between iterations)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class EngineDefaults:
+    """Protocol methods most engines do not need to change."""
+
+    extra_state: dict[str, Any] = {}
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        del index, state
+
+    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        del index, state
+
+    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
+        del index, state
+
+    def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
+        del path, resume_at_step
+        return None
+
+    def manifest_extras(self) -> dict[str, Any]:
+        return {}
+
+    def resume_note(self, index: int) -> str:
+        del index
+        return ""
+
+    def check_alive(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

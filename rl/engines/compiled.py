@@ -1,0 +1,135 @@
+"""The compiled engine: environments written in TF ops ("tf/CartPole-v1", `rl.envs.tf`), one
+XLA program per iteration for all the runs it trains.
+
+What differs from the in-process engine:
+- one host call per iteration (one XLA program: T steps x N envs + the update; which program
+  is decided by `rl.compiled.programs`) and one per evaluation (greedy, in-graph,
+  `eval.episodes` envs);
+- iterations are whole: training runs ceil(train_steps / (T * N)) iterations, so env_steps ends
+  at the first multiple of T * N >= train_steps (a partial last rollout would retrace);
+- checkpoints hold the envs' state (and an in-graph replay) too, so saving cuts no episode and a
+  resumed run continues exactly as if uninterrupted (tests/compiled/test_compiled_resume.py);
+- `--copies N` trains the N seeds as ONE program when the agent has a multi-seed path
+  (`rl.compiled.seeds`): each copy still gets its own run dir, logs, evaluations, early stop
+  and checkpoints (the same files as a single-seed run's, interchangeable with them). Copies
+  resuming from different steps (or already complete) are grouped by the step they resume at
+  (`group_runs`);
+- --record_video / --render are not available (TF envs do not render).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
+from rl.compiled.seed_shards import ShardedSeeds, shard_count
+from rl.compiled.seed_stack import NotStackable
+from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.envs.tf import TFEnv, make_tf_env
+from rl.errors import UserError
+from rl.evaluation import EvalResult
+from rl.hparams import HParams
+from rl.utils.checkpoint import CheckpointStore
+from rl.utils.files import join
+from rl.utils.seeding import derive_seed
+
+# Iteration outputs the engine turns into episode counts rather than train/<name> metrics.
+EPISODE_KEYS = ("episodes_done", "episode_return_sum", "episode_length_sum")
+
+
+def make_env(hparams: HParams) -> TFEnv:
+    return make_tf_env(
+        hparams.env, max_episode_steps=hparams.max_episode_steps, **hparams.env_kwargs
+    )
+
+
+def check_compiled(hparams: HParams, record_video: bool, render: bool) -> None:
+    """UserError, before anything is written, for what the compiled path cannot do."""
+    if record_video or render:
+        raise UserError(
+            f"env {hparams.env!r} is written in TF ops and cannot render; "
+            "--record_video/--render need a gymnasium env"
+        )
+    single_seed_class(hparams)  # an agent without a compiled path fails here
+
+
+def group_runs(hparams: HParams, runs: list) -> list[list]:
+    """Runs resuming at the same env step train together: as ONE program when the agent has a
+    multi-seed path, else as many single-seed programs at a time as there are shards (CPU
+    cores when `seed_shards=0`)."""
+    by_step: dict[int, list] = {}
+    for run in runs:
+        by_step.setdefault(run.state["env_steps"], []).append(run)
+    if multi_seed_class(hparams) is not None:
+        return [group for _, group in sorted(by_step.items())]
+    groups = []
+    for _, group in sorted(by_step.items()):
+        at_once = shard_count(hparams, len(group))
+        groups += [group[start : start + at_once] for start in range(0, len(group), at_once)]
+    return groups
+
+
+class CompiledEngine(EngineDefaults):
+    """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`)."""
+
+    def __init__(self, hparams: HParams, runs: Sequence) -> None:
+        self.hp = hparams
+        env = make_env(hparams)
+        seeds = [run.seed for run in runs]
+        try:
+            self.group = build_group(hparams, env, seeds)
+        except NotStackable:
+            # Raised while building, before anything was written: one program per seed.
+            self.group = ShardedSeeds([build_group(hparams, env, [seed]) for seed in seeds])
+        self.members = self.group.members
+
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        return CheckpointParts(self.members[index].checkpoint)
+
+    def start(self, states: Sequence[dict[str, Any]]) -> None:
+        self.group.load_from_members()
+
+    def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        outs = self.group.run_iteration()
+        steps = int(self.members[0].agent.env_steps.numpy())
+        iterations = []
+        for out in outs:
+            episodes, return_sum, length_sum = (out.pop(key) for key in EPISODE_KEYS)
+            learned = out.pop("learned", 1.0)  # an off-policy iteration before learning starts
+            metrics = {f"train/{name}": value for name, value in out.items()} if learned else {}
+            iterations.append(Iteration(steps, metrics, int(episodes), return_sum, length_sum))
+        return iterations
+
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
+        """One compiled greedy evaluation of every seed; returned for the requested runs."""
+        by_index = {request.index: request for request in requests}
+        seeds = [
+            by_index[i].seed if i in by_index else derive_seed(member.seed, "eval", 0)
+            for i, member in enumerate(self.members)
+        ]
+        results = self.group.evaluate(seeds, self.hp.eval.episodes)
+        return [EvalResult(*results[request.index]) for request in requests]
+
+    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        # No episode cut: the envs' state is in the checkpoint (see the module docstring).
+        self.group.store_to_members()
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        return self.members[index].agent.metrics()
+
+    def close(self) -> None:
+        if isinstance(self.group, ShardedSeeds):
+            self.group.close()
+
+
+def play_test(
+    hparams: HParams, run_dir: str, seed: int, test_seed: int, episodes: int
+) -> tuple[EvalResult, int]:
+    """Test mode on a TF-ops env: the latest checkpoint's greedy episodes, in-graph."""
+    run = single_seed_class(hparams)(hparams, make_env(hparams), seed)
+    store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
+    pointer = store.latest()
+    store.restore(run.checkpoint, pointer)
+    returns, lengths = run.evaluate(test_seed, episodes)
+    return EvalResult(returns=returns, lengths=lengths), pointer["step"]

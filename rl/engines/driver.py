@@ -1,0 +1,244 @@
+"""The in-process engine: Python (gymnasium) vector envs stepped by `rl.driver.Driver`, the
+agent learning in this process, optionally under a tf.distribute strategy.
+
+Exact resume. A checkpoint holds the agent (weights, optimizer slots, counters, generator),
+its numpy state (replay, priorities, n-step data, numpy RNG) and the loop's counters. Env
+simulator state is not generally serializable (Box2D, Atari), so every checkpoint is also an
+episode boundary: the running episodes are cut (the agent treats the cut as a truncation and
+bootstraps through it) and the envs are reset with a seed derived from the number of cuts so
+far. An interrupted run and an uninterrupted one therefore see the same data and, with
+deterministic ops, end with bit-identical weights (tests/test_resume.py).
+
+Strategies (`strategy=`, train.py's --strategy; docs/distributed.md). The agent is built under
+the strategy's scope, and its gradient steps run across the replicas (`rl.distribute`). With
+MultiWorkerMirroredStrategy every worker runs the loop on its own envs (other env seeds) and
+its own replay, the gradients are all-reduced and the weights stay identical; only the chief
+(worker 0) writes the run dir, the others write into a scratch dir that is removed at the end.
+A worker that resumes restores the chief's checkpoint (weights, counters and the chief's replay).
+
+`--num_workers N` for agents without actor processes splits the training env copies over N
+worker processes (rl/workers/grouped_env.py); that is the env factory's business, not this
+engine's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.distribute import WorkerRole, all_workers_agree, worker_role
+from rl.driver import Driver
+from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.envs import make_vector_env
+from rl.envs.reward_augmentation import reward_augmentation_from_hparams
+from rl.envs.spec import EnvSpec
+from rl.errors import UserError
+from rl.evaluation import EvalResult, evaluate, fresh_episode_policy, make_eval_env
+from rl.hparams import HParams
+from rl.registry import get_agent
+from rl.systems.strategies import shared_strategy
+from rl.utils.checkpoint import CheckpointStore
+from rl.utils.files import join
+from rl.utils.logger import TensorBoardSink
+from rl.utils.seeding import derive_seed, seed_everything
+from rl.utils.video import (
+    VideoRecorder,
+    check_render_possible,
+    play_episode,
+    use_offscreen_rendering,
+    write_frame_strip_summary,
+)
+
+
+def build_agent(
+    hparams: HParams, spec: EnvSpec, seed: int, strategy: tf.distribute.Strategy | None = None,
+    *worker_names: Any,
+) -> Agent:  # fmt: skip
+    """The run's agent: weights initialized from `seed`; variables and optimizer slots under
+    `strategy`'s scope if one is given."""
+    seed_everything(derive_seed(seed, "init"), hparams.deterministic)
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        return get_agent(hparams.agent)(spec, hparams, derive_seed(seed, "agent", *worker_names))
+
+
+def make_render_env(hparams: HParams, render_mode: str):
+    """One plain env (with the factory's wrappers) that renders; vector envs reset inside
+    the final step, so their last frame would show the next episode."""
+    use_offscreen_rendering()
+    vec_env, _ = make_vector_env(
+        hparams.env,
+        1,
+        0,
+        env_kwargs={**hparams.env_kwargs, "render_mode": render_mode},
+        max_episode_steps=hparams.max_episode_steps,
+    )
+    env = vec_env.envs[0]
+    message = check_render_possible(render_mode, env.metadata.get("render_modes"))
+    if message:
+        vec_env.close()
+        raise UserError(f"env {hparams.env!r}: {message}")
+    return vec_env, env
+
+
+def video_recorder(run_dir: str, env) -> VideoRecorder:
+    return VideoRecorder(join(run_dir, "videos"), fps=env.metadata.get("render_fps", 30))
+
+
+class DriverEngine(EngineDefaults):
+    """One run (seed) trained in this process: `Driver` collects, the agent updates."""
+
+    def __init__(
+        self,
+        hparams: HParams,
+        run,
+        record_video: bool = False,
+        strategy: str = "default",
+        num_workers: int = 1,
+    ) -> None:
+        hp = self.hp = hparams
+        self.seed = run.seed
+        self.num_workers = num_workers  # processes the training env copies are split over
+        self.strategy = shared_strategy(strategy)
+        self.role: WorkerRole = worker_role(self.strategy)
+        self.scratch_dir: str | None = None
+        if not self.role.is_chief:  # writes a scratch dir, removed in `close`
+            self.scratch_dir = self.role.scratch_dir()
+            run.write_to(self.scratch_dir)
+            run.console_label = f"{run.label} worker {self.role.index}"
+        self.write_dir = run.write_dir
+        self.env, spec = make_vector_env(
+            hp.env,
+            hp.num_envs,
+            self._train_env_seed(0),
+            env_kwargs=hp.env_kwargs,
+            max_episode_steps=hp.max_episode_steps,
+            reward_augmentation=reward_augmentation_from_hparams(hp),
+            num_workers=num_workers,
+        )
+        self.eval_env, eval_spec = make_eval_env(
+            hp, hp.eval.episodes, derive_seed(self.seed, "eval_env")
+        )
+        self.full_games = eval_spec.reports_game_score
+        distribute = None if strategy == "default" else self.strategy
+        self.agent = build_agent(hp, spec, self.seed, distribute, *self._worker_names())
+        self.checkpoint = tf.train.Checkpoint(agent=self.agent)
+        self.driver = Driver(self.env, spec, self.agent)
+        self.video: tuple | None = None  # (render vec env, render env, recorder) when recording
+        if record_video:
+            render_vec_env, render_env = make_render_env(hp, "rgb_array")
+            self.video = (render_vec_env, render_env, video_recorder(self.write_dir, render_env))
+        self.run = run  # its TensorBoard sink takes the evaluation videos' frame strips
+
+    def _worker_names(self) -> tuple:
+        """Folded into a non-chief worker's seeds, so each worker has its own data."""
+        return () if self.role.is_chief else ("worker", self.role.index)
+
+    def _train_env_seed(self, cuts: int) -> int:
+        return derive_seed(self.seed, "train_env", cuts, *self._worker_names())
+
+    # -------------------------------------------------------------------------- protocol
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        return CheckpointParts(self.checkpoint, self.agent.numpy_state())
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        self.agent.load_numpy_state(state)
+
+    def start(self, states: Sequence[dict[str, Any]]) -> None:
+        (state,) = states
+        if self.role.multi_worker:
+            # A barrier: every worker has read the run dir before the chief writes to it.
+            all_workers_agree(self.strategy, True)
+            if not self.role.is_chief:  # explore differently from the chief (same weights)
+                names = (*self._worker_names(), state["env_steps"])
+                self.agent.generator.reset_from_seed(derive_seed(self.seed, "agent", *names))
+        self.driver.reset(self._train_env_seed(state["cuts"]))
+
+    def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        hp, agent, driver = self.hp, self.agent, self.driver
+        remaining = hp.train_steps - int(agent.env_steps.numpy())
+        vector_steps = min(agent.steps_per_iteration, math.ceil(remaining / hp.num_envs))
+        driver.collect(vector_steps)
+        metrics = dict(agent.update())
+        returns, lengths = driver.stats.pop()
+        if returns and driver.spec.reports_game_score:  # Atari: named for what it is
+            metrics["train/clipped_return_mean"] = float(np.mean(returns))
+        game_scores = driver.stats.pop_game_scores()
+        if game_scores:  # Atari: raw full-game scores of the games that ended
+            metrics["train/raw_score_mean"] = float(np.mean(game_scores))
+        steps = int(agent.env_steps.numpy())
+        return [Iteration.from_episodes(steps, metrics, returns, lengths)]
+
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
+        (request,) = requests
+        options = {"epsilon": self.hp.eval.epsilon, "full_games": self.full_games}
+        result = evaluate(self.agent, self.eval_env, request.seed, **options)
+        if self.video is not None and request.number % self.hp.eval.video_every == 0:
+            # Film the evaluation's first episode: a single env reset with the same seed replays
+            # exactly the episode env copy 0 of the eval vector env played.
+            _, render_env, recorder = self.video
+            policy = fresh_episode_policy(self.agent)
+            episode = play_episode(render_env, policy, seed=request.seed)
+            recorder.record_episode(episode.frames, request.env_steps, 0, "eval")
+            writer = self.run.tensorboard.writer("eval")
+            write_frame_strip_summary(episode.frames, request.env_steps, writer)
+        return [result]
+
+    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        # Cut the running episodes (see the module docstring); the envs restart after saving.
+        self.agent.end_all_episodes()
+        state["cuts"] += 1
+
+    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
+        self.driver.reset(self._train_env_seed(state["cuts"]))
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        return self.agent.metrics()
+
+    def close(self) -> None:
+        self.env.close()
+        self.eval_env.close()
+        if self.video is not None:
+            self.video[0].close()
+        if self.scratch_dir is not None:
+            shutil.rmtree(self.scratch_dir, ignore_errors=True)
+
+
+def play_test(
+    hparams: HParams,
+    run_dir: str,
+    seed: int,
+    test_seed: int,
+    tensorboard: TensorBoardSink,
+    episodes: int,
+    render: bool = False,
+    record_video: bool = False,
+) -> tuple[EvalResult, int]:
+    """Test mode on a Python env: the latest checkpoint's greedy episodes (`rl.loop.test`
+    reports them), shown in a window (`render`) and/or filmed (`record_video`)."""
+    env, spec = make_eval_env(hparams, episodes, derive_seed(seed, "test_env"))
+    agent = build_agent(hparams, spec, seed)
+    store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
+    pointer = store.latest()
+    store.restore(tf.train.Checkpoint(agent=agent), pointer)
+    full_games = spec.reports_game_score
+    result = evaluate(agent, env, test_seed, hparams.eval.epsilon, full_games=full_games)
+    env.close()
+    modes = [m for m, on in (("human", render), ("rgb_array", record_video)) if on]
+    for mode in modes:
+        render_vec_env, render_env = make_render_env(hparams, mode)
+        recorder = video_recorder(run_dir, render_env)
+        for i in range(episodes):  # seed test_seed + i replays row i of the test table
+            episode = play_episode(render_env, fresh_episode_policy(agent), seed=test_seed + i)
+            if mode == "rgb_array":
+                path = recorder.record_episode(episode.frames, pointer["step"], i, "test")
+                write_frame_strip_summary(episode.frames, i, tensorboard.writer("test"))
+                print(f"[{run_dir.rstrip('/').split('/')[-1]}] video {path}")
+        render_vec_env.close()
+    return result, pointer["step"]

@@ -1,0 +1,121 @@
+"""The IMPALA engine: N asynchronous actor processes act, this process learns with V-trace
+(train.py --num_workers N > 1 with an agent whose class sets `asynchronous_actors`: impala).
+
+Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
+Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
+
+Actors (rl/workers/impala_actor.py) each step num_envs / N env copies and send unrolls of T
+steps with the behaviour log-probs, tagged with the version of the weights that acted. They
+never wait for the learner, only on the bounded queue (`workers.queue_blocks` unrolls per
+actor). The learner takes unrolls in arrival order, from whichever actors sent them, and as
+soon as it holds N of them (num_envs env rows: the single-process batch shape) it learns from
+them (`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older
+policies) and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
+it IMPALA rather than the lockstep env workers (rl/workers/grouped_env.py): acting and learning
+overlap, and a slow actor delays nobody.
+
+Policy lag: for each unroll learned from, the learner's weights version (publications so far)
+minus the version the unroll was acted with; with policy_refresh_every = 1 that is the number
+of updates the behaviour policy is behind. Logged as `workers/policy_lag` (mean) and
+`workers/policy_lag_max` over the unrolls since the last log, and a progress.csv column.
+
+Process lifecycle, evaluation, checkpoints and resume are the Ape-X engine's (which this
+subclasses): a checkpoint holds the learner (weights, optimizer, counters) and the loop's
+counters; unrolls in flight or waiting for a batch when the run stops are lost and the actors'
+episodes restart on resume. Exact resume is not promised, and the run may overshoot
+`train_steps` by up to one unroll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rl.engines.apex import IDLE_WAIT_SECONDS, ApexEngine
+from rl.engines.base import Iteration
+from rl.rollout import Rollout, concatenate
+from rl.utils.logger import Sink
+from rl.utils.seeding import derive_seed
+from rl.workers.actor_pool import ActorPool
+from rl.workers.impala_actor import ENTRY, actor_hparams
+from rl.workers.progress import WorkerProgressCSV
+from rl.workers.unrolls import add_unroll
+
+
+def concatenate_unrolls(unrolls: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Actors' unrolls side by side along the env axis ([T, n, ...] each -> [T, sum n, ...])."""
+    rollouts = [Rollout.from_batch(unroll) for unroll in unrolls]
+    return concatenate(rollouts, axis="envs").numpy().as_batch()
+
+
+class ImpalaEngine(ApexEngine):
+    """One run (seed) as an IMPALA learner here with `num_workers` asynchronous actors."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: list[dict[str, Any]] = []  # unrolls received, not yet learned from
+        self.lags: list[int] = []
+
+    def restored_parts(self) -> str:
+        return "learner"
+
+    def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
+        return WorkerProgressCSV(
+            path,
+            self.num_workers,
+            resume_at_step,
+            learner_columns={"policy_lag": "workers/policy_lag"},
+        )
+
+    def actor_pool(self, starts: int) -> ActorPool:
+        n, hp = self.num_workers, self.hp
+        return ActorPool(
+            n,
+            hp.to_json(),
+            env_seeds=[derive_seed(self.seed, "actor_env", i, starts) for i in range(n)],
+            agent_seeds=[derive_seed(self.seed, "actor_agent", i, starts) for i in range(n)],
+            initial_weights=self.weights(),
+            queue_blocks=hp.workers.queue_blocks,
+            entry=ENTRY,
+        )
+
+    def start_line(self) -> str:
+        n = self.num_workers
+        actor = actor_hparams(self.hp, n)
+        return (
+            f"IMPALA: {n} actor processes x {actor.num_envs} env copies, unrolls "
+            f"of {self.agent.unroll_length} steps; this learner learns from {n} unrolls at a time"
+        )
+
+    def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        hp, agent, n = self.hp, self.agent, self.num_workers
+        returns: list[float] = []
+        lengths: list[float] = []
+        # Wait (briefly) for unrolls only when there is no batch to learn from meanwhile.
+        timeout = 0.0 if len(self.pending) >= n else IDLE_WAIT_SECONDS
+        for block in self.pool.take(n, timeout):
+            if int(agent.env_steps.numpy()) >= hp.train_steps:
+                break  # the budget is spent: drop the rest
+            self.pending.append(block)
+            agent.env_steps.assign_add(block["env_steps"])
+            self.stats.add(block)
+            returns += block["episode_returns"]
+            lengths += block["episode_lengths"]
+        metrics: dict[str, float] = {}
+        if len(self.pending) >= n:
+            batch, self.pending = self.pending[:n], self.pending[n:]
+            add_unroll(agent, concatenate_unrolls([block["unroll"] for block in batch]))
+            version = self.pool.weights.version
+            self.lags.extend(version - block["weights_version"] for block in batch)
+            metrics = agent.update()
+            self.learned(metrics)
+        steps = int(agent.env_steps.numpy())
+        return [Iteration.from_episodes(steps, dict(metrics), returns, lengths)]
+
+    def learner_metrics(self) -> dict[str, float]:
+        if not self.lags:
+            return {}
+        lags, self.lags = self.lags, []
+        return {"workers/policy_lag": float(np.mean(lags)), "workers/policy_lag_max": max(lags)}

@@ -1,0 +1,368 @@
+"""The one training loop: the cadence of every run, whatever engine trains it.
+
+`train` takes a list of runs (one run dir and seed per `--copies` copy; one seed is a list of
+one) and an engine factory (`rl.engines.choose`). The loop owns everything that is the same for
+every engine: resuming from the newest checkpoint, the run files (hparams.json, manifest.json,
+TensorBoard events, progress.csv), the cadence of evaluation (`eval.every_steps`), logging
+(`log_every`) and checkpoints (`checkpoint_every`), `stop_at_eval_return`, the wall time carried
+across resumes, the console line, `TrainResult`, and the test-mode table (`test`). An engine
+(`rl.engines.base.Engine`) only turns env steps into updates and plays evaluations.
+
+Callbacks: `on_evaluation(run, step, metrics)` is called after every evaluation of every run;
+returning `STOP` ends that run there (its last checkpoint is written, and a resume treats it as
+complete), `CONTINUE` (or None) lets it go on.
+
+Copies train in groups: the engine decides which runs it can train together
+(`group_runs`: the compiled engine trains the copies that resume at the same env step as one
+program; the others train one copy after another).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from rl.engines.base import EvalRequest, Iteration
+from rl.evaluation import EvalResult, write_protocol_summary
+from rl.hparams import HParams
+from rl.utils.checkpoint import CheckpointStore
+from rl.utils.files import join, read_json
+from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
+from rl.utils.run_dir import manifest, write_run_files
+from rl.utils.seeding import derive_seed
+
+CONTINUE, STOP = "continue", "stop"
+
+
+@dataclass
+class TrainResult:
+    env_steps: int
+    wall_seconds: float
+    last_eval_return: float | None
+    first_step_at_threshold: int | None
+    already_complete: bool
+
+
+def initial_state() -> dict[str, Any]:
+    """The loop's counters, saved with every checkpoint (trainer.json)."""
+    return {
+        "env_steps": 0,
+        "episodes": 0,
+        "cuts": 0,
+        "evaluations": 0,
+        "wall_seconds": 0.0,
+        "last_eval_return": None,
+        "first_step_at_threshold": None,
+        "first_wall_at_threshold": None,
+        "stopped_early": False,
+    }
+
+
+class EvaluationCallback(Protocol):
+    def __call__(self, run: Run, step: int, metrics: dict[str, float]) -> str | None: ...
+
+
+def next_multiple(step: int, every: int) -> int:
+    """The first multiple of `every` above `step`: when a cadence fires next."""
+    return (step // every + 1) * every
+
+
+def run_label(run_dir: str) -> str:
+    """ "run_3" for ".../run_3": the name a run's console lines and TensorBoard trial carry."""
+    return run_dir.rstrip("/").split("/")[-1]
+
+
+def copy_index(label: str) -> int:
+    try:
+        return int(label.rsplit("_", 1)[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+class Run:
+    """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks.
+
+    `write_dir` is where this process writes (the run dir, or a MultiWorkerMirrored non-chief
+    worker's scratch dir; `rl.engines.driver`); checkpoints are read from the run dir.
+    """
+
+    def __init__(
+        self,
+        hparams: HParams,
+        run_dir: str,
+        seed: int,
+        hparams_set: str,
+        extra_state: dict[str, Any] | None = None,
+    ) -> None:
+        self.hp = hparams
+        self.run_dir = run_dir
+        self.write_dir = run_dir
+        self.seed = seed
+        self.hparams_set = hparams_set
+        self.label = run_label(run_dir)
+        self.console_label = self.label
+        self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
+        self.save_store = self.store
+        self.pointer = self.store.latest()
+        self.state = {**initial_state(), **(extra_state or {})}
+        if self.pointer is not None:
+            directory = join(self.store.directory, self.pointer["directory"])
+            self.state.update(read_json(join(directory, "trainer.json")))
+        self.already_complete = self.pointer is not None and self.done
+        if self.already_complete:
+            print(
+                f"[{self.label}] already complete at {self.state['env_steps']:,} env steps "
+                f"(last eval {self.state['last_eval_return']}); nothing to do"
+            )
+
+    @property
+    def done_training(self) -> bool:
+        """The budget is spent (the last evaluation and checkpoint are due)."""
+        return self.state["env_steps"] >= self.hp.train_steps
+
+    @property
+    def done(self) -> bool:
+        return self.done_training or self.state["stopped_early"]
+
+    def write_to(self, write_dir: str) -> None:
+        """Writes go to `write_dir` (a non-chief worker's scratch dir) from now on."""
+        self.write_dir = write_dir
+        self.save_store = CheckpointStore(join(write_dir, "checkpoints"), self.store.keep)
+
+    def open(self, engine_manifest: dict[str, Any], progress_sink) -> None:
+        """Writes the run files and opens the sinks; starts the cadence counters."""
+        hp = self.hp
+        run_manifest = manifest(self.seed, copy_index(self.label), self.hparams_set)
+        write_run_files(self.write_dir, hp, {**run_manifest, **engine_manifest})
+        self.tensorboard = TensorBoardSink(self.write_dir)
+        if self.pointer is None:
+            self.tensorboard.write_hparams(hp.flat_scalars(), trial_id=self.label)
+            write_protocol_summary(self.tensorboard.writer("eval"), hp)
+        steps = self.state["env_steps"]
+        csv_path = join(self.write_dir, "progress.csv")
+        progress = progress_sink(csv_path, steps) or CSVSink(csv_path, resume_at_step=steps)
+        self.logger = Logger([self.tensorboard, progress])
+        self.console = ConsoleSink(hp.train_steps, self.console_label)
+        self.next_eval = next_multiple(steps, hp.eval.every_steps)
+        self.next_checkpoint = next_multiple(steps, hp.checkpoint_every)
+        self.next_log = next_multiple(steps, hp.log_every)
+        self.wall_start = time.monotonic() - self.state["wall_seconds"]
+        self.rate_start, self.rate_steps = time.monotonic(), steps
+        # Episodes ended since the last log point: count, return sum, length sum.
+        self.episode_totals = np.zeros(3)
+
+    def tick(self) -> None:
+        self.state["wall_seconds"] = time.monotonic() - self.wall_start
+
+    def close(self) -> None:
+        self.logger.close()
+        if self.state["stopped_early"] and self.state.get("stopped_by") is None:
+            print(
+                f"[{self.label}] eval return {self.state['last_eval_return']:.1f} reached "
+                f"stop_at_eval_return={self.hp.stop_at_eval_return}: stopped at "
+                f"{self.state['env_steps']:,} env steps"
+            )
+
+    def result(self) -> TrainResult:
+        state = self.state
+        return TrainResult(
+            env_steps=state["env_steps"],
+            wall_seconds=state["wall_seconds"],
+            last_eval_return=state["last_eval_return"],
+            first_step_at_threshold=state["first_step_at_threshold"],
+            already_complete=self.already_complete,
+        )
+
+
+EngineFactory = Callable[[list[Run]], Any]
+
+
+def train(
+    hparams: HParams,
+    run_dirs: Sequence[str],
+    seeds: Sequence[int],
+    hparams_set: str,
+    build_engine: EngineFactory,
+    group_runs: Callable[[list[Run]], list[list[Run]]] | None = None,
+    callbacks: Sequence[EvaluationCallback] = (),
+    extra_state: dict[str, Any] | None = None,
+) -> list[TrainResult]:
+    """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
+
+    `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
+    train together (default: one after another); `extra_state` are the engine's own counters.
+    """
+    runs = [
+        Run(hparams, run_dir, seed, hparams_set, extra_state)
+        for run_dir, seed in zip(run_dirs, seeds, strict=True)
+    ]
+    pending = [run for run in runs if not run.already_complete]
+    groups = group_runs(pending) if group_runs else [[run] for run in pending]
+    for group in groups:
+        engine = build_engine(group)
+        try:
+            _train_group(hparams, engine, group, callbacks)
+        finally:
+            engine.close()
+    return [run.result() for run in runs]
+
+
+def _train_group(hparams: HParams, engine, runs: list[Run], callbacks) -> None:
+    """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
+    for i, run in enumerate(runs):
+        if run.pointer is not None:
+            parts = engine.checkpoint_parts(i)
+            numpy_state, run.state = run.store.restore(parts.checkpoint, run.pointer)
+            engine.load_numpy_state(i, numpy_state)
+            steps, note = run.state["env_steps"], engine.resume_note(i)
+            print(f"[{run.label}] resuming from checkpoint at {steps:,} env steps{note}")
+    engine.start([run.state for run in runs])
+    for run in runs:
+        run.open(engine.manifest_extras(), engine.progress_sink)
+    try:
+        while any(not run.done for run in runs):
+            engine.check_alive()
+            active = [not run.done for run in runs]
+            iterations = engine.iterate(active)
+            live = [(i, run) for i, run in enumerate(runs) if active[i]]
+            advanced = {}
+            for i, run in live:
+                advanced[i] = _record_iteration(run, iterations[i])
+            due = [
+                (i, run)
+                for i, run in live
+                if run.state["env_steps"] >= run.next_eval or run.done_training
+            ]
+            evaluations = _evaluate(engine, due, callbacks) if due else {}
+            for i, run in live:
+                evaluation = evaluations.get(i, {})
+                _log(engine, i, run, evaluation)
+                if advanced[i] or evaluation:  # no progress line while nothing moves
+                    speed = {"time/steps_per_second": run.steps_per_second}
+                    run.console.write({**speed, **evaluation}, run.state["env_steps"])
+                steps = run.state["env_steps"]
+                if steps >= run.next_checkpoint or run.done:
+                    engine.prepare_checkpoint(i, run.state)
+                    parts = engine.checkpoint_parts(i)
+                    run.save_store.save(steps, parts.checkpoint, parts.numpy_state, dict(run.state))
+                    engine.checkpoint_written(i, run.state)
+                    run.next_checkpoint = next_multiple(steps, hparams.checkpoint_every)
+    finally:
+        for run in runs:
+            if hasattr(run, "logger"):
+                run.close()
+
+
+def _record_iteration(run: Run, iteration: Iteration) -> bool:
+    """Counters and per-iteration records; whether the run advanced."""
+    state, logger = run.state, run.logger
+    advanced = iteration.env_steps > state["env_steps"]
+    state["env_steps"] = iteration.env_steps
+    run.tick()
+    state["episodes"] += iteration.episodes
+    run.episode_totals += (
+        iteration.episodes,
+        iteration.episode_return_sum,
+        iteration.episode_length_sum,
+    )
+    debug = {k: v for k, v in iteration.metrics.items() if k.startswith("debug/")}
+    if debug:  # --log_level DEBUG: per-update diagnostics at every update
+        run.tensorboard.write(debug, iteration.env_steps)
+    logger.record_many({k: v for k, v in iteration.metrics.items() if k not in debug})
+    run.now = time.monotonic()
+    elapsed = max(run.now - run.rate_start, 1e-9)
+    run.steps_per_second = (iteration.env_steps - run.rate_steps) / elapsed
+    return advanced
+
+
+def _evaluate(engine, due: list[tuple[int, Run]], callbacks) -> dict[int, dict[str, float]]:
+    """The due runs' evaluations (one engine call), recorded; callbacks may stop runs."""
+    requests = [
+        EvalRequest(
+            index=i,
+            seed=derive_seed(run.seed, "eval", run.state["evaluations"]),
+            number=run.state["evaluations"],
+            env_steps=run.state["env_steps"],
+        )
+        for i, run in due
+    ]
+    results = engine.evaluate(requests)
+    out = {}
+    for (i, run), result in zip(due, results, strict=True):
+        out[i] = metrics = _record_evaluation(run, result)
+        for callback in callbacks:
+            if callback(run, run.state["env_steps"], metrics) == STOP and not run.done:
+                run.state["stopped_early"] = True
+                run.state["stopped_by"] = getattr(callback, "__name__", type(callback).__name__)
+                print(
+                    f"[{run.label}] stopped by {run.state['stopped_by']} at "
+                    f"{run.state['env_steps']:,} env steps"
+                )
+    return out
+
+
+def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
+    state, hp = run.state, run.hp
+    steps = state["env_steps"]
+    state["evaluations"] += 1
+    state["last_eval_return"] = result.return_mean
+    threshold = hp.stop_at_eval_return
+    if threshold is not None and result.return_mean >= threshold:
+        if state["first_step_at_threshold"] is None:
+            state["first_step_at_threshold"] = steps
+        state["stopped_early"] = True
+    # Wall time to a threshold includes the evaluation that found it (as in SB3).
+    run.tick()
+    if state["first_step_at_threshold"] == steps:
+        state["first_wall_at_threshold"] = state["wall_seconds"]
+    metrics = result.metrics("eval")
+    run.logger.record_many(metrics)
+    run.next_eval = next_multiple(steps, hp.eval.every_steps)
+    return metrics
+
+
+def _log(engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
+    state, logger = run.state, run.logger
+    steps = state["env_steps"]
+    logger.record("time/steps_per_second", run.steps_per_second)
+    logger.record("time/wall_seconds", state["wall_seconds"])
+    if not (steps >= run.next_log or run.done_training or evaluation):
+        return
+    count, return_sum, length_sum = run.episode_totals
+    if count:
+        logger.record("train/episode_return", return_sum / count)
+        logger.record("train/episode_length", length_sum / count)
+        run.episode_totals = np.zeros(3)
+    logger.record_many(engine.log_metrics(index))
+    logger.record("train/episodes", state["episodes"])
+    logger.dump(steps)
+    run.next_log = next_multiple(steps, run.hp.log_every)
+    run.rate_start, run.rate_steps = run.now, steps
+
+
+# ------------------------------------------------------------------------------ test mode
+def test(
+    run_dir: str, seed: int, play: Callable[[int, TensorBoardSink], tuple[EvalResult, int]]
+) -> EvalResult:
+    """Test mode's report for one run: `play(test_seed, tensorboard)` restores the latest
+    checkpoint and plays the test episodes (returning the result and the checkpoint's step);
+    the episodes go to TensorBoard `test/` and a table to the console."""
+    label = run_label(run_dir)
+    tensorboard = TensorBoardSink(run_dir)
+    result, step = play(derive_seed(seed, "test"), tensorboard)
+    for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
+        tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
+    tensorboard.close()
+    print(f"[{label}] checkpoint at {step:,} env steps")
+    print(f"{'episode':>8} {'return':>10} {'length':>8}")
+    for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
+        print(f"{i:>8} {ret:>10.2f} {length:>8}")
+    print(
+        f"[{label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
+        f"over {len(result.returns)} episodes"
+    )
+    return result

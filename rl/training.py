@@ -1,0 +1,123 @@
+"""Training and test mode as train.py runs them: the engine chosen from the hparams and flags,
+driven by the one loop (`rl.loop`).
+
+| condition | engine |
+|---|---|
+| env written in TF ops ("tf/...") | compiled program (`rl.engines.compiled`) |
+| `--num_workers N > 1`, agent with `asynchronous_actors` (IMPALA) | `rl.engines.impala` |
+| `--num_workers N > 1`, replay agent (DQN, TD3/DDPG, SAC) | Ape-X (`rl.engines.apex`) |
+| otherwise (incl. `--num_workers N` env workers, strategies) | in-process driver |
+
+`engine_name` is the one place that choice is made.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rl import loop
+from rl.engines import compiled, driver
+from rl.evaluation import EvalResult
+from rl.hparams import HParams
+from rl.registry import get_agent
+from rl.utils.run_dir import saved_hparams
+from rl.workers.checks import uses_apex, uses_asynchronous_actors
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The train.py flags that decide how a run trains."""
+
+    record_video: bool = False
+    render: bool = False
+    strategy: str = "default"
+    num_workers: int = 1
+
+
+def is_compiled(hparams: HParams) -> bool:
+    return hparams.env.startswith("tf/")
+
+
+def engine_name(hparams: HParams, flags: Flags) -> str:
+    """ "compiled", "impala", "apex" or "driver" (see the module docstring)."""
+    if is_compiled(hparams):
+        return "compiled"
+    if flags.num_workers > 1:
+        if uses_asynchronous_actors(hparams):
+            return "impala"
+        if uses_apex(hparams):
+            return "apex"
+    return "driver"
+
+
+def check(hparams: HParams, flags: Flags) -> None:
+    """UserError, before anything is written, for what the chosen engine cannot do."""
+    get_agent(hparams.agent)
+    if is_compiled(hparams):
+        compiled.check_compiled(hparams, flags.record_video, flags.render)
+
+
+def train(
+    hparams: HParams,
+    run_dirs: Sequence[str],
+    seeds: Sequence[int],
+    hparams_set: str,
+    flags: Flags | None = None,
+    callbacks: Sequence[loop.EvaluationCallback] = (),
+) -> list[loop.TrainResult]:
+    """Trains every run with the engine `engine_name` picks (all copies through one loop)."""
+    flags = flags or Flags()
+    check(hparams, flags)
+    name = engine_name(hparams, flags)
+    group_runs = None
+    extra_state = None
+    if name == "compiled":
+        build = functools.partial(compiled.CompiledEngine, hparams)
+        group_runs = functools.partial(compiled.group_runs, hparams)
+    elif name in ("apex", "impala"):
+        from rl.engines.apex import ApexEngine
+        from rl.engines.impala import ImpalaEngine
+
+        engine_class = ImpalaEngine if name == "impala" else ApexEngine
+        extra_state = engine_class.extra_state
+
+        def build(runs):
+            return engine_class(hparams, runs[0], num_workers=flags.num_workers)
+    else:
+
+        def build(runs):
+            return driver.DriverEngine(
+                hparams,
+                runs[0],
+                record_video=flags.record_video,
+                strategy=flags.strategy,
+                num_workers=flags.num_workers,
+            )
+
+    return loop.train(
+        hparams, run_dirs, seeds, hparams_set, build, group_runs, callbacks, extra_state
+    )
+
+
+def test(
+    hparams: HParams, run_dir: str, seed: int, episodes: int, flags: Flags | None = None
+) -> EvalResult:
+    """Test mode: the latest checkpoint of `run_dir` (trained with its saved hparams)."""
+    flags = flags or Flags()
+    hparams = saved_hparams(run_dir) or hparams
+    check(hparams, flags)
+    if is_compiled(hparams):
+
+        def play(test_seed, tensorboard):
+            return compiled.play_test(hparams, run_dir, seed, test_seed, episodes)
+    else:
+
+        def play(test_seed, tensorboard):
+            return driver.play_test(
+                hparams, run_dir, seed, test_seed, tensorboard, episodes,
+                flags.render, flags.record_video,
+            )  # fmt: skip
+
+    return loop.test(run_dir, seed, play)
