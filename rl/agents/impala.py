@@ -34,24 +34,20 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.advantage_estimators import fold_truncation
-from rl.agents.base import Agent
 from rl.agents.gradient_functions.impala import impala_loss
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.memory import RolloutBuffer
-from rl.models import ActorCritic
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import (
     Rollout,
-    action_log_prob,
     bootstrap_values,
     evaluate,
-    greedy_action,
     minibatch_indices,
-    sample_action,
 )
-from rl.types import Batch, Metrics, TensorBatch
+from rl.types import Metrics, TensorBatch
 
 # The rollout fields the learner reads; `log_prob` is the behaviour policy's.
 UNROLL_FIELDS = (
@@ -67,7 +63,7 @@ UNROLL_FIELDS = (
 
 
 @register_agent("impala")
-class Impala(Agent):
+class Impala(ActorCriticAgent):
     """V-trace actor-critic for discrete (categorical) and Box (diagonal Gaussian) actions."""
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
@@ -75,6 +71,7 @@ class Impala(Agent):
     # train.py --num_workers N: asynchronous actor processes feed this learner
     # (rl/engines/impala.py) instead of env copies stepping in lockstep.
     asynchronous_actors = True
+    records_log_prob = True  # mu(a|x) of the acting weights, for V-trace
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -84,16 +81,7 @@ class Impala(Agent):
                 f"num_minibatches={hp.num_minibatches} splits the num_envs={spec.num_envs} env "
                 f"copies of an unroll; use 1 <= num_minibatches <= {spec.num_envs}"
             )
-        self.model = ActorCritic(
-            spec,
-            hp.model,
-            hp.hidden_sizes,
-            hp.activation,
-            separate_torsos=hp.separate_torsos,
-            log_std_init=hp.log_std_init,
-            name="actor_critic",
-        )
-        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self._build_actor_critic()
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
@@ -121,33 +109,6 @@ class Impala(Agent):
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
-
-    # ------------------------------------------------------------------------ acting
-    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        if explore:
-            return self._act_with_info(obs)[0]
-        params = self.model.policy(obs)
-        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
-
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """A sample of mu = the acting weights' policy, and log mu(a|x) for V-trace."""
-        params = self.model.policy(obs)  # no value head: acting does not need it
-        action = sample_action(self.model, params, self.generator)
-        return action, {"log_prob": action_log_prob(self.model, params, action)}
-
-    def _observe(self, transition: Batch) -> None:
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=transition["reward"],
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition["log_prob"],
-        )
-
-    def _end_all_episodes(self) -> None:
-        self.rollout.truncate_all()
 
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout}

@@ -33,27 +33,29 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.advantage_estimators import fold_truncation
-from rl.agents.base import Agent
 from rl.agents.gradient_functions import entropy_bonus, value_loss
 from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.memory import RolloutBuffer, UniformReplay
-from rl.models import ActorCritic
 from rl.registry import register_agent
 from rl.rollout.evaluate import bootstrap_values, evaluate
-from rl.rollout.policy import action_log_prob, greedy_action, sample_action
 from rl.rollout.rollout import Rollout
-from rl.types import Batch, Metrics, TensorBatch
+from rl.types import Metrics, TensorBatch
 
 # What a replay row holds: one env's T steps ([T, ...]) and its bootstrap observation.
 SEGMENT_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_obs", "log_prob")
 
 
 @register_agent("offpac")
-class OffPAC(Agent):
+class OffPAC(ActorCriticAgent):
     """Off-policy actor-critic with experience replay, for discrete and Box actions."""
+
+    # log b(a|s) must be the acting weights' own: the learner will have moved on by the time it
+    # replays this step, so it cannot be recomputed later.
+    records_log_prob = True
 
     loss_metrics = (
         "policy_loss",
@@ -70,16 +72,7 @@ class OffPAC(Agent):
         for key in ("replay_capacity", "batch_size", "gradient_steps"):
             if getattr(hp, key) < 1:
                 raise UserError(f"{key} must be >= 1, got {getattr(hp, key)}")
-        self.model = ActorCritic(
-            spec,
-            hp.model,
-            hp.hidden_sizes,
-            hp.activation,
-            separate_torsos=hp.separate_torsos,
-            log_std_init=hp.log_std_init,
-            name="actor_critic",
-        )
-        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self._build_actor_critic()
         self.segment_length = self.steps_per_iteration  # T
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
         self.rollout = RolloutBuffer(
@@ -111,34 +104,6 @@ class OffPAC(Agent):
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
-
-    # ------------------------------------------------------------------------ acting
-    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        params = self.model.policy(obs)
-        if explore:
-            return sample_action(self.model, params, self.generator)
-        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
-
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        # log b(a|s) must be the acting weights' own: the learner will have moved on by the time
-        # it replays this step, so it cannot be recomputed later.
-        params = self.model.policy(obs)
-        action = sample_action(self.model, params, self.generator)
-        return action, {"log_prob": action_log_prob(self.model, params, action)}
-
-    def _observe(self, transition: Batch) -> None:
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=transition["reward"],
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition["log_prob"],
-        )
-
-    def _end_all_episodes(self) -> None:
-        self.rollout.truncate_all()
 
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout, "replay": self.replay}

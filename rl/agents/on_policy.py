@@ -31,20 +31,18 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
-from rl.agents.base import Agent
 from rl.agents.gradient_functions import masked_mean
 from rl.memory import RolloutBuffer
-from rl.models import ActorCritic
 from rl.registry import get_advantage_estimator
 
 # Submodules, not the `rl.rollout` package: its collect module imports the driver, which imports
 # the agents package this module is part of.
 from rl.rollout.evaluate import bootstrap_values, evaluate
 from rl.rollout.minibatches import minibatch_indices
-from rl.rollout.policy import greedy_action, sample_action
 from rl.rollout.rollout import Rollout, flatten_steps
-from rl.types import Batch, Metrics, TensorBatch
+from rl.types import Metrics, TensorBatch
 
 __all__ = ["OnPolicyAgent", "minibatch_indices", "normalize", "repeat"]
 
@@ -69,7 +67,7 @@ def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
     return (x - mean) / (std + 1e-8)
 
 
-class OnPolicyAgent(Agent):
+class OnPolicyAgent(ActorCriticAgent):
     """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
 
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
@@ -80,16 +78,7 @@ class OnPolicyAgent(Agent):
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
-        self.model = ActorCritic(
-            spec,
-            hp.model,
-            hp.hidden_sizes,
-            hp.activation,
-            separate_torsos=hp.separate_torsos,
-            log_std_init=hp.log_std_init,
-            name="actor_critic",
-        )
-        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self._build_actor_critic()
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         # Estimator-specific options, passed to the estimators that accept them.
         options = {"lambda_": hp.gae_lambda}
@@ -127,30 +116,6 @@ class OnPolicyAgent(Agent):
         if self.uses_value:
             return self.model.trainable_variables
         return self.model.policy_variables
-
-    # ------------------------------------------------------------------------ acting
-    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        params = self.model.policy(obs)  # no value torso/head: they cost acting time unused
-        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
-            return sample_action(self.model, params, self.generator)
-        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
-
-    def _observe(self, transition: Batch) -> None:
-        # log_prob and value are recomputed at update time (see the module docstring), so they
-        # are only stored when the acting step supplied them.
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=transition["reward"],
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition.get("log_prob"),
-            value=transition.get("value"),
-        )
-
-    def _end_all_episodes(self) -> None:
-        self.rollout.truncate_all()
 
     def _numpy_state_parts(self) -> dict[str, object]:
         # Empty right after `update` (when the trainer checkpoints) except for a last, partial

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.compiled.env_variables import EnvVariables
-from rl.compiled.rollout import greedy_episodes
+from rl.compiled.rollout import greedy_episodes, rollout
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.registry import get_agent
@@ -67,6 +67,25 @@ class CompiledRun:
         raise NotImplementedError
 
     # ------------------------------------------------------------------------ training
+    def _collect(self, after_step=None):
+        """T exploring steps of the N envs from their variables, which are then updated
+        (`rl.compiled.rollout.rollout`'s output: transitions, final state, episode sums)."""
+        agent, env_vars = self.agent, self.env_vars
+        out = rollout(
+            self.env,
+            self.spec,
+            env_vars.read(),
+            env_vars.episode_return.read_value(),
+            env_vars.episode_length.read_value(),
+            lambda obs: agent.act(obs, explore=True),
+            self.num_steps,
+            after_step=after_step,
+        )
+        env_vars.write(out.state)
+        env_vars.episode_return.assign(out.episode_return)
+        env_vars.episode_length.assign(out.episode_length)
+        return out
+
     def run_iteration(self) -> dict[str, float]:
         """One compiled iteration; its metrics as Python floats (one host sync)."""
         return {k: float(v) for k, v in self.iteration().items()}

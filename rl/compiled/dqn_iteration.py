@@ -32,7 +32,6 @@ import tensorflow as tf
 from rl.agents.dqn import DQN
 from rl.compiled.base import CompiledRun
 from rl.compiled.replay import TFReplay
-from rl.compiled.rollout import rollout
 from rl.errors import UserError
 
 
@@ -74,21 +73,9 @@ class CompiledDQN(CompiledRun):
         return {"replay": self.replay}
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        agent, env, env_vars, hp = self.agent, self.env, self.env_vars, self.hp
+        agent, hp = self.agent, self.hp
         num_envs = self.spec.num_envs
-        out = rollout(
-            env,
-            self.spec,
-            env_vars.read(),
-            env_vars.episode_return.read_value(),
-            env_vars.episode_length.read_value(),
-            lambda obs: agent.act(obs, explore=True),
-            self.num_steps,
-            after_step=lambda: agent.env_steps.assign_add(num_envs),
-        )
-        env_vars.write(out.state)
-        env_vars.episode_return.assign(out.episode_return)
-        env_vars.episode_length.assign(out.episode_length)
+        out = self._collect(after_step=lambda: agent.env_steps.assign_add(num_envs))
 
         steps = out.transitions
         rows = self.num_steps * num_envs

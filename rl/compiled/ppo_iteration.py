@@ -26,7 +26,6 @@ import tensorflow as tf
 
 from rl.agents.on_policy import OnPolicyAgent
 from rl.compiled.base import CompiledRun
-from rl.compiled.rollout import rollout
 from rl.errors import UserError
 
 
@@ -41,19 +40,8 @@ class CompiledPPO(CompiledRun):
             )
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        agent, env, env_vars = self.agent, self.env, self.env_vars
-        out = rollout(
-            env,
-            self.spec,
-            env_vars.read(),
-            env_vars.episode_return.read_value(),
-            env_vars.episode_length.read_value(),
-            lambda obs: agent.act(obs, explore=True),
-            self.num_steps,
-        )
-        env_vars.write(out.state)
-        env_vars.episode_return.assign(out.episode_return)
-        env_vars.episode_length.assign(out.episode_length)
+        agent, env = self.agent, self.env
+        out = self._collect()
         agent.env_steps.assign_add(self.steps_per_iteration)
 
         batch = dict(out.transitions)

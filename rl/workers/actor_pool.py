@@ -135,7 +135,8 @@ class ActorPool:
         self._stopped = True
         self._stop.set()
         started = [p for p in self._processes if p.pid is not None]
-        # Actors blocked on a full queue notice `stop` within POLL_SECONDS; draining helps too.
+        # Actors blocked on a full queue notice `stop` within POLL_SECONDS (actor_session.py);
+        # draining helps too.
         deadline = time.monotonic() + timeout
         while any(p.is_alive() for p in started) and time.monotonic() < deadline:
             self.take(max_blocks=64, timeout=0.05)

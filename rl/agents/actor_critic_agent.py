@@ -1,0 +1,67 @@
+"""What the rollout-based actor-critic agents share (PPO/A2C/REINFORCE, IMPALA, OffPAC): an
+`ActorCritic` model built from the hparams, acting by sampling its policy with the agent's own
+generator (greedy: the mode), and a `RolloutBuffer` of vector steps (`self.rollout`, built by
+each subclass) that `observe` fills and a checkpoint cut truncates.
+
+Agents whose learner needs the behaviour policy's log-probability of every action (the
+off-policy corrections of IMPALA's V-trace and OffPAC) set `records_log_prob`: acting then
+returns log b(a|s) of the acting weights, which the learner cannot recompute once it has moved on.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.base import Agent
+from rl.models import ActorCritic
+from rl.rollout.policy import action_log_prob, greedy_action, sample_action
+from rl.types import Batch
+
+
+class ActorCriticAgent(Agent):
+    """Base of the agents that act with an `ActorCritic` and store steps in `self.rollout`."""
+
+    records_log_prob: bool = False  # act_with_info returns {"log_prob": log b(a|s)}
+
+    def _build_actor_critic(self) -> None:
+        """`self.model` from the hparams, its variables created."""
+        hp, spec = self.hparams, self.spec
+        self.model = ActorCritic(
+            spec,
+            hp.model,
+            hp.hidden_sizes,
+            hp.activation,
+            separate_torsos=hp.separate_torsos,
+            log_std_init=hp.log_std_init,
+            name="actor_critic",
+        )
+        self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+
+    def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        params = self.model.policy(obs)  # no value torso/head: they cost acting time unused
+        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
+            return sample_action(self.model, params, self.generator)
+        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
+
+    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        if not self.records_log_prob:
+            return super()._act_with_info(obs)
+        params = self.model.policy(obs)
+        action = sample_action(self.model, params, self.generator)
+        return action, {"log_prob": action_log_prob(self.model, params, action)}
+
+    def _observe(self, transition: Batch) -> None:
+        # log_prob / value are stored when the acting step supplied them (zeros otherwise).
+        self.rollout.add(
+            obs=transition["obs"],
+            action=transition["action"],
+            reward=transition["reward"],
+            next_obs=transition["next_obs"],
+            terminated=transition["terminated"],
+            truncated=transition["truncated"],
+            log_prob=transition.get("log_prob"),
+            value=transition.get("value"),
+        )
+
+    def _end_all_episodes(self) -> None:
+        self.rollout.truncate_all()
