@@ -202,7 +202,7 @@ def train(
     ]
     pending = [run for run in runs if not run.already_complete]
     groups = group_runs(pending) if group_runs else [[run] for run in pending]
-    for group in groups:
+    for group in filter(None, groups):
         engine = build_engine(group)
         try:
             _train_group(hparams, engine, group, callbacks)
