@@ -21,7 +21,7 @@ Data flow, written with the rollout API (`rl.rollout`):
    final_obs and bootstrap observation), in a uniform replay of `replay_capacity` segments;
 3. `update` samples `gradient_steps` x `batch_size` segments and runs all those gradient steps
    in ONE compiled call; each step re-evaluates its segments under the current weights
-   (`rl.rollout.evaluate`: log pi, V, entropy in one pass; `bootstrap_values`: V(final_obs),
+   (`rl.rollout.reevaluate`: log pi, V, entropy in one pass; `bootstrap_values`: V(final_obs),
    V(s_T)) and takes one `_gradient_step` on the loss above.
 
 Terminations and truncations are handled as in every agent here (truncation bootstraps from
@@ -41,7 +41,7 @@ from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.memory import RolloutBuffer, UniformReplay
 from rl.registry import register_agent
-from rl.rollout.evaluate import bootstrap_values, evaluate
+from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.rollout import Rollout
 from rl.types import Metrics, TensorBatch
 
@@ -149,7 +149,7 @@ class OffPAC(ActorCriticAgent):
         """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""
         hp = self.hparams
         rollout = Rollout.from_batch_major(segments)  # [T, B], log_prob = log b(a|s)
-        current = evaluate(rollout, self.model)  # log pi(a|s), V(s), H(pi(.|s))
+        current = reevaluate(rollout, self.model)  # log pi(a|s), V(s), H(pi(.|s))
         final_values, bootstrap = bootstrap_values(rollout, self.model)
         rewards = fold_truncation(
             rollout.reward, rollout.truncated, tf.stop_gradient(final_values), hp.gamma

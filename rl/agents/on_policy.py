@@ -5,7 +5,7 @@ actor-critic's policy with the agent's own generator (`rl.rollout.policy`); `obs
 `RolloutBuffer` of `steps_per_iteration` vector steps (the storage; its `data()` is a `Rollout`'s
 fields). `update` runs on a full buffer, as ONE compiled call:
 
-1. the stored rollout re-evaluated under the current weights (`rl.rollout.evaluate`: log pi(a|s)
+1. the stored rollout re-evaluated under the current weights (`rl.rollout.reevaluate`: log pi(a|s)
    and V(s) of every step in one batched forward pass) and `rl.rollout.bootstrap_values`
    (V(final_obs) of truncated steps, V(last next_obs)). The weights do not change during a
    rollout, so these equal the acting-time numbers; recomputing them batched costs one forward
@@ -36,11 +36,11 @@ from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.memory import RolloutBuffer
 from rl.registry import get_advantage_estimator
+from rl.rollout.minibatches import minibatch_indices
 
 # Submodules, not the `rl.rollout` package: its collect module imports the driver, which imports
 # the agents package this module is part of.
-from rl.rollout.evaluate import bootstrap_values, evaluate
-from rl.rollout.minibatches import minibatch_indices
+from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Metrics, TensorBatch
 
@@ -149,7 +149,7 @@ class OnPolicyAgent(ActorCriticAgent):
     def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
         """log pi(a_t|s_t) and V(s_t) [T, N] under the weights that acted (no update has run
         since the rollout started, so these are the acting-time numbers)."""
-        evaluation = evaluate(Rollout.from_batch(batch), self.model)
+        evaluation = reevaluate(Rollout.from_batch(batch), self.model)
         return evaluation.log_prob, evaluation.value
 
     def _loss_weight(self, batch: TensorBatch) -> tf.Tensor:

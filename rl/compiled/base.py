@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import EnvVariables
-from rl.compiled.rollout import greedy_episodes, rollout
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.registry import get_agent
@@ -69,9 +69,9 @@ class CompiledRun:
     # ------------------------------------------------------------------------ training
     def _collect(self, after_step=None):
         """T exploring steps of the N envs from their variables, which are then updated
-        (`rl.compiled.rollout.rollout`'s output: transitions, final state, episode sums)."""
+        (`rl.compiled.collect.collect`'s output: transitions, final state, episode sums)."""
         agent, env_vars = self.agent, self.env_vars
-        out = rollout(
+        out = collect(
             self.env,
             self.spec,
             env_vars.read(),

@@ -8,7 +8,7 @@ Why: docs/architecture.md ("Speed rules"). `CompiledDQN.iteration` is a
 `tf.function(jit_compile=True)` without arguments that, like one collect + `update` of the
 Python trainer (`train_every` env steps, then `gradient_steps` gradient steps):
 
-1. steps the N envs T = train_every / N times (`rl.compiled.rollout`), acting with the agent's
+1. steps the N envs T = train_every / N times (`rl.compiled.collect`), acting with the agent's
    own epsilon-greedy `act` (its generator; epsilon follows the env-step counter, which grows
    by N every step, and is 1 before `learning_starts`);
 2. appends the T * N one-step transitions, in time-major order, to the in-graph ring buffer

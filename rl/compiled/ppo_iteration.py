@@ -5,7 +5,7 @@ Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration need
 (docs/compiled.md), so `CompiledPPO.iteration` is a
 `tf.function(jit_compile=True)` without arguments that
 
-1. steps the N envs T times in a `tf.scan` (`rl.compiled.rollout`), sampling actions from the
+1. steps the N envs T times in a `tf.scan` (`rl.compiled.collect`), sampling actions from the
    policy with the agent's own `tf.random.Generator` (`agent.act(obs, explore=True)`,
    Gumbel-max for discrete actions), and keeps per-env running episode returns/lengths;
 2. hands the time-major [T, N] batch to the agent's own compiled-update body

@@ -33,9 +33,9 @@ from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import minibatch_indices, normalize, repeat
 from rl.compiled.base import checkpoint_values
+from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.rollout import greedy_episodes, rollout
 from rl.compiled.seed_stack import SeedStack
 from rl.compiled.stacked import StackedForward
 from rl.envs.tf import TFEnv
@@ -103,7 +103,7 @@ class CompiledPPOSeeds:
         num_seeds, env = self.num_seeds, self.env
         env_vars = [member.env_vars for member in self.members]
         weights = self._weights()  # the acting weights: unchanged during the rollout
-        out = rollout(
+        out = collect(
             env,
             self.spec,
             join_states([v.read() for v in env_vars]),

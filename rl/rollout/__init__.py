@@ -3,7 +3,7 @@
 - `Rollout` (rollout.py): T steps of N envs, time-major, with slice / select_envs / concatenate /
   flatten / batch_major, discounts and Monte-Carlo returns that respect terminations and
   truncations;
-- `evaluate`, `evaluate_steps`, `bootstrap_values` (evaluate.py): a stored rollout (or flat
+- `reevaluate`, `reevaluate_steps`, `bootstrap_values` (reevaluate.py): a stored rollout (or flat
   samples) re-evaluated under another policy (log-probs, values, entropies) in one batched
   forward pass;
 - `minibatch_indices`, `shuffle`, `minibatches` (minibatches.py): shuffling with the agent's
@@ -17,24 +17,24 @@ docs/rollout_api.md walks through writing an algorithm with it.
 """
 
 from rl.rollout.collect import Collector, collect_episodes, collect_steps
-from rl.rollout.evaluate import PolicyEvaluation, bootstrap_values, evaluate, evaluate_steps
 from rl.rollout.minibatches import minibatch_indices, minibatches, shuffle
 from rl.rollout.policy import ActorCriticPolicy, action_log_prob, greedy_action, sample_action
+from rl.rollout.reevaluate import PolicyOutputs, bootstrap_values, reevaluate, reevaluate_steps
 from rl.rollout.returns import monte_carlo_returns
 from rl.rollout.rollout import Rollout, concatenate, flatten_steps
 
 __all__ = [
     "ActorCriticPolicy",
     "Collector",
-    "PolicyEvaluation",
+    "PolicyOutputs",
     "Rollout",
     "action_log_prob",
     "bootstrap_values",
     "collect_episodes",
     "collect_steps",
     "concatenate",
-    "evaluate",
-    "evaluate_steps",
+    "reevaluate",
+    "reevaluate_steps",
     "flatten_steps",
     "greedy_action",
     "minibatch_indices",

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.action_functions import sample
-from rl.rollout.evaluate import ActorCriticModel
+from rl.rollout.reevaluate import ActorCriticModel
 
 
 def sample_action(

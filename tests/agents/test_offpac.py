@@ -17,7 +17,7 @@ from rl.agents.gradient_functions.offpac import (
 )
 from rl.driver import Driver
 from rl.envs import make_vector_env
-from rl.rollout import Rollout, evaluate
+from rl.rollout import Rollout, reevaluate
 
 LN = math.log
 
@@ -193,13 +193,13 @@ def test_replayed_data_keep_the_acting_log_probs_and_drift_off_policy():
     data = {k: v.copy() for k, v in agent.rollout.data().items()}
     rollout = Rollout.from_batch(data)
     # Stored log b(a|s) are the acting weights' log-probs: re-evaluated now, pi / b = 1.
-    np.testing.assert_allclose(evaluate(rollout, agent.model).log_prob, data["log_prob"],
+    np.testing.assert_allclose(reevaluate(rollout, agent.model).log_prob, data["log_prob"],
                                rtol=1e-5, atol=1e-6)  # fmt: skip
     for _ in range(3):
         agent.update()
         driver.collect(agent.steps_per_iteration)
     # After learning, the same stored steps are off-policy: pi / b moved away from 1.
-    log_rho = evaluate(rollout, agent.model).log_prob.numpy() - data["log_prob"]
+    log_rho = reevaluate(rollout, agent.model).log_prob.numpy() - data["log_prob"]
     assert np.abs(log_rho).max() > 1e-3
 
 

@@ -18,7 +18,7 @@ from rl.rollout import (
     collect_episodes,
     collect_steps,
     concatenate,
-    evaluate,
+    reevaluate,
 )
 
 
@@ -115,11 +115,11 @@ def cartpole_policy(seed=0):
     return env, model, ActorCriticPolicy(model, tf.random.Generator.from_seed(seed))
 
 
-def test_evaluate_reproduces_acting_log_probs_and_values():
+def test_reevaluate_reproduces_acting_log_probs_and_values():
     env, model, policy = cartpole_policy()
     rollout = collect_steps(env, policy, 30, seed=0)  # 20-step time limit: truncations
     assert rollout.truncated.any()
-    evaluation = evaluate(rollout, model)
+    evaluation = reevaluate(rollout, model)
     assert evaluation.log_prob.shape == (30, 3) and evaluation.params.shape == (30, 3, 2)
     # The weights that acted: the batched re-evaluation equals the per-step acting numbers.
     np.testing.assert_allclose(evaluation.log_prob, rollout.log_prob, rtol=1e-5, atol=1e-6)
@@ -131,16 +131,16 @@ def test_evaluate_reproduces_acting_log_probs_and_values():
     np.testing.assert_allclose(bootstrap, model.value(rollout.last_next_obs), rtol=1e-6)
 
 
-def test_evaluate_under_a_changed_policy_differs_by_the_known_amount():
+def test_reevaluate_under_a_changed_policy_differs_by_the_known_amount():
     env, model, policy = cartpole_policy()
     rollout = collect_steps(env, policy, 10, seed=0)
-    before = evaluate(rollout, model)
+    before = reevaluate(rollout, model)
     # A zero policy head is the uniform policy: log pi = ln 1/2 for every action, entropy ln 2;
     # a value bias raised by 1 raises every V(s) by exactly 1.
     for weight in model.policy_head.weights:
         weight.assign(tf.zeros_like(weight))
     model.value_head.bias.assign_add([1.0])
-    after = evaluate(rollout, model)
+    after = reevaluate(rollout, model)
     np.testing.assert_allclose(after.log_prob, np.full([10, 3], math.log(0.5)), rtol=1e-6)
     np.testing.assert_allclose(after.entropy, np.full([10, 3], math.log(2.0)), rtol=1e-6)
     np.testing.assert_allclose(after.value, before.value.numpy() + 1.0, rtol=1e-5)

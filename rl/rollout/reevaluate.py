@@ -40,7 +40,7 @@ class ActorCriticModel(Protocol):
     def unflatten_action(self, action: tf.Tensor) -> tf.Tensor: ...
 
 
-class PolicyEvaluation(NamedTuple):
+class PolicyOutputs(NamedTuple):
     """A rollout's steps under one policy, each [T, N] (`params` [T, N, P])."""
 
     log_prob: tf.Tensor  # log pi(a_t | s_t)
@@ -49,7 +49,7 @@ class PolicyEvaluation(NamedTuple):
     params: tf.Tensor  # policy parameters: logits, or Gaussian means
 
 
-def evaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyEvaluation:
+def reevaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyOutputs:
     """log-probs of the stored actions, values and entropies under `model`'s current weights.
 
     With the weights that acted, `log_prob` and `value` equal the acting-time numbers (up to
@@ -57,21 +57,21 @@ def evaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyEvaluation:
     is the log importance ratio log pi/mu.
     """
     num_steps, num_envs = rollout.num_steps, rollout.num_envs
-    flat = evaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
+    flat = rereevaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
 
     def time_major(x: tf.Tensor) -> tf.Tensor:
         return tf.reshape(x, [num_steps, num_envs, *x.shape[1:]])
 
-    return PolicyEvaluation(*(time_major(x) for x in flat))
+    return PolicyOutputs(*(time_major(x) for x in flat))
 
 
-def evaluate_steps(model: ActorCriticModel, obs: Any, action: Any) -> PolicyEvaluation:
+def rereevaluate_steps(model: ActorCriticModel, obs: Any, action: Any) -> PolicyOutputs:
     """`evaluate` for flat samples (obs [B, ...], action [B, ...], e.g. a minibatch of
     `Rollout.flatten()`): every output is [B] (`params` [B, P])."""
     params, value = model(tf.convert_to_tensor(obs))
     distribution = model.distribution(params)
     log_prob = distribution.log_prob(model.flatten_action(tf.convert_to_tensor(action)))
-    return PolicyEvaluation(log_prob, value, distribution.entropy(), params)
+    return PolicyOutputs(log_prob, value, distribution.entropy(), params)
 
 
 def bootstrap_values(rollout: Rollout, model: ActorCriticModel) -> tuple[tf.Tensor, tf.Tensor]:

@@ -1,4 +1,4 @@
-"""In-graph rollouts and greedy evaluation over TF-ops envs, for one seed or many at once.
+"""In-graph collection and greedy evaluation over TF-ops envs, for one seed or many at once.
 
 Both take an `act(obs) -> action` callable over a batch of S * N rows (S seeds of N envs,
 seed-major, see `rl.compiled.env_variables.join_states`); a single-seed run is S = 1. They are
@@ -20,7 +20,7 @@ Act = Callable[[tf.Tensor], tf.Tensor]
 
 
 class Rollout(NamedTuple):
-    """What `rollout` returns: the envs' next state and episode stats, and the time-major
+    """What `collect` returns: the envs' next state and episode stats, and the time-major
     [T, S * N, ...] transitions, with per-seed [S] sums over the episodes that ended."""
 
     state: EnvState
@@ -32,7 +32,7 @@ class Rollout(NamedTuple):
     episode_length_sum: tf.Tensor  # [S] sum of their lengths
 
 
-def rollout(
+def collect(
     env: TFEnv,
     spec: EnvSpec,
     state: EnvState,
