@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--test_episodes", type=int, default=10, help="Episodes played with --training False."
     )
     _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
+    p.add_argument(
+        "--checkpoint",
+        default="latest",
+        help="With --training False: which checkpoint to play: latest, best (the best-evaluated "
+        "policy, checkpoints/best/) or an env step whose checkpoint is kept.",
+    )
     p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
     _bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
     _bool_flag(

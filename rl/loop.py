@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import tensorflow as tf
 
 from rl.engines.base import EvalRequest, Iteration
+from rl.errors import UserError
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
 from rl.utils.checkpoint import CheckpointStore
@@ -36,6 +38,7 @@ from rl.utils.run_dir import manifest, write_run_files
 from rl.utils.seeding import derive_seed
 
 CONTINUE, STOP = "continue", "stop"
+BEST_DIR = "checkpoints/best"  # under a run dir: the best-evaluated policy (docs/run_directory.md)
 
 
 @dataclass
@@ -59,6 +62,7 @@ def initial_state() -> dict[str, Any]:
         "first_step_at_threshold": None,
         "first_wall_at_threshold": None,
         "stopped_early": False,
+        "best_eval": None,  # the best evaluation so far: step, return_mean, return_std, episodes
     }
 
 
@@ -107,6 +111,8 @@ class Run:
         self.console_label = self.label
         self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
         self.save_store = self.store
+        # The best-evaluated policy (`keep_best`): its own store, never pruned by the other.
+        self.best_store = CheckpointStore(join(run_dir, BEST_DIR), 1)
         self.pointer = self.store.latest()
         self.state = {**initial_state(), **(extra_state or {})}
         if self.pointer is not None:
@@ -132,6 +138,7 @@ class Run:
         """Writes go to `write_dir` (a non-chief worker's scratch dir) from now on."""
         self.write_dir = write_dir
         self.save_store = CheckpointStore(join(write_dir, "checkpoints"), self.store.keep)
+        self.best_store = CheckpointStore(join(write_dir, BEST_DIR), 1)
 
     def open(self, engine_manifest: dict[str, Any], progress_sink) -> None:
         """Writes the run files and opens the sinks; starts the cadence counters."""
@@ -218,6 +225,7 @@ def _train_group(hparams: HParams, engine, runs: list[Run], callbacks) -> None:
             parts = engine.checkpoint_parts(i)
             numpy_state, run.state = run.store.restore(parts.checkpoint, run.pointer)
             engine.load_numpy_state(i, numpy_state)
+            run.state["best_eval"] = best_evaluation(run.best_store)
             steps, note = run.state["env_steps"], engine.resume_note(i)
             print(f"[{run.label}] resuming from checkpoint at {steps:,} env steps{note}")
     engine.start([run.state for run in runs])
@@ -294,6 +302,9 @@ def _evaluate(engine, due: list[tuple[int, Run]], callbacks) -> dict[int, dict[s
     out = {}
     for (i, run), result in zip(due, results, strict=True):
         out[i] = metrics = _record_evaluation(run, result)
+        _keep_best(engine, i, run, result)
+        metrics["eval/best_return_mean"] = run.state["best_eval"]["return_mean"]
+        run.logger.record("eval/best_return_mean", metrics["eval/best_return_mean"])
         for callback in callbacks:
             if callback(run, run.state["env_steps"], metrics) == STOP and not run.done:
                 run.state["stopped_early"] = True
@@ -325,6 +336,31 @@ def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
     return metrics
 
 
+def _keep_best(engine, index: int, run: Run, result: EvalResult) -> None:
+    """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one
+    (ties keep the earlier): weights only (no replay), and no episode cut, so keeping the best
+    changes nothing in training."""
+    best = run.state.get("best_eval")
+    if best is not None and result.return_mean <= best["return_mean"]:
+        return
+    steps = run.state["env_steps"]
+    run.state["best_eval"] = evaluation = {
+        "step": steps,
+        "return_mean": result.return_mean,
+        "return_std": result.return_std,
+        "episodes": len(result.returns),
+    }
+    run.best_store.save(steps, engine.policy_checkpoint(index), {}, {"evaluation": evaluation})
+
+
+def best_evaluation(store: CheckpointStore) -> dict[str, Any] | None:
+    """The evaluation that made the policy in `store` (a run's `checkpoints/best/`) the best."""
+    pointer = store.latest()
+    if pointer is None:
+        return None
+    return read_json(join(store.directory, pointer["directory"], "trainer.json"))["evaluation"]
+
+
 def _log(engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
     state, logger = run.state, run.logger
     steps = state["env_steps"]
@@ -345,6 +381,50 @@ def _log(engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
 
 
 # ------------------------------------------------------------------------------ test mode
+def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[str, Any]]:
+    """The store and pointer of the checkpoint test mode plays (`--checkpoint`): "latest",
+    "best" (`checkpoints/best/`) or an env step whose checkpoint is kept; UserError if none."""
+    store = CheckpointStore(join(run_dir, "checkpoints"), 1)
+    if which == "latest":
+        pointer = store.latest()
+        if pointer is None:
+            raise UserError(
+                f"--training False needs a checkpoint, and {run_dir} has none; "
+                "train first (same command with --training True)"
+            )
+        return store, pointer
+    if which == "best":
+        best = CheckpointStore(join(run_dir, BEST_DIR), 1)
+        pointer = best.latest()
+        if pointer is None:
+            raise UserError(
+                f"--checkpoint best: {run_dir} has no best checkpoint (one is kept from the "
+                "first evaluation on); train first, or use --checkpoint latest"
+            )
+        return best, pointer
+    try:
+        step = int(which)
+    except ValueError:
+        raise UserError(
+            f"--checkpoint must be best, latest or an env step, got {which!r}"
+        ) from None
+    name = f"step_{step:012d}"
+    if not tf.io.gfile.exists(join(store.directory, name, "tf.index")):
+        kept = sorted(
+            int(n.rstrip("/")[5:])
+            for n in (
+                tf.io.gfile.listdir(store.directory) if tf.io.gfile.isdir(store.directory) else []
+            )
+            if n.startswith("step_")
+        )
+        listed = ", ".join(f"{k}" for k in kept) or "none"
+        raise UserError(
+            f"--checkpoint {step}: {run_dir} keeps no checkpoint at that env step (kept: "
+            f"{listed}; keep_checkpoints decides how many), or use best or latest"
+        )
+    return store, {"step": step, "directory": name}
+
+
 def test(
     run_dir: str, seed: int, play: Callable[[int, TensorBoardSink], tuple[EvalResult, int]]
 ) -> EvalResult:

@@ -34,6 +34,7 @@ class Flags:
     render: bool = False
     strategy: str = "default"
     num_workers: int = 1
+    checkpoint: str = "latest"  # what test mode plays: latest, best or an env step
 
 
 def is_compiled(hparams: HParams) -> bool:
@@ -104,19 +105,20 @@ def train(
 def test(
     hparams: HParams, run_dir: str, seed: int, episodes: int, flags: Flags | None = None
 ) -> EvalResult:
-    """Test mode: the latest checkpoint of `run_dir` (trained with its saved hparams)."""
+    """Test mode: `flags.checkpoint` of `run_dir` (trained with its saved hparams)."""
     flags = flags or Flags()
     hparams = saved_hparams(run_dir) or hparams
     check(hparams, flags)
+    checkpoint = loop.select_checkpoint(run_dir, flags.checkpoint)
     if is_compiled(hparams):
 
         def play(test_seed, tensorboard):
-            return compiled.play_test(hparams, run_dir, seed, test_seed, episodes)
+            return compiled.play_test(hparams, seed, checkpoint, test_seed, episodes)
     else:
 
         def play(test_seed, tensorboard):
             return driver.play_test(
-                hparams, run_dir, seed, test_seed, tensorboard, episodes,
+                hparams, run_dir, seed, checkpoint, test_seed, tensorboard, episodes,
                 flags.render, flags.record_video,
             )  # fmt: skip
 

@@ -21,7 +21,7 @@ old (rl/engines/impala.py; rl/workers/unrolls.py). V-trace corrects both. Termin
 truncation are handled as everywhere else (`fold_truncation`, `Rollout.discounts`).
 
 Acting, re-evaluation, bootstrap values and the minibatch split use the rollout API
-(`rl.rollout`: `sample_action`, `evaluate`, `bootstrap_values`, `Rollout.select_envs`), as the
+(`rl.rollout`: `sample_action`, `reevaluate`, `bootstrap_values`, `Rollout.select_envs`), as the
 other policy-gradient agents do. The advantage estimator is looked up by name: "vtrace", or
 "discounted_returns" / "gae" (targets as if the data were on-policy; with vtrace_lambda = 1,
 discounted_returns is V-trace with every rho = c = 1: the paper's no-correction ablation).
@@ -44,8 +44,8 @@ from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import (
     Rollout,
     bootstrap_values,
-    evaluate,
     minibatch_indices,
+    reevaluate,
 )
 from rl.types import Metrics, TensorBatch
 
@@ -152,7 +152,7 @@ class Impala(ActorCriticAgent):
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp = self.hparams
         rollout = Rollout.from_batch(minibatch)  # [T, B]; its log_prob is mu's, recorded
-        now = evaluate(rollout, self.model)  # pi(a|x), V(x), H(pi(.|x)) with the current weights
+        now = reevaluate(rollout, self.model)  # pi(a|x), V(x), H(pi(.|x)) with the current weights
         # V-trace's bootstrap values use the current V too: V(final_obs) and V(x_T).
         final_values, bootstrap = bootstrap_values(rollout, self.model)
         rewards = fold_truncation(rollout.reward, rollout.truncated, final_values, hp.gamma)

@@ -112,6 +112,9 @@ class ApexEngine(EngineDefaults):
     def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
         self.agent.load_numpy_state(state)
 
+    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
+        return self.checkpoint
+
     def resume_note(self, index: int) -> str:
         return f" ({self.restored_parts()}; fresh actors)"
 

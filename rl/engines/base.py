@@ -86,6 +86,11 @@ class Engine(Protocol):
 
     def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None: ...
 
+    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
+        """Run `index`'s current weights as test mode restores them (no numpy state; taking
+        it must not change training: no episode cut)."""
+        ...
+
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         """After every run was restored (or not): ready the envs, actors, stacks, ..."""
         ...

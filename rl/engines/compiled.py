@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import tensorflow as tf
+
 from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
 from rl.compiled.seed_shards import ShardedSeeds, shard_count
 from rl.compiled.seed_stack import NotStackable
@@ -30,8 +32,6 @@ from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
-from rl.utils.checkpoint import CheckpointStore
-from rl.utils.files import join
 from rl.utils.seeding import derive_seed
 
 # Iteration outputs the engine turns into episode counts rather than train/<name> metrics.
@@ -87,6 +87,10 @@ class CompiledEngine(EngineDefaults):
     def checkpoint_parts(self, index: int) -> CheckpointParts:
         return CheckpointParts(self.members[index].checkpoint)
 
+    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
+        self.group.store_to_members()  # the stacked weights into the members' agents
+        return self.members[index].checkpoint
+
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         self.group.load_from_members()
 
@@ -124,12 +128,11 @@ class CompiledEngine(EngineDefaults):
 
 
 def play_test(
-    hparams: HParams, run_dir: str, seed: int, test_seed: int, episodes: int
+    hparams: HParams, seed: int, checkpoint: tuple, test_seed: int, episodes: int
 ) -> tuple[EvalResult, int]:
-    """Test mode on a TF-ops env: the latest checkpoint's greedy episodes, in-graph."""
+    """Test mode on a TF-ops env: greedy episodes of `checkpoint` (store, pointer), in-graph."""
     run = single_seed_class(hparams)(hparams, make_env(hparams), seed)
-    store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
-    pointer = store.latest()
+    store, pointer = checkpoint
     store.restore(run.checkpoint, pointer)
     returns, lengths = run.evaluate(test_seed, episodes)
     return EvalResult(returns=returns, lengths=lengths), pointer["step"]

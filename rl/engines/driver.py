@@ -150,6 +150,9 @@ class DriverEngine(EngineDefaults):
     def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
         self.agent.load_numpy_state(state)
 
+    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
+        return self.checkpoint
+
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         (state,) = states
         if self.role.multi_worker:
@@ -214,18 +217,18 @@ def play_test(
     hparams: HParams,
     run_dir: str,
     seed: int,
+    checkpoint: tuple[CheckpointStore, dict],
     test_seed: int,
     tensorboard: TensorBoardSink,
     episodes: int,
     render: bool = False,
     record_video: bool = False,
 ) -> tuple[EvalResult, int]:
-    """Test mode on a Python env: the latest checkpoint's greedy episodes (`rl.loop.test`
+    """Test mode on a Python env: greedy episodes of `checkpoint` (store, pointer; `rl.loop.test`
     reports them), shown in a window (`render`) and/or filmed (`record_video`)."""
     env, spec = make_eval_env(hparams, episodes, derive_seed(seed, "test_env"))
     agent = build_agent(hparams, spec, seed)
-    store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
-    pointer = store.latest()
+    store, pointer = checkpoint
     store.restore(tf.train.Checkpoint(agent=agent), pointer)
     full_games = spec.reports_game_score
     result = evaluate(agent, env, test_seed, hparams.eval.epsilon, full_games=full_games)

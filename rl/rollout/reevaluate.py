@@ -57,7 +57,7 @@ def reevaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyOutputs:
     is the log importance ratio log pi/mu.
     """
     num_steps, num_envs = rollout.num_steps, rollout.num_envs
-    flat = rereevaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
+    flat = reevaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
 
     def time_major(x: tf.Tensor) -> tf.Tensor:
         return tf.reshape(x, [num_steps, num_envs, *x.shape[1:]])
@@ -65,8 +65,8 @@ def reevaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyOutputs:
     return PolicyOutputs(*(time_major(x) for x in flat))
 
 
-def rereevaluate_steps(model: ActorCriticModel, obs: Any, action: Any) -> PolicyOutputs:
-    """`evaluate` for flat samples (obs [B, ...], action [B, ...], e.g. a minibatch of
+def reevaluate_steps(model: ActorCriticModel, obs: Any, action: Any) -> PolicyOutputs:
+    """`reevaluate` for flat samples (obs [B, ...], action [B, ...], e.g. a minibatch of
     `Rollout.flatten()`): every output is [B] (`params` [B, P])."""
     params, value = model(tf.convert_to_tensor(obs))
     distribution = model.distribution(params)

@@ -71,7 +71,7 @@ class Rollout:
         return {k: v for k, v in self._items() if v is not None}
 
     def replace(self, **changes: Any) -> Rollout:
-        """A copy with some fields replaced (e.g. `log_prob` and `value` after `evaluate`)."""
+        """A copy with some fields replaced (e.g. `log_prob` and `value` after `reevaluate`)."""
         return dataclasses.replace(self, **changes)
 
     def numpy(self) -> Rollout:

@@ -108,6 +108,8 @@ class CSVSink(Sink):
         "eval_raw_score_mean",
         "eval_clipped_return_mean",
         "train_raw_score_mean",
+        # The best eval_return_mean so far (the policy kept in checkpoints/best/).
+        "best_eval_return_mean",
     )
 
     def __init__(self, path: str, resume_at_step: int | None = None) -> None:
@@ -134,6 +136,7 @@ class CSVSink(Sink):
             "eval_raw_score_mean": _fmt(values.get("eval/raw_score_mean")),
             "eval_clipped_return_mean": _fmt(values.get("eval/clipped_return_mean")),
             "train_raw_score_mean": _fmt(values.get("train/raw_score_mean")),
+            "best_eval_return_mean": _fmt(values.get("eval/best_return_mean")),
         }
         self.rows.append(row)
         buffer = io.StringIO()
