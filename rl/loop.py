@@ -346,6 +346,7 @@ def _keep_best(engine, index: int, run: Run, result: EvalResult) -> None:
     steps = run.state["env_steps"]
     run.state["best_eval"] = evaluation = {
         "step": steps,
+        "evaluation": run.state["evaluations"] - 1,  # its number: seed derive_seed(seed, "eval", n)
         "return_mean": result.return_mean,
         "return_std": result.return_std,
         "episodes": len(result.returns),

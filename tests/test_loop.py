@@ -40,6 +40,9 @@ class ScriptedEngine(EngineDefaults):
     def checkpoint_parts(self, index):
         return CheckpointParts(tf.train.Checkpoint(steps=self.steps[index]))
 
+    def policy_checkpoint(self, index):
+        return tf.train.Checkpoint(steps=self.steps[index])
+
     def start(self, states):
         self.started_with = [state["env_steps"] for state in states]
 
