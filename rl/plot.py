@@ -63,6 +63,12 @@ class Curve:
     steps: np.ndarray
     values: np.ndarray
 
+    def best(self) -> tuple[float, float]:
+        """(env step, value) of the first highest value: on eval_return_mean, the evaluation
+        whose policy train.py keeps in checkpoints/best/ (ties keep the earlier)."""
+        k = int(np.argmax(self.values))
+        return float(self.steps[k]), float(self.values[k])
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -303,6 +309,13 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
                 capsize=4,
                 label=f"mean of {n} copies, 95% CI (bootstrap)",
             )
+    if metric == DEFAULT_METRIC:  # the evaluations whose policies are kept as the best
+        for i, curve in enumerate(curves):
+            step, value = curve.best()
+            ax.plot(
+                [step], [value], linestyle="none", marker="*", markersize=11, color="tab:orange",
+                label="best evaluation (checkpoints/best/)" if i == 0 else None,
+            )  # fmt: skip
     ax.set_xlabel("env steps")
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     fig.suptitle(title, fontsize=13)

@@ -198,3 +198,9 @@ def test_one_copy_has_a_zero_width_ci_and_one_common_step(tmp_path, capsys):
     np.testing.assert_array_equal(result.grid, [200])
     np.testing.assert_allclose(result.mean, [50.0])
     assert iio.imread(result.png_path).shape[:2] == (500, 800)
+
+
+def test_the_best_evaluation_is_the_first_highest(tmp_path):
+    write_progress(tmp_path / "run_0", [(1000, 10), (2000, 80), (3000, 80), (4000, 5)])
+    curve = plot.read_curve(str(tmp_path / "run_0" / "progress.csv"), "eval_return_mean")
+    assert curve.best() == (2000.0, 80.0)  # ties keep the earlier, as checkpoints/best/ does
