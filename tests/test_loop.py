@@ -11,7 +11,7 @@ import tensorflow as tf
 
 import rl  # noqa: F401  (fills the registries)
 from rl import loop, registry
-from rl.engines.base import CheckpointParts, EngineDefaults, Iteration
+from rl.engines.base import CheckpointParts, Engine, Iteration
 from rl.evaluation import EvalResult
 
 
@@ -26,7 +26,7 @@ def hparams(train_steps: int = 100, stop_at: float | None = None):
     return hp.freeze()
 
 
-class ScriptedEngine(EngineDefaults):
+class ScriptedEngine(Engine):
     """Each run advances 10 env steps per iteration and finishes one 5-step episode of return
     1; evaluation returns follow `eval_returns[run]` (one per evaluation, in order)."""
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
 from rl.engines.driver import build_agent
 from rl.envs import make_vector_env
 from rl.evaluation import EvalResult, evaluate, make_eval_env
@@ -45,7 +45,7 @@ from rl.workers.weights import policy_variables
 IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not update
 
 
-class ApexEngine(EngineDefaults):
+class ApexEngine(OneAgentEngine):
     """One run (seed) as a learner here with `num_workers` actor processes."""
 
     extra_state = {"updates": 0, "worker_starts": 0}
@@ -105,15 +105,6 @@ class ApexEngine(EngineDefaults):
     # -------------------------------------------------------------------------- protocol
     def weights(self) -> list[np.ndarray]:
         return [v.numpy() for v in self.variables]
-
-    def checkpoint_parts(self, index: int) -> CheckpointParts:
-        return CheckpointParts(self.checkpoint, self.agent.numpy_state())
-
-    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
-        self.agent.load_numpy_state(state)
-
-    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
-        return self.checkpoint
 
     def resume_note(self, index: int) -> str:
         return f" ({self.restored_parts()}; fresh actors)"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -73,89 +73,84 @@ class CheckpointParts:
     numpy_state: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-class Engine(Protocol):
-    """Trains `len(seeds)` runs of one experiment in lockstep (see the module docstring)."""
+class Engine:
+    """Trains a list of runs of one experiment in lockstep (see the module docstring).
 
-    # Trainer-state keys this engine adds to the loop's own (with their initial values).
-    extra_state: dict[str, Any]
+    Subclasses implement the first five methods; the rest have defaults most engines keep.
+    """
+
+    # Loop-state keys this engine adds (with their initial values), saved in trainer.json.
+    extra_state: dict[str, Any] = {}
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:
-        """The objects to restore into / save from for run `index` (before `start`: restore
-        targets; later: the current state, after `prepare_checkpoint`)."""
-        ...
-
-    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None: ...
+        """What run `index`'s checkpoint holds: restore targets before `start`, afterwards
+        its current state (after `prepare_checkpoint`)."""
+        raise NotImplementedError
 
     def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
         """Run `index`'s current weights as test mode restores them (no numpy state; taking
         it must not change training: no episode cut)."""
-        ...
+        raise NotImplementedError
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         """After every run was restored (or not): ready the envs, actors, stacks, ..."""
-        ...
+        raise NotImplementedError
 
     def iterate(self, active: Sequence[bool]) -> list[Iteration]:
-        """One iteration of every run (inactive runs may be stepped too; their result is
+        """One iteration of every run (inactive ones may be stepped too; their result is
         ignored)."""
-        ...
+        raise NotImplementedError
 
-    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]: ...
-
-    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
-        """Right before run `index` is saved (e.g. cut its episodes: `state["cuts"]`)."""
-        ...
-
-    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None: ...
+    def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
+        raise NotImplementedError
 
     def log_metrics(self, index: int) -> dict[str, float]:
         """Scalars logged at each log point besides the iteration's (agent state, workers)."""
-        ...
+        return {}
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        """Restores run `index`'s numpy state (replay, ...) from its checkpoint."""
+
+    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        """Right before run `index` is saved (e.g. cut its episodes: `state["cuts"]`)."""
+
+    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
+        """Right after run `index` was saved (e.g. restart its envs)."""
 
     def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
         """A progress.csv sink of its own (None: the loop's standard one)."""
-        ...
-
-    def manifest_extras(self) -> dict[str, Any]: ...
-
-    def resume_note(self, index: int) -> str:
-        """Said after "resuming from checkpoint at N env steps" (what was restored)."""
-        ...
-
-    def check_alive(self) -> None:
-        """Raises if a helper process failed (between iterations)."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class EngineDefaults:
-    """Protocol methods most engines do not need to change."""
-
-    extra_state: dict[str, Any] = {}
-
-    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
-        del index, state
-
-    def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
-        del index, state
-
-    def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
-        del index, state
-
-    def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
-        del path, resume_at_step
         return None
 
     def manifest_extras(self) -> dict[str, Any]:
+        """Keys this engine adds to manifest.json."""
         return {}
 
     def resume_note(self, index: int) -> str:
-        del index
+        """Said after "resuming from checkpoint at N env steps" (what was restored)."""
         return ""
 
     def check_alive(self) -> None:
-        pass
+        """Raises if a helper process failed (called between iterations)."""
 
     def close(self) -> None:
-        pass
+        """Releases envs, processes and threads."""
+
+
+class OneAgentEngine(Engine):
+    """An engine of one run whose whole state is one agent, `self.agent`, checkpointed as
+    `self.checkpoint` (the in-process, Ape-X and IMPALA engines)."""
+
+    agent: Any
+    checkpoint: tf.train.Checkpoint
+
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        return CheckpointParts(self.checkpoint, self.agent.numpy_state())
+
+    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
+        return self.checkpoint
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        self.agent.load_numpy_state(state)
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        return self.agent.metrics()

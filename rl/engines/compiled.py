@@ -27,7 +27,7 @@ import tensorflow as tf
 from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
 from rl.compiled.seed_shards import ShardedSeeds, shard_count
 from rl.compiled.seed_stack import NotStackable
-from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.engines.base import CheckpointParts, Engine, EvalRequest, Iteration
 from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
@@ -70,7 +70,7 @@ def group_runs(hparams: HParams, runs: list) -> list[list]:
     return groups
 
 
-class CompiledEngine(EngineDefaults):
+class CompiledEngine(Engine):
     """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`)."""
 
     def __init__(self, hparams: HParams, runs: Sequence) -> None:

@@ -35,7 +35,7 @@ import tensorflow as tf
 from rl.agents.base import Agent
 from rl.distribute import WorkerRole, all_workers_agree, worker_role
 from rl.driver import Driver
-from rl.engines.base import CheckpointParts, EngineDefaults, EvalRequest, Iteration
+from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
 from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
@@ -91,7 +91,7 @@ def video_recorder(run_dir: str, env) -> VideoRecorder:
     return VideoRecorder(join(run_dir, "videos"), fps=env.metadata.get("render_fps", 30))
 
 
-class DriverEngine(EngineDefaults):
+class DriverEngine(OneAgentEngine):
     """One run (seed) trained in this process: `Driver` collects, the agent updates."""
 
     def __init__(
@@ -144,15 +144,6 @@ class DriverEngine(EngineDefaults):
         return derive_seed(self.seed, "train_env", cuts, *self._worker_names())
 
     # -------------------------------------------------------------------------- protocol
-    def checkpoint_parts(self, index: int) -> CheckpointParts:
-        return CheckpointParts(self.checkpoint, self.agent.numpy_state())
-
-    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
-        self.agent.load_numpy_state(state)
-
-    def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
-        return self.checkpoint
-
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         (state,) = states
         if self.role.multi_worker:
@@ -200,9 +191,6 @@ class DriverEngine(EngineDefaults):
 
     def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
         self.driver.reset(self._train_env_seed(state["cuts"]))
-
-    def log_metrics(self, index: int) -> dict[str, float]:
-        return self.agent.metrics()
 
     def close(self) -> None:
         self.env.close()
