@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 import tensorflow as tf
 
-from rl.engines.base import EvalRequest, Iteration
+from rl.engines.base import Engine, EvalRequest, Iteration
 from rl.errors import UserError
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
@@ -113,6 +113,7 @@ class Run:
         self.save_store = self.store
         # The best-evaluated policy (`keep_best`): its own store, never pruned by the other.
         self.best_store = CheckpointStore(join(run_dir, BEST_DIR), 1)
+        self.logger: Logger | None = None  # the sinks, once `open` wrote the run files
         self.pointer = self.store.latest()
         self.state = {**initial_state(), **(extra_state or {})}
         if self.pointer is not None:
@@ -166,6 +167,8 @@ class Run:
         self.state["wall_seconds"] = time.monotonic() - self.wall_start
 
     def close(self) -> None:
+        if self.logger is None:  # never opened
+            return
         self.logger.close()
         if self.state["stopped_early"] and self.state.get("stopped_by") is None:
             print(
@@ -185,7 +188,7 @@ class Run:
         )
 
 
-EngineFactory = Callable[[list[Run]], Any]
+EngineFactory = Callable[[list[Run]], Engine]
 
 
 def train(
@@ -218,7 +221,7 @@ def train(
     return [run.result() for run in runs]
 
 
-def _train_group(hparams: HParams, engine, runs: list[Run], callbacks) -> None:
+def _train_group(hparams: HParams, engine: Engine, runs: list[Run], callbacks) -> None:
     """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
     for i, run in enumerate(runs):
         if run.pointer is not None:
@@ -261,8 +264,7 @@ def _train_group(hparams: HParams, engine, runs: list[Run], callbacks) -> None:
                     run.next_checkpoint = next_multiple(steps, hparams.checkpoint_every)
     finally:
         for run in runs:
-            if hasattr(run, "logger"):
-                run.close()
+            run.close()
 
 
 def _record_iteration(run: Run, iteration: Iteration) -> bool:
@@ -287,7 +289,7 @@ def _record_iteration(run: Run, iteration: Iteration) -> bool:
     return advanced
 
 
-def _evaluate(engine, due: list[tuple[int, Run]], callbacks) -> dict[int, dict[str, float]]:
+def _evaluate(engine: Engine, due: list[tuple[int, Run]], callbacks) -> dict[int, dict[str, float]]:
     """The due runs' evaluations (one engine call), recorded; callbacks may stop runs."""
     requests = [
         EvalRequest(
@@ -336,7 +338,7 @@ def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
     return metrics
 
 
-def _keep_best(engine, index: int, run: Run, result: EvalResult) -> None:
+def _keep_best(engine: Engine, index: int, run: Run, result: EvalResult) -> None:
     """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one
     (ties keep the earlier): weights only (no replay), and no episode cut, so keeping the best
     changes nothing in training."""
@@ -362,7 +364,7 @@ def best_evaluation(store: CheckpointStore) -> dict[str, Any] | None:
     return read_json(join(store.directory, pointer["directory"], "trainer.json"))["evaluation"]
 
 
-def _log(engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
+def _log(engine: Engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
     state, logger = run.state, run.logger
     steps = state["env_steps"]
     logger.record("time/steps_per_second", run.steps_per_second)
