@@ -98,6 +98,11 @@ def _run(args) -> int:
         raise UserError("--output_dir is required, e.g. --output_dir runs/my_run")
     if args.copies < 1:
         raise UserError(f"--copies must be >= 1, got {args.copies}")
+    if args.training and args.checkpoint != "latest":
+        raise UserError(
+            f"--checkpoint {args.checkpoint} chooses what test mode plays; it needs --training "
+            "False (training always resumes from the latest checkpoint)"
+        )
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
     if args.render:
@@ -145,7 +150,6 @@ def _writes_run_dirs(args, strategy: str) -> bool:
 
 def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[str]) -> int:
     from rl import registry
-    from rl.errors import UserError
     from rl.utils.checkpoint import CheckpointStore
     from rl.utils.files import join
     from rl.utils.run_dir import check_resume_compatible
@@ -155,12 +159,10 @@ def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[
             check_resume_compatible(run_dir, hparams, args.allow_hparams_change)
             CheckpointStore(join(run_dir, "checkpoints"), 1).latest()  # damaged pointer -> 2
     else:
-        for run_dir in run_dirs:
-            if CheckpointStore(join(run_dir, "checkpoints"), 1).latest() is None:
-                raise UserError(
-                    f"--training False needs a checkpoint, and {run_dir} has none; "
-                    "train first (same command with --training True)"
-                )
+        from rl.loop import select_checkpoint
+
+        for run_dir in run_dirs:  # --checkpoint latest | best | STEP must exist in every copy
+            select_checkpoint(run_dir, args.checkpoint)
 
     from rl import training
 
@@ -169,6 +171,7 @@ def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[
         render=args.render,
         strategy=strategy,
         num_workers=args.num_workers,
+        checkpoint=args.checkpoint,
     )
     seeds = [args.seed + i for i in range(args.copies)]
     training.check(hparams, flags)

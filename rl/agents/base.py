@@ -7,9 +7,9 @@ agent's own `tf.random.Generator`, the optimizer whose learning rate follows a s
 gradient step (tape, global-norm clipping, optimizer update, counter).
 
 Distribution strategies are part of that contract. An agent built under `strategy.scope()`
-(the trainer does this for `--strategy mirrored|multi_worker_mirrored|tpu`) keeps the strategy,
-and `_gradient_step(loss_fn, variables, batch)` then splits `batch` across the replicas and runs
-the step under `strategy.run` with the loss scaled so that the update equals the one-device
+(the in-process engine does this for `--strategy mirrored|multi_worker_mirrored|tpu`) keeps the
+strategy, and `_gradient_step(loss_fn, variables, batch)` then splits `batch` across the replicas
+and runs the step under `strategy.run` with the loss scaled so that the update equals the one-device
 update on the whole batch (`rl.distribute.replicated`, docs/distributed.md). For that, a loss is
 a function of its batch (examples on axis 0) returning the batch's (masked) mean and aux
 outputs: scalars (means) or per-example tensors; `_loss_weight` says what the mean divides by.
@@ -131,7 +131,8 @@ class Agent(tf.Module):
         self._observe(transition)
 
     def end_all_episodes(self) -> None:
-        """The trainer cut every running episode (a checkpoint boundary): flush partial data.
+        """The in-process engine cut every running episode (a checkpoint boundary): flush
+        partial data.
 
         Cut episodes count as truncations, so their partial transitions bootstrap.
         """
@@ -151,7 +152,7 @@ class Agent(tf.Module):
 
     @property
     def steps_per_iteration(self) -> int:
-        """Vector-env steps the trainer collects between two `update` calls."""
+        """Vector-env steps the engine collects between two `update` calls."""
         return max(1, self.hparams.train_every // self.spec.num_envs)
 
     def learner_variables(self) -> list[tf.Variable]:

@@ -6,7 +6,7 @@ Salimans et al. 2017, "Evolution Strategies as a Scalable Alternative to Reinfor
 Learning", https://arxiv.org/abs/1703.03864, and Heidrich-Meisner & Igel 2009, "Neuroevolution
 strategies for episodic reinforcement learning", https://doi.org/10.1016/j.jalgor.2009.04.002.
 
-How it fits the agent contract, without any change to the trainer or the driver:
+How it fits the agent contract, without any change to the training loop or the driver:
 
 * **Population = env copies.** The population size is `num_envs`: env copy i always plays
   candidate i of the current generation. The candidates' flat weight vectors sit stacked in one
@@ -17,10 +17,10 @@ How it fits the agent contract, without any change to the trainer or the driver:
 * **Fitness = one whole episode.** Candidate i's fitness is the undiscounted return of the
   first episode env i *starts* after candidate i's weights were installed: an episode already
   running at a generation switch was (partly) played by the previous candidate and is
-  discarded. Episodes the trainer cuts at a checkpoint (`end_all_episodes`) are not whole
+  discarded. Episodes the in-process engine cuts at a checkpoint (`end_all_episodes`) are not whole
   either: they are discarded and the candidate plays a fresh episode after the envs reset.
   A time-limit truncation is a normal end of an episode: it is the task's horizon.
-* **A generation ends when every candidate has a fitness.** The trainer calls `update` every
+* **A generation ends when every candidate has a fitness.** The loop calls `update` every
   `train_every` env steps; the first call that finds all P fitnesses does CMA-ES `tell` (losses
   = -returns) and `ask`, installs the new candidates and mean, and counts one generation in
   `gradient_steps`. Weights change only between two collect calls, never inside the compiled
@@ -92,7 +92,8 @@ class EpisodeScorer:
         self.fresh = np.asarray(done, bool).copy()
 
     def cut(self) -> None:
-        """The trainer cut every episode and resets the envs: partial episodes do not count."""
+        """The in-process engine cut every episode and resets the envs: partial episodes do not
+        count."""
         self.scoring[:] = False
         self.fresh[:] = True
 

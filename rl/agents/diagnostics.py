@@ -7,7 +7,7 @@ rate that is too high, clipping that is too tight or a loss that does not depend
 the optimizer updates. `Agent._gradient_step` records every step into the variables here (the
 learner runs many steps in one compiled call, so nothing can be printed from inside it);
 `Agent.update` reads them once per call, logs one line through Python logging and returns them
-as `debug/...` metrics, which the trainer writes to TensorBoard at every update.
+as `debug/...` metrics, which the loop writes to TensorBoard at every update.
 
 Zero cost otherwise: whether DEBUG is on is decided when the agent is built, and the extra
 forward pass is traced into the learner only then. Set the level before building an agent

@@ -25,7 +25,7 @@ Data flow, written with the rollout API (`rl.rollout`):
    V(s_T)) and takes one `_gradient_step` on the loss above.
 
 Terminations and truncations are handled as in every agent here (truncation bootstraps from
-V(final_obs), episode cuts by the trainer are truncations).
+V(final_obs), episode cuts by the in-process engine are truncations).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ fields). `update` runs on a full buffer, as ONE compiled call:
 
 The learning rate (and PPO's clip range) are schedules of the gradient step, evaluated inside the
 compiled loop, so a linear anneal to 0 over `train_steps` is `linear(lr, 0, total gradient
-steps)`. Episode cuts by the trainer (checkpoints) become truncations of the latest step.
+steps)`. Episode cuts by the in-process engine (checkpoints) become truncations of the latest step.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class OnPolicyAgent(ActorCriticAgent):
         return self.model.policy_variables
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        # Empty right after `update` (when the trainer checkpoints) except for a last, partial
+        # Empty right after `update` (when the loop checkpoints) except for a last, partial
         # rollout at the end of training.
         return {"rollout": self.rollout}
 

@@ -10,7 +10,7 @@ A recurrent agent sets `recurrent = True` (this mixin does) and then:
   `act_with_info(obs, episode_start)`, True for every env right after `Driver.reset` (run start,
   checkpoint cuts) and for every env whose previous step ended its episode (terminated or
   truncated). `_start_episodes` zeroes those rows before the agent acts;
-- zeroes every row in `end_all_episodes` too (the trainer's episode cut), so a checkpoint
+- zeroes every row in `end_all_episodes` too (the in-process engine's episode cut), so a checkpoint
   always holds the state an uninterrupted run continues from;
 - acts greedily from a SEPARATE state, kept in Python between `greedy_actions` calls (the
   evaluation env has its own number of copies): `evaluate` passes `episode_start` (all True on
@@ -69,7 +69,7 @@ class RecurrentStateMixin:
         self.recurrent_state.assign(reset_where(self.recurrent_state, episode_start))
 
     def _reset_recurrent_state(self) -> None:
-        """Every env starts over (the trainer cut all episodes)."""
+        """Every env starts over (the in-process engine cut all episodes)."""
         self.recurrent_state.assign(tf.zeros_like(self.recurrent_state))
 
     # -------------------------------------------------------------------- greedy state

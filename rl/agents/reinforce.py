@@ -6,7 +6,7 @@ grad J = E[grad log pi(a_t|s_t) (G_t - b(s_t))], G_t the discounted return-to-go
 `baseline=True`, b = V(s) is learned by regression on G_t (the same network as A2C's critic,
 Mnih et al. 2016, https://arxiv.org/abs/1602.01783); with `baseline=False`, b = 0.
 
-Batches are a fixed `train_every` env steps (the trainer's contract), so episodes straddle
+Batches are a fixed `train_every` env steps (the loop's contract), so episodes straddle
 batches. The return-to-go G_t needs only the rewards *after* t, so every step of an episode that
 ends inside the batch has its exact Monte-Carlo return, even if the episode began in the
 previous batch. The steps after an env's last episode end are unfinished:

@@ -10,7 +10,7 @@ target_policy_noise=0 and the same class, registered under both names.
 
 Exploration adds registered action-function noise to mu(s): "gaussian_noise" or
 "ornstein_uhlenbeck" (whose per-env state is a tf.Variable: checkpointed, zeroed when that env's
-episode ends or the trainer cuts episodes).
+episode ends or the in-process engine cuts episodes).
 """
 
 from __future__ import annotations

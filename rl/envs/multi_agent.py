@@ -1,8 +1,8 @@
 """Cooperative multi-agent tasks as ordinary gymnasium envs: a PettingZoo parallel env with its
 agents stacked on a leading axis, and the Multi-Agent Particle Environments registered on it.
 
-Why one gymnasium env: the trainer, driver, vector envs, replay, evaluation and checkpoints all
-work on one env per copy with one scalar reward per step. A *cooperative* task (one team, one
+Why one gymnasium env: the training loop, driver, vector envs, replay, evaluation and checkpoints
+all work on one env per copy with one scalar reward per step. A *cooperative* task (one team, one
 team reward) fits that contract once every agent's observation and action are stacked:
 
 - observation: Box [n_agents, obs_dim], row i = agent i's own observation (the PettingZoo

@@ -2,9 +2,9 @@
 from, on the training envs only.
 
 An hparams set picks one by name (`reward_augmentation="mountain_car_energy"`) with keyword
-arguments (`reward_augmentation_kwargs={"scale": 10.0}`); the trainer wraps each training env
-copy with it. Evaluation and `--training False` build their envs without it, so every reported
-eval/test return is the environment's own reward. Below the augmentation, `KeepTrueReward` copies
+arguments (`reward_augmentation_kwargs={"scale": 10.0}`); the in-process engine wraps each
+training env copy with it. Evaluation and `--training False` build their envs without it, so
+every reported eval/test return is the environment's own reward. Below the augmentation, `KeepTrueReward` copies
 the env's reward into `info["true_reward"]`, so the training episode returns the driver logs are
 true returns as well (`true_rewards`).
 

@@ -1,7 +1,7 @@
 """Collecting rollouts from a gymnasium vector env: a fixed number of steps, or whole episodes.
 
-For notebooks and new algorithms that are not (yet) an `Agent` driven by the trainer: a
-`Collector` steps the env with a policy and returns `Rollout`s. The trainer's own collect loop is
+For notebooks and new algorithms that are not (yet) an `Agent` driven by the in-process engine: a
+`Collector` steps the env with a policy and returns `Rollout`s. The engines' own collect loop is
 `rl.driver.Driver` (one compiled call per iteration, feeding `Agent.observe`); this one is a plain
 Python loop with one compiled policy call per vector step, simpler to read and to step through.
 
@@ -17,7 +17,7 @@ with a TF `act_with_info(obs) -> (action, info)` method, or a plain callable `ob
 info)` on numpy arrays. `info` entries named "log_prob" and "value" (the behaviour's
 log mu(a|s) and V(s)) become the rollout's fields of those names. A `recurrent` agent also gets
 the `episode_start` flags it resets its carried state with. The agent's counters are not
-touched: stepping an agent's env_steps is the trainer's business.
+touched: stepping an agent's env_steps is the engine's business.
 """
 
 from __future__ import annotations

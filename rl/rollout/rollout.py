@@ -7,7 +7,7 @@ layout is the one the agents and advantage estimators already use ([T, N, ...], 
 
 - `obs[t, n]` s_t, `action[t, n]` a_t, `reward[t, n]` r_t;
 - `terminated[t, n]`: the episode ended at t in a terminal state (no bootstrap);
-- `truncated[t, n]`: the episode was cut at t by a time limit or a trainer cut (bootstrap from
+- `truncated[t, n]`: the episode was cut at t by a time limit or a checkpoint cut (bootstrap from
   V(final_obs[t, n]); never set together with `terminated`). Pardo et al. 2018, "Time Limits in
   Reinforcement Learning", https://arxiv.org/abs/1712.00378;
 - `final_obs[t, n]`: the true s_{t+1} where `truncated[t, n]` (zeros elsewhere): with gymnasium's
