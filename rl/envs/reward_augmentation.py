@@ -4,9 +4,9 @@ from, on the training envs only.
 An hparams set picks one by name (`reward_augmentation="mountain_car_energy"`) with keyword
 arguments (`reward_augmentation_kwargs={"scale": 10.0}`); the in-process engine wraps each
 training env copy with it. Evaluation and `--training False` build their envs without it, so
-every reported eval/test return is the environment's own reward. Below the augmentation, `KeepTrueReward` copies
-the env's reward into `info["true_reward"]`, so the training episode returns the driver logs are
-true returns as well (`true_rewards`).
+every reported eval/test return is the environment's own reward. Below the augmentation,
+`KeepTrueReward` copies the env's reward into `info["true_reward"]`, so the training episode
+returns the driver logs are true returns as well (`true_rewards`).
 
 Potential-based shaping adds F(s, s') = gamma * phi(s') - phi(s) to every reward. For any
 potential phi this leaves the optimal policy unchanged (Ng, Harada & Russell 1999, "Policy
