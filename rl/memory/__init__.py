@@ -8,7 +8,7 @@ Importing this package registers the replays by name ("uniform", "prioritized") 
 from rl.memory.n_step import NStepAccumulator
 from rl.memory.prioritized import PrioritizedReplay
 from rl.memory.ring_storage import FieldSpec, RingStorage
-from rl.memory.rollout import RolloutBuffer
+from rl.memory.rollout_buffer import RolloutBuffer
 from rl.memory.sum_tree import SumTree
 from rl.memory.uniform import Replay, UniformReplay
 
