@@ -22,12 +22,34 @@ from rl.envs.spec import EnvSpec
 
 @dataclass
 class EpisodeStats:
-    """Returns and lengths of episodes that finished since the last `pop`."""
+    """Returns and lengths of episodes that finished since the last `pop`, and the running
+    return and length of every env's current episode, which `add_step` adds up."""
 
+    num_envs: int
     returns: list[float] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     # Raw full-game scores (Atari's info["game_score"]); games can span several episodes.
     game_scores: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._return = np.zeros(self.num_envs, np.float64)
+        self._length = np.zeros(self.num_envs, np.int64)
+
+    def restart(self) -> None:
+        """Every env begins a fresh episode (the envs were reset)."""
+        self._return[:] = 0.0
+        self._length[:] = 0
+
+    def add_step(self, reward: np.ndarray, done: np.ndarray) -> None:
+        """Adds one vector step's rewards; the episodes that are `done` are recorded and
+        begin again."""
+        self._return += reward
+        self._length += 1
+        for i in np.flatnonzero(done):
+            self.returns.append(float(self._return[i]))
+            self.lengths.append(int(self._length[i]))
+            self._return[i] = 0.0
+            self._length[i] = 0
 
     def pop(self) -> tuple[list[float], list[int]]:
         out = (self.returns, self.lengths)
@@ -61,10 +83,8 @@ class Driver:
         self.env = env
         self.spec = spec
         self.agent = agent
-        self.stats = EpisodeStats()
+        self.stats = EpisodeStats(spec.num_envs)
         self.obs: np.ndarray | None = None
-        self._episode_return = np.zeros(spec.num_envs, np.float64)
-        self._episode_length = np.zeros(spec.num_envs, np.int64)
         self._info_keys: list[str] = []  # names of act_with_info's extras, set when tracing
         # Recurrent agents are told which envs begin an episode at the obs they act on (reset,
         # or the previous step ended it); the loop then carries these flags next to the obs.
@@ -105,8 +125,7 @@ class Driver:
         """Starts fresh episodes in every env (run start, and after a checkpoint cut)."""
         self.obs, _ = self.env.reset(seed=seed)
         self._episode_start = np.ones(self.spec.num_envs, bool)  # a new array: TF may hold the old
-        self._episode_return[:] = 0.0
-        self._episode_length[:] = 0
+        self.stats.restart()
 
     def collect(self, num_steps: int) -> None:
         """Runs `num_steps` vector steps in one compiled call."""
@@ -134,17 +153,11 @@ class Driver:
         self.agent.observe(transition)
         # Episode returns are the env's own rewards even when a reward augmentation shapes
         # what the agent learns from.
-        self._episode_return += true_rewards(reward, info)
-        self._episode_length += 1
+        self.stats.add_step(true_rewards(reward, info), terminated | truncated)
         final_info = info.get("final_info") or {}
         if "game_score" in final_info:
             for i in np.flatnonzero(final_info["_game_score"]):
                 self.stats.game_scores.append(float(final_info["game_score"][i]))
-        for i in np.flatnonzero(terminated | truncated):
-            self.stats.returns.append(float(self._episode_return[i]))
-            self.stats.lengths.append(int(self._episode_length[i]))
-            self._episode_return[i] = 0.0
-            self._episode_length[i] = 0
         self.obs = next_obs
         if not self._recurrent:
             return [next_obs]

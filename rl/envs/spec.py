@@ -55,33 +55,32 @@ class EnvSpec:
                 f"env {env_id!r} has a {type(observation_space).__name__} observation space; "
                 "only Box observations are supported (wrap it, e.g. FlattenObservation)"
             )
+        common = dict(
+            env_id=env_id,
+            num_envs=num_envs,
+            obs_shape=tuple(observation_space.shape),
+            obs_dtype=np.dtype(observation_space.dtype),
+            max_episode_steps=max_episode_steps,
+        )
         if isinstance(action_space, gym.spaces.Discrete):
             return cls(
-                env_id=env_id,
-                num_envs=num_envs,
-                obs_shape=tuple(observation_space.shape),
-                obs_dtype=np.dtype(observation_space.dtype),
+                **common,
                 action_type="discrete",
                 num_actions=int(action_space.n),
                 action_shape=(),
                 action_dtype=np.dtype(np.int64),
                 action_low=None,
                 action_high=None,
-                max_episode_steps=max_episode_steps,
             )
         if isinstance(action_space, gym.spaces.Box):
             return cls(
-                env_id=env_id,
-                num_envs=num_envs,
-                obs_shape=tuple(observation_space.shape),
-                obs_dtype=np.dtype(observation_space.dtype),
+                **common,
                 action_type="box",
                 num_actions=0,
                 action_shape=tuple(action_space.shape),
                 action_dtype=np.dtype(np.float32),
                 action_low=np.asarray(action_space.low, np.float32),
                 action_high=np.asarray(action_space.high, np.float32),
-                max_episode_steps=max_episode_steps,
             )
         raise UserError(
             f"env {env_id!r} has a {type(action_space).__name__} action space; "

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rl.memory.array_state import load_arrays
 from rl.memory.ring_storage import FieldSpec
 from rl.types import Batch
 
@@ -170,16 +171,16 @@ class NStepAccumulator:
         """Number of steps per env waiting for their n-step transition ([num_envs] int64)."""
         return self._pending.copy()
 
+    def _window(self) -> dict[str, np.ndarray]:
+        """The arrays that hold the pending steps, by checkpoint name."""
+        names = ("obs", "action", "reward", "next_obs", "head", "pending")
+        return {name: getattr(self, "_" + name) for name in names}
+
     def state_dict(self) -> dict[str, np.ndarray]:
         return {
             "n": np.array(self._n, dtype=np.int64),
             "gamma": np.array(self._gamma, dtype=np.float64),
-            "obs": self._obs.copy(),
-            "action": self._action.copy(),
-            "reward": self._reward.copy(),
-            "next_obs": self._next_obs.copy(),
-            "head": self._head.copy(),
-            "pending": self._pending.copy(),
+            **{name: array.copy() for name, array in self._window().items()},
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
@@ -188,16 +189,7 @@ class NStepAccumulator:
                 f"checkpoint n-step accumulator has n={int(state['n'])}, "
                 f"gamma={float(state['gamma'])}; this one n={self._n}, gamma={self._gamma}"
             )
-        for name in ("obs", "action", "reward", "next_obs", "head", "pending"):
-            ours = getattr(self, "_" + name)
-            saved = np.asarray(state[name])
-            if saved.shape != ours.shape or saved.dtype != ours.dtype:
-                raise ValueError(
-                    f"checkpoint n-step {name!r} is {saved.dtype}{list(saved.shape)}, "
-                    f"expected {ours.dtype}{list(ours.shape)}"
-                )
-        for name in ("obs", "action", "reward", "next_obs", "head", "pending"):
-            getattr(self, "_" + name)[...] = state[name]
+        load_arrays(self._window(), state, "n-step")
 
     def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         value = np.asarray(value)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rl.memory.array_state import load_arrays
 from rl.registry import register_memory
 from rl.types import Batch
 
@@ -134,13 +135,5 @@ class RolloutBuffer:
         return state
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-        for name, ours in self._arrays.items():
-            saved = np.asarray(state[name])
-            if saved.shape != ours.shape or saved.dtype != ours.dtype:
-                raise ValueError(
-                    f"checkpoint rollout {name!r} is {saved.dtype}{list(saved.shape)}, "
-                    f"expected {ours.dtype}{list(ours.shape)}"
-                )
-        for name, ours in self._arrays.items():
-            ours[...] = state[name]
+        load_arrays(self._arrays, state, "rollout")
         self._t = int(state["t"])

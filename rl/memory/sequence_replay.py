@@ -39,6 +39,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rl.memory.array_state import load_arrays
 from rl.memory.prioritized import PrioritizedSampler
 from rl.memory.ring_storage import RingStorage
 from rl.memory.uniform import Replay, UniformSampler
@@ -157,15 +158,7 @@ class SequenceBuilder:
         return {name: array.copy() for name, array in self._arrays.items()}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-        for name, ours in self._arrays.items():
-            saved = np.asarray(state[name])
-            if saved.shape != ours.shape or saved.dtype != ours.dtype:
-                raise ValueError(
-                    f"checkpoint sequence builder {name!r} is {saved.dtype}{list(saved.shape)}, "
-                    f"expected {ours.dtype}{list(ours.shape)}"
-                )
-        for name, ours in self._arrays.items():
-            ours[...] = state[name]
+        load_arrays(self._arrays, state, "sequence builder")
 
 
 @register_memory("sequence")

@@ -87,15 +87,15 @@ class Critics(tf.keras.Model):
             )
             setattr(self, f"head_{i}", tf.keras.layers.Dense(1, name=f"q{i}"))
 
-    def call(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+    @staticmethod
+    def _inputs(obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+        """Every critic reads [B, obs features + action features], both flattened, float32."""
         batch = tf.shape(obs)[0]
-        inputs = tf.concat(
-            [
-                tf.reshape(tf.cast(obs, tf.float32), [batch, -1]),
-                tf.reshape(tf.cast(action, tf.float32), [batch, -1]),
-            ],
-            axis=-1,
-        )
+        flat = [tf.reshape(tf.cast(x, tf.float32), [batch, -1]) for x in (obs, action)]
+        return tf.concat(flat, axis=-1)
+
+    def call(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+        inputs = self._inputs(obs, action)
         return tf.stack(
             [
                 tf.squeeze(getattr(self, f"head_{i}")(getattr(self, f"torso_{i}")(inputs)), -1)
@@ -105,12 +105,5 @@ class Critics(tf.keras.Model):
 
     def first(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
         """Q_1(s, a) alone [B] (TD3's actor loss reads only the first critic)."""
-        batch = tf.shape(obs)[0]
-        inputs = tf.concat(
-            [
-                tf.reshape(tf.cast(obs, tf.float32), [batch, -1]),
-                tf.reshape(tf.cast(action, tf.float32), [batch, -1]),
-            ],
-            axis=-1,
-        )
+        inputs = self._inputs(obs, action)
         return tf.squeeze(self.head_0(self.torso_0(inputs)), -1)

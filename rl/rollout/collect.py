@@ -72,19 +72,16 @@ class Collector:
         self.env = env
         self.num_envs = env.num_envs
         self.policy = as_policy(policy, env.single_observation_space)
-        self.stats = EpisodeStats()  # returns and lengths of finished episodes
+        self.stats = EpisodeStats(self.num_envs)  # returns and lengths of finished episodes
         self._seed = seed
         self._obs: np.ndarray | None = None
         self._episode_start = np.ones(self.num_envs, bool)
-        self._episode_return = np.zeros(self.num_envs)
-        self._episode_length = np.zeros(self.num_envs, np.int64)
 
     def reset(self, seed: int | None = None) -> None:
         """Starts fresh episodes in every env."""
         self._obs, _ = self.env.reset(seed=seed)
         self._episode_start = np.ones(self.num_envs, bool)
-        self._episode_return[:] = 0.0
-        self._episode_length[:] = 0
+        self.stats.restart()
 
     def collect_steps(self, num_steps: int) -> Rollout:
         """The next `num_steps` vector steps of every env, as a [num_steps, N] rollout."""
@@ -141,13 +138,7 @@ class Collector:
         for key in ("log_prob", "value"):
             if key in info:
                 step[key] = np.asarray(info[key], np.float32)
-        self._episode_return += step["reward"]
-        self._episode_length += 1
-        for i in np.flatnonzero(terminated | truncated):
-            self.stats.returns.append(float(self._episode_return[i]))
-            self.stats.lengths.append(int(self._episode_length[i]))
-            self._episode_return[i] = 0.0
-            self._episode_length[i] = 0
+        self.stats.add_step(step["reward"], terminated | truncated)
         self._obs = next_obs
         self._episode_start = terminated | truncated
         return step

@@ -53,55 +53,32 @@ class TpuSlice:
         return self.hosts > 1
 
 
+def _three_d(name: str, accelerator: str, machine: str) -> TpuGeneration:
+    """v4 and v5p: 3-D tori, 2 TensorCores a chip, every host one 4-chip machine."""
+    cubes = ("2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8")
+    return TpuGeneration(name, accelerator, 2, {"2x2x1": (machine, 4)}, machine, 4, cubes)
+
+
+def _two_d(name: str, accelerator: str, machine_prefix: str) -> TpuGeneration:
+    """v5e and v6e: 2-D, 1 TensorCore a chip, single hosts of 1, 4 or 8 chips
+    (`<prefix>-<chips>t`), multi-host slices on the 4-chip machine."""
+    single_host = {
+        t: (f"{machine_prefix}-{c}t", c) for t, c in (("1x1", 1), ("2x2", 4), ("2x4", 8))
+    }
+    planes = ("4x4", "4x8", "8x8", "8x16", "16x16")
+    return TpuGeneration(name, accelerator, 1, single_host, f"{machine_prefix}-4t", 4, planes)
+
+
 GENERATIONS: dict[str, TpuGeneration] = {
     gen.name: gen
     for gen in (
-        TpuGeneration(
-            name="v4",
-            accelerator="tpu-v4-podslice",
-            cores_per_chip=2,
-            single_host={"2x2x1": ("ct4p-hightpu-4t", 4)},
-            multi_host_machine="ct4p-hightpu-4t",
-            multi_host_chips=4,
-            multi_host=("2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
-        ),
-        TpuGeneration(
-            name="v5e",
-            accelerator="tpu-v5-lite-podslice",
-            cores_per_chip=1,
-            single_host={
-                "1x1": ("ct5lp-hightpu-1t", 1),
-                "2x2": ("ct5lp-hightpu-4t", 4),
-                "2x4": ("ct5lp-hightpu-8t", 8),
-            },
-            multi_host_machine="ct5lp-hightpu-4t",
-            multi_host_chips=4,
-            multi_host=("4x4", "4x8", "8x8", "8x16", "16x16"),
-        ),
-        TpuGeneration(
-            name="v5p",
-            accelerator="tpu-v5p-slice",
-            cores_per_chip=2,
-            single_host={"2x2x1": ("ct5p-hightpu-4t", 4)},
-            multi_host_machine="ct5p-hightpu-4t",
-            multi_host_chips=4,
-            multi_host=("2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
-        ),
-        TpuGeneration(
-            name="v6e",
-            accelerator="tpu-v6e-slice",
-            cores_per_chip=1,
-            single_host={
-                "1x1": ("ct6e-standard-1t", 1),
-                "2x2": ("ct6e-standard-4t", 4),
-                "2x4": ("ct6e-standard-8t", 8),
-            },
-            multi_host_machine="ct6e-standard-4t",
-            multi_host_chips=4,
-            multi_host=("4x4", "4x8", "8x8", "8x16", "16x16"),
-        ),
+        _three_d("v4", "tpu-v4-podslice", "ct4p-hightpu-4t"),
+        _two_d("v5e", "tpu-v5-lite-podslice", "ct5lp-hightpu"),
+        _three_d("v5p", "tpu-v5p-slice", "ct5p-hightpu-4t"),
+        _two_d("v6e", "tpu-v6e-slice", "ct6e-standard"),
     )
 }
+
 
 ALIASES = {"v5litepod": "v5e"}
 

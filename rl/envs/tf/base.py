@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
@@ -194,34 +195,17 @@ class TFEnv:
         return state._replace(physics=tf.convert_to_tensor(physics, self.dtype))
 
     def spec(self, num_envs: int = 1) -> EnvSpec:
-        """The EnvSpec models and agents are built from (same fields as for gymnasium envs)."""
-        obs = self.observation_spec
+        """The EnvSpec models and agents are built from: the one a gymnasium env with these
+        (float32) spaces gets."""
         act = self.action_spec
-        common = dict(
-            env_id=self.env_id,
-            num_envs=num_envs,
-            obs_shape=tuple(obs.shape),
-            obs_dtype=np.dtype(np.float32),
-            max_episode_steps=self.max_episode_steps,
-        )
         if isinstance(act, DiscreteSpec):
-            return EnvSpec(
-                **common,
-                action_type="discrete",
-                num_actions=act.n,
-                action_shape=(),
-                action_dtype=np.dtype(np.int64),
-                action_low=None,
-                action_high=None,
-            )
-        return EnvSpec(
-            **common,
-            action_type="box",
-            num_actions=0,
-            action_shape=tuple(act.shape),
-            action_dtype=np.dtype(np.float32),
-            action_low=np.asarray(act.low, np.float32),
-            action_high=np.asarray(act.high, np.float32),
+            action_space = gym.spaces.Discrete(act.n)
+        else:
+            low, high = np.asarray(act.low, np.float32), np.asarray(act.high, np.float32)
+            action_space = gym.spaces.Box(low, high, act.shape, np.float32)
+        obs_space = gym.spaces.Box(-np.inf, np.inf, self.observation_spec.shape, np.float32)
+        return EnvSpec.from_spaces(
+            self.env_id, num_envs, obs_space, action_space, self.max_episode_steps
         )
 
     def __repr__(self) -> str:

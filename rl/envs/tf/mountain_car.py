@@ -15,6 +15,8 @@ uniform in [-0.6, -0.4), velocity 0.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import tensorflow as tf
 
@@ -28,76 +30,67 @@ _LOW = np.array([MIN_POSITION, -MAX_SPEED], np.float32)
 _HIGH = np.array([MAX_POSITION, MAX_SPEED], np.float32)
 
 
-def _reset_position(uniform: tf.Tensor) -> tf.Tensor:
-    position = uniform_between(uniform[:, 0], -0.6, -0.4)
-    return tf.stack([position, tf.zeros_like(position)], axis=1)
+class _Car(TFEnv):
+    """What both tasks share: the (position, velocity) physics row, gymnasium's
+    `env.unwrapped.state`, its reset, and the move after the velocity update."""
 
-
-def _wall(position: tf.Tensor, velocity: tf.Tensor) -> tf.Tensor:
-    """gymnasium: `if position == min_position and velocity < 0: velocity = 0`."""
-    stuck = tf.logical_and(tf.equal(position, MIN_POSITION), velocity < 0)
-    return tf.where(stuck, tf.zeros_like(velocity), velocity)
-
-
-class MountainCar(TFEnv):
-    """Physics row: (position, velocity), gymnasium's `env.unwrapped.state`."""
-
-    env_id = "tf/MountainCar-v0"
     observation_spec = BoxSpec((2,), _LOW, _HIGH)
-    action_spec = DiscreteSpec(3)
     physics_size = 2
     num_reset_draws = 1
-    default_max_episode_steps = 200
-
-    FORCE = 0.001
-    GOAL_POSITION = 0.5
+    GOAL_POSITION: ClassVar[float]
 
     def _initial_physics(self, uniform):
-        return _reset_position(uniform)
+        position = uniform_between(uniform[:, 0], -0.6, -0.4)
+        return tf.stack([position, tf.zeros_like(position)], axis=1)
 
-    def _dynamics(self, physics, action):
-        position, velocity = tf.unstack(physics, axis=1)
-        push = tf.cast(tf.cast(action, tf.int32) - 1, self.dtype)
-        velocity = velocity + (push * self.FORCE + tf.cos(3 * position) * (-GRAVITY))
+    def _move(self, position: tf.Tensor, velocity: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Clips the updated velocity, moves the car and stops it at the left wall; returns the
+        next physics and `terminated` (goal reached moving right)."""
         velocity = tf.clip_by_value(velocity, -MAX_SPEED, MAX_SPEED)
-        position = position + velocity
-        position = tf.clip_by_value(position, MIN_POSITION, MAX_POSITION)
-        velocity = _wall(position, velocity)
+        position = tf.clip_by_value(position + velocity, MIN_POSITION, MAX_POSITION)
+        # gymnasium: `if position == min_position and velocity < 0: velocity = 0`.
+        stuck = tf.logical_and(tf.equal(position, MIN_POSITION), velocity < 0)
+        velocity = tf.where(stuck, tf.zeros_like(velocity), velocity)
         terminated = tf.logical_and(position >= self.GOAL_POSITION, velocity >= 0)
-        reward = tf.fill(tf.shape(position), -1.0)
-        return tf.stack([position, velocity], axis=1), reward, terminated
+        return tf.stack([position, velocity], axis=1), terminated
 
     def _observe(self, physics):
         return tf.cast(physics, tf.float32)
 
 
-class MountainCarContinuous(TFEnv):
-    """Physics row: (position, velocity); actions [N, 1] float32."""
+class MountainCar(_Car):
+    """Actions {0, 1, 2}: push left, none, right."""
+
+    env_id = "tf/MountainCar-v0"
+    action_spec = DiscreteSpec(3)
+    default_max_episode_steps = 200
+
+    FORCE = 0.001
+    GOAL_POSITION = 0.5
+
+    def _dynamics(self, physics, action):
+        position, velocity = tf.unstack(physics, axis=1)
+        push = tf.cast(tf.cast(action, tf.int32) - 1, self.dtype)
+        velocity = velocity + (push * self.FORCE + tf.cos(3 * position) * (-GRAVITY))
+        physics, terminated = self._move(position, velocity)
+        return physics, tf.fill(tf.shape(terminated), -1.0), terminated
+
+
+class MountainCarContinuous(_Car):
+    """Actions [N, 1] float32."""
 
     env_id = "tf/MountainCarContinuous-v0"
-    observation_spec = BoxSpec((2,), _LOW, _HIGH)
     action_spec = BoxSpec((1,), np.array([-1.0], np.float32), np.array([1.0], np.float32))
-    physics_size = 2
-    num_reset_draws = 1
     default_max_episode_steps = 999
 
     POWER = 0.0015
     GOAL_POSITION = 0.45
-
-    def _initial_physics(self, uniform):
-        return _reset_position(uniform)
 
     def _dynamics(self, physics, action):
         position, velocity = tf.unstack(physics, axis=1)
         action = tf.cast(action[:, 0], self.dtype)
         force = tf.clip_by_value(action, -1.0, 1.0)
         velocity = velocity + (force * self.POWER - GRAVITY * tf.cos(3 * position))
-        velocity = tf.clip_by_value(velocity, -MAX_SPEED, MAX_SPEED)
-        position = tf.clip_by_value(position + velocity, MIN_POSITION, MAX_POSITION)
-        velocity = _wall(position, velocity)
-        terminated = tf.logical_and(position >= self.GOAL_POSITION, velocity >= 0)
+        physics, terminated = self._move(position, velocity)
         reward = tf.where(terminated, 100.0, 0.0) - tf.cast(tf.square(action) * 0.1, tf.float32)
-        return tf.stack([position, velocity], axis=1), reward, terminated
-
-    def _observe(self, physics):
-        return tf.cast(physics, tf.float32)
+        return physics, reward, terminated

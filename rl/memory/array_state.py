@@ -1,0 +1,29 @@
+"""Loading a memory's fixed-shape numpy arrays back from a checkpoint, by name.
+
+Why one function: the rollout buffer, the n-step accumulator and the sequence builder keep their
+state in preallocated arrays, and all three must refuse a checkpoint written for another env or
+configuration (another shape or dtype) before they overwrite anything, so that a failed load
+leaves the memory as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def load_arrays(
+    arrays: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray], what: str
+) -> None:
+    """Copies `state[name]` into each of `arrays` in place once every one has been checked to
+    have the same shape and dtype; `what` names the memory in the error."""
+    for name, ours in arrays.items():
+        saved = np.asarray(state[name])
+        if saved.shape != ours.shape or saved.dtype != ours.dtype:
+            raise ValueError(
+                f"checkpoint {what} {name!r} is {saved.dtype}{list(saved.shape)}, "
+                f"expected {ours.dtype}{list(ours.shape)}"
+            )
+    for name, ours in arrays.items():
+        ours[...] = state[name]
