@@ -184,6 +184,20 @@ def test_unknown_key_suggests_close_name():
     assert not hasattr(hp, "gama")
 
 
+def test_a_renamed_key_points_at_its_new_name_only_where_that_key_exists():
+    hp = base()
+    hp.add("loss", "td_huber", "The TD loss.")
+    with pytest.raises(UserError) as error:
+        hp.override("td_loss=mse")
+    assert str(error.value) == (
+        "--hparam_override: unknown hparam 'td_loss' (did you mean 'loss'? 'td_loss' was "
+        "renamed; td_loss=huber is now loss=td_huber, td_loss=mse is loss=td_mse)"
+    )
+    # A set without the new key gets the ordinary answer.
+    with pytest.raises(UserError, match=r"^unknown hparam 'action_noise'$"):
+        base().action_noise = "gaussian_noise"
+
+
 def test_lists_tuples_dicts_optional_schedule_on_set():
     hp = base()
     hp.hidden_sizes = (128, 128)
