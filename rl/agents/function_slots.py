@@ -22,12 +22,14 @@ from rl.registry import Registry
 
 @dataclass(frozen=True)
 class FunctionSlot:
-    """One hparam key naming a function of `registry` whose role is one of `roles`."""
+    """What one hparam key (its key in an agent's `function_slots`) may name: a function of
+    `registry` registered with one of `roles`."""
 
     registry: Registry[Callable[..., Any]]
     roles: tuple[str, ...]
 
     def fitting_names(self) -> list[str]:
+        """The registered names this slot accepts (listed in its errors)."""
         return sorted(n for role in self.roles for n in self.registry.names(role))
 
     def resolve(self, key: str, name: str, agent: str) -> Callable[..., Any]:

@@ -568,3 +568,41 @@ def test_registered_set_builds_freezes_and_round_trips(name):
     hp.freeze()
     rebuilt = HParams.from_json(hp.to_json())
     assert rebuilt == hp and rebuilt.diff(hp) == []
+
+
+def _as_saved_before_the_renames(hp: HParams) -> str:
+    """`hp` as a run saved before issue #12 wrote it: `td_loss` huber/mse instead of `loss`
+    (C51 ignored it and always used categorical_loss), `action_noise` instead of TD3's
+    `action_function`, and no `action_function` where the agent hard-coded its function."""
+    data = json.loads(hp.to_json())
+    entries = data["hparams"]
+    if "loss" in entries:
+        loss = entries.pop("loss")
+        old = {"td_huber": "huber", "td_mse": "mse", "categorical_loss": "huber"}[loss["value"]]
+        entries["td_loss"] = {"type": "str", "value": old, "doc": "Elementwise TD loss."}
+    if hp.agent in ("td3", "ddpg"):
+        entries["action_noise"] = entries.pop("action_function")
+    else:
+        entries.pop("action_function", None)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("hparams_set", "override"),
+    [
+        ("dqn_tiny", ""),
+        ("dqn_tiny", "loss=td_mse"),
+        ("rainbow_tiny", ""),
+        ("drqn_tiny", ""),
+        ("td3_tiny", ""),
+        ("ddpg_tiny", ""),
+        ("maddpg_tiny", ""),
+        ("ppo_tiny", ""),
+    ],
+)
+def test_hparams_saved_before_the_renames_load_as_the_same_set(hparams_set, override):
+    hp = registry.get_hparams(hparams_set)().override(override)
+    saved = _as_saved_before_the_renames(hp)
+    assert ("td_loss" in saved) == ("loss" in hp) and "action_function" not in saved
+    upgraded = HParams.from_json(saved)
+    assert upgraded == hp, upgraded.diff(hp)
