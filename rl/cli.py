@@ -137,7 +137,8 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
     """The run's frozen hparams: the registered set, then --hparam_override, --env,
     --train_steps and --eval_episodes, checked by `check_values`, with every registered name
-    they use (env, agent, model, memory) looked up. A `tf/` env is one of the compiled path's.
+    they use (env, agent, model, memory, optimizer, the agent's action and gradient functions)
+    looked up. A `tf/` env is one of the compiled path's.
     The one place that does this, so `--sys local` and the Kubernetes launchers (which check
     before submitting what the Pod will build) cannot drift apart."""
     from rl import registry
@@ -157,8 +158,17 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
         registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
     else:
         check_env_name(hparams.env)
-    parts = {"agent": registry.agents, "model": registry.models, "memory": registry.memory}
+    parts = {
+        "agent": registry.agents,
+        "model": registry.models,
+        "memory": registry.memory,
+        "optimizer": registry.optimizers,
+    }
     for key, part_registry in parts.items():
         if key in hparams.keys():
             part_registry.get(getattr(hparams, key))
+    if "agent" in hparams.keys():  # the agent's registered functions, right kind for each slot
+        from rl.agents.function_slots import check_function_slots
+
+        check_function_slots(registry.agents.get(hparams.agent), hparams)
     return hparams

@@ -29,13 +29,15 @@ class Registry(Generic[T]):
         self.kind = kind
         self._pattern = name_pattern
         self._items: dict[str, T] = {}
+        self._roles: dict[str, str | None] = {}
 
-    def register(self, name: str, obj: T | None = None) -> Any:
-        """Registers `obj` under `name`; without `obj`, returns a decorator that does."""
+    def register(self, name: str, obj: T | None = None, *, role: str | None = None) -> Any:
+        """Registers `obj` under `name` (with an optional `role`); without `obj`, returns a
+        decorator that does."""
         if obj is None:
 
             def decorator(target: T) -> T:
-                self.register(name, target)
+                self.register(name, target, role=role)
                 return target
 
             return decorator
@@ -44,6 +46,7 @@ class Registry(Generic[T]):
         if name in self._items and self._items[name] is not obj:
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._items[name] = obj
+        self._roles[name] = role
         return obj
 
     def get(self, name: str) -> T:
@@ -58,8 +61,14 @@ class Registry(Generic[T]):
         listed = ", ".join(names) if names else "(none registered)"
         return f"unknown {self.kind} {name!r}{did_you_mean(name, names)}; registered: {listed}"
 
-    def names(self) -> list[str]:
-        return sorted(self._items)
+    def names(self, role: str | None = None) -> list[str]:
+        """Every registered name, or only those registered with `role`."""
+        return sorted(n for n in self._items if role is None or self._roles[n] == role)
+
+    def role(self, name: str) -> str | None:
+        """The role `name` was registered with (None: none declared); a miss is a UserError."""
+        self.get(name)
+        return self._roles[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self._items
@@ -82,6 +91,7 @@ advantage_estimators: Registry[Callable[..., Any]] = Registry("advantage estimat
 schedules: Registry[Callable[..., Any]] = Registry("schedule")
 systems: Registry[Callable[..., Any]] = Registry("system")
 reward_augmentations: Registry[Callable[..., Any]] = Registry("reward augmentation")
+optimizers: Registry[Callable[[float, float], Any]] = Registry("optimizer")
 
 ALL: dict[str, Registry[Any]] = {
     "hparams": hparams,
@@ -95,6 +105,7 @@ ALL: dict[str, Registry[Any]] = {
     "schedules": schedules,
     "systems": systems,
     "reward_augmentations": reward_augmentations,
+    "optimizers": optimizers,
 }
 
 register_hparams, get_hparams = hparams.register, hparams.get
@@ -117,3 +128,4 @@ register_reward_augmentation, get_reward_augmentation = (
     reward_augmentations.register,
     reward_augmentations.get,
 )
+register_optimizer, get_optimizer = optimizers.register, optimizers.get

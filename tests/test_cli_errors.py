@@ -87,6 +87,34 @@ BAD_INPUTS = {
         ["--hparam_override", "eval.episodez=3"],
         ["'episodez'", "'eval'", "did you mean 'episodes'"],
     ),
+    "unknown_loss": (
+        ["--hparam_override", "loss=td_mce"],
+        ["loss: unknown gradient function 'td_mce'", "did you mean 'td_mse'", "td_huber"],
+    ),
+    "unknown_action_function": (
+        ["--hparam_override", "action_function=epsilon_gredy"],
+        ["action_function", "'epsilon_gredy'", "did you mean 'epsilon_greedy'"],
+    ),
+    "action_function_of_the_wrong_role": (
+        ["--hparam_override", "action_function=gaussian_noise"],
+        ["action_function", "'gaussian_noise'", "role 'action_noise'", "'q_exploration'"],
+    ),
+    "loss_of_the_wrong_role": (
+        ["--hparams", "c51_tiny", "--hparam_override", "loss=td_mse"],
+        ["loss", "'td_mse'", "role 'td_loss'", "agent 'c51'", "categorical_loss"],
+    ),
+    "renamed_td_loss": (
+        ["--hparam_override", "td_loss=mse"],
+        ["unknown hparam 'td_loss'", "did you mean 'loss'", "loss=td_mse"],
+    ),
+    "renamed_action_noise": (
+        ["--hparams", "td3_tiny", "--hparam_override", "action_noise=ornstein_uhlenbeck"],
+        ["unknown hparam 'action_noise'", "did you mean 'action_function'"],
+    ),
+    "unknown_optimizer": (
+        ["--hparam_override", "optimizer=adm"],
+        ["unknown optimizer 'adm'", "did you mean 'adam'"],
+    ),
     "float_for_int": (
         ["--hparam_override", "batch_size=1.5"],
         ["batch_size", "int", "1.5"],

@@ -57,13 +57,41 @@ def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
         "schedules",
         "systems",
         "reward_augmentations",
+        "optimizers",
     }
     assert {"dqn", "dqn_cartpole", "dqn_acrobot", "dqn_tiny"} <= set(registry.hparams.names())
     assert "dqn" in registry.agents
     assert {"uniform", "prioritized"} <= set(registry.memory.names())
     assert {"greedy", "epsilon_greedy", "sample"} <= set(registry.action_functions.names())
+    assert {"td_huber", "td_mse", "categorical_loss"} <= set(registry.gradient_functions.names())
+    assert registry.optimizers.names() == ["adam", "rmsprop", "rmsprop_torch", "sgd"]
     assert {"linear", "constant", "piecewise"} <= set(registry.schedules.names())
     assert "local" in registry.systems
     assert {"mountain_car_energy", "scale_reward", "clip_reward"} <= set(
         registry.reward_augmentations.names()
     )
+
+
+def test_roles_are_declared_listed_and_checked_on_lookup():
+    reg = Registry("widget")
+    reg.register("round_widget", 1, role="round")
+    reg.register("square_widget", 2, role="square")
+
+    @reg.register("plain_widget")
+    def plain() -> int:
+        return 3
+
+    assert reg.names(role="round") == ["round_widget"]
+    assert reg.names() == ["plain_widget", "round_widget", "square_widget"]
+    assert reg.role("square_widget") == "square" and reg.role("plain_widget") is None
+    with pytest.raises(UserError, match="unknown widget 'squar_widget'.*did you mean"):
+        reg.role("squar_widget")
+
+
+def test_the_registered_roles_of_the_selectable_functions():
+    # The slots of the agents (rl/agents/function_slots.py) rely on these roles.
+    assert registry.action_functions.names("q_exploration") == ["epsilon_greedy"]
+    assert registry.action_functions.names("action_noise") == ["gaussian_noise"]
+    assert registry.action_functions.names("stateful_action_noise") == ["ornstein_uhlenbeck"]
+    assert registry.gradient_functions.names("td_loss") == ["td_huber", "td_mse"]
+    assert registry.gradient_functions.names("distributional_loss") == ["categorical_loss"]

@@ -143,3 +143,9 @@ def test_list_prints_every_registry(capsys):
     for name in ("hparams", "envs", "models", "memory", "agents", "schedules", "systems"):
         assert name in lines
     assert "dqn_tiny" in lines["hparams"] and "local" in lines["systems"]
+    assert lines["optimizers"] == "optimizers: adam, rmsprop, rmsprop_torch, sgd"
+    assert "epsilon_greedy" in lines["action_functions"]
+    assert "ornstein_uhlenbeck" in lines["action_functions"]
+    assert {"td_huber", "td_mse", "categorical_loss"} <= set(
+        lines["gradient_functions"].split(": ", 1)[1].split(", ")
+    )

@@ -8,9 +8,10 @@ Only three hooks of DQN change; acting, replay, n-step returns, target updates, 
 and the compiled K-step update loop are DQN's:
 - `_q_network_options`: the head outputs `num_atoms` logits per action;
 - `_q_values`: Q(s, a) is the mean of the action's distribution (acting, double-Q selection);
-- `_loss`: cross-entropy against the projected n-step target (rl/agents/gradient_functions/
-  c51.py), weighted by prioritized replay's IS weights; the per-sample loss goes back as the
-  new priority (as in Rainbow) through DQN's "td_error" output.
+- `_loss`: the `loss` hparam's distributional loss (categorical_loss: cross-entropy) against the
+  projected n-step target (rl/agents/gradient_functions/c51.py), weighted by prioritized
+  replay's IS weights; the per-sample loss goes back as the new priority (as in Rainbow) through
+  DQN's "td_error" output.
 """
 
 from __future__ import annotations
@@ -18,20 +19,26 @@ from __future__ import annotations
 import tensorflow as tf
 
 from rl.agents.dqn import DQN
+from rl.agents.function_slots import FunctionSlot
 from rl.agents.gradient_functions import (
-    categorical_loss,
     categorical_q_values,
     categorical_support,
     categorical_target,
 )
 from rl.errors import UserError
 from rl.models import QNetwork
-from rl.registry import register_agent
+from rl.registry import gradient_functions, register_agent
 
 
 @register_agent("c51")
 class C51(DQN):
     """Categorical distributional DQN; Rainbow is this with every DQN switch on."""
+
+    # `loss` is a distributional one: a TD loss on scalar Q-values does not fit here.
+    function_slots = {
+        **DQN.function_slots,
+        "loss": FunctionSlot(gradient_functions, ("distributional_loss",)),
+    }
 
     def _build(self) -> None:
         hp = self.hparams
@@ -61,7 +68,7 @@ class C51(DQN):
             sample["reward"], sample["discount"], next_logits_target, next_q_policy, self.support
         )
         logits = self.q_network(sample["obs"])
-        loss, per_sample = categorical_loss(
+        loss, per_sample = self._loss_function(
             logits, sample["action"], target_probs, sample["weights"]
         )
         q_mean = tf.reduce_mean(categorical_q_values(logits, self.support))

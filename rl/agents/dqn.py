@@ -23,12 +23,13 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import epsilon_greedy, greedy
-from rl.agents.gradient_functions import double_q_learning_target, q_learning_target, td_loss
+from rl.agents.action_functions import greedy
+from rl.agents.function_slots import FunctionSlot, resolve_function
+from rl.agents.gradient_functions import double_q_learning_target, q_learning_target
 from rl.agents.replay_agent import ReplayAgent
 from rl.hparams import as_schedule
 from rl.models import QNetwork
-from rl.registry import register_agent
+from rl.registry import action_functions, gradient_functions, register_agent
 from rl.types import Metrics
 
 
@@ -37,6 +38,11 @@ class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     supports_strategies = True  # `_loss` is a mean over its batch
+    # The registered functions the hparams name (rl/agents/function_slots.py).
+    function_slots = {
+        "action_function": FunctionSlot(action_functions, ("q_exploration",)),
+        "loss": FunctionSlot(gradient_functions, ("td_loss",)),
+    }
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -66,6 +72,8 @@ class DQN(ReplayAgent):
         self.target_network = q_network("target_network")
         self._sync_target(tau=1.0)
         self.epsilon = as_schedule(hp.epsilon)
+        self._action_function = resolve_function(self, "action_function")
+        self._loss_function = resolve_function(self, "loss")
 
         self._build_replay((), np.int64, hp.n_step)
 
@@ -89,7 +97,7 @@ class DQN(ReplayAgent):
         if self.hparams.noisy:  # NoisyNet: fresh noise for every acting step
             self.q_network.resample_noise(self.generator)
         q_values = self._q_values(self.q_network, obs)
-        return epsilon_greedy(q_values, self.generator, self._current_epsilon())
+        return self._action_function(q_values, self.generator, self._current_epsilon())
 
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         """[B, A] Q-values of `network` (C51: the means of its return distributions)."""
@@ -155,8 +163,8 @@ class DQN(ReplayAgent):
         else:
             td_target = q_learning_target(sample["reward"], sample["discount"], next_q_target)
         q_values = self.q_network(sample["obs"])
-        loss, td_error = td_loss(
-            q_values, sample["action"], td_target, sample["weights"], self.hparams.td_loss
+        loss, td_error = self._loss_function(
+            q_values, sample["action"], td_target, sample["weights"]
         )
         return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
 

@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from rl.agents.action_functions import epsilon_greedy, greedy
+from rl.agents.action_functions import greedy
 from rl.agents.base import Agent
-from rl.agents.gradient_functions import td_loss
+from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
 from rl.models.recurrent import RecurrentQNetwork, check_cell
-from rl.registry import register_agent
+from rl.registry import action_functions, gradient_functions, register_agent
 from rl.types import Batch, Metrics
 
 
@@ -88,6 +88,12 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
+    # The registered functions the hparams name (rl/agents/function_slots.py).
+    function_slots = {
+        "action_function": FunctionSlot(action_functions, ("q_exploration",)),
+        "loss": FunctionSlot(gradient_functions, ("td_loss",)),
+    }
+
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
@@ -112,6 +118,8 @@ class DRQN(RecurrentStateMixin, Agent):
         self.target_network = q_network("target_network")
         self._sync_target(1.0)
         self.epsilon = as_schedule(hp.epsilon)
+        self._action_function = resolve_function(self, "action_function")
+        self._loss_function = resolve_function(self, "loss")
         self.per_beta = as_schedule(hp.per_beta)
         self._build_recurrent_state(self.q_network.state_size)
         self.replay = SequenceReplay(
@@ -159,7 +167,7 @@ class DRQN(RecurrentStateMixin, Agent):
         state_in = self.recurrent_state.read_value()
         q_values, state_out = self.q_network.step(obs, state_in)
         self.recurrent_state.assign(state_out)
-        action = epsilon_greedy(q_values, self.generator, self._current_epsilon())
+        action = self._action_function(q_values, self.generator, self._current_epsilon())
         return action, {"state_in": state_in}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
@@ -168,7 +176,7 @@ class DRQN(RecurrentStateMixin, Agent):
         self.recurrent_state.assign(state_out)
         if not explore:
             return greedy(q_values)
-        return epsilon_greedy(q_values, self.generator, self._current_epsilon())
+        return self._action_function(q_values, self.generator, self._current_epsilon())
 
     def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         q_values, state = self.q_network.step(obs, state)
@@ -292,11 +300,10 @@ class DRQN(RecurrentStateMixin, Agent):
         )
         q_values = flat(q_all[:-1])  # [T * B, A]
         weights = flat(mask * sample["weights"][None, :])
-        loss, td_error = td_loss(
-            q_values, flat(time_major(sample["action"])), flat(td_target), weights,
-            self.hparams.td_loss,
-        )  # fmt: skip
-        # td_loss averages over all T * B entries; the mean over the learning steps is wanted.
+        loss, td_error = self._loss_function(
+            q_values, flat(time_major(sample["action"])), flat(td_target), weights
+        )
+        # The loss averages over all T * B entries; the mean over the learning steps is wanted.
         learning_steps = tf.maximum(tf.reduce_sum(mask), 1.0)
         loss = loss * tf.cast(n, tf.float32) / learning_steps
         td_error = tf.transpose(tf.reshape(td_error, tf.shape(mask)))  # [B, T]

@@ -40,7 +40,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from rl.agents.action_functions import gaussian_noise
+from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import (
     maddpg_actor_loss,
     maddpg_critic_loss,
@@ -50,7 +50,7 @@ from rl.agents.gradient_functions import (
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
 from rl.errors import UserError
 from rl.models import Critics, DeterministicActor
-from rl.registry import register_agent
+from rl.registry import action_functions, register_agent
 
 
 @register_agent("maddpg")
@@ -58,10 +58,14 @@ class MADDPG(OffPolicyContinuousAgent):
     """N deterministic actors (one per row of the agent axis) and N centralized critics."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
+    # The registered functions the hparams name (rl/agents/function_slots.py); stateless noise
+    # only: the agent keeps no per-env noise state.
+    function_slots = {"action_function": FunctionSlot(action_functions, ("action_noise",))}
 
     # ---------------------------------------------------------------------- building
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
+        self._action_function = resolve_function(self, "action_function")
         if len(spec.obs_shape) != 2 or len(spec.action_shape) != 2:
             raise UserError(
                 f"agent 'maddpg' needs a multi-agent env with observations [n_agents, obs_dim] "
@@ -152,7 +156,7 @@ class MADDPG(OffPolicyContinuousAgent):
         return self._joint_action(obs)
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
-        return gaussian_noise(
+        return self._action_function(
             self._joint_action(obs),
             self.generator,
             self.hparams.action_noise_std,

@@ -1,5 +1,6 @@
-"""Optimizer construction by name, with the learning rate driven by a schedule.
+"""Optimizers registered by name (`hp.optimizer`), with the learning rate driven by a schedule.
 
+Each registered factory takes (initial learning rate, epsilon) and returns a Keras optimizer.
 "rmsprop" is Keras' (rho 0.9, epsilon inside the square root, as TF1's RMSPropOptimizer that
 IMPALA used); "rmsprop_torch" is PyTorch's with alpha 0.99 and epsilon outside the root, the
 optimizer of Stable-Baselines3's A2C (`rl.agents.torch_rmsprop` says why they differ).
@@ -10,21 +11,37 @@ from __future__ import annotations
 import tensorflow as tf
 
 from rl.agents.torch_rmsprop import TorchRMSprop
-from rl.errors import UserError, did_you_mean
+from rl.registry import get_optimizer, register_optimizer
 
-OPTIMIZERS = {
-    "adam": lambda lr, eps: tf.keras.optimizers.Adam(learning_rate=lr, epsilon=eps),
-    "rmsprop": lambda lr, eps: tf.keras.optimizers.RMSprop(learning_rate=lr, epsilon=eps),
-    "rmsprop_torch": lambda lr, eps: TorchRMSprop(learning_rate=lr, alpha=0.99, epsilon=eps),
-    "sgd": lambda lr, eps: tf.keras.optimizers.SGD(learning_rate=lr),
-}
+
+@register_optimizer("adam")
+def adam(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
+    """Keras Adam with the given epsilon (SB3 and the Atari DQN papers tune it)."""
+    return tf.keras.optimizers.Adam(learning_rate=lr, epsilon=epsilon)
+
+
+@register_optimizer("rmsprop")
+def rmsprop(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
+    """Keras RMSprop: rho 0.9, epsilon inside the square root."""
+    return tf.keras.optimizers.RMSprop(learning_rate=lr, epsilon=epsilon)
+
+
+@register_optimizer("rmsprop_torch")
+def rmsprop_torch(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
+    """PyTorch's RMSprop: alpha 0.99, epsilon outside the square root (SB3's A2C)."""
+    return TorchRMSprop(learning_rate=lr, alpha=0.99, epsilon=epsilon)
+
+
+@register_optimizer("sgd")
+def sgd(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
+    """Plain SGD; `epsilon` has no meaning for it and is ignored."""
+    del epsilon
+    return tf.keras.optimizers.SGD(learning_rate=lr)
 
 
 def make_optimizer(name: str, initial_lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
-    """Returns a Keras optimizer whose `learning_rate` variable the agent assigns each step."""
-    if name not in OPTIMIZERS:
-        raise UserError(
-            f"unknown optimizer {name!r}{did_you_mean(name, OPTIMIZERS)}; "
-            f"choose one of {', '.join(sorted(OPTIMIZERS))}"
-        )
-    return OPTIMIZERS[name](initial_lr, epsilon)
+    """Returns a Keras optimizer whose `learning_rate` variable the agent assigns each step.
+
+    An unknown `name` is a UserError with close names and the registered ones.
+    """
+    return get_optimizer(name)(initial_lr, epsilon)

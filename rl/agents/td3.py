@@ -8,9 +8,10 @@ Lillicrap et al. 2015, "Continuous control with deep reinforcement learning", DD
 https://arxiv.org/abs/1509.02971: the "ddpg" sets use num_critics=1, policy_delay=1,
 target_policy_noise=0 and the same class, registered under both names.
 
-Exploration adds registered action-function noise to mu(s): "gaussian_noise" or
-"ornstein_uhlenbeck" (whose per-env state is a tf.Variable: checkpointed, zeroed when that env's
-episode ends or the in-process engine cuts episodes).
+Exploration adds the noise of the registered action function `action_function` to mu(s):
+role "action_noise" (gaussian_noise) or "stateful_action_noise" (ornstein_uhlenbeck, whose
+per-env state is a tf.Variable: checkpointed, zeroed when that env's episode ends or the
+in-process engine cuts episodes).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import gaussian_noise, ornstein_uhlenbeck
+from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import (
     clipped_double_q_target,
     critic_loss,
@@ -26,12 +27,9 @@ from rl.agents.gradient_functions import (
     smoothed_target_action,
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
-from rl.errors import UserError, did_you_mean
 from rl.models import Critics, DeterministicActor
-from rl.registry import register_agent
+from rl.registry import action_functions, register_agent
 from rl.types import Batch
-
-ACTION_NOISES = ("gaussian_noise", "ornstein_uhlenbeck")
 
 
 @register_agent("td3")
@@ -39,15 +37,20 @@ class TD3(OffPolicyContinuousAgent):
     """Deterministic actor + `num_critics` critics, with TD3's switches in hparams."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
+    # The registered functions the hparams name (rl/agents/function_slots.py).
+    function_slots = {
+        "action_function": FunctionSlot(
+            action_functions, ("action_noise", "stateful_action_noise")
+        ),
+    }
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
-        if hp.action_noise not in ACTION_NOISES:
-            raise UserError(
-                f"unknown action_noise {hp.action_noise!r}"
-                f"{did_you_mean(hp.action_noise, ACTION_NOISES)}; choose one of "
-                f"{', '.join(ACTION_NOISES)}"
-            )
+        self._action_function = resolve_function(self, "action_function")
+        # Stateful noise (OU) keeps `noise_state` per env copy, zeroed at episode ends.
+        self._noise_is_stateful = (
+            action_functions.role(hp.action_function) == "stateful_action_noise"
+        )
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
         action = tf.zeros([1, *spec.action_shape], tf.float32)
 
@@ -83,15 +86,15 @@ class TD3(OffPolicyContinuousAgent):
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         hp = self.hparams
         action = self.actor(obs)
-        if hp.action_noise == "gaussian_noise":
-            return gaussian_noise(
+        if not self._noise_is_stateful:
+            return self._action_function(
                 action, self.generator, hp.action_noise_std, self.action_low, self.action_high
             )
         # Read the state only once `obs` exists: `observe` (run by the env step that produced
         # obs) zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
-        noisy, new_state = ornstein_uhlenbeck(
+        noisy, new_state = self._action_function(
             action,
             self.generator,
             state,
@@ -105,7 +108,7 @@ class TD3(OffPolicyContinuousAgent):
 
     def _observe(self, transition: Batch) -> None:
         super()._observe(transition)
-        if self.hparams.action_noise == "ornstein_uhlenbeck":
+        if self._noise_is_stateful:
             done = np.logical_or(transition["terminated"], transition["truncated"])
             if done.any():
                 keep = (~done).astype(np.float32).reshape([-1] + [1] * len(self.spec.action_shape))
@@ -165,7 +168,7 @@ class TD3(OffPolicyContinuousAgent):
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 
     def _metrics(self, env_steps: tf.Variable) -> dict[str, float]:
-        if self.hparams.action_noise != "ornstein_uhlenbeck":
+        if not self._noise_is_stateful:
             return {}
         return {"train/ou_state_abs": float(tf.reduce_mean(tf.abs(self.noise_state)))}
 

@@ -168,8 +168,9 @@ def base() -> HParams:
     hp.add(
         "optimizer",
         "adam",
-        "adam, rmsprop (Keras': rho 0.9, epsilon inside the root), rmsprop_torch (PyTorch's, "
-        "as SB3's A2C: alpha 0.99, epsilon outside the root) or sgd.",
+        "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon inside "
+        "the root), rmsprop_torch (PyTorch's, as SB3's A2C: alpha 0.99, epsilon outside the "
+        "root) or sgd.",
     )
     hp.add("lr", 1e-3, "Learning rate: a number or a schedule of the gradient step.", type=Schedule)
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")

@@ -39,6 +39,6 @@ def ddpg_pendulum() -> HParams:
 def ddpg_tiny() -> HParams:
     """td3_tiny as DDPG with Ornstein-Uhlenbeck exploration (the paper's): smoke tests."""
     hp = _as_ddpg(td3_tiny())
-    hp.action_noise = "ornstein_uhlenbeck"
+    hp.action_function = "ornstein_uhlenbeck"
     hp.memory = "uniform"
     return hp

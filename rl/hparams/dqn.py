@@ -26,12 +26,23 @@ def dqn() -> HParams:
         "Exploration rate as a schedule of the env step.",
         type=Schedule,
     )
+    hp.add(
+        "action_function",
+        "epsilon_greedy",
+        "Registered action function exploring from the Q-values, role q_exploration "
+        "(train.py --list): epsilon_greedy.",
+    )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
     hp.add("noisy", False, "NoisyNet head: learned factorised Gaussian noise (Fortunato 2017).")
     hp.add("noisy_sigma0", 0.5, "NoisyNet: initial noise scale sigma0 (sigma = sigma0/sqrt(p)).")
     hp.add("n_step", 1, "Multi-step returns over this many steps.")
-    hp.add("td_loss", "huber", "Elementwise TD loss: huber or mse.")
+    hp.add(
+        "loss",
+        "td_huber",
+        "Registered loss the agent minimises (train.py --list): td_huber or td_mse "
+        "(0.5 error^2) for dqn (role td_loss), categorical_loss for c51 (distributional_loss).",
+    )
     hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
     hp.add(
         "per_beta",

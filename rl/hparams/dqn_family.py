@@ -25,8 +25,10 @@ def with_noisy_nets(hp: HParams) -> HParams:
 
 
 def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
-    """The c51 agent and its support keys (the paper's 51 atoms on [-10, 10] by default)."""
+    """The c51 agent, its loss and its support keys (the paper's 51 atoms on [-10, 10] by
+    default)."""
     hp.agent = "c51"
+    hp.loss = "categorical_loss"
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
     hp.add("v_min", v_min, "C51: smallest return of the support; returns below are clipped.")
     hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")

@@ -29,6 +29,7 @@ from typing import Any
 
 from rl.errors import UserError, did_you_mean
 from rl.hparams.override_parser import BareWord, LiteralError, parse_literal, split_items
+from rl.hparams.renamed_keys import renamed_hint, upgrade_saved
 from rl.hparams.schedules import Schedule, as_schedule
 
 _JSON_FORMAT = "rl.hparams/1"
@@ -360,7 +361,7 @@ class HParams:
         for i, part in enumerate(parts):
             if part not in owner._entries:
                 scope = f" in group {'.'.join(parts[:i])!r}" if i else ""
-                hint = did_you_mean(part, owner._entries)
+                hint = renamed_hint(part, owner._entries) or did_you_mean(part, owner._entries)
                 raise UserError(f"unknown hparam {part!r}{scope}{hint}")
             entry = owner._entries[part]
             rest = parts[i + 1 :]
@@ -500,7 +501,7 @@ class HParams:
             data = json.loads(text)
             if data.get("format") != _JSON_FORMAT:
                 raise ValueError(f"format is {data.get('format')!r}, expected {_JSON_FORMAT!r}")
-            return cls._rebuild(data["hparams"])
+            return cls._rebuild(upgrade_saved(data["hparams"]))  # a run saved before a rename
         except (ValueError, KeyError, TypeError, AttributeError, UserError) as e:
             raise UserError(f"hparams JSON is not readable: {type(e).__name__}: {e}") from None
 

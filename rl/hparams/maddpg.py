@@ -36,6 +36,12 @@ def maddpg() -> HParams:
     hp.eval.every_steps = 25_000
     hp.checkpoint_every = 100_000
     hp.add(
+        "action_function",
+        "gaussian_noise",
+        "Registered exploration-noise action function, role action_noise (train.py --list): "
+        "gaussian_noise.",
+    )
+    hp.add(
         "action_noise_std",
         0.1,
         "Gaussian exploration noise std per action entry, in units of the action half-range.",

@@ -41,7 +41,7 @@ def td3_mountaincar_continuous() -> HParams:
     """
     hp = _protocol(td3())
     hp.train_steps = 300_000
-    hp.action_noise = "ornstein_uhlenbeck"
+    hp.action_function = "ornstein_uhlenbeck"
     hp.ou_theta = 0.15 * 0.01
     hp.action_noise_std = 0.5 * 0.01**0.5
     return hp

@@ -192,6 +192,12 @@ def drqn() -> HParams:
         "Exploration rate as a schedule of the env step.",
         type=Schedule,
     )
+    hp.add(
+        "action_function",
+        "epsilon_greedy",
+        "Registered action function exploring from the Q-values, role q_exploration "
+        "(train.py --list): epsilon_greedy.",
+    )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
     hp.add(
@@ -199,7 +205,12 @@ def drqn() -> HParams:
         1,
         "Multi-step returns over this many steps inside each sequence (shorter near its end).",
     )
-    hp.add("td_loss", "huber", "Elementwise TD loss: huber or mse.")
+    hp.add(
+        "loss",
+        "td_huber",
+        "Registered gradient function of the TD error, role td_loss (train.py --list): "
+        "td_huber or td_mse (0.5 error^2).",
+    )
     hp.add("per_alpha", 0.9, "Prioritized replay: priority exponent alpha (R2D2: 0.9).")
     hp.add(
         "per_beta",

@@ -26,9 +26,10 @@ def td3() -> HParams:
     )
     hp.add("target_noise_clip", 0.5, "Clip of the smoothing noise, in half-range units.")
     hp.add(
-        "action_noise",
+        "action_function",
         "gaussian_noise",
-        "Exploration noise action function: gaussian_noise or ornstein_uhlenbeck.",
+        "Registered exploration-noise action function (train.py --list): gaussian_noise (role "
+        "action_noise) or ornstein_uhlenbeck (role stateful_action_noise).",
     )
     hp.add("action_noise_std", 0.1, "Exploration noise std (OU: sigma), in half-range units.")
     hp.add("ou_theta", 0.15, "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1).")

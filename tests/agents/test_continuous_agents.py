@@ -178,7 +178,7 @@ def test_sac_fixed_alpha_stays():
 
 
 def test_ou_state_is_reset_per_episode_and_checkpointed(tmp_path):
-    overrides = "learning_starts=0,action_noise=ornstein_uhlenbeck,action_noise_std=0.3"
+    overrides = "learning_starts=0,action_function=ornstein_uhlenbeck,action_noise_std=0.3"
     agent, driver = collected("ddpg_tiny", overrides, steps=3, num_envs=2, max_episode_steps=5)
     state = agent.noise_state.numpy().copy()
     assert state.shape == (2, 1) and (state != 0).all()
@@ -199,7 +199,7 @@ def test_ou_state_is_reset_per_episode_and_checkpointed(tmp_path):
 
 def test_ou_exploration_is_temporally_correlated():
     agent, _, spec = make_agent(
-        "ddpg_tiny", "learning_starts=0,action_noise=ornstein_uhlenbeck", num_envs=1
+        "ddpg_tiny", "learning_starts=0,action_function=ornstein_uhlenbeck", num_envs=1
     )
     obs = random_obs(spec, 1)
     greedy = agent.act(obs, explore=False).numpy()

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rl.agents.gradient_functions import double_q_learning_target, huber, q_learning_target, td_loss
+from rl.agents.gradient_functions import (
+    double_q_learning_target,
+    huber,
+    q_learning_target,
+    td_huber,
+    td_mse,
+)
 
 
 def test_dqn_loss_on_a_two_sample_batch_by_hand():
@@ -19,14 +25,14 @@ def test_dqn_loss_on_a_two_sample_batch_by_hand():
     target = q_learning_target(reward, discount, next_q_target)
     np.testing.assert_allclose(target.numpy(), [3.97, 0.0], rtol=1e-6)
     q_values = tf.constant([[1.0, 2.0], [0.5, -1.0]])
-    loss, td_error = td_loss(q_values, tf.constant([1, 0]), target)
+    loss, td_error = td_huber(q_values, tf.constant([1, 0]), target)
     np.testing.assert_allclose(td_error.numpy(), [1.97, -0.5], rtol=1e-6)
     assert loss.numpy() == pytest.approx(0.7975, rel=1e-6)
     # MSE variant: (0.5*1.97^2 + 0.5*0.25) / 2 = (1.94045 + 0.125) / 2 = 1.032725
-    mse, _ = td_loss(q_values, tf.constant([1, 0]), target, loss="mse")
+    mse, _ = td_mse(q_values, tf.constant([1, 0]), target)
     assert mse.numpy() == pytest.approx(1.032725, rel=1e-6)
     # Importance weights [0.5, 2]: (0.5*1.47 + 2*0.125) / 2 = (0.735 + 0.25) / 2 = 0.4925
-    weighted, _ = td_loss(q_values, tf.constant([1, 0]), target, tf.constant([0.5, 2.0]))
+    weighted, _ = td_huber(q_values, tf.constant([1, 0]), target, tf.constant([0.5, 2.0]))
     assert weighted.numpy() == pytest.approx(0.4925, rel=1e-6)
 
 
@@ -45,7 +51,7 @@ def test_td_gradient_does_not_flow_into_the_target():
     q = tf.Variable([[1.0, 2.0]])
     with tf.GradientTape() as tape:
         target = q_learning_target(tf.constant([0.0]), tf.constant([1.0]), q)  # depends on q
-        loss, _ = td_loss(q, tf.constant([0]), target, loss="mse")
+        loss, _ = td_mse(q, tf.constant([0]), target)
     # d/dq0 of 0.5 * (stop_grad(2) - q0)^2 = -(2 - 1) = -1; q1 only appears in the target.
     np.testing.assert_allclose(tape.gradient(loss, q).numpy(), [[-1.0, 0.0]])
 

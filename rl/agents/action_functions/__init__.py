@@ -1,4 +1,18 @@
-"""Batched TF action-selection functions, registered by name."""
+"""Batched TF action-selection functions, registered by name and role.
+
+The role says how an agent calls the function, so a slot (`rl.agents.function_slots`) can
+refuse a registered function it cannot call:
+- "q_exploration": f(q_values [B, A], generator, epsilon) -> int64 actions [B]; the
+  `action_function` of the DQN family (epsilon_greedy).
+- "q_evaluation": f(q_values [B, A], generator=None) -> int64 actions [B]; deterministic
+  actions for evaluation (greedy).
+- "logits_sample": f(logits [B, A], generator) -> int64 actions [B] (sample).
+- "action_noise": f(action, generator, sigma, low, high) -> noisy action; an `action_function`
+  of TD3/DDPG and MADDPG (gaussian_noise).
+- "stateful_action_noise": f(action, generator, state, theta, sigma, low, high) ->
+  (noisy action, new state), the state one row per env copy that the agent keeps, checkpoints
+  and zeroes at episode ends; an `action_function` of TD3/DDPG (ornstein_uhlenbeck).
+"""
 
 from rl.agents.action_functions.epsilon_greedy import epsilon_greedy
 from rl.agents.action_functions.gaussian_noise import gaussian_noise

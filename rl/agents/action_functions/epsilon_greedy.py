@@ -8,7 +8,7 @@ from rl.agents.action_functions.greedy import greedy
 from rl.registry import register_action_function
 
 
-@register_action_function("epsilon_greedy")
+@register_action_function("epsilon_greedy", role="q_exploration")
 def epsilon_greedy(
     q_values: tf.Tensor, generator: tf.random.Generator, epsilon: tf.Tensor | float
 ) -> tf.Tensor:

@@ -15,7 +15,7 @@ def half_range(low: tf.Tensor, high: tf.Tensor) -> tf.Tensor:
     return (tf.cast(high, tf.float32) - tf.cast(low, tf.float32)) / 2.0
 
 
-@register_action_function("gaussian_noise")
+@register_action_function("gaussian_noise", role="action_noise")
 def gaussian_noise(
     action: tf.Tensor,
     generator: tf.random.Generator,

@@ -25,7 +25,7 @@ def ornstein_uhlenbeck_step(
     return state - theta * state * dt + sigma * (dt**0.5) * standard_normal
 
 
-@register_action_function("ornstein_uhlenbeck")
+@register_action_function("ornstein_uhlenbeck", role="stateful_action_noise")
 def ornstein_uhlenbeck(
     action: tf.Tensor,
     generator: tf.random.Generator,

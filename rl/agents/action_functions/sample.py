@@ -7,7 +7,7 @@ import tensorflow as tf
 from rl.registry import register_action_function
 
 
-@register_action_function("sample")
+@register_action_function("sample", role="logits_sample")
 def sample(logits: tf.Tensor, generator: tf.random.Generator) -> tf.Tensor:
     """Draws one action per row from softmax(`logits`) with the Gumbel-max trick.
 

@@ -1,4 +1,11 @@
-"""Pure loss functions (no variables, no optimizer), registered by name."""
+"""Pure loss functions (no variables, no optimizer), registered by name.
+
+Those an hparam chooses declare a role, how an agent calls them (`rl.agents.function_slots`):
+- "td_loss": f(q_values [B, A], action [B], td_target [B], weights [B] | None) ->
+  (loss, td_error [B]); the `loss` of DQN and DRQN (td_huber, td_mse).
+- "distributional_loss": f(logits [B, A, N], action [B], target_probs [B, N], weights [B] |
+  None) -> (loss, per-sample loss [B]); the `loss` of C51 and Rainbow (categorical_loss).
+"""
 
 from rl.agents.gradient_functions.actor_critic_continuous import (
     clipped_double_q_target,
@@ -35,12 +42,13 @@ from rl.agents.gradient_functions.squashed_gaussian import (
     squashed_gaussian_sample,
 )
 from rl.agents.gradient_functions.td import (
-    ELEMENTWISE_LOSSES,
     double_q_learning_target,
     huber,
     q_learning_target,
     squared,
-    td_loss,
+    td_huber,
+    td_mse,
+    weighted_td_loss,
 )
 
 __all__ = [
@@ -63,7 +71,6 @@ __all__ = [
     "soft_q_target",
     "squashed_gaussian",
     "squashed_gaussian_sample",
-    "ELEMENTWISE_LOSSES",
     "double_q_learning_target",
     "entropy_bonus",
     "huber",
@@ -72,6 +79,8 @@ __all__ = [
     "ppo_clip_loss",
     "q_learning_target",
     "squared",
-    "td_loss",
+    "td_huber",
+    "td_mse",
     "value_loss",
+    "weighted_td_loss",
 ]

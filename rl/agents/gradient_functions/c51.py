@@ -71,7 +71,7 @@ def categorical_target(
     return categorical_projection(reward, discount, tf.nn.softmax(next_logits, -1), support)
 
 
-@register_gradient_function("categorical_loss")
+@register_gradient_function("categorical_loss", role="distributional_loss")
 def categorical_loss(
     logits: tf.Tensor,
     action: tf.Tensor,

@@ -3,9 +3,14 @@
 Double Q-learning target from van Hasselt et al. 2015, "Deep Reinforcement Learning with Double
 Q-learning", https://arxiv.org/abs/1509.06461: the online network picks the next action, the
 target network evaluates it.
+
+The registered losses of role "td_loss", f(q_values [B, A], action [B], td_target [B],
+weights [B] | None) -> (loss, td_error [B]), are what the DQN family's `loss` hparam names.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import tensorflow as tf
 
@@ -41,25 +46,38 @@ def squared(error: tf.Tensor) -> tf.Tensor:
     return 0.5 * tf.square(error)
 
 
-ELEMENTWISE_LOSSES = {"huber": huber, "mse": squared}
-
-
-@register_gradient_function("td_loss")
-def td_loss(
+def weighted_td_loss(
     q_values: tf.Tensor,
     action: tf.Tensor,
     td_target: tf.Tensor,
-    weights: tf.Tensor | None = None,
-    loss: str = "huber",
+    weights: tf.Tensor | None,
+    elementwise: Callable[[tf.Tensor], tf.Tensor],
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Returns (weighted mean loss, td_error) for Q(s, a) against a fixed `td_target`.
+    """Returns (weighted mean of `elementwise`(td_error), td_error) for Q(s, a) against a fixed
+    `td_target`: the body that the registered "td_loss" functions share.
 
     `weights` are importance-sampling weights from prioritized replay (ones if None); the TD
     error comes back so the caller can update priorities.
     """
     q_taken = tf.gather(q_values, tf.cast(action, tf.int64), axis=-1, batch_dims=1)
     td_error = tf.stop_gradient(td_target) - q_taken
-    per_sample = ELEMENTWISE_LOSSES[loss](td_error)
+    per_sample = elementwise(td_error)
     if weights is not None:
         per_sample = per_sample * weights
     return tf.reduce_mean(per_sample), td_error
+
+
+@register_gradient_function("td_huber", role="td_loss")
+def td_huber(
+    q_values: tf.Tensor, action: tf.Tensor, td_target: tf.Tensor, weights: tf.Tensor | None = None
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Huber TD loss (delta 1), DQN's default: the gradient of a large error is clipped to 1."""
+    return weighted_td_loss(q_values, action, td_target, weights, huber)
+
+
+@register_gradient_function("td_mse", role="td_loss")
+def td_mse(
+    q_values: tf.Tensor, action: tf.Tensor, td_target: tf.Tensor, weights: tf.Tensor | None = None
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Squared TD loss, mean of 0.5 td_error^2: the gradient grows with the error."""
+    return weighted_td_loss(q_values, action, td_target, weights, squared)
