@@ -44,3 +44,12 @@ def test_ci_runs_the_readme_test_command():
     assert TEST_COMMAND in _lines(README)
     ci_lines = _lines(CI_SCRIPT)
     assert TEST_COMMAND in ci_lines, f".ci/run must run README's test command: {TEST_COMMAND}"
+
+
+def test_ci_runs_the_tpu_compat_step():
+    # After the main suite, .ci/run runs the `tpu_compat` tests again under the TPU image's
+    # TensorFlow; the step builds its venv first and fails on "no tests collected".
+    assert ".ci/tpu-compat || failed+=(" in CI_SCRIPT.read_text(encoding="utf-8")
+    step = _lines(CI_SCRIPT.parent / "tpu-compat")
+    assert "./setup-tpu-compat.sh && .venv-tpu-compat/bin/python -m pytest -m tpu_compat" in step
+    assert "if ((status == 5)); then" in step

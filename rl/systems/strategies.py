@@ -53,7 +53,7 @@ def _tpu() -> tf.distribute.Strategy:
         if importlib.util.find_spec("libtpu") is None:
             raise UserError(
                 "strategy 'tpu': the TPU runtime (libtpu) is not installed here; run in the "
-                "TPU image (k8s/Dockerfile.tpu, tensorflow-tpu 2.20 + libtpu) on a TPU node"
+                "TPU image (k8s/Dockerfile.tpu: tensorflow-tpu + libtpu) on a TPU node"
             )
         if not tpu_device_files():
             raise UserError(

@@ -1,0 +1,120 @@
+"""Every `*_tiny` set a TPU Pod can train, end to end through train.py, on a machine without a TPU.
+
+A Pod of `--sys tpu` runs `train.py` with `RL_STRATEGY=tpu`. Here no TPU exists, so the smoke
+run is in two parts: under `RL_STRATEGY=tpu` the set gets past every check that does not need the
+TPU (agent supports strategies, not the compiled trainer) and stops at the one-line "no TPU"
+error before writing anything; then it trains under `--strategy mirrored`, the same learner path
+(`strategy.run`, variables under the strategy's scope, reduced metrics) on this machine's one
+CPU device; dqn_tiny and ppo_tiny then resume from their checkpoint and train on, as a Pod that
+replaced a lost one does. CI runs these in .venv-tpu-compat as well, under the TPU image's
+TensorFlow (marker `tpu_compat`, tests/conftest.py); there the first test checks that it really
+is that TF.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+from conftest import REPO_ROOT, describe, run_train_process, stderr_lines
+
+import train
+from rl import registry
+
+TINY_SETS = sorted(name for name in registry.hparams.names() if name.endswith("_tiny"))
+
+
+def runs_on_tpu(hparams_set: str) -> bool:
+    """What train.py's strategy check lets through: a strategy-capable agent, no `tf/` env."""
+    hparams = registry.get_hparams(hparams_set)()
+    agent = registry.agents.get(hparams.agent)
+    return agent.supports_strategies and not hparams.env.startswith("tf/")
+
+
+TPU_SETS = [name for name in TINY_SETS if runs_on_tpu(name)]
+# Also resumed from their checkpoint under the strategy: one replay agent, one on-policy agent.
+RESUMED = ("dqn_tiny", "ppo_tiny")
+
+
+def test_this_venv_runs_the_tpu_images_tensorflow():
+    if Path(sys.prefix).name != ".venv-tpu-compat":
+        pytest.skip("not in .venv-tpu-compat (setup-tpu-compat.sh)")
+    pins = dict(
+        line.split("==", 1)
+        for line in (REPO_ROOT / "requirements-tpu.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    assert tf.__version__ == pins["tensorflow-tpu"]
+
+
+def test_the_tpu_gate_of_train_py_agrees(tmp_path, capsys, monkeypatch):
+    # Each tiny set under RL_STRATEGY=tpu, as in a Pod: exit 2, one line, nothing written. The
+    # sets that reach the missing-TPU line are exactly TPU_SETS (so none is left out below).
+    monkeypatch.setenv("RL_STRATEGY", "tpu")
+    monkeypatch.delenv("TPU_NAME", raising=False)
+    reached = []
+    for name in TINY_SETS:
+        out = tmp_path / name
+        assert train.main(["--hparams", name, "--output_dir", str(out)]) == 2, name
+        lines = stderr_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and "strategy 'tpu'" in lines[0], (name, lines)
+        assert not out.exists(), name
+        if "libtpu" in lines[0] or "no TPU device" in lines[0]:
+            reached.append(name)
+    assert reached == TPU_SETS
+    assert {"dqn_tiny", "ppo_tiny"} <= set(TPU_SETS)
+
+
+@pytest.fixture(scope="module")
+def tpu_set_runs(tmp_path_factory) -> dict[str, list[tuple[Path, subprocess.CompletedProcess]]]:
+    """{set: [(output_dir, train.py process), ...]}: each TPU set trained under `--strategy
+    mirrored`; RESUMED sets then continue to twice their train_steps from the checkpoint, as a
+    replaced Pod does. Two sets at a time (a tiny run uses less than a core; see conftest)."""
+
+    def run(name: str) -> list[tuple[Path, subprocess.CompletedProcess]]:
+        root = tmp_path_factory.mktemp(name)
+        out, resumed = root / "out", root / "resumed"
+        args = ["--hparams", name, "--strategy", "mirrored"]
+        runs = [(out, run_train_process([*args, "--output_dir", str(out)], timeout=300))]
+        if name in RESUMED and runs[0][1].returncode == 0:
+            shutil.copytree(out, resumed)  # so the first run's files stay as it left them
+            steps = str(2 * registry.get_hparams(name)().train_steps)
+            more = [*args, "--output_dir", str(resumed), "--train_steps", steps]
+            runs.append((resumed, run_train_process(more, timeout=300)))
+        return runs
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(TPU_SETS, pool.map(run, TPU_SETS), strict=True))
+
+
+def _check_run(out: Path, proc: subprocess.CompletedProcess, train_steps: int) -> None:
+    assert proc.returncode == 0, describe(proc)
+    assert "Traceback" not in proc.stderr, describe(proc)
+    run_dir = out / "run_0"
+    with open(run_dir / "progress.csv", newline="") as f:
+        assert int(list(csv.DictReader(f))[-1]["env_steps"]) == train_steps
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["versions"]["tensorflow"] == tf.__version__
+    pointer = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
+    assert pointer["step"] == train_steps
+    reader = tf.train.load_checkpoint(str(run_dir / "checkpoints" / pointer["directory"] / "tf"))
+    assert reader.get_tensor("agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
+
+
+@pytest.mark.parametrize("hparams_set", TPU_SETS)
+def test_tpu_set_trains_under_a_strategy(tpu_set_runs, hparams_set):
+    train_steps = registry.get_hparams(hparams_set)().train_steps
+    (out, proc), *resumed = tpu_set_runs[hparams_set]
+    _check_run(out, proc, train_steps)
+    if hparams_set in RESUMED:
+        ((out, proc),) = resumed
+        _check_run(out, proc, 2 * train_steps)
+        resuming = f"resuming from checkpoint at {train_steps:,} env steps"
+        assert resuming in proc.stdout, describe(proc)
