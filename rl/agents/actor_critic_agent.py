@@ -10,9 +10,11 @@ returns log b(a|s) of the acting weights, which the learner cannot recompute onc
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
 from rl.types import Batch
@@ -36,6 +38,32 @@ class ActorCriticAgent(Agent):
             name="actor_critic",
         )
         self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+
+    def _build_rollout(self, num_steps: int, with_value: bool) -> dict[str, tf.TensorSpec]:
+        """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of the time-major
+        [T, N] batch its `data()` gives the learner (with the acting-time values or not)."""
+        spec = self.spec
+        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
+        self.rollout = RolloutBuffer(
+            num_steps, spec.num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape,
+            action_dtype,
+        )  # fmt: skip
+        lead = [num_steps, spec.num_envs]
+        obs = tf.TensorSpec(lead + list(spec.obs_shape), tf.as_dtype(spec.obs_dtype))
+        batch_spec = {
+            "obs": obs,
+            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
+            "reward": tf.TensorSpec(lead, tf.float32),
+            "terminated": tf.TensorSpec(lead, tf.bool),
+            "truncated": tf.TensorSpec(lead, tf.bool),
+            "log_prob": tf.TensorSpec(lead, tf.float32),
+            "value": tf.TensorSpec(lead, tf.float32),
+            "final_obs": obs,
+            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs.dtype),
+        }
+        if not with_value:
+            del batch_spec["value"]
+        return batch_spec
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         params = self.model.policy(obs)  # no value torso/head: they cost acting time unused

@@ -39,7 +39,6 @@ from rl.agents.advantage_estimators import fold_truncation
 from rl.agents.gradient_functions.impala import impala_loss
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
-from rl.memory import RolloutBuffer
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import (
     Rollout,
@@ -85,23 +84,7 @@ class Impala(ActorCriticAgent):
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
-        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
-        self.rollout = RolloutBuffer(
-            self.unroll_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
-            spec.action_shape, action_dtype,
-        )  # fmt: skip
-        lead = [self.unroll_length, spec.num_envs]
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
-        self._batch_spec = {
-            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "terminated": tf.TensorSpec(lead, tf.bool),
-            "truncated": tf.TensorSpec(lead, tf.bool),
-            "log_prob": tf.TensorSpec(lead, tf.float32),
-            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs_dtype),
-        }
+        self._batch_spec = self._build_rollout(self.unroll_length, with_value=False)
         # Traced without autograph: the loops are tf.while_loops (rl.agents.on_policy.repeat).
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [self._batch_spec]

@@ -28,13 +28,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-import numpy as np
 import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
-from rl.memory import RolloutBuffer
 from rl.registry import get_advantage_estimator
 from rl.rollout.minibatches import minibatch_indices
 
@@ -89,24 +87,7 @@ class OnPolicyAgent(ActorCriticAgent):
         # With a batch_size that does not divide the rollout (e.g. after overriding num_envs),
         # each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
-        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
-        self.rollout = RolloutBuffer(
-            num_steps, spec.num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape,
-            action_dtype,
-        )  # fmt: skip
-        lead = [num_steps, spec.num_envs]
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
-        batch_spec = {
-            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "terminated": tf.TensorSpec(lead, tf.bool),
-            "truncated": tf.TensorSpec(lead, tf.bool),
-            "log_prob": tf.TensorSpec(lead, tf.float32),
-            "value": tf.TensorSpec(lead, tf.float32),
-            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs_dtype),
-        }
+        batch_spec = self._build_rollout(num_steps, with_value=True)
         # Traced without autograph (see `repeat`): `_train` writes its loops as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]

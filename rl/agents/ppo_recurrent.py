@@ -41,7 +41,6 @@ from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.errors import UserError
 from rl.hparams import as_schedule
-from rl.memory import RolloutBuffer
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
@@ -118,25 +117,9 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self.num_samples = num_steps * num_envs
         per_minibatch = min(self.num_sequences, max(1, round(hp.batch_size / length)))
         self.num_minibatches = self.num_sequences // per_minibatch
-        action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
-        self.rollout = RolloutBuffer(
-            num_steps, num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape, action_dtype
-        )
+        batch_spec = self._build_rollout(num_steps, with_value=True)
         self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
-        lead = [num_steps, num_envs]
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
-        batch_spec = {
-            "obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "terminated": tf.TensorSpec(lead, tf.bool),
-            "truncated": tf.TensorSpec(lead, tf.bool),
-            "log_prob": tf.TensorSpec(lead, tf.float32),
-            "value": tf.TensorSpec(lead, tf.float32),
-            "final_obs": tf.TensorSpec(lead + list(spec.obs_shape), obs_dtype),
-            "last_next_obs": tf.TensorSpec([num_envs, *spec.obs_shape], obs_dtype),
-            "state_in": tf.TensorSpec([*lead, self.state_size], tf.float32),
-        }
+        batch_spec["state_in"] = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
