@@ -8,6 +8,7 @@ is linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
 
 from __future__ import annotations
 
+from rl.hparams.common import cartpole_protocol, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.hparams.schedules import Schedule
@@ -41,8 +42,7 @@ def ppo_cartpole() -> HParams:
     """CartPole-v1, rl-baselines3-zoo: 8 envs x 32 steps, one 256-sample batch, 20 epochs,
     gamma 0.98, lambda 0.8, lr and clip range linear to 0 over 100k env steps
     (390 updates x 20 gradient steps = 7800)."""
-    hp = ppo()
-    hp.env = "CartPole-v1"
+    hp = cartpole_protocol(ppo(), eval_every_steps=2560)
     hp.num_envs = 8
     hp.train_steps = 100_000
     hp.train_every = 256
@@ -53,8 +53,6 @@ def ppo_cartpole() -> HParams:
     hp.ent_coef = 0.0
     hp.lr = "linear(1e-3, 0.0, 7800)"
     hp.clip_range = "linear(0.2, 0.0, 7800)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -88,9 +86,4 @@ def ppo_tiny() -> HParams:
     hp.lr = "linear(1e-3, 0.0, 32)"
     hp.clip_range = "linear(0.2, 0.1, 32)"
     hp.clip_range_vf = 0.2
-    hp.max_episode_steps = 50
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

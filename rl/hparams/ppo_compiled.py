@@ -10,6 +10,7 @@ step budget: 98 iterations (whole iterations: 200,704 steps) x 40 = 3920 gradien
 
 from __future__ import annotations
 
+from rl.hparams.common import smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo_cartpole
 from rl.registry import register_hparams
@@ -54,10 +55,5 @@ def ppo_tf_tiny() -> HParams:
     hp.lr = "linear(1e-3, 0.0, 32)"
     hp.clip_range = "linear(0.2, 0.1, 32)"
     hp.clip_range_vf = 0.2
-    hp.max_episode_steps = 50
     hp.stop_at_eval_return = None
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -7,7 +7,8 @@ feed-forward policy sees too little to balance the pole, a recurrent one infers 
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
+from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo, ppo_cartpole
 from rl.hparams.schedules import Schedule
@@ -92,8 +93,7 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     normalization, half SB3's value weight) seeds 0 and 2 peaked at 363 and 374 in 100k steps;
     with them seeds 0-5 evaluate 500 within 10k-23k env steps (docs/recurrent.md).
     """
-    hp = ppo_recurrent()
-    hp.env = MASKED_CARTPOLE
+    hp = cartpole_protocol(ppo_recurrent(), eval_every_steps=2560, env=MASKED_CARTPOLE)
     hp.num_envs = 8
     hp.train_steps = 100_000
     hp.train_every = 256
@@ -113,8 +113,6 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     hp.activation = "relu"
     hp.lr = "linear(1e-3, 0.0, 7800)"
     hp.clip_range = "linear(0.2, 0.0, 7800)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -149,12 +147,7 @@ def ppo_recurrent_tiny() -> HParams:
     hp.batch_size = 32
     hp.n_epochs = 2
     hp.lr = "linear(1e-3, 0.0, 16)"
-    hp.max_episode_steps = 20
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
 
 # --------------------------------------------------------------------------------- DRQN
@@ -183,23 +176,7 @@ def drqn() -> HParams:
     )
     hp.add("batch_size", 32, "Sequences per gradient step.")
     hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
-    hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
-    hp.add("target_update_period", 500, "Gradient steps between target-network updates.")
-    hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
-    hp.add(
-        "epsilon",
-        "linear(1.0, 0.05, 10000)",
-        "Exploration rate as a schedule of the env step.",
-        type=Schedule,
-    )
-    hp.add(
-        "action_function",
-        "epsilon_greedy",
-        "Registered action function exploring from the Q-values, role q_exploration "
-        "(train.py --list): epsilon_greedy.",
-    )
-    hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
-    hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
+    add_q_learning_keys(hp, target_update_period=500)
     hp.add(
         "n_step",
         1,
@@ -236,8 +213,7 @@ def drqn_masked_cartpole() -> HParams:
     Tuned on seed 0 (docs/recurrent.md): a target period of 200 or one-step returns learned
     more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style oscillation).
     """
-    hp = drqn()
-    hp.env = MASKED_CARTPOLE
+    hp = cartpole_protocol(drqn(), eval_every_steps=2560, env=MASKED_CARTPOLE)
     hp.num_envs = 4
     hp.train_steps = 150_000
     hp.train_every = 64
@@ -249,8 +225,6 @@ def drqn_masked_cartpole() -> HParams:
     hp.learning_starts = 2000
     hp.target_update_period = 500
     hp.epsilon = "linear(1.0, 0.02, 20000)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -279,9 +253,4 @@ def drqn_tiny() -> HParams:
     hp.memory = "prioritized"
     hp.dueling = True
     hp.n_step = 3
-    hp.max_episode_steps = 30
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
-    return hp
+    return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=30)
