@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rl.hparams.common import smoke_test_cadence
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -114,13 +115,10 @@ def ppo_breakout() -> HParams:
 
 def _tiny_atari(hp: HParams) -> None:
     """A couple hundred steps with game caps so that games end inside them."""
-    hp.max_episode_steps = 100  # caps each game: raw full-game scores appear in training too
     hp.hidden_sizes = [32]
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 1
     hp.eval.max_episode_steps = 40
-    hp.checkpoint_every = 128
-    hp.log_every = 64
+    # max_episode_steps caps each game: raw full-game scores appear in training too.
+    smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=100, eval_episodes=1)
     hp.jit_compile = False  # XLA-compiling the CNN's update costs more CPU than 256 steps
 
 
