@@ -6,7 +6,7 @@ https://arxiv.org/abs/1602.01783 (the synchronous variant, as OpenAI baselines a
 
 from __future__ import annotations
 
-from rl.hparams.common import cartpole_protocol, smoke_test_cadence
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.registry import register_hparams
@@ -56,10 +56,8 @@ def a2c_cartpole() -> HParams:
     1e-3 105k/115k/130k (the benchmark table).
     """
     hp = cartpole_protocol(a2c(), eval_every_steps=5000)
-    hp.num_envs = 8
+    rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
     hp.train_steps = 300_000
-    hp.train_every = 40
-    hp.batch_size = 40
     return hp
 
 
@@ -67,11 +65,9 @@ def a2c_cartpole() -> HParams:
 def a2c_tiny() -> HParams:
     """A few hundred Pendulum steps (Gaussian policy, Box actions): smoke tests."""
     hp = a2c()
+    rollouts(hp, num_envs=2, steps_per_env=10, batch_size=20)
     hp.env = "Pendulum-v1"
-    hp.num_envs = 2
     hp.train_steps = 200
-    hp.train_every = 20
-    hp.batch_size = 20
     hp.gae_lambda = 0.9
     hp.hidden_sizes = [16]
     hp.ent_coef = 0.01

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl.hparams.common import smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_cadence
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -78,13 +78,10 @@ def _ppo_atari(env: str) -> HParams:
     """rl-baselines3-zoo's PPO Atari entry: 8 envs x 128 steps, 4 epochs of 256-sample batches,
     lr 2.5e-4 and clip 0.1 both linear to 0, entropy 0.01, one shared CNN torso."""
     hp = ppo()
+    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.env = env
     hp.env_kwargs = atari_env_kwargs()
-    hp.num_envs = 8
     hp.train_steps = 10_000_000
-    hp.train_every = 8 * 128
-    hp.batch_size = 256
-    hp.n_epochs = 4
     hp.gamma = 0.99
     hp.gae_lambda = 0.95
     hp.ent_coef = 0.01
@@ -146,11 +143,8 @@ def dqn_atari_tiny() -> HParams:
 def ppo_atari_tiny() -> HParams:
     """Pong with 2 envs x 32-step rollouts: smoke tests, not learning."""
     hp = ppo_pong()
-    hp.num_envs = 2
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.train_steps = 256
-    hp.train_every = 64
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.lr = 2.5e-4
     hp.clip_range = 0.1
     _tiny_atari(hp)

@@ -245,3 +245,24 @@ def smoke_test_cadence(
     hp.checkpoint_every = every
     hp.log_every = log_every
     return hp
+
+
+def rollouts(
+    hp: HParams,
+    *,
+    num_envs: int,
+    steps_per_env: int,
+    batch_size: int | None = None,
+    n_epochs: int | None = None,
+) -> HParams:
+    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
+    n_steps, IMPALA's and Off-PAC's unroll length): sets `num_envs` and `train_every` = their
+    product, which is how papers and rl-baselines3-zoo state it; with `batch_size` / `n_epochs`
+    also the minibatch and the passes over each rollout (None: unchanged)."""
+    hp.num_envs = num_envs
+    hp.train_every = num_envs * steps_per_env
+    if batch_size is not None:
+        hp.batch_size = batch_size
+    if n_epochs is not None:
+        hp.n_epochs = n_epochs
+    return hp

@@ -9,7 +9,7 @@ from num_envs of those env rows at a time (docs/impala.md).
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
 from rl.registry import register_hparams
@@ -22,8 +22,7 @@ def impala() -> HParams:
     rho_bar = c_bar = 1, one gradient step per batch."""
     hp = base()
     hp.agent = "impala"
-    hp.num_envs = 8
-    hp.train_every = 8 * 20
+    rollouts(hp, num_envs=8, steps_per_env=20)
     hp.optimizer = "rmsprop"
     hp.lr = 6e-4
     hp.adam_epsilon = 0.01
@@ -83,8 +82,7 @@ def impala_cartpole() -> HParams:
     gamma 0.98, lambda 0.95 and normalized advantages (seeds 0-3 reached 500 at 40-55k env
     steps; the paper's gamma 0.99, lambda 1 and raw advantages took 105k on seed 0)."""
     hp = cartpole_protocol(impala(), eval_every_steps=5000)
-    hp.num_envs = 8
-    hp.train_every = 8 * 16
+    rollouts(hp, num_envs=8, steps_per_env=16)
     hp.optimizer = "adam"
     hp.lr = 1e-3
     hp.adam_epsilon = 1e-5
@@ -103,11 +101,9 @@ def impala_cartpole() -> HParams:
 def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
     hp = impala()
+    rollouts(hp, num_envs=4, steps_per_env=8, n_epochs=2)
     hp.env = "CartPole-v1"
-    hp.num_envs = 4
     hp.train_steps = 256
-    hp.train_every = 4 * 8
-    hp.n_epochs = 2
     hp.num_minibatches = 2
     hp.hidden_sizes = [16]
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -9,6 +9,7 @@ there, so the last checkpoint is the solved agent. Measured numbers: docs/benchm
 
 from __future__ import annotations
 
+from rl.hparams.common import rollouts
 from rl.hparams.dqn import dqn, zoo_small_env_dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -29,11 +30,8 @@ def ppo_lunarlander() -> HParams:
     """rl-baselines3-zoo's PPO: 16 envs x 1024 steps, 4 epochs of 64-sample minibatches,
     gamma 0.999, lambda 0.98, entropy bonus 0.01, lr 3e-4 (SB3's default), 1M env steps."""
     hp = _protocol(ppo())
-    hp.num_envs = 16
+    rollouts(hp, num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
     hp.train_steps = 1_000_000
-    hp.train_every = 16 * 1024
-    hp.batch_size = 64
-    hp.n_epochs = 4
     hp.gamma = 0.999
     hp.gae_lambda = 0.98
     hp.ent_coef = 0.01

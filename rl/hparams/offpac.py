@@ -10,7 +10,7 @@ num_envs.
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
 from rl.registry import register_hparams
@@ -22,8 +22,7 @@ def offpac() -> HParams:
     segments per update (replay ratio 8), V-trace truncation at 1, lambda 1."""
     hp = base()
     hp.agent = "offpac"
-    hp.num_envs = 8
-    hp.train_every = 128
+    rollouts(hp, num_envs=8, steps_per_env=16)
     hp.lr = 7e-4
     hp.adam_epsilon = 1e-5
     hp.max_grad_norm = 0.5
@@ -68,10 +67,9 @@ def offpac_cartpole() -> HParams:
 def offpac_tiny() -> HParams:
     """A few hundred CartPole steps through every part of the agent: smoke tests."""
     hp = offpac()
+    rollouts(hp, num_envs=2, steps_per_env=16)
     hp.env = "CartPole-v1"
-    hp.num_envs = 2
     hp.train_steps = 256
-    hp.train_every = 32
     hp.replay_capacity = 8
     hp.batch_size = 4
     hp.gradient_steps = 2

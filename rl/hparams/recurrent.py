@@ -7,10 +7,10 @@ feed-forward policy sees too little to balance the pole, a recurrent one infers 
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
-from rl.hparams.ppo import ppo, ppo_cartpole
+from rl.hparams.ppo import ppo, ppo_cartpole, zoo_cartpole_ppo
 from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
@@ -36,10 +36,7 @@ def ppo_recurrent() -> HParams:
     """
     hp = _add_recurrent_core(ppo())
     hp.agent = "ppo_recurrent"
-    hp.num_envs = 8
-    hp.train_every = 1024
-    hp.batch_size = 256
-    hp.n_epochs = 4
+    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.add(
         "sequence_length",
         None,
@@ -93,15 +90,9 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     normalization, half SB3's value weight) seeds 0 and 2 peaked at 363 and 374 in 100k steps;
     with them seeds 0-5 evaluate 500 within 10k-23k env steps (docs/recurrent.md).
     """
-    hp = cartpole_protocol(ppo_recurrent(), eval_every_steps=2560, env=MASKED_CARTPOLE)
-    hp.num_envs = 8
-    hp.train_steps = 100_000
-    hp.train_every = 256
-    hp.batch_size = 256
-    hp.n_epochs = 20
-    hp.gamma = 0.98
-    hp.gae_lambda = 0.8
-    hp.ent_coef = 0.0
+    hp = cartpole_protocol(
+        zoo_cartpole_ppo(ppo_recurrent()), eval_every_steps=2560, env=MASKED_CARTPOLE
+    )
     hp.vf_coef = 1.0
     hp.recurrent_cell = "lstm"
     hp.recurrent_units = 64
@@ -111,8 +102,6 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     hp.normalize_reward = True
     hp.hidden_sizes = [64]
     hp.activation = "relu"
-    hp.lr = "linear(1e-3, 0.0, 7800)"
-    hp.clip_range = "linear(0.2, 0.0, 7800)"
     return hp
 
 
@@ -132,6 +121,7 @@ def ppo_recurrent_tiny() -> HParams:
     first, PyTorch init, observation and reward normalization): smoke and resume tests, not
     for learning."""
     hp = ppo_recurrent()
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.env = MASKED_CARTPOLE
     hp.recurrent_cell = "lstm"
     hp.recurrent_core_first = True
@@ -140,12 +130,8 @@ def ppo_recurrent_tiny() -> HParams:
     hp.normalize_reward = True
     hp.recurrent_units = 8
     hp.hidden_sizes = [16]
-    hp.num_envs = 2
     hp.train_steps = 256
-    hp.train_every = 64
     hp.sequence_length = 16
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.lr = "linear(1e-3, 0.0, 16)"
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
@@ -214,9 +200,8 @@ def drqn_masked_cartpole() -> HParams:
     more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style oscillation).
     """
     hp = cartpole_protocol(drqn(), eval_every_steps=2560, env=MASKED_CARTPOLE)
-    hp.num_envs = 4
+    rollouts(hp, num_envs=4, steps_per_env=16)
     hp.train_steps = 150_000
-    hp.train_every = 64
     hp.gradient_steps = 8
     hp.batch_size = 32
     hp.hidden_sizes = [64]
@@ -235,14 +220,13 @@ def drqn_tiny() -> HParams:
     Not XLA-compiled: compiling the two unrolled networks took about half of its train.py run
     (15 s -> 8 s without); drqn_masked_cartpole (jit_compile=True) covers the compiled path."""
     hp = drqn()
+    rollouts(hp, num_envs=2, steps_per_env=25)
     hp.jit_compile = False
     hp.env = MASKED_CARTPOLE
     hp.recurrent_cell = "lstm"
     hp.recurrent_units = 8
     hp.hidden_sizes = [16]
-    hp.num_envs = 2
     hp.train_steps = 400
-    hp.train_every = 50
     hp.gradient_steps = 2
     hp.batch_size = 4
     hp.buffer_size = 100
