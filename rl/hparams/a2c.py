@@ -6,6 +6,7 @@ https://arxiv.org/abs/1602.01783 (the synchronous variant, as OpenAI baselines a
 
 from __future__ import annotations
 
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.registry import register_hparams
@@ -54,14 +55,9 @@ def a2c_cartpole() -> HParams:
     SB3's value-loss weight, RMSprop at 7e-4 took 215k steps on seed 0 and the set's Adam at
     1e-3 105k/115k/130k (the benchmark table).
     """
-    hp = a2c()
-    hp.env = "CartPole-v1"
-    hp.num_envs = 8
+    hp = cartpole_protocol(a2c(), eval_every_steps=5000)
+    rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
     hp.train_steps = 300_000
-    hp.train_every = 40
-    hp.batch_size = 40
-    hp.eval.every_steps = 5000
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -69,17 +65,10 @@ def a2c_cartpole() -> HParams:
 def a2c_tiny() -> HParams:
     """A few hundred Pendulum steps (Gaussian policy, Box actions): smoke tests."""
     hp = a2c()
+    rollouts(hp, num_envs=2, steps_per_env=10, batch_size=20)
     hp.env = "Pendulum-v1"
-    hp.num_envs = 2
     hp.train_steps = 200
-    hp.train_every = 20
-    hp.batch_size = 20
     hp.gae_lambda = 0.9
     hp.hidden_sizes = [16]
     hp.ent_coef = 0.01
-    hp.max_episode_steps = 50
-    hp.eval.every_steps = 100
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 100
-    hp.log_every = 40
-    return hp
+    return smoke_test_cadence(hp, every=100, log_every=40, max_episode_steps=50)

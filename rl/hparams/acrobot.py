@@ -4,6 +4,7 @@ ppo.py): `a2c_acrobot`. Acrobot-v1 counts as solved at a mean return of -100."""
 from __future__ import annotations
 
 from rl.hparams.a2c import a2c
+from rl.hparams.common import rollouts
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
 
@@ -21,11 +22,9 @@ def a2c_acrobot() -> HParams:
     benchmark table had seed 0 at -500 for all 500k env steps, seeds 1/2 at 5k/20k.
     """
     hp = a2c()
+    rollouts(hp, num_envs=16, steps_per_env=5, batch_size=80)
     hp.env = "Acrobot-v1"
-    hp.num_envs = 16
     hp.train_steps = 500_000
-    hp.train_every = 80
-    hp.batch_size = 80
     hp.eval.every_steps = 5000
     hp.checkpoint_every = 50_000
     hp.stop_at_eval_return = -100.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rl.hparams.common import rollouts, smoke_test_cadence
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -77,13 +78,10 @@ def _ppo_atari(env: str) -> HParams:
     """rl-baselines3-zoo's PPO Atari entry: 8 envs x 128 steps, 4 epochs of 256-sample batches,
     lr 2.5e-4 and clip 0.1 both linear to 0, entropy 0.01, one shared CNN torso."""
     hp = ppo()
+    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.env = env
     hp.env_kwargs = atari_env_kwargs()
-    hp.num_envs = 8
     hp.train_steps = 10_000_000
-    hp.train_every = 8 * 128
-    hp.batch_size = 256
-    hp.n_epochs = 4
     hp.gamma = 0.99
     hp.gae_lambda = 0.95
     hp.ent_coef = 0.01
@@ -114,13 +112,10 @@ def ppo_breakout() -> HParams:
 
 def _tiny_atari(hp: HParams) -> None:
     """A couple hundred steps with game caps so that games end inside them."""
-    hp.max_episode_steps = 100  # caps each game: raw full-game scores appear in training too
     hp.hidden_sizes = [32]
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 1
     hp.eval.max_episode_steps = 40
-    hp.checkpoint_every = 128
-    hp.log_every = 64
+    # max_episode_steps caps each game: raw full-game scores appear in training too.
+    smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=100, eval_episodes=1)
     hp.jit_compile = False  # XLA-compiling the CNN's update costs more CPU than 256 steps
 
 
@@ -148,11 +143,8 @@ def dqn_atari_tiny() -> HParams:
 def ppo_atari_tiny() -> HParams:
     """Pong with 2 envs x 32-step rollouts: smoke tests, not learning."""
     hp = ppo_pong()
-    hp.num_envs = 2
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.train_steps = 256
-    hp.train_every = 64
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.lr = 2.5e-4
     hp.clip_range = 0.1
     _tiny_atari(hp)

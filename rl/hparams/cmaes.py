@@ -9,7 +9,7 @@ copy: at least num_envs * max episode length + train_every env steps (checked at
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
 
@@ -37,13 +37,10 @@ def cmaes() -> HParams:
 @register_hparams("cmaes_cartpole")
 def cmaes_cartpole() -> HParams:
     """CartPole-v1 with a 16-unit tanh layer (114 weights) and 16 candidates per generation."""
-    hp = cmaes()
-    hp.env = "CartPole-v1"
+    hp = cartpole_protocol(cmaes(), eval_every_steps=5000)
     hp.hidden_sizes = [16]
     hp.train_steps = 300_000
     hp.checkpoint_every = 20_000  # >= 16 envs x 500 steps + 128: whole episodes fit between
-    hp.eval.every_steps = 5000
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -55,11 +52,6 @@ def cmaes_tiny() -> HParams:
     hp.num_envs = 4
     hp.hidden_sizes = [4]
     hp.cmaes_diagonal = True
-    hp.max_episode_steps = 20
     hp.train_steps = 480
     hp.train_every = 16
-    hp.checkpoint_every = 160
-    hp.eval.every_steps = 160
-    hp.eval.episodes = 2
-    hp.log_every = 80
-    return hp
+    return smoke_test_cadence(hp, every=160, log_every=80, max_episode_steps=20)

@@ -1,6 +1,9 @@
 """Hyper-parameters every experiment has: env, run length, evaluation, checkpoints, logging.
 
-Algorithm families start from `base()` and add their own keys (see rl/hparams/dqn.py).
+Algorithm families start from `base()` and add their own keys (see rl/hparams/dqn.py). The
+`add_*` helpers declare key groups that several families share, so that a key means the same
+thing (doc, type, default) wherever it appears; the other helpers set settings that many sets
+share (CartPole's "solved" protocol, the tiny sets' test cadence).
 """
 
 from __future__ import annotations
@@ -176,4 +179,90 @@ def base() -> HParams:
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")
     hp.add("max_grad_norm", 10.0, "Clip gradients to this global norm (0: no clipping).")
     hp.add("gamma", 0.99, "Discount factor.")
+    return hp
+
+
+def add_replay_keys(
+    hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
+) -> HParams:
+    """The replay keys of the transition-replay agents (DQN family, td3/ddpg, sac, maddpg):
+    which memory, its capacity, the minibatch and the random warm-up. Defaults differ per
+    family, meanings do not."""
+    hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
+    hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
+    hp.add("batch_size", batch_size, "Transitions per gradient step.")
+    hp.add(
+        "learning_starts",
+        learning_starts,
+        "Env steps of uniformly random actions before learning.",
+    )
+    return hp
+
+
+def add_prioritized_replay_keys(hp: HParams) -> HParams:
+    """The prioritized-replay keys of the transition-replay agents, with the defaults of Schaul
+    et al. 2015 (alpha 0.6, beta annealed from 0.4 to 1); read only with memory=prioritized."""
+    hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
+    hp.add(
+        "per_beta",
+        "linear(0.4, 1.0, 100000)",
+        "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
+        type=Schedule,
+    )
+    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to |TD error| before alpha.")
+    return hp
+
+
+CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's reward_threshold)
+
+
+def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPole-v1") -> HParams:
+    """CartPole-v1 (or a variant `env` with its reward, e.g. MaskedCartPole-v1), evaluated every
+    `eval_every_steps` env steps and stopping at the "solved" mean return of 475: the last
+    checkpoint is then the solved agent, and runs do not go on to a later collapse."""
+    hp.env = env
+    hp.eval.every_steps = eval_every_steps
+    hp.stop_at_eval_return = CARTPOLE_SOLVED
+    return hp
+
+
+def smoke_test_cadence(
+    hp: HParams,
+    *,
+    every: int,
+    log_every: int,
+    max_episode_steps: int | None = None,
+    eval_episodes: int = 2,
+) -> HParams:
+    """The `*_tiny` sets' cadence: evaluate (`eval_episodes` episodes) and checkpoint every
+    `every` env steps and log every `log_every`, so that a run of a few hundred steps passes
+    through evaluation, checkpointing and resume; `max_episode_steps` (None: the env's own
+    limit) makes episodes end inside such a run."""
+    if max_episode_steps is not None:
+        hp.max_episode_steps = max_episode_steps
+    hp.eval.every_steps = every
+    hp.eval.episodes = eval_episodes
+    hp.checkpoint_every = every
+    hp.log_every = log_every
+    return hp
+
+
+def rollouts(
+    hp: HParams,
+    *,
+    num_envs: int,
+    steps_per_env: int,
+    batch_size: int | None = None,
+    n_epochs: int | None = None,
+) -> HParams:
+    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
+    n_steps, IMPALA's and Off-PAC's unroll length): sets `num_envs` and `train_every` = their
+    product, which is how papers and rl-baselines3-zoo state it; with `batch_size` / `n_epochs`
+    also the minibatch and the passes over each rollout (None: unchanged)."""
+    hp.num_envs = num_envs
+    hp.train_every = num_envs * steps_per_env
+    if batch_size is not None:
+        hp.batch_size = batch_size
+    if n_epochs is not None:
+        hp.n_epochs = n_epochs
     return hp

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import (
+    add_prioritized_replay_keys,
+    add_replay_keys,
+    base,
+    cartpole_protocol,
+    smoke_test_cadence,
+)
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
-@register_hparams("dqn")
-def dqn() -> HParams:
-    """DQN defaults (Nature-DQN style, with double Q on); sets for an env start from here."""
-    hp = base()
-    hp.agent = "dqn"
-    hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
-    hp.add("buffer_size", 100_000, "Replay capacity in transitions.")
-    hp.add("batch_size", 64, "Transitions per gradient step.")
-    hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
+def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
+    """The update, target-network and exploration keys of the value-based agents (the DQN
+    family and DRQN), declared once so that both read them the same way."""
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
-    hp.add("target_update_period", 1000, "Gradient steps between target-network updates.")
+    hp.add(
+        "target_update_period",
+        target_update_period,
+        "Gradient steps between target-network updates.",
+    )
     hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
     hp.add(
         "epsilon",
@@ -34,6 +38,33 @@ def dqn() -> HParams:
     )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
+    return hp
+
+
+def zoo_small_env_dqn(hp: HParams) -> HParams:
+    """rl-baselines3-zoo's DQN entry for Acrobot-v1 (and, the same, LunarLander): 256-256 MLP,
+    lr 6.3e-4, batch 128, 50k replay, learning from the first step, one gradient step per env
+    step (here 16 per call every 16 steps), target copy every 250 gradient steps, epsilon
+    1 -> 0.1 over 12k env steps."""
+    hp.lr = 6.3e-4
+    hp.batch_size = 128
+    hp.buffer_size = 50_000
+    hp.learning_starts = 0
+    hp.train_every = 16  # zoo: 4 env steps / 4 gradient steps; here as one call per 16
+    hp.gradient_steps = 16
+    hp.target_update_period = 250
+    hp.epsilon = "linear(1.0, 0.1, 12000)"
+    hp.hidden_sizes = [256, 256]
+    return hp
+
+
+@register_hparams("dqn")
+def dqn() -> HParams:
+    """DQN defaults (Nature-DQN style, with double Q on); sets for an env start from here."""
+    hp = base()
+    hp.agent = "dqn"
+    add_replay_keys(hp, buffer_size=100_000, batch_size=64, learning_starts=1000)
+    add_q_learning_keys(hp, target_update_period=1000)
     hp.add("noisy", False, "NoisyNet head: learned factorised Gaussian noise (Fortunato 2017).")
     hp.add("noisy_sigma0", 0.5, "NoisyNet: initial noise scale sigma0 (sigma = sigma0/sqrt(p)).")
     hp.add("n_step", 1, "Multi-step returns over this many steps.")
@@ -43,15 +74,7 @@ def dqn() -> HParams:
         "Registered loss the agent minimises (train.py --list): td_huber or td_mse "
         "(0.5 error^2) for dqn (role td_loss), categorical_loss for c51 (distributional_loss).",
     )
-    hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
-    hp.add(
-        "per_beta",
-        "linear(0.4, 1.0, 100000)",
-        "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
-        type=Schedule,
-    )
-    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to |TD error| before alpha.")
-    return hp
+    return add_prioritized_replay_keys(hp)
 
 
 @register_hparams("dqn_cartpole")
@@ -62,8 +85,7 @@ def dqn_cartpole() -> HParams:
     seeds 0-9 this solved in a median 32.6k env steps against 37.6k with one copy
     (benchmarks/solve.py, 2026-11-21).
     """
-    hp = dqn()
-    hp.env = "CartPole-v1"
+    hp = cartpole_protocol(dqn(), eval_every_steps=5000)
     hp.num_envs = 2
     hp.train_steps = 50_000
     hp.lr = 2.3e-3
@@ -76,27 +98,15 @@ def dqn_cartpole() -> HParams:
     hp.epsilon = "linear(1.0, 0.04, 8000)"
     hp.hidden_sizes = [256, 256]
     hp.checkpoint_every = 10_000
-    # CartPole-v1's "solved" threshold: stop there, so the last checkpoint is the solved agent
-    # (DQN on CartPole often collapses later in training).
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
 @register_hparams("dqn_acrobot")
 def dqn_acrobot() -> HParams:
     """Acrobot-v1 (rl-baselines3-zoo settings); solved at a mean return of about -100."""
-    hp = dqn()
+    hp = zoo_small_env_dqn(dqn())
     hp.env = "Acrobot-v1"
     hp.train_steps = 100_000
-    hp.lr = 6.3e-4
-    hp.batch_size = 128
-    hp.buffer_size = 50_000
-    hp.learning_starts = 0
-    hp.train_every = 16  # zoo: 4 env steps / 4 gradient steps; here as one call per 16
-    hp.gradient_steps = 16
-    hp.target_update_period = 250
-    hp.epsilon = "linear(1.0, 0.1, 12000)"
-    hp.hidden_sizes = [256, 256]
     return hp
 
 
@@ -116,9 +126,4 @@ def dqn_tiny() -> HParams:
     hp.memory = "prioritized"
     hp.dueling = True
     hp.n_step = 3
-    hp.eval.every_steps = 300
-    hp.eval.episodes = 2
-    hp.max_episode_steps = 100
-    hp.checkpoint_every = 300
-    hp.log_every = 100
-    return hp
+    return smoke_test_cadence(hp, every=300, log_every=100, max_episode_steps=100)

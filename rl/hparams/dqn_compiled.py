@@ -12,6 +12,7 @@ and one-step, as `dqn_cartpole`'s is.
 
 from __future__ import annotations
 
+from rl.hparams.common import smoke_test_cadence
 from rl.hparams.dqn import dqn_cartpole
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -40,10 +41,5 @@ def dqn_tf_tiny() -> HParams:
     hp.batch_size = 16
     hp.buffer_size = 256
     hp.hidden_sizes = [16]
-    hp.max_episode_steps = 50
     hp.stop_at_eval_return = None
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

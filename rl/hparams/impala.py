@@ -9,8 +9,9 @@ from num_envs of those env rows at a time (docs/impala.md).
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
+from rl.hparams.on_policy import add_policy_head_keys
 from rl.registry import register_hparams
 
 
@@ -21,8 +22,7 @@ def impala() -> HParams:
     rho_bar = c_bar = 1, one gradient step per batch."""
     hp = base()
     hp.agent = "impala"
-    hp.num_envs = 8
-    hp.train_every = 8 * 20
+    rollouts(hp, num_envs=8, steps_per_env=20)
     hp.optimizer = "rmsprop"
     hp.lr = 6e-4
     hp.adam_epsilon = 0.01
@@ -66,9 +66,7 @@ def impala() -> HParams:
         "Normalize the V-trace advantages to mean 0, std 1 per minibatch (not in the paper).",
     )
     hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - v_s)^2 (the paper's baseline cost).")
-    hp.add("ent_coef", 0.01, "Weight of the entropy bonus subtracted from the loss.")
-    hp.add("separate_torsos", False, "Give the value head its own torso (no shared features).")
-    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=False)
     hp.activation = "tanh"
     # --num_workers N: at most one unroll per actor waits for the learner. Deeper queues add
     # policy lag (4 per actor: mean lags of 1.2-4.9 updates and collapsed CartPole runs; 1:
@@ -83,10 +81,8 @@ def impala_cartpole() -> HParams:
     so 7 of every 8 gradient steps learn from data of an older policy (V-trace corrects);
     gamma 0.98, lambda 0.95 and normalized advantages (seeds 0-3 reached 500 at 40-55k env
     steps; the paper's gamma 0.99, lambda 1 and raw advantages took 105k on seed 0)."""
-    hp = impala()
-    hp.env = "CartPole-v1"
-    hp.num_envs = 8
-    hp.train_every = 8 * 16
+    hp = cartpole_protocol(impala(), eval_every_steps=5000)
+    rollouts(hp, num_envs=8, steps_per_env=16)
     hp.optimizer = "adam"
     hp.lr = 1e-3
     hp.adam_epsilon = 1e-5
@@ -98,8 +94,6 @@ def impala_cartpole() -> HParams:
     hp.num_minibatches = 2
     hp.ent_coef = 0.0
     hp.train_steps = 200_000
-    hp.eval.every_steps = 5000
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -107,16 +101,9 @@ def impala_cartpole() -> HParams:
 def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
     hp = impala()
+    rollouts(hp, num_envs=4, steps_per_env=8, n_epochs=2)
     hp.env = "CartPole-v1"
-    hp.num_envs = 4
     hp.train_steps = 256
-    hp.train_every = 4 * 8
-    hp.n_epochs = 2
     hp.num_minibatches = 2
     hp.hidden_sizes = [16]
-    hp.max_episode_steps = 50
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -9,29 +9,32 @@ there, so the last checkpoint is the solved agent. Measured numbers: docs/benchm
 
 from __future__ import annotations
 
-from rl.hparams.dqn import dqn
+from rl.hparams.common import rollouts
+from rl.hparams.dqn import dqn, zoo_small_env_dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
 from rl.registry import register_hparams
+
+
+def _protocol(hp: HParams) -> HParams:
+    """LunarLander-v3, evaluated every 10k env steps, stopping at the "solved" mean return."""
+    hp.env = "LunarLander-v3"
+    hp.eval.every_steps = 10_000
+    hp.checkpoint_every = 50_000
+    hp.stop_at_eval_return = 200.0
+    return hp
 
 
 @register_hparams("ppo_lunarlander")
 def ppo_lunarlander() -> HParams:
     """rl-baselines3-zoo's PPO: 16 envs x 1024 steps, 4 epochs of 64-sample minibatches,
     gamma 0.999, lambda 0.98, entropy bonus 0.01, lr 3e-4 (SB3's default), 1M env steps."""
-    hp = ppo()
-    hp.env = "LunarLander-v3"
-    hp.num_envs = 16
+    hp = _protocol(ppo())
+    rollouts(hp, num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
     hp.train_steps = 1_000_000
-    hp.train_every = 16 * 1024
-    hp.batch_size = 64
-    hp.n_epochs = 4
     hp.gamma = 0.999
     hp.gae_lambda = 0.98
     hp.ent_coef = 0.01
-    hp.eval.every_steps = 10_000
-    hp.checkpoint_every = 50_000
-    hp.stop_at_eval_return = 200.0
     return hp
 
 
@@ -41,19 +44,6 @@ def dqn_lunarlander() -> HParams:
     batch 128, 50k replay, learning from the first step, one gradient step per env step (here
     16 per call every 16 steps), target copy every 250 gradient steps, epsilon 1 -> 0.1 over
     the zoo's first 12% of 100k steps. Double Q stays on (SB3 runs vanilla DQN)."""
-    hp = dqn()
-    hp.env = "LunarLander-v3"
+    hp = _protocol(zoo_small_env_dqn(dqn()))
     hp.train_steps = 200_000
-    hp.lr = 6.3e-4
-    hp.batch_size = 128
-    hp.buffer_size = 50_000
-    hp.learning_starts = 0
-    hp.train_every = 16
-    hp.gradient_steps = 16
-    hp.target_update_period = 250
-    hp.epsilon = "linear(1.0, 0.1, 12000)"
-    hp.hidden_sizes = [256, 256]
-    hp.eval.every_steps = 10_000
-    hp.checkpoint_every = 50_000
-    hp.stop_at_eval_return = 200.0
     return hp

@@ -9,7 +9,7 @@ tau 0.01, gradient clipping 0.5, one update every 100 env steps after 1024 x 25 
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.hparams.off_policy_continuous import off_policy_continuous, smoke_test_replay
 from rl.registry import register_hparams
 
 SIMPLE_SPREAD = {"N": 3, "local_ratio": 0.5, "max_cycles": 25}
@@ -78,18 +78,6 @@ def maddpg_simple_spread() -> HParams:
 def maddpg_tiny() -> HParams:
     """A few hundred simple_spread steps (2 agents, 10-step episodes) with prioritized replay:
     for smoke tests, not learning."""
-    hp = maddpg()
+    hp = smoke_test_replay(maddpg())
     hp.env_kwargs = {"N": 2, "local_ratio": 0.5, "max_cycles": 10}
-    hp.train_steps = 400
-    hp.learning_starts = 100
-    hp.train_every = 50
-    hp.gradient_steps = 4
-    hp.batch_size = 16
-    hp.buffer_size = 1000
-    hp.hidden_sizes = [16]
-    hp.memory = "prioritized"
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
     return hp

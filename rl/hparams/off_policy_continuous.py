@@ -7,19 +7,20 @@ Not a registered set itself: `rl/hparams/td3.py`, `ddpg.py` and `sac.py` start f
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import (
+    add_prioritized_replay_keys,
+    add_replay_keys,
+    base,
+    smoke_test_cadence,
+)
 from rl.hparams.hparams import HParams
-from rl.hparams.schedules import Schedule
 
 
 def off_policy_continuous() -> HParams:
     """Replay, warm-up, target-update and critic keys of every continuous off-policy agent."""
     hp = base()
     hp.env = "Pendulum-v1"
-    hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
-    hp.add("buffer_size", 1_000_000, "Replay capacity in transitions.")
-    hp.add("batch_size", 256, "Transitions per gradient step.")
-    hp.add("learning_starts", 100, "Env steps of uniformly random actions before learning.")
+    add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
     hp.train_every = 64
     hp.add(
         "gradient_steps",
@@ -28,17 +29,38 @@ def off_policy_continuous() -> HParams:
     )
     hp.add("tau", 0.005, "Polyak rate of the target networks: target += tau (online - target).")
     hp.add("num_critics", 2, "Q networks; targets use their minimum (clipped double Q).")
-    hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
-    hp.add(
-        "per_beta",
-        "linear(0.4, 1.0, 100000)",
-        "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
-        type=Schedule,
-    )
-    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to |TD error| before alpha.")
+    add_prioritized_replay_keys(hp)
     hp.hidden_sizes = [256, 256]
     hp.max_grad_norm = 0.0
     hp.lr = 3e-4
     hp.train_steps = 1_000_000
     hp.eval.every_steps = 10_000
     return hp
+
+
+def pendulum_protocol(hp: HParams) -> HParams:
+    """Pendulum-v1 as the sac and td3 sets run it: 20k env steps, a 200k replay, 1000 random
+    steps before learning, evaluated every 2000 env steps."""
+    hp.env = "Pendulum-v1"
+    hp.train_steps = 20_000
+    hp.buffer_size = 200_000
+    hp.learning_starts = 1000
+    hp.eval.every_steps = 2000
+    hp.checkpoint_every = 10_000
+    return hp
+
+
+def smoke_test_replay(hp: HParams) -> HParams:
+    """The continuous off-policy `*_tiny` sets: 400 env steps with prioritized replay of 16
+    transitions from a 1000-transition buffer, 4 gradient steps every 50 env steps after 100
+    random ones, 16-unit nets; evaluated and checkpointed every 200 steps. For smoke tests,
+    not for learning."""
+    hp.train_steps = 400
+    hp.learning_starts = 100
+    hp.train_every = 50
+    hp.gradient_steps = 4
+    hp.batch_size = 16
+    hp.buffer_size = 1000
+    hp.hidden_sizes = [16]
+    hp.memory = "prioritized"
+    return smoke_test_cadence(hp, every=200, log_every=100)

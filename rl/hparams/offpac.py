@@ -10,8 +10,9 @@ num_envs.
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
+from rl.hparams.on_policy import add_policy_head_keys
 from rl.registry import register_hparams
 
 
@@ -21,8 +22,7 @@ def offpac() -> HParams:
     segments per update (replay ratio 8), V-trace truncation at 1, lambda 1."""
     hp = base()
     hp.agent = "offpac"
-    hp.num_envs = 8
-    hp.train_every = 128
+    rollouts(hp, num_envs=8, steps_per_env=16)
     hp.lr = 7e-4
     hp.adam_epsilon = 1e-5
     hp.max_grad_norm = 0.5
@@ -51,20 +51,15 @@ def offpac() -> HParams:
     )
     hp.add("normalize_advantage", False, "Normalize the actor's advantages per gradient step.")
     hp.add("vf_coef", 0.5, "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss.")
-    hp.add("ent_coef", 0.01, "Weight of the entropy bonus subtracted from the loss.")
-    hp.add("separate_torsos", True, "Give the value head its own torso (no shared features).")
-    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
     return hp
 
 
 @register_hparams("offpac_cartpole")
 def offpac_cartpole() -> HParams:
     """CartPole-v1; stops once the greedy evaluation reaches 475."""
-    hp = offpac()
-    hp.env = "CartPole-v1"
+    hp = cartpole_protocol(offpac(), eval_every_steps=2560)
     hp.train_steps = 100_000
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -72,18 +67,12 @@ def offpac_cartpole() -> HParams:
 def offpac_tiny() -> HParams:
     """A few hundred CartPole steps through every part of the agent: smoke tests."""
     hp = offpac()
+    rollouts(hp, num_envs=2, steps_per_env=16)
     hp.env = "CartPole-v1"
-    hp.num_envs = 2
     hp.train_steps = 256
-    hp.train_every = 32
     hp.replay_capacity = 8
     hp.batch_size = 4
     hp.gradient_steps = 2
     hp.learning_starts = 64
     hp.hidden_sizes = [16]
-    hp.max_episode_steps = 50
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

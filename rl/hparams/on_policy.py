@@ -10,6 +10,19 @@ from rl.hparams.common import base
 from rl.hparams.hparams import HParams
 
 
+def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool) -> HParams:
+    """The entropy-bonus and network-shape keys of every actor-critic agent (the on-policy
+    families, IMPALA, Off-PAC), declared once so that they mean the same everywhere."""
+    hp.add("ent_coef", ent_coef, "Weight of the entropy bonus subtracted from the loss.")
+    hp.add(
+        "separate_torsos",
+        separate_torsos,
+        "Give the value head its own torso (no shared features).",
+    )
+    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    return hp
+
+
 def on_policy() -> HParams:
     """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
     hp = base()
@@ -29,9 +42,7 @@ def on_policy() -> HParams:
     )
     hp.add("normalize_advantage", True, "Normalize advantages to mean 0, std 1 per minibatch.")
     hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - R)^2 in the total loss.")
-    hp.add("ent_coef", 0.0, "Weight of the entropy bonus subtracted from the loss.")
-    hp.add("separate_torsos", False, "Give the value head its own torso (no shared features).")
-    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
+    add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
     hp.max_grad_norm = 0.5
     hp.adam_epsilon = 1e-5
     hp.activation = "tanh"

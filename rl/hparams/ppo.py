@@ -8,6 +8,7 @@ is linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
 
 from __future__ import annotations
 
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.hparams.schedules import Schedule
@@ -36,38 +37,36 @@ def ppo() -> HParams:
     return hp
 
 
-@register_hparams("ppo_cartpole")
-def ppo_cartpole() -> HParams:
-    """CartPole-v1, rl-baselines3-zoo: 8 envs x 32 steps, one 256-sample batch, 20 epochs,
-    gamma 0.98, lambda 0.8, lr and clip range linear to 0 over 100k env steps
-    (390 updates x 20 gradient steps = 7800)."""
-    hp = ppo()
-    hp.env = "CartPole-v1"
-    hp.num_envs = 8
+def zoo_cartpole_ppo(hp: HParams) -> HParams:
+    """rl-baselines3-zoo's PPO training settings for CartPole-v1, which its RecurrentPPO entry
+    for CartPoleNoVel-v1 shares: 8 envs x 32 steps, one 256-sample batch, 20 epochs, gamma 0.98,
+    lambda 0.8, no entropy bonus, lr and clip range linear to 0 over 100k env steps (390
+    updates x 20 gradient steps = 7800)."""
+    rollouts(hp, num_envs=8, steps_per_env=32, batch_size=256, n_epochs=20)
     hp.train_steps = 100_000
-    hp.train_every = 256
-    hp.batch_size = 256
-    hp.n_epochs = 20
     hp.gamma = 0.98
     hp.gae_lambda = 0.8
     hp.ent_coef = 0.0
     hp.lr = "linear(1e-3, 0.0, 7800)"
     hp.clip_range = "linear(0.2, 0.0, 7800)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
+
+
+@register_hparams("ppo_cartpole")
+def ppo_cartpole() -> HParams:
+    """CartPole-v1, rl-baselines3-zoo: 8 envs x 32 steps, one 256-sample batch, 20 epochs,
+    gamma 0.98, lambda 0.8, lr and clip range linear to 0 over 100k env steps
+    (390 updates x 20 gradient steps = 7800)."""
+    return cartpole_protocol(zoo_cartpole_ppo(ppo()), eval_every_steps=2560)
 
 
 @register_hparams("ppo_acrobot")
 def ppo_acrobot() -> HParams:
     """Acrobot-v1, rl-baselines3-zoo: 16 envs x 256 steps, 4 epochs, lambda 0.94."""
     hp = ppo()
+    rollouts(hp, num_envs=16, steps_per_env=256, batch_size=64, n_epochs=4)
     hp.env = "Acrobot-v1"
-    hp.num_envs = 16
     hp.train_steps = 500_000
-    hp.train_every = 16 * 256
-    hp.batch_size = 64
-    hp.n_epochs = 4
     hp.gae_lambda = 0.94
     hp.gamma = 0.99
     hp.ent_coef = 0.0
@@ -78,19 +77,11 @@ def ppo_acrobot() -> HParams:
 def ppo_tiny() -> HParams:
     """A few hundred steps with value clipping, separate torsos and schedules: smoke tests."""
     hp = ppo()
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.env = "CartPole-v1"
-    hp.num_envs = 2
     hp.train_steps = 256
-    hp.train_every = 64
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.hidden_sizes = [16]
     hp.lr = "linear(1e-3, 0.0, 32)"
     hp.clip_range = "linear(0.2, 0.1, 32)"
     hp.clip_range_vf = 0.2
-    hp.max_episode_steps = 50
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

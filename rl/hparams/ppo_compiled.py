@@ -10,6 +10,7 @@ step budget: 98 iterations (whole iterations: 200,704 steps) x 40 = 3920 gradien
 
 from __future__ import annotations
 
+from rl.hparams.common import rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo_cartpole
 from rl.registry import register_hparams
@@ -19,12 +20,9 @@ from rl.registry import register_hparams
 def ppo_tf_cartpole() -> HParams:
     """tf/CartPole-v1: 64 envs x 32 steps, 4 minibatches of 512, 10 epochs."""
     hp = ppo_cartpole()
+    rollouts(hp, num_envs=64, steps_per_env=32, batch_size=512, n_epochs=10)
     hp.env = "tf/CartPole-v1"
-    hp.num_envs = 64
     hp.train_steps = 200_000
-    hp.train_every = 64 * 32
-    hp.batch_size = 512
-    hp.n_epochs = 10
     hp.lr = "linear(1e-3, 0.0, 3920)"
     hp.clip_range = "linear(0.2, 0.0, 3920)"
     hp.eval.every_steps = 2048 * 5
@@ -44,20 +42,12 @@ def ppo_tf_tiny() -> HParams:
     compiled path (tests/compiled/: iteration, seeds, exact resume) set jit_compile=True, and
     ppo_tf_cartpole's learning test runs XLA through train.py."""
     hp = ppo_tf_cartpole()
+    rollouts(hp, num_envs=4, steps_per_env=16, batch_size=32, n_epochs=2)
     hp.jit_compile = False
-    hp.num_envs = 4
     hp.train_steps = 256
-    hp.train_every = 64
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.hidden_sizes = [16]
     hp.lr = "linear(1e-3, 0.0, 32)"
     hp.clip_range = "linear(0.2, 0.1, 32)"
     hp.clip_range_vf = 0.2
-    hp.max_episode_steps = 50
     hp.stop_at_eval_return = None
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

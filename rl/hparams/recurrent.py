@@ -7,9 +7,10 @@ feed-forward policy sees too little to balance the pole, a recurrent one infers 
 
 from __future__ import annotations
 
-from rl.hparams.common import base
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
-from rl.hparams.ppo import ppo, ppo_cartpole
+from rl.hparams.ppo import ppo, ppo_cartpole, zoo_cartpole_ppo
 from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
@@ -35,10 +36,7 @@ def ppo_recurrent() -> HParams:
     """
     hp = _add_recurrent_core(ppo())
     hp.agent = "ppo_recurrent"
-    hp.num_envs = 8
-    hp.train_every = 1024
-    hp.batch_size = 256
-    hp.n_epochs = 4
+    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.add(
         "sequence_length",
         None,
@@ -92,16 +90,9 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     normalization, half SB3's value weight) seeds 0 and 2 peaked at 363 and 374 in 100k steps;
     with them seeds 0-5 evaluate 500 within 10k-23k env steps (docs/recurrent.md).
     """
-    hp = ppo_recurrent()
-    hp.env = MASKED_CARTPOLE
-    hp.num_envs = 8
-    hp.train_steps = 100_000
-    hp.train_every = 256
-    hp.batch_size = 256
-    hp.n_epochs = 20
-    hp.gamma = 0.98
-    hp.gae_lambda = 0.8
-    hp.ent_coef = 0.0
+    hp = cartpole_protocol(
+        zoo_cartpole_ppo(ppo_recurrent()), eval_every_steps=2560, env=MASKED_CARTPOLE
+    )
     hp.vf_coef = 1.0
     hp.recurrent_cell = "lstm"
     hp.recurrent_units = 64
@@ -111,10 +102,6 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     hp.normalize_reward = True
     hp.hidden_sizes = [64]
     hp.activation = "relu"
-    hp.lr = "linear(1e-3, 0.0, 7800)"
-    hp.clip_range = "linear(0.2, 0.0, 7800)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -134,6 +121,7 @@ def ppo_recurrent_tiny() -> HParams:
     first, PyTorch init, observation and reward normalization): smoke and resume tests, not
     for learning."""
     hp = ppo_recurrent()
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.env = MASKED_CARTPOLE
     hp.recurrent_cell = "lstm"
     hp.recurrent_core_first = True
@@ -142,19 +130,10 @@ def ppo_recurrent_tiny() -> HParams:
     hp.normalize_reward = True
     hp.recurrent_units = 8
     hp.hidden_sizes = [16]
-    hp.num_envs = 2
     hp.train_steps = 256
-    hp.train_every = 64
     hp.sequence_length = 16
-    hp.batch_size = 32
-    hp.n_epochs = 2
     hp.lr = "linear(1e-3, 0.0, 16)"
-    hp.max_episode_steps = 20
-    hp.eval.every_steps = 128
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 128
-    hp.log_every = 64
-    return hp
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
 
 # --------------------------------------------------------------------------------- DRQN
@@ -183,23 +162,7 @@ def drqn() -> HParams:
     )
     hp.add("batch_size", 32, "Sequences per gradient step.")
     hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
-    hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
-    hp.add("target_update_period", 500, "Gradient steps between target-network updates.")
-    hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
-    hp.add(
-        "epsilon",
-        "linear(1.0, 0.05, 10000)",
-        "Exploration rate as a schedule of the env step.",
-        type=Schedule,
-    )
-    hp.add(
-        "action_function",
-        "epsilon_greedy",
-        "Registered action function exploring from the Q-values, role q_exploration "
-        "(train.py --list): epsilon_greedy.",
-    )
-    hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
-    hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
+    add_q_learning_keys(hp, target_update_period=500)
     hp.add(
         "n_step",
         1,
@@ -236,11 +199,9 @@ def drqn_masked_cartpole() -> HParams:
     Tuned on seed 0 (docs/recurrent.md): a target period of 200 or one-step returns learned
     more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style oscillation).
     """
-    hp = drqn()
-    hp.env = MASKED_CARTPOLE
-    hp.num_envs = 4
+    hp = cartpole_protocol(drqn(), eval_every_steps=2560, env=MASKED_CARTPOLE)
+    rollouts(hp, num_envs=4, steps_per_env=16)
     hp.train_steps = 150_000
-    hp.train_every = 64
     hp.gradient_steps = 8
     hp.batch_size = 32
     hp.hidden_sizes = [64]
@@ -249,8 +210,6 @@ def drqn_masked_cartpole() -> HParams:
     hp.learning_starts = 2000
     hp.target_update_period = 500
     hp.epsilon = "linear(1.0, 0.02, 20000)"
-    hp.eval.every_steps = 2560
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -261,14 +220,13 @@ def drqn_tiny() -> HParams:
     Not XLA-compiled: compiling the two unrolled networks took about half of its train.py run
     (15 s -> 8 s without); drqn_masked_cartpole (jit_compile=True) covers the compiled path."""
     hp = drqn()
+    rollouts(hp, num_envs=2, steps_per_env=25)
     hp.jit_compile = False
     hp.env = MASKED_CARTPOLE
     hp.recurrent_cell = "lstm"
     hp.recurrent_units = 8
     hp.hidden_sizes = [16]
-    hp.num_envs = 2
     hp.train_steps = 400
-    hp.train_every = 50
     hp.gradient_steps = 2
     hp.batch_size = 4
     hp.buffer_size = 100
@@ -279,9 +237,4 @@ def drqn_tiny() -> HParams:
     hp.memory = "prioritized"
     hp.dueling = True
     hp.n_step = 3
-    hp.max_episode_steps = 30
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
-    return hp
+    return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=30)

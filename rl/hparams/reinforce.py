@@ -8,6 +8,7 @@ rl/agents/reinforce.py for how episodes that straddle batches are handled.
 
 from __future__ import annotations
 
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.registry import register_hparams
@@ -33,17 +34,12 @@ def reinforce_baseline_cartpole() -> HParams:
     """CartPole-v1 with a learned value baseline in its own torso: 8 envs x 128 steps, one
     gradient step per 1024-step batch at lr 5e-3 (tuned on seed 0: 81,920 steps to 475, where
     2048-step batches at 1e-3 needed ~480k)."""
-    hp = reinforce()
-    hp.env = "CartPole-v1"
+    hp = cartpole_protocol(reinforce(), eval_every_steps=10_240)
+    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=1024)
     hp.baseline = True
     hp.separate_torsos = True
-    hp.num_envs = 8
-    hp.train_every = 1024
-    hp.batch_size = 1024
     hp.lr = 5e-3
     hp.train_steps = 300_000
-    hp.eval.every_steps = 10_240
-    hp.stop_at_eval_return = 475.0
     return hp
 
 
@@ -51,16 +47,8 @@ def reinforce_baseline_cartpole() -> HParams:
 def reinforce_tiny() -> HParams:
     """A few hundred CartPole steps without a baseline (incomplete episodes dropped)."""
     hp = reinforce()
+    rollouts(hp, num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
     hp.env = "CartPole-v1"
-    hp.num_envs = 2
     hp.train_steps = 400
-    hp.train_every = 200
-    hp.batch_size = 100
-    hp.n_epochs = 2
     hp.hidden_sizes = [16]
-    hp.max_episode_steps = 40
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
-    return hp
+    return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=40)

@@ -7,7 +7,11 @@ Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.hparams.off_policy_continuous import (
+    off_policy_continuous,
+    pendulum_protocol,
+    smoke_test_replay,
+)
 from rl.registry import register_hparams
 
 
@@ -30,33 +34,15 @@ def sac() -> HParams:
 @register_hparams("sac_pendulum")
 def sac_pendulum() -> HParams:
     """Pendulum-v1 with rl-baselines3-zoo's one change to the defaults: lr 1e-3."""
-    hp = sac()
-    hp.env = "Pendulum-v1"
-    hp.train_steps = 20_000
+    hp = pendulum_protocol(sac())
     hp.lr = 1e-3
-    hp.buffer_size = 200_000
-    hp.learning_starts = 1000
-    hp.eval.every_steps = 2000
-    hp.checkpoint_every = 10_000
     return hp
 
 
 @register_hparams("sac_tiny")
 def sac_tiny() -> HParams:
     """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
-    hp = sac()
+    hp = smoke_test_replay(sac())
     hp.env = "Pendulum-v1"
-    hp.train_steps = 400
-    hp.learning_starts = 100
-    hp.train_every = 50
-    hp.gradient_steps = 4
-    hp.batch_size = 16
-    hp.buffer_size = 1000
-    hp.hidden_sizes = [16]
-    hp.memory = "prioritized"
     hp.max_episode_steps = 100
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
     return hp

@@ -7,7 +7,11 @@ https://arxiv.org/abs/1802.09477. `ddpg.py` switches TD3's tricks off on these k
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.off_policy_continuous import off_policy_continuous
+from rl.hparams.off_policy_continuous import (
+    off_policy_continuous,
+    pendulum_protocol,
+    smoke_test_replay,
+)
 from rl.registry import register_hparams
 
 
@@ -39,34 +43,16 @@ def td3() -> HParams:
 @register_hparams("td3_pendulum")
 def td3_pendulum() -> HParams:
     """Pendulum-v1, close to rl-baselines3-zoo (gamma 0.98, lr 1e-3, noise 0.1), smaller nets."""
-    hp = td3()
-    hp.env = "Pendulum-v1"
-    hp.train_steps = 20_000
+    hp = pendulum_protocol(td3())
     hp.gamma = 0.98
-    hp.buffer_size = 200_000
-    hp.learning_starts = 1000
     hp.hidden_sizes = [256, 256]
-    hp.eval.every_steps = 2000
-    hp.checkpoint_every = 10_000
     return hp
 
 
 @register_hparams("td3_tiny")
 def td3_tiny() -> HParams:
     """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
-    hp = td3()
+    hp = smoke_test_replay(td3())
     hp.env = "Pendulum-v1"
-    hp.train_steps = 400
-    hp.learning_starts = 100
-    hp.train_every = 50
-    hp.gradient_steps = 4
-    hp.batch_size = 16
-    hp.buffer_size = 1000
-    hp.hidden_sizes = [16]
-    hp.memory = "prioritized"
     hp.max_episode_steps = 100
-    hp.eval.every_steps = 200
-    hp.eval.episodes = 2
-    hp.checkpoint_every = 200
-    hp.log_every = 100
     return hp
