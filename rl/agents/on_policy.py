@@ -42,7 +42,14 @@ from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Metrics, TensorBatch
 
-__all__ = ["OnPolicyAgent", "minibatch_indices", "normalize", "repeat"]
+__all__ = [
+    "OnPolicyAgent",
+    "explained_variance",
+    "minibatch_indices",
+    "normalize",
+    "repeat",
+    "update_epochs",
+]
 
 
 def repeat(count: int, body: Callable[[tf.Tensor, dict], dict], state: dict) -> dict:
@@ -56,6 +63,45 @@ def repeat(count: int, body: Callable[[tf.Tensor, dict], dict], state: dict) -> 
         lambda i, _: i < count, lambda i, s: (i + 1, body(i, s)), (tf.constant(0), state)
     )
     return state
+
+
+def update_epochs(
+    n_epochs: int,
+    num_minibatches: int,
+    draw_indices: Callable[[], tf.Tensor],
+    step: Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor, dict]],
+    names: tuple[str, ...],
+    zero: tf.Tensor,
+) -> dict[str, tf.Tensor]:
+    """The on-policy update's loop: `n_epochs` passes, each drawing its minibatch indices with
+    `draw_indices()` and taking `num_minibatches` gradient steps, `step(indices, k)` ->
+    (loss, grad_norm, aux). Returns the means over all steps of loss, grad_norm and the aux
+    named in `names` (a missing one counts 0). The agent's update runs it with scalars; the
+    many-seeds program (rl/compiled/seeds.py) with [S] tensors (`zero`), one step for all seeds.
+    """
+    totals = {name: zero for name in (*names, "loss", "grad_norm")}
+
+    def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+        loss, grad_norm, aux = step(indices, k)
+        return {name: totals[name] + aux.get(name, 0.0) for name in names} | {
+            "loss": totals["loss"] + loss,
+            "grad_norm": totals["grad_norm"] + grad_norm,
+        }
+
+    def epoch(totals: dict) -> dict:
+        indices = draw_indices()
+        return repeat(num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+
+    totals = repeat(n_epochs, lambda _, t: epoch(t), totals)
+    steps = float(n_epochs * num_minibatches)
+    return {name: value / steps for name, value in totals.items()}
+
+
+def explained_variance(returns: tf.Tensor, values: tf.Tensor, axis: int | None = None) -> tf.Tensor:
+    """1 - Var[R - V] / Var[R]: how much of the return the value function explains."""
+    return 1.0 - tf.math.reduce_variance(returns - values, axis=axis) / (
+        tf.math.reduce_variance(returns, axis=axis) + 1e-8
+    )
 
 
 def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
@@ -192,34 +238,22 @@ class OnPolicyAgent(ActorCriticAgent):
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
         hp = self.hparams
         samples = self.training_samples(batch)
-        n = self.num_samples
-        names = self.loss_metrics
-        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
 
-        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
             if hp.normalize_advantage:
                 minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-            loss, grad_norm, aux = self._gradient_step(
-                self._minibatch_loss, self._trainable_variables(), minibatch
-            )
-            return {name: totals[name] + aux.get(name, 0.0) for name in names} | {
-                "loss": totals["loss"] + loss,
-                "grad_norm": totals["grad_norm"] + grad_norm,
-            }
+            return self._gradient_step(self._minibatch_loss, self._trainable_variables(), minibatch)
 
-        def epoch(totals: dict) -> dict:
-            indices = minibatch_indices(self.generator, n, self.num_minibatches)
-            return repeat(self.num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
-
-        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
-        steps = float(hp.n_epochs * self.num_minibatches)
-        metrics = {name: value / steps for name, value in totals.items()}
-        flat_returns, flat_values = samples["return"], samples["old_value"]
-        # 1 - Var[R - V] / Var[R]: how much of the return the value function explains.
-        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(
-            flat_returns - flat_values
-        ) / (tf.math.reduce_variance(flat_returns) + 1e-8)
+        metrics = update_epochs(
+            hp.n_epochs,
+            self.num_minibatches,
+            lambda: minibatch_indices(self.generator, self.num_samples, self.num_minibatches),
+            step,
+            self.loss_metrics,
+            tf.constant(0.0),
+        )
+        metrics["explained_variance"] = explained_variance(samples["return"], samples["old_value"])
         metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
         return metrics
 

@@ -11,9 +11,8 @@ It is S independent runs, not one run with S times the data. Each seed keeps its
 envs (`EnvVariables`), generator (action sampling and minibatch permutations), counters,
 advantage normalization, gradient norm and clipping; the per-seed pieces call the agent's own
 code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`) on that seed's slice
-of the stacked weights. The orchestration of `OnPolicyAgent.learner_step` (epochs x
-minibatches, metrics) is mirrored here with a seed axis in front, because the optimizer step
-is the stack's (`SeedStack.gradient_step`), not each agent's;
+of the stacked weights. The update loop is the agents' own (`update_epochs`) with a seed axis
+in front: only the gradient step is the stack's (`SeedStack.gradient_step`), not each agent's;
 tests/compiled/test_seeds.py checks that seed s of a joint run matches the single-seed
 `CompiledPPO` run, and that changing one seed does not change another bit for bit.
 
@@ -31,7 +30,12 @@ import tensorflow as tf
 from rl.agents.action_functions import sample
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
-from rl.agents.on_policy import minibatch_indices, normalize, repeat
+from rl.agents.on_policy import (
+    explained_variance,
+    minibatch_indices,
+    normalize,
+    update_epochs,
+)
 from rl.compiled.base import checkpoint_values
 from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
@@ -199,37 +203,30 @@ class CompiledPPOSeeds:
         return Weights(stacked, self.stack.unstack(stacked))
 
     def _update(self, samples: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """n_epochs x minibatches of stacked gradient steps; [S] metrics."""
-        hp, template = self.hp, self.agents[0]
-        names = template.loss_metrics
+        """The agents' own update loop (`update_epochs`) with a seed axis: each seed draws its
+        own permutations, one stacked gradient step serves all seeds; [S] metrics."""
+        template = self.agents[0]
         num_minibatches, n = template.num_minibatches, template.num_samples
-        zeros = tf.zeros([self.num_seeds])
-        totals = {name: zeros for name in (*names, "loss", "grad_norm")}
 
-        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             rows = tf.gather(indices, k, axis=1)  # [S, size]: each seed's own permutation
             minibatch = {k: tf.gather(v, rows, batch_dims=1) for k, v in samples.items()}
-            losses, norms, aux = self.stack.gradient_step(
+            return self.stack.gradient_step(
                 lambda stacked: self._minibatch_losses(stacked, minibatch)
             )
-            return {name: totals[name] + aux[name] for name in names} | {
-                "loss": totals["loss"] + losses,
-                "grad_norm": totals["grad_norm"] + norms,
-            }
 
-        def epoch(totals: dict) -> dict:
-            indices = tf.stack(
+        metrics = update_epochs(
+            self.hp.n_epochs,
+            num_minibatches,
+            lambda: tf.stack(
                 [minibatch_indices(a.generator, n, num_minibatches) for a in self.agents]
-            )
-            return repeat(num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
-
-        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
-        steps = float(hp.n_epochs * num_minibatches)
-        metrics = {name: value / steps for name, value in totals.items()}
-        returns, values = samples["return"], samples["old_value"]
-        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values, axis=1) / (
-            tf.math.reduce_variance(returns, axis=1) + 1e-8
+            ),
+            step,
+            template.loss_metrics,
+            tf.zeros([self.num_seeds]),
         )
+        returns, values = samples["return"], samples["old_value"]
+        metrics["explained_variance"] = explained_variance(returns, values, axis=1)
         metrics["advantage_mean"] = tf.stack(
             [masked_mean(a, m) for a, m in zip(tf.unstack(samples["advantage"]),
                                                tf.unstack(samples["mask"]), strict=True)]

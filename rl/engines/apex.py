@@ -49,6 +49,7 @@ class ApexEngine(OneAgentEngine):
     """One run (seed) as a learner here with `num_workers` actor processes."""
 
     extra_state = {"updates": 0, "worker_starts": 0}
+    actor_entry = "rl.workers.actor:run_actor"  # the actor processes' main function
 
     def __init__(self, hparams: HParams, run, num_workers: int) -> None:
         hp = self.hp = hparams
@@ -82,6 +83,7 @@ class ApexEngine(OneAgentEngine):
         return WorkerProgressCSV(path, self.num_workers, resume_at_step)
 
     def actor_pool(self, starts: int) -> ActorPool:
+        """`num_workers` actor processes running `actor_entry`, seeded by the number of starts."""
         n = self.num_workers
         return ActorPool(
             n,
@@ -90,6 +92,7 @@ class ApexEngine(OneAgentEngine):
             agent_seeds=[derive_seed(self.seed, "actor_agent", i, starts) for i in range(n)],
             initial_weights=self.weights(),
             queue_blocks=self.hp.workers.queue_blocks,
+            entry=self.actor_entry,
         )
 
     def start_line(self) -> str:

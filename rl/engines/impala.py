@@ -37,8 +37,6 @@ from rl.engines.apex import IDLE_WAIT_SECONDS, ApexEngine
 from rl.engines.base import Iteration
 from rl.rollout import Rollout, concatenate
 from rl.utils.logger import Sink
-from rl.utils.seeding import derive_seed
-from rl.workers.actor_pool import ActorPool
 from rl.workers.impala_actor import ENTRY, actor_hparams
 from rl.workers.progress import WorkerProgressCSV
 from rl.workers.unrolls import add_unroll
@@ -52,6 +50,8 @@ def concatenate_unrolls(unrolls: list[dict[str, np.ndarray]]) -> dict[str, np.nd
 
 class ImpalaEngine(ApexEngine):
     """One run (seed) as an IMPALA learner here with `num_workers` asynchronous actors."""
+
+    actor_entry = ENTRY
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,18 +67,6 @@ class ImpalaEngine(ApexEngine):
             self.num_workers,
             resume_at_step,
             learner_columns={"policy_lag": "workers/policy_lag"},
-        )
-
-    def actor_pool(self, starts: int) -> ActorPool:
-        n, hp = self.num_workers, self.hp
-        return ActorPool(
-            n,
-            hp.to_json(),
-            env_seeds=[derive_seed(self.seed, "actor_env", i, starts) for i in range(n)],
-            agent_seeds=[derive_seed(self.seed, "actor_agent", i, starts) for i in range(n)],
-            initial_weights=self.weights(),
-            queue_blocks=hp.workers.queue_blocks,
-            entry=ENTRY,
         )
 
     def start_line(self) -> str:
