@@ -108,10 +108,10 @@ def test_diff_names_exactly_the_changed_key(two_runs, capsys):
     run_a, run_b = two_runs
     assert main(["diff", str(run_a), str(run_b)]) == 0
     out = capsys.readouterr().out.splitlines()
-    start = out.index("hparams: 1 differ")
-    assert out[start + 1] == "  lr: constant(0.001) -> constant(0.01)"
-    assert not out[start + 2].startswith("  ")
-    assert "  overrides: {'hparam_override': " in "\n".join(out)
+    start = out.index("hparams: 1 difference")
+    assert out[start + 1] == '  lr: "constant(0.001)" -> "constant(0.01)"'
+    assert not out[start + 2].startswith("  ")  # the only hparams line
+    assert out[start + 3] == (f"  --hparam_override: {BASE_OVERRIDE} -> {BASE_OVERRIDE},lr=0.01")
     for same in ("code: same", "packages: same", "devices: same", "env: same"):
         assert any(line.startswith(same) for line in out), (same, out)
     assert out[-1].startswith("eval curves: ")

@@ -24,7 +24,7 @@ def _show(value: Any) -> str:
 def _section(title: str, lines: list[str], same: str) -> list[str]:
     if not lines:
         return [f"{title}: {same}"]
-    out = [f"{title}: {len(lines)} differ"]
+    out = [f"{title}: {len(lines)} difference{'s' if len(lines) > 1 else ''}"]
     out += [f"  {line}" for line in lines[:MAX_LINES]]
     if len(lines) > MAX_LINES:
         out.append(f"  ... and {len(lines) - MAX_LINES} more")
@@ -79,16 +79,19 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("hparams", a.hparams.diff(b.hparams), "same")
     run_lines = [
         f"{key}: {_show(ma.get(key))} -> {_show(mb.get(key))}"
-        for key in ("hparams_set", "seed", "overrides")
+        for key in ("hparams_set", "seed")
         if ma.get(key) != mb.get(key)
     ]
-    lines += _section("seed and command", run_lines, "same")
-    revision = (ma.get("git") or {}).get("revision") or ma.get("git_revision")
-    lines += _section("code", _code(ma, mb), f"same ({_show(revision)[:12]})")
+    overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
+    run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
+    lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
+    git = ma.get("git") or {"revision": ma.get("git_revision")}
+    state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")
+    lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
     packages = _dict_lines(ma.get("packages"), mb.get("packages"))
     if not ma.get("packages") or not mb.get("packages"):  # a manifest from before the freeze
         packages = _dict_lines(ma.get("versions"), mb.get("versions"))
-    lines += _section("packages", packages, "same")
+    lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
     lines += _section(
         "tf determinism",
         _dict_lines(_flat(ma.get("tf_determinism")), _flat(mb.get("tf_determinism"))),
@@ -98,7 +101,7 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     if ma.get("devices") != mb.get("devices"):
         devices.append(f"devices: {_names(ma.get('devices'))} -> {_names(mb.get('devices'))}")
     devices += [f"cpu {line}" for line in _dict_lines(ma.get("cpu"), mb.get("cpu"))]
-    lines += _section("devices", devices, "same")
+    lines += _section("devices", devices, f"same ({_names(ma.get('devices'))})")
     lines += _section("env", _dict_lines(ma.get("env"), mb.get("env")), "same")
     lines.append(_curves(a, b))
     return lines
