@@ -197,7 +197,7 @@ def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
     for key, value in data.items():
         if key in _ALWAYS_NEW:
             continue
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict):
             out.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             out[key] = value
