@@ -9,7 +9,7 @@ trainer.json keys by name), so "the first difference" is the same answer every t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,10 @@ EVAL_KEYS = frozenset(
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
+_VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+_MAX_PATHS = 16  # per object: enough to find a readable one, bounded on odd graphs
+
+
 @dataclass(frozen=True)
 class Difference:
     """The first thing that differs between two checkpoints of one step."""
@@ -41,11 +45,55 @@ class Difference:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """What one checkpoint directory holds, as plain data."""
+    """What one checkpoint directory holds, as plain data. `names` maps a variable's checkpoint
+    key to a readable path to the same variable (see `readable_names`)."""
 
     variables: dict[str, np.ndarray]
     arrays: dict[str, np.ndarray]
     trainer: dict[str, Any]
+    names: dict[str, str] = field(default_factory=dict)
+
+
+def readable_names(serialized_graph: bytes) -> dict[str, str]:
+    """`{checkpoint key: readable path}` from a checkpoint's object graph.
+
+    A checkpoint keys each variable by its shortest path from the root, which for a network's
+    weights is often the optimizer's list (`agent/optimizer/_trainable_variables/5`); the same
+    variable is also reachable as `agent/q_network/head/advantage/bias`. This picks, for every
+    variable keyed under the optimizer that is also reachable outside it, the path outside with
+    the fewest private (`_`) parts. Others keep their key. Empty if the graph cannot be read
+    (TF's proto module moved): the keys are then shown as they are.
+    """
+    try:
+        from tensorflow.core.protobuf import trackable_object_graph_pb2
+    except ImportError:
+        return {}
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    try:
+        graph.ParseFromString(serialized_graph)
+    except Exception:  # protobuf's DecodeError type differs between implementations
+        return {}
+    paths: dict[int, list[tuple[str, ...]]] = {0: [()]}
+    queue = [(0, ())]
+    while queue:
+        node_id, path = queue.pop(0)
+        for child in graph.nodes[node_id].children:
+            known = paths.setdefault(child.node_id, [])
+            if len(known) < _MAX_PATHS and len(path) < 32:
+                known.append((*path, child.local_name))
+                queue.append((child.node_id, known[-1]))
+
+    def rank(path: tuple[str, ...]) -> tuple[int, int, str]:
+        private = sum(part.startswith("_") for part in path)
+        return (private, len("/".join(path)), "/".join(path))
+
+    names = {}
+    for node_id, node_paths in paths.items():
+        outside = [p for p in node_paths if "optimizer" not in p]
+        for attribute in graph.nodes[node_id].attributes:
+            if outside and "optimizer" in attribute.checkpoint_key.split("/"):
+                names[attribute.checkpoint_key] = "/".join(min(outside, key=rank))
+    return names
 
 
 def checkpoint_steps(run_dir: str) -> dict[int, str]:
@@ -77,6 +125,7 @@ def checkpoint_steps(run_dir: str) -> dict[int, str]:
 
 def read_checkpoint(step_dir: str) -> Checkpoint:
     reader = tf.train.load_checkpoint(join(step_dir, "tf"))
+    names = readable_names(reader.get_tensor(_GRAPH_KEY)) if reader.has_tensor(_GRAPH_KEY) else {}
     variables = {
         name: np.asarray(reader.get_tensor(name))
         for name in sorted(reader.get_variable_to_shape_map())
@@ -88,7 +137,7 @@ def read_checkpoint(step_dir: str) -> Checkpoint:
         for k, v in read_json(join(step_dir, "trainer.json")).items()
         if k not in WALL_CLOCK_KEYS
     }
-    return Checkpoint(variables, dict(sorted(arrays.items())), dict(sorted(trainer.items())))
+    return Checkpoint(variables, dict(sorted(arrays.items())), dict(sorted(trainer.items())), names)
 
 
 def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
@@ -111,6 +160,7 @@ def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
 
 
 def _first_in(kind: str, a: dict[str, Any], b: dict[str, Any], arrays: bool) -> Difference | None:
+    """The first key (in sorted order) whose values differ, or that only one side has."""
     for name in sorted(set(a) | set(b)):
         if name not in a or name not in b:
             return Difference(kind, name, "only in the " + ("second" if name in b else "first"))
@@ -129,8 +179,16 @@ def first_difference(
     """The first variable, array or counter that differs between `a` and `b`, or None."""
     trainer_a = {k: v for k, v in a.trainer.items() if k not in ignore_trainer_keys}
     trainer_b = {k: v for k, v in b.trainer.items() if k not in ignore_trainer_keys}
-    return (
-        _first_in("variable", a.variables, b.variables, arrays=True)
-        or _first_in("array", a.arrays, b.arrays, arrays=True)
-        or _first_in("trainer.json key", trainer_a, trainer_b, arrays=False)
+    variable = _first_in("variable", a.variables, b.variables, arrays=True)
+    if variable is not None:
+        key = variable.name
+        readable = a.names.get(key) or b.names.get(key) or key.removesuffix(_VALUE_SUFFIX)
+        if readable != key.removesuffix(_VALUE_SUFFIX):
+            detail = f"{variable.detail}; checkpoint key {key.removesuffix(_VALUE_SUFFIX)}"
+            variable = Difference("variable", readable, detail)
+        else:
+            variable = Difference("variable", readable, variable.detail)
+        return variable
+    return _first_in("array", a.arrays, b.arrays, arrays=True) or _first_in(
+        "trainer.json key", trainer_a, trainer_b, arrays=False
     )
