@@ -104,10 +104,18 @@ def environment_notes(run: RunInfo) -> list[str]:
         for key in manifest_changes(run.manifest, now)
         if key.startswith(_ENVIRONMENT_KEYS) and key in _flat_keys(run.manifest)
     ]
-    if not changed:
-        return []
-    shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
-    return [f"note: the run dir was made with other code, packages or devices ({shown})"]
+    notes = []
+    if changed:
+        more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+        shown = ", ".join(changed[:6]) + more
+        notes.append(f"note: the run dir was made with other code, packages or devices ({shown})")
+    workers = run.manifest.get("num_workers") or 1
+    if workers > 1:
+        notes.append(
+            f"note: the run used --num_workers {workers} (asynchronous actors); the reruns use "
+            "one process"
+        )
+    return notes
 
 
 def _flat_keys(data: dict) -> set[str]:
@@ -147,7 +155,7 @@ def _first_difference(
             ignore = EVAL_KEYS if last_step_extra_eval and step == steps[-1] else frozenset()
             difference = first_difference(read_checkpoint(original[step]), ckpt_a, ignore)
             if difference is not None:
-                return step, difference, "the run dir and the reruns"
+                return step, difference, "the run dir"
     return None
 
 
@@ -183,11 +191,17 @@ def check(run_path: str, steps: int | None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     if found is not None:
         step, difference, between = found
-        if between != "the two reruns":
-            for line in environment_notes(run):
-                print(line)
+        if between == "the two reruns":
+            print(
+                f"not deterministic: at step {step}, {difference.describe()} differs between "
+                "the two reruns"
+            )
+            return 1
+        for line in environment_notes(run):
+            print(line)
         print(
-            f"not deterministic: at step {step}, {difference.describe()} differs between {between}"
+            f"not reproduced: the two reruns agree, but at step {step} {difference.describe()} "
+            "differs between the run dir and the reruns"
         )
         return 1
     compared = sorted(set(a))
