@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +17,14 @@ import tensorflow as tf
 from rl.errors import UserError
 from rl.hparams import HParams
 from rl.utils.files import atomic_write_json, join, read_json
+from rl.utils.provenance import (
+    cpu,
+    devices,
+    env_spec,
+    git_state,
+    installed_packages,
+    tf_determinism,
+)
 
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
@@ -86,14 +93,7 @@ def check_resume_compatible(run_dir: str, hparams: HParams, allow_change: bool) 
 
 
 def git_revision() -> str | None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return git_state(os.path.dirname(os.path.abspath(__file__)))["revision"]
 
 
 def _installed_version(distribution: str) -> str | None:
@@ -105,16 +105,72 @@ def _installed_version(distribution: str) -> str | None:
         return None
 
 
+def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
+    """The flags of a train.py command line that change the registered set, as typed
+    (`hparam_override`, `env`, `train_steps`, `eval_episodes`; unset ones left out). None when
+    `argv` is not a train.py command line (a trainer built in-process by other code)."""
+    if not argv or os.path.basename(argv[0]) != "train.py":
+        return None
+    from rl.cli import build_parser
+
+    try:
+        args, _ = build_parser().parse_known_args(argv[1:])
+    except UserError:
+        return None
+    given = {
+        "hparam_override": args.hparam_override or None,
+        "env": args.env,
+        "train_steps": args.train_steps,
+        "eval_episodes": args.eval_episodes,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def flat_hparams(hparams: HParams) -> dict[str, Any]:
+    """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, dotted, as JSON data."""
+    data = hparams.to_dict()
+    out: dict[str, Any] = {}
+    for name, value in hparams.items():
+        if isinstance(value, HParams):
+            out.update({f"{name}.{k}": v for k, v in flat_hparams(value).items()})
+        else:
+            out[name] = data[name]
+    return out
+
+
+def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, Any]] | None:
+    """`{key: {"set": registered value, "run": this run's value}}` for every key where the
+    run's final hparams differ from the registered set `hparams_set` (a key only one side has
+    shows None on the other). None if the set is not registered in this code."""
+    from rl import registry
+
+    try:
+        registered = registry.get_hparams(hparams_set)()
+    except UserError:
+        return None
+    base, run = flat_hparams(registered), flat_hparams(hparams)
+    return {
+        key: {"set": base.get(key), "run": run.get(key)}
+        for key in sorted(set(base) | set(run))
+        if key not in base or key not in run or base[key] != run[key]
+    }
+
+
 def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
+    """How and where this process started the run: command, code, packages, devices, TF
+    determinism. write_run_files adds what depends on the hparams."""
     import gymnasium
     import numpy
 
+    git = git_state(os.path.dirname(os.path.abspath(__file__)))
     return {
         "hparams_set": hparams_set,
         "seed": seed,
         "copy_index": copy_index,
         "command_line": [sys.executable, *sys.argv],
-        "git_revision": git_revision(),
+        "overrides": overrides_as_given(sys.argv),
+        "git_revision": git["revision"],
+        "git": git,
         "versions": {
             "python": platform.python_version(),
             "tensorflow": tf.__version__,
@@ -122,16 +178,55 @@ def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
             "numpy": numpy.__version__,
             "ale_py": _installed_version("ale-py"),  # Atari emulator and ROMs
         },
+        "packages": installed_packages(),
+        "tf_determinism": tf_determinism(),
+        "devices": devices(),
+        "cpu": cpu(),
         "host": platform.node(),
         "started_unix": time.time(),
     }
 
 
+# Manifest keys a resume never reports as changed: they differ at every start.
+_ALWAYS_NEW = frozenset({"started_unix", "resumed"})
+
+
+def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
+    """Top-level keys, with dict values opened one level (`packages.numpy`, `git.dirty`)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _ALWAYS_NEW:
+            continue
+        if isinstance(value, dict):
+            out.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """`{key: {"first": ..., "now": ...}}` for every (one level dotted) manifest key whose value
+    differs between the first start of a run and this one."""
+    a, b = _flat_manifest(first), _flat_manifest(now)
+    return {
+        key: {"first": a.get(key), "now": b.get(key)}
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    }
+
+
 def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any]) -> None:
-    """Writes hparams.json and manifest.json (a resumed run keeps the first manifest and adds
-    its own start to `resumed`)."""
-    # The evaluation protocol decides what the reported returns mean: keep it beside them.
-    manifest_data = {**manifest_data, "evaluation_protocol": hparams.eval.to_dict()}
+    """Writes hparams.json and manifest.json. A resumed run keeps the first manifest and appends
+    its own start to `resumed`: command line, revision, time and every manifest key whose value
+    changed since the first start (`changed`), so a run resumed under other code, packages or
+    hparams says so."""
+    manifest_data = {
+        **manifest_data,
+        # The evaluation protocol decides what the reported returns mean: keep it beside them.
+        "evaluation_protocol": hparams.eval.to_dict(),
+        "hparams_changes": hparams_changes(manifest_data.get("hparams_set", ""), hparams),
+        "env": env_spec(hparams.env),
+    }
     tf.io.gfile.makedirs(run_dir)
     with tf.io.gfile.GFile(join(run_dir, HPARAMS_FILE) + ".tmp", "w") as f:
         f.write(hparams.to_json())
@@ -139,8 +234,8 @@ def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any
     path = join(run_dir, MANIFEST_FILE)
     if tf.io.gfile.exists(path):
         existing = read_json(path)
-        existing.setdefault("resumed", []).append(
-            {k: manifest_data[k] for k in ("command_line", "git_revision", "started_unix")}
-        )
+        entry = {k: manifest_data.get(k) for k in ("command_line", "git_revision", "started_unix")}
+        entry["changed"] = manifest_changes(existing, manifest_data)
+        existing.setdefault("resumed", []).append(entry)
         manifest_data = existing
     atomic_write_json(path, manifest_data)

@@ -1,0 +1,194 @@
+"""Compares two checkpoints of the same step (rl/utils/checkpoint.py layout) without building
+an agent: every TF variable (read with `tf.train.load_checkpoint`), every numpy array of
+numpy.npz (replay, priorities, numpy RNG state) and every trainer.json counter except the ones
+that measure wall time.
+
+The order in which things are compared is fixed (TF variables by name, then arrays by name, then
+trainer.json keys by name), so "the first difference" is the same answer every time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl.utils.files import join, load_npz, read_json
+
+# trainer.json keys that measure time, not what was trained.
+WALL_CLOCK_KEYS = frozenset({"wall_seconds", "first_wall_at_threshold"})
+# trainer.json keys set by evaluations: a run that ends at step N evaluates there whether or not
+# N is an evaluation step, so a shorter rerun has one evaluation more at its last step.
+EVAL_KEYS = frozenset(
+    {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early"}
+)
+_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+_VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+_MAX_PATHS = 16  # per object: enough to find a readable one, bounded on odd graphs
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first thing that differs between two checkpoints of one step."""
+
+    kind: str  # "variable", "array", "trainer.json key" or "checkpoint"
+    name: str
+    detail: str  # e.g. "max abs difference 3.1e-06"
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.name} ({self.detail})"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What one checkpoint directory holds, as plain data. `names` maps a variable's checkpoint
+    key to a readable path to the same variable (see `readable_names`)."""
+
+    variables: dict[str, np.ndarray]
+    arrays: dict[str, np.ndarray]
+    trainer: dict[str, Any]
+    names: dict[str, str] = field(default_factory=dict)
+
+
+def readable_names(serialized_graph: bytes) -> dict[str, str]:
+    """`{checkpoint key: readable path}` from a checkpoint's object graph.
+
+    A checkpoint keys each variable by its shortest path from the root, which for a network's
+    weights is often the optimizer's list (`agent/optimizer/_trainable_variables/5`); the same
+    variable is also reachable as `agent/q_network/head/advantage/bias`. This picks, for every
+    variable keyed under the optimizer that is also reachable outside it, the path outside with
+    the fewest private (`_`) parts. Others keep their key. Empty if the graph cannot be read
+    (TF's proto module moved): the keys are then shown as they are.
+    """
+    try:
+        from tensorflow.core.protobuf import trackable_object_graph_pb2
+    except ImportError:
+        return {}
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    try:
+        graph.ParseFromString(serialized_graph)
+    except Exception:  # protobuf's DecodeError type differs between implementations
+        return {}
+    paths: dict[int, list[tuple[str, ...]]] = {0: [()]}
+    queue = [(0, ())]
+    while queue:
+        node_id, path = queue.pop(0)
+        for child in graph.nodes[node_id].children:
+            known = paths.setdefault(child.node_id, [])
+            if len(known) < _MAX_PATHS and len(path) < 32:
+                known.append((*path, child.local_name))
+                queue.append((child.node_id, known[-1]))
+
+    def rank(path: tuple[str, ...]) -> tuple[int, int, str]:
+        private = sum(part.startswith("_") for part in path)
+        return (private, len("/".join(path)), "/".join(path))
+
+    names = {}
+    for node_id, node_paths in paths.items():
+        outside = [p for p in node_paths if "optimizer" not in p]
+        for attribute in graph.nodes[node_id].attributes:
+            if outside and "optimizer" in attribute.checkpoint_key.split("/"):
+                names[attribute.checkpoint_key] = "/".join(min(outside, key=rank))
+    return names
+
+
+def checkpoint_steps(run_dir: str) -> dict[int, str]:
+    """`{step: step directory}` of the complete checkpoints of `run_dir` (none if it has no
+    `checkpoints/latest.json`). A step directory newer than the one latest.json names is the
+    leftover of a killed write, and is skipped, as a resume skips it."""
+    directory = join(run_dir, "checkpoints")
+    pointer_path = join(directory, "latest.json")
+    if not tf.io.gfile.exists(pointer_path):
+        return {}
+    try:
+        latest = int(read_json(pointer_path)["step"])
+    except (ValueError, KeyError, TypeError):
+        return {}
+    steps = {}
+    for name in tf.io.gfile.listdir(directory):
+        name = name.rstrip("/")
+        if not name.startswith("step_") or not name[5:].isdigit():
+            continue
+        step = int(name[5:])
+        path = join(directory, name)
+        complete = all(
+            tf.io.gfile.exists(join(path, f)) for f in ("tf.index", "numpy.npz", "trainer.json")
+        )
+        if step <= latest and complete:
+            steps[step] = path
+    return dict(sorted(steps.items()))
+
+
+def read_checkpoint(step_dir: str) -> Checkpoint:
+    reader = tf.train.load_checkpoint(join(step_dir, "tf"))
+    names = readable_names(reader.get_tensor(_GRAPH_KEY)) if reader.has_tensor(_GRAPH_KEY) else {}
+    variables = {
+        name: np.asarray(reader.get_tensor(name))
+        for name in sorted(reader.get_variable_to_shape_map())
+        if name != _GRAPH_KEY
+    }
+    arrays = load_npz(join(step_dir, "numpy.npz"))
+    trainer = {
+        k: v
+        for k, v in read_json(join(step_dir, "trainer.json")).items()
+        if k not in WALL_CLOCK_KEYS
+    }
+    return Checkpoint(variables, dict(sorted(arrays.items())), dict(sorted(trainer.items())), names)
+
+
+def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
+    """None if `a` and `b` are identical (dtype, shape, every element, NaN equal to NaN), else
+    what differs: dtype, shape, or the largest absolute difference of their elements."""
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} vs {b.dtype}"
+    if a.shape != b.shape:
+        return f"shape {a.shape} vs {b.shape}"
+    numeric = np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_
+    if not numeric:
+        return None if np.array_equal(a, b) else "values differ"
+    if np.array_equal(a, b, equal_nan=np.issubdtype(a.dtype, np.inexact)):
+        return None
+    if np.issubdtype(a.dtype, np.complexfloating):
+        delta = np.abs(a - b)
+    else:
+        delta = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    return f"max abs difference {np.nanmax(delta):.6g}" if np.any(~np.isnan(delta)) else "NaNs"
+
+
+def _first_in(kind: str, a: dict[str, Any], b: dict[str, Any], arrays: bool) -> Difference | None:
+    """The first key (in sorted order) whose values differ, or that only one side has."""
+    for name in sorted(set(a) | set(b)):
+        if name not in a or name not in b:
+            return Difference(kind, name, "only in the " + ("second" if name in b else "first"))
+        if arrays:
+            detail = array_difference(np.asarray(a[name]), np.asarray(b[name]))
+        else:
+            detail = None if a[name] == b[name] else f"{a[name]!r} vs {b[name]!r}"
+        if detail is not None:
+            return Difference(kind, name, detail)
+    return None
+
+
+def first_difference(
+    a: Checkpoint, b: Checkpoint, ignore_trainer_keys: frozenset[str] = frozenset()
+) -> Difference | None:
+    """The first variable, array or counter that differs between `a` and `b`, or None."""
+    trainer_a = {k: v for k, v in a.trainer.items() if k not in ignore_trainer_keys}
+    trainer_b = {k: v for k, v in b.trainer.items() if k not in ignore_trainer_keys}
+    variable = _first_in("variable", a.variables, b.variables, arrays=True)
+    if variable is not None:
+        key = variable.name
+        readable = a.names.get(key) or b.names.get(key) or key.removesuffix(_VALUE_SUFFIX)
+        if readable != key.removesuffix(_VALUE_SUFFIX):
+            detail = f"{variable.detail}; checkpoint key {key.removesuffix(_VALUE_SUFFIX)}"
+            variable = Difference("variable", readable, detail)
+        else:
+            variable = Difference("variable", readable, variable.detail)
+        return variable
+    return _first_in("array", a.arrays, b.arrays, arrays=True) or _first_in(
+        "trainer.json key", trainer_a, trainer_b, arrays=False
+    )

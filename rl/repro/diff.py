@@ -1,0 +1,134 @@
+"""`python -m rl.repro diff RUN_A RUN_B`: what differs between two runs, on one screen.
+
+Hparams key by key (from hparams.json), then what manifest.json recorded about how each run was
+made (seed, overrides, code revision and dirty diff, package versions, TF determinism, devices,
+CPU, env spec), then where their eval curves part (progress.csv: the first step whose
+eval_return_mean differs). Sections that agree take one line; long lists are cut with a count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl.repro.run_info import RunInfo, eval_curve, read_run
+
+MAX_LINES = 8  # per section: one screen for the whole report
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(absent)"
+    return str(value)
+
+
+def _section(title: str, lines: list[str], same: str) -> list[str]:
+    if not lines:
+        return [f"{title}: {same}"]
+    out = [f"{title}: {len(lines)} difference{'s' if len(lines) > 1 else ''}"]
+    out += [f"  {line}" for line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        out.append(f"  ... and {len(lines) - MAX_LINES} more")
+    return out
+
+
+def _dict_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    a, b = a or {}, b or {}
+    return [
+        f"{key}: {_show(a.get(key))} -> {_show(b.get(key))}"
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    ]
+
+
+def _code(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The git revision and dirty state of each run (manifests older than #17: revision only)."""
+    ga = a.get("git") or {"revision": a.get("git_revision")}
+    gb = b.get("git") or {"revision": b.get("git_revision")}
+    lines = []
+    for key in ("revision", "dirty", "diff_sha256"):
+        if ga.get(key) != gb.get(key):
+            lines.append(f"git {key}: {_show(ga.get(key))} -> {_show(gb.get(key))}")
+    return lines
+
+
+def _curves(a: RunInfo, b: RunInfo) -> str:
+    curve_a, curve_b = eval_curve(a.path), eval_curve(b.path)
+    if curve_a is None or curve_b is None:
+        missing = " and ".join(r.path for r, c in ((a, curve_a), (b, curve_b)) if c is None)
+        return f"eval curves: not compared ({missing} has no progress.csv)"
+    for step in sorted(set(curve_a) | set(curve_b)):
+        if step not in curve_a or step not in curve_b:
+            which = "A" if step in curve_a else "B"
+            return f"eval curves: part at step {step} (only {which} evaluated there)"
+        if curve_a[step] != curve_b[step]:
+            return (
+                f"eval curves: part at step {step} "
+                f"(eval_return_mean {curve_a[step]} -> {curve_b[step]})"
+            )
+    if not curve_a:
+        return "eval curves: none yet in either run"
+    return f"eval curves: identical at all {len(curve_a)} evaluations (to step {max(curve_a)})"
+
+
+def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
+    ma, mb = a.manifest, b.manifest
+    lines = [
+        f"A: {a.path} ({a.hparams_set or '?'}, seed {a.seed})",
+        f"B: {b.path} ({b.hparams_set or '?'}, seed {b.seed})",
+    ]
+    lines += _section("hparams", a.hparams.diff(b.hparams), "same")
+    run_lines = [
+        f"{key}: {_show(ma.get(key))} -> {_show(mb.get(key))}"
+        for key in ("hparams_set", "seed")
+        if ma.get(key) != mb.get(key)
+    ]
+    overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
+    run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
+    lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
+    git = ma.get("git") or {"revision": ma.get("git_revision")}
+    state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")
+    lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
+    packages = _dict_lines(ma.get("packages"), mb.get("packages"))
+    if not ma.get("packages") or not mb.get("packages"):  # a manifest from before the freeze
+        packages = _dict_lines(ma.get("versions"), mb.get("versions"))
+    lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
+    lines += _section(
+        "tf determinism",
+        _dict_lines(_flat(ma.get("tf_determinism")), _flat(mb.get("tf_determinism"))),
+        "same",
+    )
+    devices = []
+    if ma.get("devices") != mb.get("devices"):
+        devices.append(f"devices: {_names(ma.get('devices'))} -> {_names(mb.get('devices'))}")
+    devices += [f"cpu {line}" for line in _dict_lines(ma.get("cpu"), mb.get("cpu"))]
+    lines += _section("devices", devices, f"same ({_names(ma.get('devices'))})")
+    lines += _section("env", _dict_lines(ma.get("env"), mb.get("env")), "same")
+    lines.append(_curves(a, b))
+    return lines
+
+
+def _flat(data: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (data or {}).items():
+        if isinstance(value, dict):
+            out.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def _names(devices: list[dict[str, Any]] | None) -> str:
+    if devices is None:
+        return "(absent)"
+    return ", ".join(
+        d.get("name", "?").replace("/physical_device:", "")
+        + (f" ({d['device_name']})" if d.get("device_name") else "")
+        for d in devices
+    )
+
+
+def diff(path_a: str, path_b: str) -> int:
+    """Prints the report; 0 (a difference is an answer, not a failure)."""
+    a, b = read_run(path_a), read_run(path_b)
+    print("\n".join(diff_lines(a, b)))
+    return 0

@@ -1,0 +1,41 @@
+"""`python -m rl.repro.rerun HPARAMS_JSON RUN_DIR SEED HPARAMS_SET`: trains one run from a saved
+hparams.json, in a fresh process, for `rl.repro check`.
+
+It trains through the same entry train.py uses for `--sys local` with one process
+(`rl.training.train`: the engine chosen from the hparams, the one loop), from the exact saved
+hparams rather than from a set name plus override text, so nothing is lost re-typing values. A
+fresh process per run matters: TF's global seeds, op determinism and graph caches are per process, and a check that
+reran in the same process could hide a difference a second run of train.py would show.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print("usage: python -m rl.repro.rerun HPARAMS_JSON RUN_DIR SEED SET", file=sys.stderr)
+        return 2
+    hparams_path, run_dir, seed, hparams_set = argv
+    import rl  # noqa: F401  (fills the registries)
+    from rl.errors import UserError
+    from rl.hparams import HParams
+
+    try:
+        with open(hparams_path, encoding="utf-8") as f:
+            hparams = HParams.from_json(f.read())
+        from rl import training
+
+        training.train(hparams, [run_dir], [int(seed)], hparams_set)
+    except UserError as error:
+        print(f"rl.repro.rerun: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,172 @@
+"""What a run was made with, beyond its hparams: the code (git tree), every installed package,
+TensorFlow's determinism settings, the devices, the CPU and the env's registered spec.
+
+These are the facts that decide whether two runs *can* be bit-identical, so manifest.json keeps
+them (rl/utils/run_dir.py) and `python -m rl.repro diff` compares them. Every function here
+answers with plain JSON data and never raises on a missing tool or an unusual platform: a
+manifest is written at the start of every run, and a fact that cannot be read is recorded as
+None rather than stopping training.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+from typing import Any
+
+import tensorflow as tf
+
+# Environment variables that change which kernels TensorFlow (and XLA) pick.
+DETERMINISM_ENV_VARS = (
+    "TF_DETERMINISTIC_OPS",
+    "TF_CUDNN_DETERMINISTIC",
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TF_XLA_FLAGS",
+    "XLA_FLAGS",
+    "CUDA_VISIBLE_DEVICES",
+    "PYTHONHASHSEED",
+)
+
+
+def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def git_state(path: str) -> dict[str, Any]:
+    """The commit of the git tree holding `path`, whether tracked files differ from it (as
+    `git describe --dirty` counts it), a sha256 of that difference (so two dirty runs can be told
+    apart) and how many untracked, not ignored files there are. All None outside a git tree."""
+    state: dict[str, Any] = {
+        "revision": None,
+        "dirty": None,
+        "diff_sha256": None,
+        "untracked_files": None,
+    }
+    head = _git(["rev-parse", "HEAD"], path)
+    if head is None or head.returncode != 0:
+        return state
+    state["revision"] = head.stdout.decode().strip() or None
+    diff = _git(["diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"], path)
+    if diff is not None and diff.returncode == 0:
+        state["dirty"] = bool(diff.stdout)
+        state["diff_sha256"] = hashlib.sha256(diff.stdout).hexdigest() if diff.stdout else None
+    untracked = _git(["ls-files", "--others", "--exclude-standard"], path)
+    if untracked is not None and untracked.returncode == 0:
+        state["untracked_files"] = len(untracked.stdout.splitlines())
+    return state
+
+
+def installed_packages() -> dict[str, str]:
+    """Every installed distribution and its version (a full freeze), by normalized name."""
+    from importlib import metadata
+
+    packages: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:  # a broken install can leave a dist-info without a name
+            packages.setdefault(name.lower().replace("_", "-"), dist.version)
+    return dict(sorted(packages.items()))
+
+
+def _op_determinism_enabled() -> bool | None:
+    """Whether `tf.config.experimental.enable_op_determinism()` is in effect. TF has no public
+    getter, so the framework's own one is used when present."""
+    try:
+        from tensorflow.python.framework import config
+    except ImportError:
+        return None
+    getter = getattr(config, "is_op_determinism_enabled", None)
+    return bool(getter()) if getter is not None else None
+
+
+def tf_determinism() -> dict[str, Any]:
+    """TF's op-determinism switch, its thread pools and the environment variables that change
+    kernel choice (None where unset)."""
+    return {
+        "op_determinism": _op_determinism_enabled(),
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+        "env": {name: os.environ.get(name) for name in DETERMINISM_ENV_VARS},
+    }
+
+
+def devices() -> list[dict[str, Any]]:
+    """The physical devices TF sees, with the details TF reports (GPU model, compute
+    capability)."""
+    out = []
+    for device in tf.config.list_physical_devices():
+        entry: dict[str, Any] = {"name": device.name, "type": device.device_type}
+        if device.device_type != "CPU":
+            try:
+                details = tf.config.experimental.get_device_details(device)
+            except (ValueError, RuntimeError):
+                details = {}
+            entry.update({k: _json_safe(v) for k, v in details.items()})
+        out.append(entry)
+    return out
+
+
+def cpu() -> dict[str, Any]:
+    """The CPU model (Linux: /proc/cpuinfo), architecture and core count."""
+    model = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "model": model or platform.processor() or None,
+        "machine": platform.machine(),
+        "count": os.cpu_count(),
+    }
+
+
+def env_spec(env: str) -> dict[str, Any]:
+    """Where the env `env` (an hparams `env` value) comes from and its registered version:
+    gymnasium's spec for a gymnasium id, the factory for an rl-registered env, the module for a
+    `module:Class` env."""
+    import gymnasium as gym
+
+    from rl import registry
+
+    out: dict[str, Any] = {"id": env, "source": None, "entry_point": None, "version": None}
+    if env in registry.envs:
+        factory = registry.envs.get(env)
+        out["source"] = "rl"
+        out["entry_point"] = f"{factory.__module__}:{getattr(factory, '__qualname__', '?')}"
+        return out
+    if ":" in env and env.partition(":")[2] not in gym.registry:
+        out["source"] = "module"
+        out["entry_point"] = env
+        return out
+    gym_id = env.partition(":")[2] if ":" in env else env
+    try:
+        spec = gym.spec(gym_id)
+    except Exception:  # gymnasium raises several error types for unknown or unloaded ids
+        return out
+    entry_point = spec.entry_point
+    out["source"] = "gymnasium"
+    out["entry_point"] = entry_point if isinstance(entry_point, str) else repr(entry_point)
+    out["version"] = spec.version
+    out["max_episode_steps"] = spec.max_episode_steps
+    out["kwargs"] = _json_safe(spec.kwargs)
+    return out
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` as JSON data: containers kept, anything else that JSON cannot hold as its str."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    return str(value)
