@@ -4,8 +4,9 @@ hparams.json, in a fresh process, for `rl.repro check`.
 It trains through the same entry train.py uses for `--sys local` with one process
 (`rl.training.train`: the engine chosen from the hparams, the one loop), from the exact saved
 hparams rather than from a set name plus override text, so nothing is lost re-typing values. A
-fresh process per run matters: TF's global seeds, op determinism and graph caches are per process, and a check that
-reran in the same process could hide a difference a second run of train.py would show.
+fresh process per run matters: TF's global seeds, op determinism and graph caches are per
+process, and a check that reran in the same process could hide a difference a second run of
+train.py would show.
 """
 
 from __future__ import annotations
