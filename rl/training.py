@@ -21,7 +21,6 @@ from rl import loop
 from rl.engines import compiled, driver
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
-from rl.registry import get_agent
 from rl.utils.run_dir import saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
 
@@ -54,8 +53,9 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
 
 
 def check(hparams: HParams, flags: Flags) -> None:
-    """UserError, before anything is written, for what the chosen engine cannot do."""
-    get_agent(hparams.agent)
+    """UserError, before anything is written, for what the chosen engine cannot do. (An unknown
+    agent is the engine's UserError, also before anything is written: an env given as
+    `module:Class` may register the agent it trains when its module is imported.)"""
     if is_compiled(hparams):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
 

@@ -22,7 +22,7 @@ WALL_CLOCK_KEYS = frozenset({"wall_seconds", "first_wall_at_threshold"})
 # trainer.json keys set by evaluations: a run that ends at step N evaluates there whether or not
 # N is an evaluation step, so a shorter rerun has one evaluation more at its last step.
 EVAL_KEYS = frozenset(
-    {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early"}
+    {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early", "best_eval"}
 )
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
