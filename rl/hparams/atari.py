@@ -121,7 +121,6 @@ def _tiny_atari(hp: HParams) -> None:
     hp.eval.max_episode_steps = 40
     hp.checkpoint_every = 128
     hp.log_every = 64
-    hp.jit_compile = False  # XLA-compiling the CNN's update costs more CPU than 256 steps
 
 
 @register_hparams("dqn_atari_tiny")

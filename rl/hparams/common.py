@@ -150,7 +150,14 @@ def base() -> HParams:
     hp.add("keep_checkpoints", 3, "How many recent checkpoints to keep.")
     hp.add("log_every", 1000, "Write training scalars every this many env steps.")
     hp.add("deterministic", True, "Deterministic TF ops (exact resume; costs little on CPU).")
-    hp.add("jit_compile", True, "XLA-compile the learner's update function.")
+    hp.add(
+        "jit_compile",
+        "auto",
+        "XLA-compile the learner's update (and the acting) functions: true, false or auto "
+        "(XLA on GPU/TPU and for non-convolutional models on CPU; TF's own kernels for "
+        "convolutional models on CPU, where XLA is slower: rl/utils/compiler.py).",
+        type="auto[bool]",
+    )
     hp.add(
         "seed_shards",
         1,
