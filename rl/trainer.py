@@ -205,6 +205,7 @@ class Trainer:
         self._eval_options = {
             "epsilon": hp.eval.epsilon,
             "full_games": eval_spec.reports_game_score,
+            "step_budget": hp.eval.step_budget,
         }
         agent = self._build_agent(spec, strategy)
         render_vec_env = None

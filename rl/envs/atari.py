@@ -76,6 +76,11 @@ class GameScore(gym.Wrapper):
         self._score = 0.0
         self._length = 0
 
+    @property
+    def score_so_far(self) -> float:
+        """The raw score of the game being played (an evaluation cut short reports it)."""
+        return self._score
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         self._score, self._length = 0.0, 0
         return self.env.reset(seed=seed, options=options)

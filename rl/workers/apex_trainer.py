@@ -83,6 +83,7 @@ class ApexTrainer:
         self._eval_options = {
             "epsilon": hp.eval.epsilon,
             "full_games": eval_spec.reports_game_score,
+            "step_budget": hp.eval.step_budget,
         }
         seed_everything(derive_seed(self.seed, "init"), hp.deterministic)
         agent = get_agent(hp.agent)(spec, hp, derive_seed(self.seed, "agent"))
