@@ -96,7 +96,7 @@ def env_only(name: str, steps: int, repeats: int) -> tuple[float, float]:
     return rate, rate * frame_skip(hp)
 
 
-def act_and_update(name: str, repeats: int) -> dict[str, float]:
+def act_and_update(name: str, repeats: int, xla_repeats: int) -> dict[str, float]:
     """Seconds per acting call (TF kernels / XLA) and per update (jit_compile false / true)."""
     out: dict[str, float] = {}
     agents = {}
@@ -117,8 +117,10 @@ def act_and_update(name: str, repeats: int) -> dict[str, float]:
         act(obs)
         out[f"act/{xla}"] = median_time(lambda f=act: [f(obs) for _ in range(50)], repeats) / 50
     samples: dict[bool, list[float]] = {jit: [] for jit in COMPILERS}
-    for _ in range(repeats):  # alternate the two learners: shared-CPU noise hits both alike
+    for i in range(repeats):  # alternate the two learners: shared-CPU noise hits both alike
         for jit, (hp, agent, driver, _) in agents.items():
+            if jit and i >= xla_repeats:
+                continue
             calls = max(1, 64 // agent.steps_per_iteration)  # >= 64 vector steps of training
             seconds = 0.0
             for _ in range(calls):
@@ -169,6 +171,9 @@ def main() -> None:
     parser.add_argument("--parts", default="env,act,update,loop")
     parser.add_argument("--env_steps", type=int, default=500, help="vector steps, env only")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--xla_repeats", type=int, default=None, help="update repeats with XLA on (slow on CNNs)"
+    )
     parser.add_argument("--loop_steps", type=int, default=4096, help="train.py env steps")
     parser.add_argument(
         "--xla_loop_steps", type=int, default=None, help="train.py env steps with XLA on"
@@ -186,7 +191,7 @@ def main() -> None:
                 f"{frames:,.0f} frames/s"
             )
         if parts & {"act", "update"}:
-            t = act_and_update(name, args.repeats)
+            t = act_and_update(name, args.repeats, args.xla_repeats or args.repeats)
             if "act" in parts:
                 act = [f"{t[f'act/{x}'] * 1e3:.2f}" for x in COMPILERS]
                 rows.append(("act, one vector step (ms)", *act))
