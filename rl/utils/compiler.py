@@ -1,8 +1,8 @@
 """Which compiler runs an agent's functions: XLA or TensorFlow's own (oneDNN) kernels.
 
 The `jit_compile` hparam is true, false or `auto`. Explicit values win. `auto` is resolved here,
-once per agent, by a rule measured with `benchmarks/atari_throughput.py` and
-`benchmarks/compiler_choice.py` (tables in docs/benchmarks.md, "Choosing the compiler"):
+once per agent, by a rule measured with `benchmarks/atari_throughput.py` (tables in
+docs/benchmarks.md, "Choosing the compiler: XLA or TF's kernels"):
 
 - on a GPU or TPU: XLA for the learner and for acting;
 - on CPU, models with convolutions (image observations, the Nature CNN): TF's kernels for both.
