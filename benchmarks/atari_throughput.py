@@ -176,7 +176,10 @@ def main() -> None:
     )
     parser.add_argument("--loop_steps", type=int, default=4096, help="train.py env steps")
     parser.add_argument(
-        "--xla_loop_steps", type=int, default=None, help="train.py env steps with XLA on"
+        "--xla_loop_steps",
+        type=int,
+        default=None,
+        help="train.py env steps with XLA on (0: skip that run)",
     )
     parser.add_argument("--log_steps", type=int, default=1024, help="steps between rows")
     args = parser.parse_args()
@@ -198,13 +201,20 @@ def main() -> None:
             if "update" in parts:
                 update = [f"{t[f'update/{x}']:,.0f}" for x in COMPILERS]
                 rows.append(("update (env steps/s it pays)", *update))
+        if rows:  # the in-process parts now: a whole-loop run can take many minutes
+            print(f"{name} act/update: {rows}", file=sys.stderr, flush=True)
         if "loop" in parts:
             rates = []
             for jit in COMPILERS:
-                steps = args.xla_loop_steps if jit and args.xla_loop_steps else args.loop_steps
-                rates.append(whole_loop(name, jit, steps, args.log_steps))
+                steps = args.xla_loop_steps if jit and args.xla_loop_steps is not None else None
+                if steps == 0:  # skipped: an XLA CNN run on CPU takes ~1 minute per update
+                    rates.append("skipped")
+                    continue
+                rate = whole_loop(name, jit, steps or args.loop_steps, args.log_steps)
+                rates.append(f"{rate:,.1f}")
+                print(f"{name} whole loop jit_compile={jit}: {rate:,.1f}", file=sys.stderr)
             auto = whole_loop(name, "auto", args.loop_steps, args.log_steps)
-            rows.append(("whole loop (agent steps/s)", f"{rates[0]:,.1f}", f"{rates[1]:,.1f}"))
+            rows.append(("whole loop (agent steps/s)", *rates))
             rows.append(("whole loop, jit_compile=auto", f"{auto:,.1f}", ""))
         print(f"{name} (median of {args.repeats}; whole loop: one run each)")
         print(f"| {'part':<30} | {'XLA off':>10} | {'XLA on':>10} |")
