@@ -110,8 +110,8 @@ def act_and_update(name: str, repeats: int, xla_repeats: int) -> dict[str, float
         driver.collect(warm)
         agent.update()  # trace and compile
         agents[jit] = (hp, agent, driver, env)
-    hp, agent, _, env = agents[False]
-    obs = tf.constant(env.reset(seed=1)[0])
+    _, agent, driver, _ = agents[False]
+    obs = tf.constant(driver.obs)  # the driver's own: resetting its env would break its replay
     for xla in COMPILERS:
         act = tf.function(lambda o, a=agent: a._act_with_info(o), jit_compile=xla)
         act(obs)
