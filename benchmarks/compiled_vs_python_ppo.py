@@ -5,7 +5,7 @@ Runs `train.py --hparams ppo_tf_cartpole` twice per seed, one after the other:
   compiled  on "tf/CartPole-v1" (the set's env): rollout, GAE and all epochs in one XLA
             program per iteration, TF-ops CartPole, in-graph evaluation (rl.compiled);
   python    the same set with `--env CartPole-v1`: gymnasium SyncVectorEnv, the Python-env
-            trainer (rl.trainer), evaluation on gymnasium envs.
+            loop (rl.loop, in-process engine), evaluation on gymnasium envs.
 Both train the whole budget (no early stop; `stop_at_eval_return=None`), evaluate greedily every
 `eval.every_steps` (10 episodes), and are read back from their run dirs: the final evaluation's
 mean return, the env steps (and wall seconds) of the first evaluation >= --threshold, and the

@@ -41,6 +41,8 @@ class EvalResult:
     # (one per life with episodic life; clipped rewards when clipping is on).
     raw_scores: np.ndarray | None = None
     episode_returns: np.ndarray | None = None
+    # With a step budget (`eval.step_budget`): episodes cut unfinished when it ran out.
+    truncated_episodes: int | None = None
 
     @property
     def return_mean(self) -> float:
@@ -62,6 +64,8 @@ class EvalResult:
             metrics[f"{section}/raw_score_std"] = float(np.std(self.raw_scores))
         if self.episode_returns is not None and len(self.episode_returns):
             metrics[f"{section}/clipped_return_mean"] = float(np.mean(self.episode_returns))
+        if self.truncated_episodes is not None:
+            metrics[f"{section}/truncated_episodes"] = float(self.truncated_episodes)
         return metrics
 
 
@@ -91,8 +95,14 @@ def evaluate(
     seed: int,
     epsilon: float = 0.0,
     full_games: bool = False,
+    step_budget: int | None = None,
 ) -> EvalResult:
     """Plays one episode (one full game if `full_games`) in each copy of `env`.
+
+    With `step_budget` (`eval.step_budget`), the evaluation stops once the copies have taken
+    that many env steps together: a policy that stalls a game (never pressing FIRE) cannot hold
+    training up for the game's whole time limit. Episodes cut then count with their score so
+    far; how many were cut is printed and returned (`truncated_episodes`).
 
     Actions are the agent's greedy ones, replaced by a uniformly random action with
     probability `epsilon` per step (drawn from a generator seeded by `seed`, so evaluation never
@@ -139,14 +149,26 @@ def evaluate(
             running &= ~game_over
         else:
             running &= ~ended
+        if step_budget is not None and running.any() and lengths.sum() >= step_budget:
+            break
+    truncated = None if step_budget is None else int(running.sum())
+    if truncated:
+        if full_games:  # the games' raw scores so far
+            so_far = np.asarray(env.get_attr("score_so_far"), np.float64)
+            raw_scores = np.where(running, so_far, raw_scores)
+        print(
+            f"evaluation cut at eval.step_budget={step_budget:,} env steps: {truncated} of "
+            f"{num_envs} episodes unfinished, counted with their score so far"
+        )
     if full_games:
         return EvalResult(
             returns=raw_scores,
             lengths=lengths,
             raw_scores=raw_scores,
             episode_returns=np.asarray(episode_returns),
+            truncated_episodes=truncated,
         )
-    return EvalResult(returns=returns, lengths=lengths)
+    return EvalResult(returns=returns, lengths=lengths, truncated_episodes=truncated)
 
 
 def _random_actions(rng: np.random.Generator, space: gym.Space, num_envs: int) -> np.ndarray:

@@ -124,13 +124,46 @@ def test_atari_evaluation_plays_full_games_through_lost_lives():
     env.close()
 
 
+def test_step_budget_cuts_an_evaluation_and_reports_it(capsys):
+    env = endless_vector_env(4, limit=1000)
+    result = evaluate(ConstantAgent(0), env, seed=0, step_budget=100)
+    np.testing.assert_array_equal(result.lengths, [25] * 4)  # 4 copies x 25 steps = 100
+    np.testing.assert_array_equal(result.returns, [25.0] * 4)  # the return so far
+    assert result.truncated_episodes == 4
+    assert result.metrics("eval")["eval/truncated_episodes"] == 4.0
+    assert "eval.step_budget=100 env steps: 4 of 4 episodes unfinished" in capsys.readouterr().out
+    # A budget the episodes fit in cuts nothing; without a budget there is no metric.
+    fits = evaluate(ConstantAgent(0), endless_vector_env(4, limit=10), seed=0, step_budget=100)
+    assert fits.truncated_episodes == 0 and fits.metrics()["eval/truncated_episodes"] == 0.0
+    plain = evaluate(ConstantAgent(0), endless_vector_env(4, limit=10), seed=0)
+    assert plain.truncated_episodes is None and "eval/truncated_episodes" not in plain.metrics()
+    assert "step_budget" not in capsys.readouterr().out
+
+
+def test_step_budget_ends_an_atari_evaluation_a_stuck_policy_would_stall():
+    # Without FIRE at reset, Breakout waits for a FIRE this NOOP-only policy never presses: the
+    # game would run to its time limit. The budget cuts it; its raw score so far (0) counts.
+    hp = base()
+    hp.env = "ALE/Breakout-v5"
+    hp.env_kwargs = {"terminal_on_life_loss": True, "fire_reset": False}
+    hp.eval.step_budget = 300
+    env, _ = make_eval_env(hp, num_envs=2, seed=0)
+    result = evaluate(ConstantAgent(0), env, seed=0, full_games=True, step_budget=300)
+    assert result.truncated_episodes == 2 and result.lengths.sum() == 300
+    np.testing.assert_array_equal(result.raw_scores, [0.0, 0.0])
+    assert len(result.episode_returns) == 0  # no life was lost: the ball never moved
+    env.close()
+
+
 @pytest.mark.parametrize(
     "hparams_set, override, message",
     [
         ("dqn_tiny", "eval.epsilon=1.5", "eval.epsilon must be in [0, 1]"),
         ("dqn_tiny", "eval.max_episode_steps=0", "eval.max_episode_steps must be >= 1"),
         ("dqn_tiny", "eval.sticky_actions=True", "applies to Atari envs only"),
+        ("dqn_tiny", "eval.step_budget=0", "eval.step_budget must be >= 1"),
         ("ppo_tf_tiny", "eval.epsilon=0.05", "the compiled path"),
+        ("ppo_tf_tiny", "eval.step_budget=1000", "the compiled path"),
     ],
 )
 def test_bad_protocol_is_one_line_exit_2_before_any_training(

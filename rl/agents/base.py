@@ -45,6 +45,8 @@ from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
 from rl.types import Batch, Metrics
+from rl.utils.compiler import LOGGER as COMPILER_LOGGER
+from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
 
 
 class Agent(tf.Module):
@@ -82,13 +84,28 @@ class Agent(tf.Module):
         self.optimizer = make_optimizer(
             hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon
         )
+        # XLA or TF's kernels, for the learner and for acting (`jit_compile`, rl/utils/compiler);
+        # decided before `_build`, which creates the learner's tf.function.
+        self.compiler: CompilerChoice = choose_compiler(
+            hparams.jit_compile,
+            convolutional=is_convolutional(hparams.model, spec.obs_shape),
+            device=device_type(),
+        )
+        COMPILER_LOGGER.info("%s: %s", type(self).__name__, self.compiler.describe())
         self._build()
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
             self._check_replica_batch()
         obs_spec = tf.TensorSpec([None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype))
         self._greedy_fn = tf.function(
-            lambda obs: self._act(obs, explore=False), input_signature=[obs_spec]
+            lambda obs: self._act(obs, explore=False),
+            input_signature=[obs_spec],
+            jit_compile=self.compiler.acting,
+        )
+        # Acting runs inside the driver's collect loop, which steps Python envs and so cannot be
+        # one XLA program: with XLA acting, the acting part is a nested compiled function.
+        self._compiled_act_with_info = (
+            tf.function(self._act_with_info, jit_compile=True) if self.compiler.acting else None
         )
 
     # ----------------------------------------------------------------------- public API
@@ -108,6 +125,8 @@ class Agent(tf.Module):
         """
         if episode_start is not None:
             self._start_episodes(episode_start)
+        if self._compiled_act_with_info is not None:
+            return self._compiled_act_with_info(obs)
         return self._act_with_info(obs)
 
     def greedy_actions(
@@ -165,6 +184,8 @@ class Agent(tf.Module):
         step = self.env_steps
         return {
             "train/learning_rate": float(self.learning_rate(self.gradient_steps)),
+            # The compiler `jit_compile` resolved to (1: XLA), so a run's logs say which ran.
+            "compiler/learner_xla": float(self.compiler.learner),
             **(self._metrics(step)),
         }
 
@@ -269,10 +290,11 @@ class Agent(tf.Module):
         return self.hparams.batch_size
 
     def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
-        """The learner's `tf.function`: XLA-compiled per the `jit_compile` hparam on one device;
-        under a strategy the outer loop is not (`strategy.run` places the replicas' work on
-        their devices, and TPUStrategy compiles that work with XLA itself)."""
-        jit = self.hparams.jit_compile and not self._distributed
+        """The learner's `tf.function`: XLA-compiled per the resolved `jit_compile` hparam
+        (`self.compiler`) on one device; under a strategy the outer loop is not (`strategy.run`
+        places the replicas' work on their devices, and TPUStrategy compiles that work with XLA
+        itself)."""
+        jit = self.compiler.learner and not self._distributed
         return tf.function(fn, input_signature=input_signature, jit_compile=jit)
 
     def _trainable_variables(self) -> list[tf.Variable]:

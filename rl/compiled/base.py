@@ -22,6 +22,7 @@ from rl.compiled.env_variables import EnvVariables
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.registry import get_agent
+from rl.utils.compiler import whole_program_xla
 from rl.utils.seeding import derive_seed, seed_everything
 
 
@@ -51,7 +52,9 @@ class CompiledRun:
             agent=self.agent, env=self.env_vars, **self._extra_state()
         )
         self.iteration = tf.function(
-            self._iteration, jit_compile=hparams.jit_compile, autograph=self.autograph
+            self._iteration,
+            jit_compile=whole_program_xla(hparams.jit_compile),
+            autograph=self.autograph,
         )
         self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
 
@@ -98,7 +101,7 @@ class CompiledRun:
             self._evaluators[num_envs] = tf.function(
                 lambda s, n=num_envs: self._evaluate(s, n),
                 input_signature=[tf.TensorSpec([], tf.int64)],
-                jit_compile=self.hp.jit_compile,
+                jit_compile=whole_program_xla(self.hp.jit_compile),
                 autograph=False,
             )
         returns, lengths = self._evaluators[num_envs](tf.constant(seed, tf.int64))

@@ -44,6 +44,7 @@ from rl.compiled.seed_stack import SeedStack
 from rl.compiled.stacked import StackedForward
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
+from rl.utils.compiler import whole_program_xla
 
 
 class Weights(NamedTuple):
@@ -73,7 +74,7 @@ class CompiledPPOSeeds:
         # own log-std, so they go through each seed's own `act`/`_advantages`.
         self.batched = self.forward is not None and self.spec.discrete
         self.iteration = tf.function(
-            self._iteration, jit_compile=hparams.jit_compile, autograph=False
+            self._iteration, jit_compile=whole_program_xla(hparams.jit_compile), autograph=False
         )
         self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
 
@@ -279,7 +280,7 @@ class CompiledPPOSeeds:
             self._evaluators[num_envs] = tf.function(
                 lambda s, n=num_envs: self._evaluate(s, n),
                 input_signature=[tf.TensorSpec([self.num_seeds], tf.int64)],
-                jit_compile=self.hp.jit_compile,
+                jit_compile=whole_program_xla(self.hp.jit_compile),
                 autograph=False,
             )
         returns, lengths = self._evaluators[num_envs](tf.constant(seeds, tf.int64))

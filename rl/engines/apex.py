@@ -169,7 +169,11 @@ class ApexEngine(OneAgentEngine):
         return learning_steps >= 0 and self.state["updates"] <= learning_steps // hp.train_every
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
-        options = {"epsilon": self.hp.eval.epsilon, "full_games": self.full_games}
+        options = {
+            "epsilon": self.hp.eval.epsilon,
+            "full_games": self.full_games,
+            "step_budget": self.hp.eval.step_budget,
+        }
         return [evaluate(self.agent, self.eval_env, r.seed, **options) for r in requests]
 
     def log_metrics(self, index: int) -> dict[str, float]:

@@ -171,7 +171,11 @@ class DriverEngine(OneAgentEngine):
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         (request,) = requests
-        options = {"epsilon": self.hp.eval.epsilon, "full_games": self.full_games}
+        options = {
+            "epsilon": self.hp.eval.epsilon,
+            "full_games": self.full_games,
+            "step_budget": self.hp.eval.step_budget,
+        }
         result = evaluate(self.agent, self.eval_env, request.seed, **options)
         if self.video is not None and request.number % self.hp.eval.video_every == 0:
             # Film the evaluation's first episode: a single env reset with the same seed replays

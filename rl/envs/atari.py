@@ -16,8 +16,12 @@ with the ale-py wheel. The wrapper stack, innermost first:
    above do to rewards and episodes;
 5. `EpisodicLife` (optional, `terminal_on_life_loss=True`): a lost life ends the agent's
    episode, but the game only restarts on game over (as baselines' EpisodicLifeEnv does);
-6. `ClipReward(-1, 1)` (optional, `clip_rewards=True`), gymnasium's;
-7. `FrameStackObservation(frame_stack)` and `ChannelsLast`: observations are uint8
+6. `FireReset` (`fire_reset=True`, the default; only for games whose actions start NOOP, FIRE,
+   like Breakout): presses FIRE after every reset, including the one after a lost life with
+   episodic life, as rl-baselines3-zoo's AtariWrapper does. Without it a policy that never
+   presses FIRE waits forever and plays every evaluation game to its time limit;
+7. `ClipReward(-1, 1)` (optional, `clip_rewards=True`), gymnasium's;
+8. `FrameStackObservation(frame_stack)` and `ChannelsLast`: observations are uint8
    [screen, screen, frame_stack], newest frame last; `ChannelsLast.frame_stack` tells the frame
    replay that consecutive observations share all but one frame.
 
@@ -72,6 +76,11 @@ class GameScore(gym.Wrapper):
         self._score = 0.0
         self._length = 0
 
+    @property
+    def score_so_far(self) -> float:
+        """The raw score of the game being played (an evaluation cut short reports it)."""
+        return self._score
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         self._score, self._length = 0.0, 0
         return self.env.reset(seed=seed, options=options)
@@ -119,6 +128,29 @@ class EpisodicLife(gym.Wrapper):
         return obs, info
 
 
+def needs_fire(env: gym.Env) -> bool:
+    """Whether the game waits for FIRE to start (its actions begin NOOP, FIRE: Breakout, Pong,
+    ...): the test rl-baselines3-zoo's AtariWrapper uses to add its FireResetEnv."""
+    meanings = env.unwrapped.get_action_meanings()
+    return len(meanings) >= 3 and meanings[1] == "FIRE"
+
+
+class FireReset(gym.Wrapper):
+    """After a reset, plays FIRE and then action 2 (as baselines' FireResetEnv), so the game is
+    under way when the agent first acts; a step that ends the episode resets again.
+
+    Gymnasium has no such wrapper. Rewards of these two steps are not passed on (GameScore,
+    below this wrapper, still counts them in the raw game score)."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        for action in (1, 2):
+            obs, _, terminated, truncated, info = self.env.step(action)
+            if terminated or truncated:
+                obs, info = self.env.reset(seed=seed, options=options)
+        return obs, info
+
+
 class ChannelsLast(gym.ObservationWrapper):
     """[stack, H, W] -> [H, W, stack] (TF's NHWC convolutions), newest frame last."""
 
@@ -147,6 +179,7 @@ def make_atari(
     clip_rewards: bool = False,
     frame_stack: int = 4,
     full_action_space: bool = False,
+    fire_reset: bool = True,
     max_episode_steps: int | None = None,
     render_mode: str | None = None,
 ) -> gym.Env:
@@ -184,6 +217,10 @@ def make_atari(
     env = GameScore(env)
     if terminal_on_life_loss:
         env = EpisodicLife(env)
+    if not isinstance(fire_reset, bool):
+        raise UserError(f"Atari fire_reset must be true or false, got {fire_reset!r}")
+    if fire_reset and needs_fire(env):
+        env = FireReset(env)
     if clip_rewards:
         env = gym.wrappers.ClipReward(env, -1.0, 1.0)
     env = gym.wrappers.FrameStackObservation(env, frame_stack)

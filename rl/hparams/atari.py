@@ -4,7 +4,8 @@
 The preprocessing is chosen with `env_kwargs` (rl/envs/atari.py, docs/environments.md) and
 every set writes all of it out, so hparams.json records exactly what the agent saw. Settings
 follow rl-baselines3-zoo's Atari entries (its AtariWrapper: 30 no-ops, frame skip 4 with max
-pooling, 84x84 grayscale, episodic life, reward clipping, 4 stacked frames) with sticky
+pooling, 84x84 grayscale, episodic life, FIRE on reset where the game needs it, reward
+clipping, 4 stacked frames) with sticky
 actions at 0.25 as Machado et al. 2018 recommend (https://arxiv.org/abs/1709.06009).
 
 Evaluation follows the protocol the papers report: full games (through lost lives), the raw
@@ -37,6 +38,7 @@ def atari_env_kwargs(**changes: Any) -> dict[str, Any]:
         "frame_stack": 4,
         "terminal_on_life_loss": True,
         "clip_rewards": True,
+        "fire_reset": True,  # FIRE after each reset in games that need it (zoo's FireResetEnv)
     }
     kwargs.update(changes)
     return kwargs
@@ -116,7 +118,6 @@ def _tiny_atari(hp: HParams) -> None:
     hp.eval.max_episode_steps = 40
     # max_episode_steps caps each game: raw full-game scores appear in training too.
     smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=100, eval_episodes=1)
-    hp.jit_compile = False  # XLA-compiling the CNN's update costs more CPU than 256 steps
 
 
 @register_hparams("dqn_atari_tiny")

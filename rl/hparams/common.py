@@ -41,6 +41,15 @@ def evaluation_protocol() -> HParams:
         "0.25 if that is 0), False (none) or None (as in training).",
         type=bool | None,
     )
+    hp.add(
+        "step_budget",
+        None,
+        "Most env steps one evaluation may take, summed over its env copies (Atari: agent "
+        "steps, x frame_skip for frames); episodes still running then are cut, count with "
+        "their score so far and are reported (eval/truncated_episodes). None: no budget, as "
+        "the published protocols.",
+        type=int | None,
+    )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
     return hp
 
@@ -55,20 +64,24 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
             raise UserError(f"eval.{key} must be >= 1, got {getattr(protocol, key)}")
     if not 0.0 <= protocol.epsilon <= 1.0:
         raise UserError(f"eval.epsilon must be in [0, 1] (0: greedy), got {protocol.epsilon}")
-    if protocol.max_episode_steps is not None and protocol.max_episode_steps < 1:
-        raise UserError(
-            f"eval.max_episode_steps must be >= 1 or None, got {protocol.max_episode_steps}"
-        )
+    for key in ("max_episode_steps", "step_budget"):
+        if getattr(protocol, key) is not None and getattr(protocol, key) < 1:
+            raise UserError(f"eval.{key} must be >= 1 or None, got {getattr(protocol, key)}")
     if env is not None and env.startswith("tf/"):
         changed = [
             f"eval.{key}={getattr(protocol, key)}"
-            for key, default in (("epsilon", 0.0), ("max_episode_steps", None))
+            for key, default in (
+                ("epsilon", 0.0),
+                ("max_episode_steps", None),
+                ("step_budget", None),
+            )
             if getattr(protocol, key) != default
         ]
         if changed:
             raise UserError(
                 f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
-                "within max_episode_steps; leave eval.epsilon=0 and eval.max_episode_steps=None"
+                "within max_episode_steps; leave eval.epsilon=0, eval.max_episode_steps=None "
+                "and eval.step_budget=None"
             )
     if env is not None and protocol.sticky_actions is not None:
         from rl.envs.atari import is_atari_id  # lazily: hparams do not depend on envs
@@ -153,7 +166,14 @@ def base() -> HParams:
     hp.add("keep_checkpoints", 3, "How many recent checkpoints to keep.")
     hp.add("log_every", 1000, "Write training scalars every this many env steps.")
     hp.add("deterministic", True, "Deterministic TF ops (exact resume; costs little on CPU).")
-    hp.add("jit_compile", True, "XLA-compile the learner's update function.")
+    hp.add(
+        "jit_compile",
+        "auto",
+        "XLA-compile the learner's update (and the acting) functions: true, false or auto "
+        "(XLA on GPU/TPU and for non-convolutional models on CPU; TF's own kernels for "
+        "convolutional models on CPU, where XLA is slower: rl/utils/compiler.py).",
+        type="auto[bool]",
+    )
     hp.add(
         "seed_shards",
         1,

@@ -11,6 +11,8 @@ How override text is read depends on the key's type (the "bare-word rule"):
   is read as a Python string literal (`opt='adam'`);
 - optional keys read an unquoted `None`/`none`/`null` as None;
 - bool keys accept only `true/false/True/False`;
+- `auto[X]` keys (X a bool or number) take the word `auto` (leave the choice to the code that
+  reads the key, e.g. `jit_compile`) or whatever X takes;
 - list[str]/tuple[str] elements may be bare identifiers (`[a, b]`); dict values read bare
   `true/false/True/False` as bools, `None/none/null` as None and any other bare identifier as a
   string; dict keys may be bare identifiers too.
@@ -35,6 +37,8 @@ from rl.hparams.schedules import Schedule, as_schedule
 _JSON_FORMAT = "rl.hparams/1"
 _SCALARS = ("int", "float", "bool", "str")
 _NONE_WORDS = ("None", "none", "null")
+# The value of an `auto[X]` key that leaves the choice to the code reading it.
+AUTO = "auto"
 _BOOL_WORDS = {"true": True, "True": True, "false": False, "False": False}
 
 
@@ -47,7 +51,7 @@ class TypeSpec:
     """A declared hparam type. `str(spec)` is its stable name: "int", "list[int]",
     "optional[float]", "schedule", "dict", "hparams", ..."""
 
-    kind: str  # int float bool str list tuple dict schedule hparams optional
+    kind: str  # int float bool str list tuple dict schedule hparams optional auto
     elem: TypeSpec | None = None
 
     def __str__(self) -> str:
@@ -132,6 +136,7 @@ class TypeSpec:
                 and self.elem
                 and self.elem.kind not in ("optional", "hparams")
             )
+            or (self.kind == "auto" and self.elem and self.elem.kind in ("bool", "int", "float"))
         )
         if not ok:
             raise ValueError(f"unsupported hparam type {str(self)!r}")
@@ -143,6 +148,8 @@ class TypeSpec:
         kind = self.kind
         if kind == "optional":
             return None if value is None else self.elem.check(value)
+        if kind == "auto":
+            return AUTO if isinstance(value, str) and value == AUTO else self.elem.check(value)
         if kind == "bool" and isinstance(value, bool):
             return value
         if isinstance(value, bool):
@@ -171,6 +178,8 @@ class TypeSpec:
         quoted = text[:1] in ("'", '"')
         if kind == "optional" and text in _NONE_WORDS:
             return None
+        if kind == "auto":
+            return AUTO if text.strip("'\"") == AUTO else elem.from_text(text)
         if (kind == "str" or (kind == "optional" and elem.kind == "str")) and not quoted:
             return text
         if kind == "hparams":
@@ -196,7 +205,7 @@ class TypeSpec:
     def to_json(self, value: Any) -> Any:
         if value is None:
             return None
-        if self.kind == "optional":
+        if self.kind == "optional" or (self.kind == "auto" and value != AUTO):
             return self.elem.to_json(value)
         if self.kind == "schedule":
             return value.spec()

@@ -29,8 +29,9 @@ from rl.utils.provenance import (
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
 # Keys that may change between a run and its resumption without --allow_hparams_change:
-# they set how long to train, not what is trained.
-RESUMABLE_CHANGES = frozenset({"train_steps"})
+# they set how long to train or which compiler runs it, not what is trained (`jit_compile`
+# became `auto` by default: runs saved with `true` resume under the new default).
+RESUMABLE_CHANGES = frozenset({"train_steps", "jit_compile"})
 
 
 def run_dir_path(output_dir: str, copy_index: int) -> str:

@@ -5,7 +5,7 @@ Python multiprocessing (spawn context) and gymnasium's AsyncVectorEnv.
   Experience Replay", https://arxiv.org/abs/1803.00933). N actor processes step their own envs
   with their own exploration and stream n-step transitions (with actor-side priorities) to the
   learner in the main process, which owns the replay, trains, evaluates and checkpoints
-  (`apex_trainer.ApexTrainer`).
+  (`rl.engines.apex.ApexEngine`).
 - On-policy agents (PPO, A2C, REINFORCE): the usual trainer, whose training vector env steps its
   copies in N worker processes (`grouped_env.GroupedAsyncVectorEnv`, via
   `rl.envs.make_vector_env(..., num_workers=N)`).

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rl.envs import make_vector_env
-from rl.envs.atari import EpisodicLife, GameScore, is_atari_id, make_atari
+from rl.envs.atari import EpisodicLife, FireReset, GameScore, is_atari_id, make_atari
 from rl.errors import UserError
 
 
@@ -33,6 +33,52 @@ def test_standard_preprocessing_settings():
     no_sticky.close()
 
 
+def wrapper_chain(env: gym.Env) -> list[gym.Env]:
+    """The env and every layer under it, outermost first."""
+    chain = [env]
+    while hasattr(chain[-1], "env"):
+        chain.append(chain[-1].env)
+    return chain
+
+
+def noops_until_life_lost(env: gym.Env, limit: int) -> int | None:
+    """NOOP steps until the lives counter drops (None if it never does within `limit`)."""
+    lives = env.unwrapped.ale.lives()
+    for step in range(1, limit + 1):
+        env.step(0)
+        if env.unwrapped.ale.lives() < lives:
+            return step
+    return None
+
+
+def test_fire_reset_starts_games_that_wait_for_fire():
+    # Breakout waits for FIRE to launch the ball: with NOOPs only the screen never changes and
+    # no life is ever lost. FireReset launches it at reset, so the unmoving paddle misses it.
+    options = {"repeat_action_probability": 0.0, "noop_max": 0}
+    off = make_atari("ALE/Breakout-v5", fire_reset=False, **options)
+    first, _ = off.reset(seed=0)
+    assert noops_until_life_lost(off, 300) is None
+    np.testing.assert_array_equal(off.step(0)[0], first)  # still the waiting screen
+    off.close()
+
+    on = make_atari("ALE/Breakout-v5", terminal_on_life_loss=True, **options)  # the default
+    assert any(isinstance(layer, FireReset) for layer in wrapper_chain(on))
+    on.reset(seed=0)
+    assert noops_until_life_lost(on, 300) is not None
+    assert on.unwrapped.ale.lives() == 4
+    on.reset()  # episodic life: the same game goes on, and the ball is launched again
+    assert noops_until_life_lost(on, 300) is not None
+    assert on.unwrapped.ale.lives() == 3
+    on.close()
+
+    # Games whose actions do not start NOOP, FIRE are left alone (Freeway: NOOP, UP, DOWN).
+    freeway = make_atari("ALE/Freeway-v5")
+    assert not any(isinstance(layer, FireReset) for layer in wrapper_chain(freeway))
+    freeway.close()
+    with pytest.raises(UserError, match="fire_reset must be true or false"):
+        make_atari("ALE/Breakout-v5", fire_reset="yes")
+
+
 def play_until_game_over(env: gym.Env, action: int, seed: int):
     """Steps with a fixed action across resets until the game ends; returns the per-episode
     (reward sum, lives at the end) list and the game's info."""
@@ -52,7 +98,7 @@ def play_until_game_over(env: gym.Env, action: int, seed: int):
 def test_episodic_life_ends_episodes_but_not_the_game():
     # FIRE only: Breakout launches the ball and never moves the paddle, so lives go quickly.
     env = make_atari("ALE/Breakout-v5", terminal_on_life_loss=True, clip_rewards=True)
-    assert isinstance(env.env.env.env, EpisodicLife)  # under ClipReward, FrameStack, ChannelsLast
+    assert any(isinstance(layer, EpisodicLife) for layer in wrapper_chain(env))
     episodes, info = play_until_game_over(env, action=1, seed=3)
     # One episode per life: lives 4, 3, 2, 1 after the first four, game over after the fifth.
     assert [lives for _, lives in episodes] == [4, 3, 2, 1, 0]
@@ -98,9 +144,11 @@ def test_vector_env_spec_and_game_cap():
     )
     assert spec.obs_shape == (84, 84, 3) and spec.frame_stack == 3 and spec.reports_game_score
     assert spec.num_actions == 6
-    for step in range(1, 26):
+    # Pong starts with FireReset's two steps (FIRE, then action 2): the cap is on the whole
+    # game, so they count, and the agent's own steps end the game at 23.
+    for step in range(1, 24):
         _, _, terminated, truncated, info = env.step(np.zeros(2, np.int64))
-        if step < 25:
+        if step < 23:
             assert not (terminated | truncated).any()
     assert truncated.all()  # the cap is on the game, reported as the game's end
     np.testing.assert_array_equal(info["final_info"]["game_length"], [25, 25])

@@ -61,6 +61,8 @@ def test_atari_run_logs_raw_and_clipped_numbers(hparams_set, trained_run):
     assert protocol["epsilon"] == hparams.eval.epsilon
     assert protocol["sticky_actions"] is True and protocol["max_episode_steps"] == 40
     assert protocol["env_kwargs"]["terminal_on_life_loss"] is True
+    assert protocol["env_kwargs"]["fire_reset"] is True  # both games wait for FIRE
+    assert protocol["step_budget"] is None  # the published protocol: games are never cut
     train_tags = summaries(run_dir / "train")
     assert train_tags["raw_score_mean"][0] == "scalars", sorted(train_tags)
 

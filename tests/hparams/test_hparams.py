@@ -606,3 +606,26 @@ def test_hparams_saved_before_the_renames_load_as_the_same_set(hparams_set, over
     assert ("td_loss" in saved) == ("loss" in hp) and "action_function" not in saved
     upgraded = HParams.from_json(saved)
     assert upgraded == hp, upgraded.diff(hp)
+
+
+def test_auto_type_takes_the_word_auto_or_its_element_type():
+    hp = HParams()
+    hp.add("jit", "auto", "XLA or not, or auto.", type="auto[bool]")
+    assert hp.type_name("jit") == "auto[bool]" and hp.jit == "auto"
+    hp.override("jit=false")
+    assert hp.jit is False
+    hp.override("jit=auto")
+    assert hp.jit == "auto"
+    hp.jit = True  # an explicit bool in code, as the registered sets write it
+    assert hp.jit is True
+    for text in ("1", "yes", "automatic"):
+        with pytest.raises(UserError, match=r"jit expects auto\[bool\]"):
+            hp.override(f"jit={text}")
+    with pytest.raises(UserError, match=r"jit expects auto\[bool\], got 1"):
+        hp.jit = 1  # a bool is not an int, nor an int a bool
+    for value in ("auto", False):
+        hp.jit = value
+        rebuilt = HParams.from_json(hp.to_json())
+        assert rebuilt == hp and rebuilt.jit == value
+    with pytest.raises(ValueError, match="unsupported hparam type"):
+        TypeSpec.parse("auto[str]")  # "auto" would be ambiguous
