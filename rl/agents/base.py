@@ -91,7 +91,7 @@ class Agent(tf.Module):
             convolutional=is_convolutional(hparams.model, spec.obs_shape),
             device=device_type(),
         )
-        COMPILER_LOGGER.info("%s: %s", type(self).__name__, self.compiler.describe())
+        COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
         self._build()
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
