@@ -33,16 +33,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
 import tensorflow as tf  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.driver import Driver  # noqa: E402
 from rl.engines.driver import build_agent  # noqa: E402
@@ -57,15 +56,6 @@ SET_OVERRIDES = {
 # Evaluation and checkpoints out of the way of the whole-loop timing (rows every --log_steps).
 LOOP_OVERRIDES = "eval.episodes=1,eval.max_episode_steps=20,checkpoint_every=1000000000"
 COMPILERS = (False, True)
-
-
-def median_time(fn: Callable[[], object], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def build(name: str, jit: bool | str, extra: str = "") -> HParams:
@@ -97,7 +87,7 @@ def env_only(name: str, steps: int, repeats: int) -> tuple[float, float]:
         for _ in range(steps):
             env.step(env.action_space.sample())
 
-    seconds = median_time(run, repeats)
+    seconds = median_seconds(run, repeats)
     env.close()
     rate = steps * hp.num_envs / seconds
     return rate, rate * frame_skip(hp)
@@ -122,7 +112,7 @@ def act_and_update(name: str, repeats: int, xla_repeats: int) -> dict[str, float
     for xla in COMPILERS:
         act = tf.function(lambda o, a=agent: a._act_with_info(o), jit_compile=xla)
         act(obs)
-        out[f"act/{xla}"] = median_time(lambda f=act: [f(obs) for _ in range(50)], repeats) / 50
+        out[f"act/{xla}"] = median_seconds(lambda f=act: [f(obs) for _ in range(50)], repeats) / 50
     samples: dict[bool, list[float]] = {jit: [] for jit in COMPILERS}
     for i in range(repeats):  # alternate the two learners: shared-CPU noise hits both alike
         for jit, (hp, agent, driver, _) in agents.items():

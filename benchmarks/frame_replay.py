@@ -15,29 +15,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import numpy as np  # noqa: E402
 
+from benchmarks.timing import median_seconds  # noqa: E402
 from rl.memory import NStepAccumulator, UniformReplay  # noqa: E402
 from rl.memory.frame_replay import FrameReplay  # noqa: E402
 
 SHAPE = (84, 84, 4)
-
-
-def median_seconds(fn, repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def stream(num_envs: int, episode_length: int, rng: np.random.Generator):

@@ -16,30 +16,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import numpy as np  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.driver import Driver  # noqa: E402
 from rl.engines.driver import build_agent  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402
-
-
-def timed(fn, repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -67,9 +56,9 @@ def main() -> None:
     driver.collect(max(hp.learning_starts // hp.num_envs + 1, 64))  # warm up, fill replay
     agent.env_steps.assign(max(hp.learning_starts, 1))
     agent.update()  # trace/compile once
-    t_env = timed(env_only, args.repeats)
-    t_collect = timed(lambda: driver.collect(args.steps), args.repeats)
-    t_update = timed(agent.update, args.repeats)
+    t_env = median_seconds(env_only, args.repeats)
+    t_collect = median_seconds(lambda: driver.collect(args.steps), args.repeats)
+    t_update = median_seconds(agent.update, args.repeats)
 
     n = args.steps * hp.num_envs
     k = getattr(hp, "gradient_steps", 1)
