@@ -107,9 +107,16 @@ def test(
 ) -> EvalResult:
     """Test mode: `flags.checkpoint` of `run_dir` (trained with its saved hparams)."""
     flags = flags or Flags()
-    hparams = saved_hparams(run_dir) or hparams
+    hparams = saved_hparams(run_dir, defaults=hparams) or hparams
     check(hparams, flags)
     checkpoint = loop.select_checkpoint(run_dir, flags.checkpoint)
+    if flags.checkpoint == "best":
+        best = loop.best_evaluation(checkpoint[0])
+        print(
+            f"[{loop.run_label(run_dir)}] the best policy: its evaluation at "
+            f"{best['step']:,} env steps returned {best['return_mean']:.2f} ± "
+            f"{best['return_std']:.2f} over {best['episodes']} episodes"
+        )
     if is_compiled(hparams):
 
         def play(test_seed, tensorboard):

@@ -5,6 +5,7 @@ Everything here is data (JSON, CSV, checkpoints); nothing loaded from a run dir 
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -72,12 +73,28 @@ def check_run_dir_shape(run_dir: str) -> None:
         )
 
 
-def saved_hparams(run_dir: str) -> HParams | None:
+def saved_hparams(run_dir: str, defaults: HParams | None = None) -> HParams | None:
+    """The run's hparams.json (None if there is none). With `defaults`, keys declared since the
+    run was saved (a newer version of rl: e.g. `eval.step_budget`) take their values from
+    `defaults`, so test mode can play a run saved by an older version; every saved value wins."""
     path = join(run_dir, HPARAMS_FILE)
     if not tf.io.gfile.exists(path):
         return None
     with tf.io.gfile.GFile(path, "r") as f:
-        return HParams.from_json(f.read())
+        saved = HParams.from_json(f.read())  # older key names are translated here
+    if defaults is None:
+        return saved
+    merged = json.loads(saved.to_json())
+    _fill_missing(merged["hparams"], json.loads(defaults.to_json())["hparams"])
+    return HParams.from_json(json.dumps(merged))
+
+
+def _fill_missing(entries: dict[str, Any], defaults: dict[str, Any]) -> None:
+    for name, entry in defaults.items():
+        if name not in entries:
+            entries[name] = entry
+        elif entry["type"] == "hparams" and entries[name]["type"] == "hparams":
+            _fill_missing(entries[name]["value"], entry["value"])
 
 
 def check_resume_compatible(run_dir: str, hparams: HParams, allow_change: bool) -> None:
