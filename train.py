@@ -156,7 +156,8 @@ def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[
 
     if args.training:
         for run_dir in run_dirs:
-            check_resume_compatible(run_dir, hparams, args.allow_hparams_change)
+            declared = registry.get_hparams(args.hparams)()  # defaults of keys added since
+            check_resume_compatible(run_dir, hparams, args.allow_hparams_change, declared)
             CheckpointStore(join(run_dir, "checkpoints"), 1).latest()  # damaged pointer -> 2
     else:
         from rl.loop import select_checkpoint

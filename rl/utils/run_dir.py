@@ -97,9 +97,14 @@ def _fill_missing(entries: dict[str, Any], defaults: dict[str, Any]) -> None:
             _fill_missing(entries[name]["value"], entry["value"])
 
 
-def check_resume_compatible(run_dir: str, hparams: HParams, allow_change: bool) -> None:
-    """Refuses to continue a run whose saved hparams differ (unless explicitly allowed)."""
-    saved = saved_hparams(run_dir)
+def check_resume_compatible(
+    run_dir: str, hparams: HParams, allow_change: bool, declared: HParams | None = None
+) -> None:
+    """Refuses to continue a run whose saved hparams differ (unless explicitly allowed).
+
+    `declared`: the registered set; keys declared since the run was saved count as having had
+    its defaults (a run saved before `eval.step_budget` existed resumes unless it is changed)."""
+    saved = saved_hparams(run_dir, defaults=declared)
     if saved is None or allow_change:
         return
     changes = [line for line in saved.diff(hparams) if line.split(":")[0] not in RESUMABLE_CHANGES]

@@ -22,3 +22,21 @@ def test_keys_declared_since_the_run_was_saved_take_the_defaults(tmp_path):
     assert filled.eval.step_budget == current.eval.step_budget
     assert str(filled.lr) != str(current.lr) and "0.125" in str(filled.lr)
     assert saved_hparams(str(tmp_path / "missing"), defaults=current) is None
+
+
+def test_a_run_saved_before_a_key_existed_resumes_unless_that_key_is_changed(tmp_path):
+    import pytest
+
+    from rl.errors import UserError
+    from rl.utils.run_dir import check_resume_compatible
+
+    declared = registry.get_hparams("dqn_tiny")().freeze()
+    data = json.loads(declared.to_json())
+    del data["hparams"]["eval"]["value"]["step_budget"]
+    (tmp_path / "hparams.json").write_text(json.dumps(data))
+    check_resume_compatible(str(tmp_path), declared, False, declared)  # no error
+    with pytest.raises(UserError, match=r"eval.step_budget: \(absent\) -> null"):
+        check_resume_compatible(str(tmp_path), declared, False)  # without the declared set
+    changed = registry.get_hparams("dqn_tiny")().override("eval.step_budget=100").freeze()
+    with pytest.raises(UserError, match=r"eval.step_budget: null -> 100"):
+        check_resume_compatible(str(tmp_path), changed, False, declared)
