@@ -49,17 +49,32 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     _import_tensorflow_quietly()
     from rl.cli import build_parser
-    from rl.errors import UserError
+    from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, Diverged, Preempted, UserError
+    from rl.preemption import PreemptionNotice
 
     try:
         args = build_parser().parse_args(argv)
         from rl.utils.logger import configure_logging
 
         configure_logging(args.log_level)
-        return _run(args)
+        if not args.preemption_grace > 0:
+            raise UserError(f"--preemption_grace must be > 0 seconds, got {args.preemption_grace}")
+        # SIGTERM (a preemption) = checkpoint and go, from here on (rl/preemption.py).
+        with PreemptionNotice(args.preemption_grace).installed() as preemption:
+            return _run(args, preemption)
     except UserError as error:
         print(f"train.py: error: {error}", file=sys.stderr)
         return 2
+    except Preempted:
+        print(
+            f"train.py: stopped by SIGTERM; every run saved a checkpoint (status "
+            f"{PREEMPTED_EXIT}): the same command continues it",
+            file=sys.stderr,
+        )
+        return PREEMPTED_EXIT
+    except Diverged as error:
+        print(f"train.py: {error}", file=sys.stderr)
+        return DIVERGED_EXIT
     except KeyboardInterrupt:
         print("train.py: interrupted; the last checkpoint is intact", file=sys.stderr)
         return 130
@@ -73,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _run(args) -> int:
+def _run(args, preemption) -> int:
     import rl  # noqa: F401  (fills the registries)
     from rl import registry
     from rl.cli import hparams_from_args
@@ -136,7 +151,7 @@ def _run(args) -> int:
     # One training process per run dir (a second one exits 2), held until this process ends;
     # the checks below read the run dirs under it. Test mode only reads, and never locks.
     with locked_run_dirs(run_dirs if _writes_run_dirs(args, strategy) else []):
-        return _check_and_run(args, hparams, compiled, strategy, run_dirs)
+        return _check_and_run(args, hparams, compiled, strategy, run_dirs, preemption)
 
 
 def _writes_run_dirs(args, strategy: str) -> bool:
@@ -148,7 +163,9 @@ def _writes_run_dirs(args, strategy: str) -> bool:
     return bool(args.training) and worker_role(shared_strategy(strategy)).is_chief
 
 
-def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[str]) -> int:
+def _check_and_run(
+    args, hparams, compiled: bool, strategy: str, run_dirs: list[str], preemption
+) -> int:
     from rl import registry
     from rl.utils.checkpoint import CheckpointStore
     from rl.utils.files import join
@@ -177,7 +194,11 @@ def _check_and_run(args, hparams, compiled: bool, strategy: str, run_dirs: list[
     seeds = [args.seed + i for i in range(args.copies)]
     training.check(hparams, flags)
     if args.training:  # every copy through the one loop (the compiled engine: one program)
-        jobs = [lambda: training.train(hparams, run_dirs, seeds, args.hparams, flags)]
+        jobs = [
+            lambda: training.train(
+                hparams, run_dirs, seeds, args.hparams, flags, preemption=preemption
+            )
+        ]
     else:
         jobs = [
             lambda i=i: training.test(hparams, run_dirs[i], seeds[i], args.test_episodes, flags)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rl.errors import UserError
+from rl.preemption import DEFAULT_GRACE_SECONDS
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
 TRUE_WORDS = {"true", "1", "yes"}
@@ -96,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=LOG_LEVELS,
         help="DEBUG: also log every update's loss on its batch before and after the step and "
         "the gradient norm (console and TensorBoard debug/); WARNING: no progress line.",
+    )
+    p.add_argument(
+        "--preemption_grace",
+        type=float,
+        default=DEFAULT_GRACE_SECONDS,
+        help="Seconds from SIGTERM (a Kubernetes preemption: 30 s before SIGKILL) to exit: the "
+        "runs checkpoint where they stand and train.py exits 75 (docs/run_directory.md).",
     )
     _bool_flag(
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."

@@ -21,3 +21,18 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
+# Exit statuses of train.py besides 0 and 2 (`UserError`), chosen so that a cluster can tell
+# what to do (the Job's podFailurePolicy in rl/systems/manifests.py reads them):
+PREEMPTED_EXIT = 75  # EX_TEMPFAIL (sysexits.h): stopped by SIGTERM; run it again to continue
+DIVERGED_EXIT = 3  # a non-finite loss or parameter: running it again would diverge again
+
+
+class Preempted(Exception):
+    """SIGTERM was received: every run's checkpoint is written; the same command continues."""
+
+
+class Diverged(Exception):
+    """A run's loss or parameters became non-finite (`halt_on_nonfinite`); its last good
+    checkpoint is its latest."""

@@ -12,6 +12,12 @@ Callbacks: `on_evaluation(run, step, metrics)` is called after every evaluation 
 returning `STOP` ends that run there (its last checkpoint is written, and a resume treats it as
 complete), `CONTINUE` (or None) lets it go on.
 
+SIGTERM (`preemption`, a `rl.preemption.PreemptionNotice`): between iterations, every run
+writes a checkpoint where it stands and `Preempted` is raised; train.py exits 75 and the same
+command continues from there. A non-finite loss (every iteration) or parameter (before every
+checkpoint) stops that run without saving it (`halt_on_nonfinite`); the others go on, then
+`Diverged` is raised.
+
 Copies train in groups: the engine decides which runs it can train together
 (`group_runs`: the compiled engine trains the copies that resume at the same env step as one
 program; the others train one copy after another).
@@ -19,6 +25,7 @@ program; the others train one copy after another).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,9 +35,10 @@ import numpy as np
 import tensorflow as tf
 
 from rl.engines.base import Engine, EvalRequest, Iteration
-from rl.errors import UserError
+from rl.errors import Diverged, Preempted, UserError
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
+from rl.preemption import Abandoned, PreemptionNotice
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join, read_json
 from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
@@ -115,6 +123,8 @@ class Run:
         self.best_store = CheckpointStore(join(run_dir, BEST_DIR), 1)
         self.logger: Logger | None = None  # the sinks, once `open` wrote the run files
         self.pointer = self.store.latest()
+        self.saved_step = None if self.pointer is None else int(self.pointer["step"])
+        self.diverged: str | None = None  # why it stopped unsaved (`halt_on_nonfinite`)
         self.state = {**initial_state(), **(extra_state or {})}
         if self.pointer is not None:
             directory = join(self.store.directory, self.pointer["directory"])
@@ -133,7 +143,7 @@ class Run:
 
     @property
     def done(self) -> bool:
-        return self.done_training or self.state["stopped_early"]
+        return self.done_training or self.state["stopped_early"] or self.diverged is not None
 
     def write_to(self, write_dir: str) -> None:
         """Writes go to `write_dir` (a non-chief worker's scratch dir) from now on."""
@@ -200,11 +210,13 @@ def train(
     group_runs: Callable[[list[Run]], list[list[Run]]] | None = None,
     callbacks: Sequence[EvaluationCallback] = (),
     extra_state: dict[str, Any] | None = None,
+    preemption: PreemptionNotice | None = None,
 ) -> list[TrainResult]:
     """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
 
     `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
-    train together (default: one after another); `extra_state` are the engine's own counters.
+    train together (default: one after another); `extra_state` are the engine's own counters;
+    `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring).
     """
     runs = [
         Run(hparams, run_dir, seed, hparams_set, extra_state)
@@ -212,16 +224,28 @@ def train(
     ]
     pending = [run for run in runs if not run.already_complete]
     groups = group_runs(pending) if group_runs else [[run] for run in pending]
+    preemption = preemption or PreemptionNotice()
     for group in filter(None, groups):
+        if preemption.requested:  # the runs not started yet have nothing to save
+            raise Preempted(f"SIGTERM: stopped before {group[0].label} started")
         engine = build_engine(group)
         try:
-            _train_group(hparams, engine, group, callbacks)
+            _train_group(hparams, engine, group, callbacks, preemption)
         finally:
             engine.close()
+    diverged = [run.diverged for run in runs if run.diverged is not None]
+    if diverged:
+        raise Diverged("; ".join(diverged))
     return [run.result() for run in runs]
 
 
-def _train_group(hparams: HParams, engine: Engine, runs: list[Run], callbacks) -> None:
+def _train_group(
+    hparams: HParams,
+    engine: Engine,
+    runs: list[Run],
+    callbacks,
+    preemption: PreemptionNotice,
+) -> None:
     """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
     for i, run in enumerate(runs):
         if run.pointer is not None:
@@ -236,6 +260,8 @@ def _train_group(hparams: HParams, engine: Engine, runs: list[Run], callbacks) -
         run.open(engine.manifest_extras(), engine.progress_sink)
     try:
         while any(not run.done for run in runs):
+            if engine.agree_to_stop(preemption.requested):
+                _checkpoint_and_stop(engine, runs, preemption)
             engine.check_alive()
             active = [not run.done for run in runs]
             iterations = engine.iterate(active)
@@ -243,12 +269,14 @@ def _train_group(hparams: HParams, engine: Engine, runs: list[Run], callbacks) -
             advanced = {}
             for i, run in live:
                 advanced[i] = _record_iteration(run, iterations[i])
+                _check_finite_loss(run, iterations[i].metrics)
+            live = [(i, run) for i, run in live if run.diverged is None]
             due = [
                 (i, run)
                 for i, run in live
                 if run.state["env_steps"] >= run.next_eval or run.done_training
             ]
-            evaluations = _evaluate(engine, due, callbacks) if due else {}
+            evaluations = _evaluate(engine, due, callbacks, preemption) if due else {}
             for i, run in live:
                 evaluation = evaluations.get(i, {})
                 _log(engine, i, run, evaluation)
@@ -257,14 +285,62 @@ def _train_group(hparams: HParams, engine: Engine, runs: list[Run], callbacks) -
                     run.console.write({**speed, **evaluation}, run.state["env_steps"])
                 steps = run.state["env_steps"]
                 if steps >= run.next_checkpoint or run.done:
-                    engine.prepare_checkpoint(i, run.state)
-                    parts = engine.checkpoint_parts(i)
-                    run.save_store.save(steps, parts.checkpoint, parts.numpy_state, dict(run.state))
-                    engine.checkpoint_written(i, run.state)
-                    run.next_checkpoint = next_multiple(steps, hparams.checkpoint_every)
+                    _save(engine, i, run)
     finally:
         for run in runs:
             run.close()
+
+
+def _save(engine: Engine, index: int, run: Run) -> None:
+    """Writes run `index`'s checkpoint, unless its parameters are not finite (then the run
+    stops there and its previous checkpoint stays the latest: `halt_on_nonfinite`)."""
+    engine.prepare_checkpoint(index, run.state)
+    steps = run.state["env_steps"]
+    if run.hp.halt_on_nonfinite:
+        bad = engine.nonfinite_parameter(index)
+        if bad is not None:
+            run.diverged = _divergence_line(run, f"parameter {bad}")
+            print(f"[{run.label}] stopped: {run.diverged}")
+            return
+    parts = engine.checkpoint_parts(index)
+    run.save_store.save(steps, parts.checkpoint, parts.numpy_state, dict(run.state))
+    run.saved_step = steps
+    engine.checkpoint_written(index, run.state)
+    run.next_checkpoint = next_multiple(steps, run.hp.checkpoint_every)
+
+
+def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: PreemptionNotice) -> None:
+    """SIGTERM: a checkpoint of every run where it stands (unless it has one there), then
+    `Preempted`."""
+    for i, run in enumerate(runs):
+        steps = run.state["env_steps"]
+        if run.diverged is None and run.saved_step != steps:
+            _save(engine, i, run)
+        print(
+            f"[{run.label}] SIGTERM: checkpoint at {steps:,} env steps, "
+            f"{preemption.seconds_since():.1f} s after the signal"
+        )
+    raise Preempted("SIGTERM: every run saved its checkpoint")
+
+
+def _check_finite_loss(run: Run, metrics: dict[str, float]) -> None:
+    """Stops `run` (unsaved) at its first non-finite loss metric (`halt_on_nonfinite`)."""
+    if not run.hp.halt_on_nonfinite:
+        return
+    for key, value in metrics.items():
+        if "loss" in key and not np.isfinite(value):
+            run.diverged = _divergence_line(run, f"{key} = {value}")
+            print(f"[{run.label}] stopped: {run.diverged}")
+            return
+
+
+def _divergence_line(run: Run, what: str) -> str:
+    kept = "no checkpoint" if run.saved_step is None else f"{run.saved_step:,} env steps"
+    return (
+        f"{run.label} diverged at {run.state['env_steps']:,} env steps (non-finite {what}); "
+        f"its latest checkpoint stays the last good one ({kept}); halt_on_nonfinite=False "
+        "trains on regardless"
+    )
 
 
 def _record_iteration(run: Run, iteration: Iteration) -> bool:
@@ -289,8 +365,11 @@ def _record_iteration(run: Run, iteration: Iteration) -> bool:
     return advanced
 
 
-def _evaluate(engine: Engine, due: list[tuple[int, Run]], callbacks) -> dict[int, dict[str, float]]:
-    """The due runs' evaluations (one engine call), recorded; callbacks may stop runs."""
+def _evaluate(
+    engine: Engine, due: list[tuple[int, Run]], callbacks, preemption: PreemptionNotice
+) -> dict[int, dict[str, float]]:
+    """The due runs' evaluations (one engine call), recorded; callbacks may stop runs. SIGTERM
+    during the engine call abandons it (nothing recorded; the runs save and stop next)."""
     requests = [
         EvalRequest(
             index=i,
@@ -300,7 +379,15 @@ def _evaluate(engine: Engine, due: list[tuple[int, Run]], callbacks) -> dict[int
         )
         for i, run in due
     ]
-    results = engine.evaluate(requests)
+    try:
+        with (
+            preemption.interruptible()
+            if engine.evaluation_interruptible
+            else contextlib.nullcontext()
+        ):
+            results = engine.evaluate(requests)
+    except Abandoned:
+        return {}
     out = {}
     for (i, run), result in zip(due, results, strict=True):
         out[i] = metrics = _record_evaluation(run, result)

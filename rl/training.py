@@ -21,6 +21,7 @@ from rl import loop
 from rl.engines import compiled, driver
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
+from rl.preemption import PreemptionNotice
 from rl.utils.run_dir import saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
 
@@ -67,8 +68,10 @@ def train(
     hparams_set: str,
     flags: Flags | None = None,
     callbacks: Sequence[loop.EvaluationCallback] = (),
+    preemption: PreemptionNotice | None = None,
 ) -> list[loop.TrainResult]:
-    """Trains every run with the engine `engine_name` picks (all copies through one loop)."""
+    """Trains every run with the engine `engine_name` picks (all copies through one loop);
+    `preemption` turns SIGTERM into checkpoints (`rl.preemption`)."""
     flags = flags or Flags()
     check(hparams, flags)
     name = engine_name(hparams, flags)
@@ -98,7 +101,7 @@ def train(
             )
 
     return loop.train(
-        hparams, run_dirs, seeds, hparams_set, build, group_runs, callbacks, extra_state
+        hparams, run_dirs, seeds, hparams_set, build, group_runs, callbacks, extra_state, preemption
     )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 from conftest import REPO_ROOT, TINY_SET, describe, train_command, train_env
 
-from rl.utils.files import load_npz
+from rl.utils.checkpoint import read_numpy_state
 
 TRAIN_STEPS = 3000
 KILL_AFTER_STEP = 1000
@@ -83,7 +83,7 @@ def _read_checkpoint(step_dir: Path) -> tuple[dict, dict, dict]:
         for name in reader.get_variable_to_shape_map()
         if name != "_CHECKPOINTABLE_OBJECT_GRAPH"
     }
-    numpy_state = load_npz(str(step_dir / "numpy.npz"))
+    numpy_state = read_numpy_state(str(step_dir))
     trainer_state = json.loads((step_dir / "trainer.json").read_text())
     return variables, numpy_state, trainer_state
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rl.utils.checkpoint import read_numpy_state
+
 # (set, env steps per iteration): iterations, checkpoints and the stop point must line up, so
 # that the stop point is also a checkpoint (and an episode cut) of the straight run. cmaes_tiny:
 # checkpoints (2 iterations) must fit a whole episode per env copy: 160 >= 4 envs x 20 + 80.
@@ -33,8 +35,7 @@ def final_checkpoint(run_dir):
     directory = checkpoints / pointer["directory"]
     reader = tf.train.load_checkpoint(str(directory / "tf"))
     variables = {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()}
-    with np.load(directory / "numpy.npz", allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays = read_numpy_state(str(directory))
     return pointer["step"], variables, arrays
 
 

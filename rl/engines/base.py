@@ -81,6 +81,8 @@ class Engine:
 
     # Loop-state keys this engine adds (with their initial values), saved in trainer.json.
     extra_state: dict[str, Any] = {}
+    # Whether SIGTERM may abandon an evaluation midway (not where workers must stay in step).
+    evaluation_interruptible: bool = True
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:
         """What run `index`'s checkpoint holds: restore targets before `start`, afterwards
@@ -129,6 +131,15 @@ class Engine:
         """Said after "resuming from checkpoint at N env steps" (what was restored)."""
         return ""
 
+    def agree_to_stop(self, requested: bool) -> bool:
+        """Whether to checkpoint and stop now, given this process's SIGTERM flag (processes
+        that train together must all decide alike: multi-worker engines vote)."""
+        return requested
+
+    def nonfinite_parameter(self, index: int) -> str | None:
+        """The name of a parameter of run `index` holding NaN or Inf, or None."""
+        return None
+
     def check_alive(self) -> None:
         """Raises if a helper process failed (called between iterations)."""
 
@@ -154,3 +165,13 @@ class OneAgentEngine(Engine):
 
     def log_metrics(self, index: int) -> dict[str, float]:
         return self.agent.metrics()
+
+    def nonfinite_parameter(self, index: int) -> str | None:
+        return first_nonfinite(self.agent.learner_variables())
+
+
+def first_nonfinite(variables: Sequence[tf.Variable]) -> str | None:
+    """The name of the first variable holding NaN or Inf, or None (one check per checkpoint)."""
+    finite = [bool(tf.reduce_all(tf.math.is_finite(v))) for v in variables]
+    bad = [v.name for v, ok in zip(variables, finite, strict=True) if not ok]
+    return bad[0] if bad else None

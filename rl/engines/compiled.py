@@ -27,7 +27,7 @@ import tensorflow as tf
 from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
 from rl.compiled.seed_shards import ShardedSeeds, shard_count
 from rl.compiled.seed_stack import NotStackable
-from rl.engines.base import CheckpointParts, Engine, EvalRequest, Iteration
+from rl.engines.base import CheckpointParts, Engine, EvalRequest, Iteration, first_nonfinite
 from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
@@ -121,6 +121,10 @@ class CompiledEngine(Engine):
 
     def log_metrics(self, index: int) -> dict[str, float]:
         return self.members[index].agent.metrics()
+
+    def nonfinite_parameter(self, index: int) -> str | None:
+        # Called after `prepare_checkpoint`: the members hold the stacked weights.
+        return first_nonfinite(self.members[index].agent.learner_variables())
 
     def close(self) -> None:
         if isinstance(self.group, ShardedSeeds):

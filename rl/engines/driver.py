@@ -113,6 +113,8 @@ class DriverEngine(OneAgentEngine):
             run.write_to(self.scratch_dir)
             run.console_label = f"{run.label} worker {self.role.index}"
         self.write_dir = run.write_dir
+        # Workers evaluate alike and vote on SIGTERM together (`agree_to_stop`).
+        self.evaluation_interruptible = not self.role.multi_worker
         self.env, spec = make_vector_env(
             hp.env,
             hp.num_envs,
@@ -187,6 +189,12 @@ class DriverEngine(OneAgentEngine):
             writer = self.run.tensorboard.writer("eval")
             write_frame_strip_summary(episode.frames, request.env_steps, writer)
         return [result]
+
+    def agree_to_stop(self, requested: bool) -> bool:
+        if not self.role.multi_worker:
+            return requested
+        # A preempted worker (its own Pod got SIGTERM) stops every worker, at the same step.
+        return not all_workers_agree(self.strategy, not requested)
 
     def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
         # Cut the running episodes (see the module docstring); the envs restart after saving.

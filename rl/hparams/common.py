@@ -164,6 +164,13 @@ def base() -> HParams:
     )
     hp.add("checkpoint_every", 10_000, "Checkpoint every this many env steps (and at the end).")
     hp.add("keep_checkpoints", 3, "How many recent checkpoints to keep.")
+    hp.add(
+        "halt_on_nonfinite",
+        True,
+        "Stop a run at its first non-finite loss (checked every update) or parameter (checked "
+        "before every checkpoint), keeping its last good checkpoint as the latest; False trains "
+        "on (research on divergence).",
+    )
     hp.add("log_every", 1000, "Write training scalars every this many env steps.")
     hp.add("deterministic", True, "Deterministic TF ops (exact resume; costs little on CPU).")
     hp.add(

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.utils.files import join, load_npz, read_json
+from rl.utils.checkpoint import read_numpy_state
+from rl.utils.files import join, read_json
 
 # trainer.json keys that measure time, not what was trained.
 WALL_CLOCK_KEYS = frozenset({"wall_seconds", "first_wall_at_threshold"})
@@ -131,7 +132,7 @@ def read_checkpoint(step_dir: str) -> Checkpoint:
         for name in sorted(reader.get_variable_to_shape_map())
         if name != _GRAPH_KEY
     }
-    arrays = load_npz(join(step_dir, "numpy.npz"))
+    arrays = read_numpy_state(step_dir)
     trainer = {
         k: v
         for k, v in read_json(join(step_dir, "trainer.json")).items()

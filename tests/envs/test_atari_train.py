@@ -18,6 +18,7 @@ import tensorflow as tf
 from conftest import describe
 
 from rl import registry
+from rl.utils.checkpoint import read_numpy_state
 
 
 def summaries(event_dir: Path) -> dict[str, tuple[str, object]]:
@@ -75,11 +76,11 @@ def test_dqn_atari_checkpoint_stores_each_frame_once(trained_run):
     output_dir, _, proc = trained_run("dqn_atari_tiny")
     assert proc.returncode == 0, describe(proc)
     pointer = json.loads((output_dir / "run_0" / "checkpoints" / "latest.json").read_text())
-    path = output_dir / "run_0" / "checkpoints" / pointer["directory"] / "numpy.npz"
-    with np.load(path, allow_pickle=False) as saved:
-        frames = saved["replay/frames"]
-        kinds = saved["replay/kind"]
-        assert "replay/obs" not in saved.files and "replay/next_obs" not in saved.files
+    path = output_dir / "run_0" / "checkpoints" / pointer["directory"]
+    saved = read_numpy_state(str(path))
+    frames = saved["replay/frames"]
+    kinds = saved["replay/kind"]
+    assert "replay/obs" not in saved and "replay/next_obs" not in saved
     # One 84x84 uint8 frame per row; 256 steps = 256 obs rows plus, per episode, 3 padding rows
     # (the first stack's older frames) and one final row.
     assert frames.dtype == np.uint8 and frames.shape[2:] == (84, 84)

@@ -29,7 +29,7 @@ from conftest import REPO_ROOT, stderr_lines, train_env
 import train
 from rl.distribute.worker import WorkerRole, tpu_host_role, worker_role
 from rl.hparams import HParams
-from rl.utils.files import load_npz
+from rl.utils.checkpoint import read_numpy_state
 
 HERE = Path(__file__).resolve().parent
 
@@ -231,7 +231,7 @@ def test_ram_output_dir_train_and_resume(tmp_path):
     reader = tf.train.load_checkpoint(str(step_dir / "tf"))
     assert reader.get_tensor("agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
     assert json.loads((step_dir / "trainer.json").read_text())["env_steps"] == 400
-    assert load_npz(str(step_dir / "numpy.npz"))["replay/field/obs"].shape[1:] == (4,)
+    assert read_numpy_state(str(step_dir))["replay/field/obs"].shape[1:] == (4,)
     with open(run_dir / "progress.csv") as f:
         assert [row["env_steps"] for row in csv.DictReader(f)] == ["300", "400"]
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -21,8 +21,7 @@ from process_tools import TrainProcess
 from rl import registry
 from rl.envs import make_vector_env
 from rl.hparams import HParams
-from rl.utils.checkpoint import CheckpointStore
-from rl.utils.files import load_npz
+from rl.utils.checkpoint import CheckpointStore, read_numpy_state
 
 RAISING_ENV = "tests.workers.raising_env:RaisingCartPole"
 APEX_ARGS = ["--hparams", "dqn_tiny", "--num_workers", "2", "--env", RAISING_ENV]
@@ -37,7 +36,7 @@ def _pointer(run_dir: Path) -> dict:
 
 def _replay_size(run_dir: Path) -> int:
     directory = run_dir / "checkpoints" / _pointer(run_dir)["directory"]
-    return int(load_npz(str(directory / "numpy.npz"))["replay/size"])
+    return int(read_numpy_state(str(directory))["replay/size"])
 
 
 def _tags(event_dir: Path) -> set[str]:

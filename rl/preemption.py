@@ -1,0 +1,94 @@
+"""SIGTERM = checkpoint and go: how a run survives a preemption.
+
+Kubernetes (a GKE Spot node or TPU VM being reclaimed, a Pod evicted or deleted) sends SIGTERM
+to the container's main process and SIGKILL `terminationGracePeriodSeconds` later (30 s by
+default). A `PreemptionNotice` turns SIGTERM into a request that the one loop (`rl.loop`) reads
+between iterations: the current update finishes (an evaluation in progress is abandoned: it
+changes nothing that is saved), every run writes a complete checkpoint where it stands, and
+train.py exits with `PREEMPTED_EXIT` (75), which the Job's podFailurePolicy treats as
+"restart me" (docs/tpu_gke.md, "Preemption and restarts"). The same command then resumes where
+the SIGTERM checkpoint was taken.
+
+A watchdog bounds the whole: `grace` seconds after the signal the process exits with the same
+status whatever it was doing. Checkpoints are written atomically, so a write cut short by the
+watchdog (or by SIGKILL) leaves the previous checkpoint as the latest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+from rl.errors import PREEMPTED_EXIT
+
+DEFAULT_GRACE_SECONDS = 25.0  # GKE and TPU VMs give 30 s; 5 s spare for the exit itself
+
+
+class Abandoned(Exception):
+    """Raised out of work marked `interruptible` when SIGTERM arrives during it."""
+
+
+class PreemptionNotice:
+    """SIGTERM, as a flag the training loop polls (see the module docstring)."""
+
+    def __init__(self, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> None:
+        self.grace_seconds = float(grace_seconds)
+        self.received_at: float | None = None  # time.monotonic() of the first SIGTERM
+        self._interruptible = False
+        self._watchdog: threading.Timer | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.received_at is not None
+
+    def seconds_since(self) -> float:
+        assert self.received_at is not None
+        return time.monotonic() - self.received_at
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[PreemptionNotice]:
+        """SIGTERM sets the flag while inside (main thread only: elsewhere a no-op)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGTERM, self._on_signal)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """Work whose partial result may be dropped: a SIGTERM during it raises `Abandoned`."""
+        if self.requested:
+            raise Abandoned
+        self._interruptible = True
+        try:
+            yield
+        finally:
+            self._interruptible = False
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.received_at is None:
+            self.received_at = time.monotonic()
+            self._watchdog = threading.Timer(self.grace_seconds, self._out_of_time)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+        if self._interruptible:
+            self._interruptible = False
+            raise Abandoned
+
+    def _out_of_time(self) -> None:
+        sys.stderr.write(
+            f"train.py: SIGTERM: no checkpoint within --preemption_grace={self.grace_seconds:g} "
+            "s; exiting (status 75): the run resumes from its previous checkpoint\n"
+        )
+        sys.stderr.flush()
+        os._exit(PREEMPTED_EXIT)  # no cleanup: the grace is up, SIGKILL comes next anyway
