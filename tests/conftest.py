@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -85,6 +86,16 @@ def train_env() -> dict[str, str]:
     env["CUDA_VISIBLE_DEVICES"] = ""
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def default_signals() -> None:
+    """`preexec_fn` of a train.py subprocess that tests signal: SIGINT and SIGTERM at their
+    defaults. A process started as a background job of a non-interactive shell inherits SIGINT
+    as *ignored* (POSIX), and then Python never raises KeyboardInterrupt; pytest started that
+    way would pass its children the same, and a SIGINT test would pass or fail depending on how
+    pytest itself was launched."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def train_command(args: list[str]) -> list[str]:

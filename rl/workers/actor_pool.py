@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rl.workers.errors import WorkerError
-from rl.workers.processes import children_ignore_sigint, stop_processes
+from rl.workers.processes import children_ignore_stop_signals, stop_processes
 from rl.workers.weights import SharedWeights
 
 BOOT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
@@ -85,7 +85,7 @@ class ActorPool:
         return [process.pid for process in self._processes]
 
     def start(self) -> None:
-        with children_ignore_sigint():
+        with children_ignore_stop_signals():
             for process in self._processes:
                 process.start()
 

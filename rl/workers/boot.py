@@ -2,7 +2,7 @@
 
 Importing anything under `rl` first runs rl/__init__.py, which imports TensorFlow, and TF writes
 INFO lines from C++ while loading, before its log level applies. Run by path, this file gets to
-set the process up first: ignore SIGINT (Ctrl-C belongs to the main process), die with the
+set the process up first: ignore SIGINT and SIGTERM (they belong to the main process), die with the
 parent (Linux PR_SET_PDEATHSIG), mark the process with RL_WORKER_INDEX (envs may read it), act
 on CPU, and import TensorFlow with file descriptor 2 muted, as train.py does. Then it hands over
 to the actor's main function (`rl.workers.actor.run_actor` unless ACTOR_ARGS["entry"] names
@@ -45,7 +45,8 @@ def _import_tensorflow_quietly() -> None:
 
 
 def _main(args: dict) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGINT, signal.SIGTERM):  # the learner's to handle
+        signal.signal(number, signal.SIG_IGN)
     _die_with_parent()
     os.environ["RL_WORKER_INDEX"] = str(args["index"])
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

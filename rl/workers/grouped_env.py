@@ -15,10 +15,10 @@ index), so for the same actions both produce the same observations, rewards and 
 (tests/workers/test_grouped_env.py).
 
 Worker processes start with the spawn method (safe in a process that runs TensorFlow threads),
-ignore SIGINT (the main process owns Ctrl-C and closes them), die with their parent (Linux
-PR_SET_PDEATHSIG; otherwise on the closed pipe). This module is pickled BY VALUE into them, so a
-worker imports only gymnasium, numpy and what the env itself needs, never TensorFlow; that is
-also why it imports nothing from `rl`.
+ignore SIGINT and SIGTERM (the main process owns them and closes the workers), die with their
+parent (Linux PR_SET_PDEATHSIG; otherwise on the closed pipe). This module is pickled BY VALUE
+into them, so a worker imports only gymnasium, numpy and what the env itself needs, never
+TensorFlow; that is also why it imports nothing from `rl`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 
 from rl.workers.errors import WorkerError
-from rl.workers.processes import children_ignore_sigint
+from rl.workers.processes import children_ignore_stop_signals
 
 # The info key that carries a group's per-copy results of a step through AsyncVectorEnv's info
 # merging, as one plain tuple (reward, terminated, truncated, info): the worker sends it with the
@@ -107,7 +107,7 @@ class GroupedAsyncVectorEnv(gym.vector.VectorEnv):
             functools.partial(build_group, cloudpickle.dumps(list(env_fns[g * k : (g + 1) * k])))
             for g in range(num_workers)
         ]
-        with children_ignore_sigint():
+        with children_ignore_stop_signals():
             self._async = AsyncVectorEnv(
                 groups,
                 shared_memory=True,

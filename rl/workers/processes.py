@@ -1,9 +1,11 @@
 """Process plumbing shared by the actor processes and the env worker processes.
 
 Lifecycle rules (docs/workers.md):
-- Only the main process handles Ctrl-C. Children start with SIGINT ignored (a terminal sends
-  SIGINT to the whole foreground process group), so a Ctrl-C becomes one KeyboardInterrupt in
-  the main process, which then stops every child itself.
+- Only the main process handles Ctrl-C and SIGTERM. Children start with both ignored (a
+  terminal sends SIGINT to the whole foreground process group, `kill -TERM -<pgid>` or a
+  container runtime may send SIGTERM to all), so a Ctrl-C becomes one KeyboardInterrupt in the
+  main process, and a SIGTERM one checkpoint (rl/preemption.py); the main process then stops
+  every child itself.
 - Children die with their parent: on Linux the kernel sends them SIGKILL when the parent dies
   (prctl PR_SET_PDEATHSIG, set in rl/workers/boot.py and grouped_env.py, which cannot import
   this module early), and actors also poll their parent's pid as a portable fallback.
@@ -21,10 +23,13 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # the main process's to handle
+
 
 @contextlib.contextmanager
-def children_ignore_sigint() -> Iterator[None]:
-    """Processes started inside this block ignore SIGINT (the disposition survives exec).
+def children_ignore_stop_signals() -> Iterator[None]:
+    """Processes started inside this block ignore SIGINT and SIGTERM (an ignored disposition
+    survives exec; a handler would not).
 
     Python keeps an inherited SIG_IGN for SIGINT instead of installing its KeyboardInterrupt
     handler, so a spawned child never sees Ctrl-C. Outside the main thread signals cannot be
@@ -33,11 +38,12 @@ def children_ignore_sigint() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {number: signal.signal(number, signal.SIG_IGN) for number in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def parent_alive(parent_pid: int) -> bool:

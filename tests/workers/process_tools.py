@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from conftest import default_signals
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -65,6 +67,7 @@ class TrainProcess:
             stdout=self._stdout,
             stderr=self._stderr,
             start_new_session=True,  # its own process group, as a terminal job has
+            preexec_fn=default_signals,  # SIGINT as a terminal job has it, whoever ran pytest
         )
         self.children: set[int] = set()
 
