@@ -15,6 +15,8 @@ import faulthandler
 import os
 import signal
 import sys
+import threading
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -47,6 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     # The process's own stderr: under pytest's capsys (in-process train.main) sys.stderr has no
     # file descriptor, and faulthandler needs one.
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+    # A SIGTERM during the imports (seconds) is noted, and honoured once the run can stop
+    # properly (rl/preemption.py); signals can only be set from the main thread.
+    early_sigterm: list[float] = []
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv, early_sigterm)
+    previous = signal.signal(signal.SIGTERM, lambda *_: early_sigterm.append(time.monotonic()))
+    try:
+        return _main(argv, early_sigterm)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
     _import_tensorflow_quietly()
     from rl.cli import build_parser
     from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, Diverged, Preempted, UserError
@@ -60,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.preemption_grace > 0:
             raise UserError(f"--preemption_grace must be > 0 seconds, got {args.preemption_grace}")
         # SIGTERM (a preemption) = checkpoint and go, from here on (rl/preemption.py).
-        with PreemptionNotice(args.preemption_grace).installed() as preemption:
+        received_at = early_sigterm[0] if early_sigterm else None
+        with PreemptionNotice(args.preemption_grace).installed(received_at) as preemption:
             return _run(args, preemption)
     except UserError as error:
         print(f"train.py: error: {error}", file=sys.stderr)

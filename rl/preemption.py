@@ -51,12 +51,15 @@ class PreemptionNotice:
         return time.monotonic() - self.received_at
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator[PreemptionNotice]:
-        """SIGTERM sets the flag while inside (main thread only: elsewhere a no-op)."""
+    def installed(self, received_at: float | None = None) -> Iterator[PreemptionNotice]:
+        """SIGTERM sets the flag while inside (main thread only: elsewhere a no-op).
+        `received_at`: when a SIGTERM arrived before (train.py notes one during its imports)."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
         previous = signal.signal(signal.SIGTERM, self._on_signal)
+        if received_at is not None and self.received_at is None:
+            self._start(received_at)
         try:
             yield self
         finally:
@@ -75,12 +78,16 @@ class PreemptionNotice:
         finally:
             self._interruptible = False
 
+    def _start(self, received_at: float) -> None:
+        self.received_at = received_at
+        left = self.grace_seconds - (time.monotonic() - received_at)
+        self._watchdog = threading.Timer(max(left, 0.0), self._out_of_time)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
     def _on_signal(self, signum: int, frame: object) -> None:
         if self.received_at is None:
-            self.received_at = time.monotonic()
-            self._watchdog = threading.Timer(self.grace_seconds, self._out_of_time)
-            self._watchdog.daemon = True
-            self._watchdog.start()
+            self._start(time.monotonic())
         if self._interruptible:
             self._interruptible = False
             raise Abandoned

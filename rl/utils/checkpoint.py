@@ -9,9 +9,10 @@ Layout under `<run_dir>/checkpoints/`:
                          arrays.json            (the large numpy arrays (replay contents): which
                                                chunks hold them, `rl.utils.chunks`)
                          trainer.json           (episode counters, wall time, schedule points)
-                         manifest.json          (every file above and every chunk used, with its
-                                               size and SHA-256: written LAST in the directory)
-    chunks/<sha256>      blocks of the large arrays, shared between checkpoints
+                         manifest.json          (every file above with its size and SHA-256, and
+                                               every chunk used with its size: written LAST)
+    chunks/<xxh3-128>    blocks of the large arrays, shared between checkpoints (named by the
+                         hash of their bytes, checked when read)
     latest.json          {"step": ..., "directory": "step_..."}: written last, by rename
 
 A run killed while writing leaves a step directory that `latest.json` does not name; it is

@@ -3,7 +3,8 @@
 A replay buffer is most of a checkpoint (a 1M-transition Atari frame replay is ~7 GB), and
 between two checkpoints only the rows written since change. So an array of at least
 `LARGE_ARRAY_BYTES` is cut, in C order, into blocks of about `CHUNK_BYTES`; each block is a
-file named by the SHA-256 of its bytes under the store's `chunks/` directory. A block that a
+file named by the hash of its bytes (XXH3-128: every block is hashed at every checkpoint, and
+it runs at ~20 GB/s where SHA-256 manages ~1.5) under the store's `chunks/` directory. A block that a
 previous checkpoint already wrote has the same name and is not written again: a checkpoint
 writes the rows added since the last one (plus the partial blocks at their edges and the
 arrays that change everywhere, such as priorities), not the whole buffer.
@@ -19,12 +20,12 @@ whole; its name is checked against its bytes again when it is read. Everything g
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
+import xxhash
 
 from rl.utils.files import join
 
@@ -55,7 +56,7 @@ def blocks(array: np.ndarray) -> Iterator[np.ndarray]:
 
 
 def _digest(data: memoryview | bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return xxhash.xxh3_128_hexdigest(data)
 
 
 def _block_bytes(block: np.ndarray) -> memoryview:
@@ -79,7 +80,7 @@ class ChunkStore:
     def put(self, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, int], int]:
         """Writes the chunks of `arrays` that are not on disk yet. Returns the layout that
         `get` reads them back with ({name: dtype, shape, chunks}), the size of every chunk
-        used ({sha256: bytes}) and the bytes written."""
+        used ({name: bytes}) and the bytes written."""
         if not arrays:
             return {}, {}, 0
         tf.io.gfile.makedirs(self.directory)
