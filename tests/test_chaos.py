@@ -54,7 +54,10 @@ def _pointer_step(run_dir: Path) -> int:
 
 def _writing(run_dir: Path) -> bool:
     """A checkpoint write is in progress: a temporary file of it exists."""
-    return any((run_dir / "checkpoints").rglob("*.tmp"))
+    try:
+        return any((run_dir / "checkpoints").rglob("*.tmp"))
+    except FileNotFoundError:  # a directory pruned while we looked
+        return False
 
 
 def _start(args: list[str], log: Path) -> subprocess.Popen:
