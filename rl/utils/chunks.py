@@ -3,8 +3,8 @@
 A replay buffer is most of a checkpoint (a 1M-transition Atari frame replay is ~7 GB), and
 between two checkpoints only the rows written since change. So an array of at least
 `LARGE_ARRAY_BYTES` is cut, in C order, into blocks of about `CHUNK_BYTES`; each block is a
-file named by the hash of its bytes (XXH3-128: every block is hashed at every checkpoint,
-and it runs at ~20 GB/s where SHA-256 manages ~1.5) under the store's `chunks/` directory. A block that a
+file named by the hash of its bytes under the store's `chunks/` directory (XXH3-128: every
+block is hashed at every checkpoint, at ~20 GB/s where SHA-256 manages ~1.5). A block that a
 previous checkpoint already wrote has the same name and is not written again: a checkpoint
 writes the rows added since the last one (plus the partial blocks at their edges and the
 arrays that change everywhere, such as priorities), not the whole buffer.
