@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import rl  # noqa: F401  (fills the registries)
 from rl import loop, registry
 from rl.engines.base import CheckpointParts, Engine, Iteration
+from rl.errors import Diverged, Preempted
 from rl.evaluation import EvalResult
+from rl.preemption import PreemptionNotice
 
 
 def hparams(train_steps: int = 100, stop_at: float | None = None):
@@ -30,8 +35,12 @@ class ScriptedEngine(Engine):
     """Each run advances 10 env steps per iteration and finishes one 5-step episode of return
     1; evaluation returns follow `eval_returns[run]` (one per evaluation, in order)."""
 
-    def __init__(self, runs, eval_returns):
+    def __init__(self, runs, eval_returns, losses=None, weights=None, on_evaluate=None):
         self.steps = [tf.Variable(0, dtype=tf.int64) for _ in runs]
+        self.losses = losses or {}  # env step -> train/loss reported at it (default 0.5)
+        self.weights = weights or {}  # env step -> value of a parameter from then on
+        self.weight = tf.Variable(1.0)
+        self.on_evaluate = on_evaluate  # called inside `evaluate` (e.g. a SIGTERM arriving)
         self.eval_returns = eval_returns
         self.evaluated: list[tuple[int, int, int]] = []  # (run, number, env step)
         self.saved: list[tuple[int, int]] = []
@@ -50,10 +59,19 @@ class ScriptedEngine(Engine):
         out = []
         for step in self.steps:
             step.assign_add(10)
-            out.append(Iteration(int(step.numpy()), {"train/loss": 0.5}, 1, 1.0, 5.0))
+            now = int(step.numpy())
+            if now in self.weights:
+                self.weight.assign(self.weights[now])
+            loss = self.losses.get(now, 0.5)
+            out.append(Iteration(now, {"train/loss": loss}, 1, 1.0, 5.0))
         return out
 
+    def nonfinite_parameter(self, index):
+        return None if np.isfinite(self.weight.numpy()) else "weight:0"
+
     def evaluate(self, requests):
+        if self.on_evaluate is not None:
+            self.on_evaluate()
         results = []
         for request in requests:
             self.evaluated.append((request.index, request.number, request.env_steps))
@@ -68,17 +86,17 @@ class ScriptedEngine(Engine):
         return {"train/learning_rate": 0.1}
 
 
-def train(tmp_path, hp, eval_returns, callbacks=(), copies=1):
+def train(tmp_path, hp, eval_returns, callbacks=(), copies=1, preemption=None, **engine):
     engines = []
 
     def build(runs):
-        engines.append(ScriptedEngine(runs, eval_returns))
+        engines.append(ScriptedEngine(runs, eval_returns, **engine))
         return engines[-1]
 
     run_dirs = [str(tmp_path / f"run_{i}") for i in range(copies)]
     results = loop.train(
         hp, run_dirs, list(range(copies)), "dqn_tiny", build,
-        group_runs=lambda runs: [runs], callbacks=callbacks,
+        group_runs=lambda runs: [runs], callbacks=callbacks, preemption=preemption,
     )  # fmt: skip
     return results, engines
 
@@ -137,3 +155,58 @@ def test_a_resume_continues_the_cadence_from_the_checkpoint(tmp_path):
     rows = progress(tmp_path)
     assert [int(r["env_steps"]) for r in rows] == [30, 40, 60, 90, 100]
     assert results[0].env_steps == 100
+
+
+def _latest_step(tmp_path, run=0):
+    return json.loads((tmp_path / f"run_{run}/checkpoints/latest.json").read_text())["step"]
+
+
+def test_a_nonfinite_loss_stops_the_run_unsaved(tmp_path, capsys):
+    with pytest.raises(Diverged, match=r"run_0 diverged at 50 env steps \(non-finite train/loss"):
+        train(tmp_path, hparams(), [[1.0] * 4], losses={50: float("nan")})
+    out = capsys.readouterr().out
+    assert "[run_0] stopped: run_0 diverged at 50 env steps" in out
+    assert "(40 env steps)" in out  # the last good checkpoint, which stays the latest
+    assert _latest_step(tmp_path) == 40
+
+
+def test_a_nonfinite_parameter_is_never_checkpointed(tmp_path):
+    # The weight turns infinite at 70; the loss stays finite; the checkpoint due at 80 is refused.
+    with pytest.raises(Diverged, match=r"at 80 env steps \(non-finite parameter weight:0\)"):
+        train(tmp_path, hparams(), [[1.0] * 4], weights={70: float("inf")})
+    assert _latest_step(tmp_path) == 40
+
+
+def test_halt_on_nonfinite_false_trains_on(tmp_path):
+    hp = registry.get_hparams("dqn_tiny")()
+    hp.train_steps, hp.eval.every_steps, hp.checkpoint_every = 100, 30, 40
+    hp.halt_on_nonfinite = False
+    results, _ = train(tmp_path, hp.freeze(), [[1.0] * 4], losses={50: float("nan")})
+    assert results[0].env_steps == 100 and _latest_step(tmp_path) == 100
+
+
+def test_sigterm_saves_every_run_where_it_stands_and_raises_preempted(tmp_path, capsys):
+    notice = PreemptionNotice(grace_seconds=60)
+    # SIGTERM arrives during the evaluation at 60: it is abandoned, both runs save at 60.
+    with notice.installed():
+        sigterm = lambda: os.kill(os.getpid(), signal.SIGTERM)  # noqa: E731
+        calls = []
+
+        def on_evaluate():
+            calls.append(1)
+            if len(calls) == 2:  # the second evaluation (at 60)
+                sigterm()
+
+        with pytest.raises(Preempted):
+            train(tmp_path, hparams(), [[1.0] * 4] * 2, copies=2, preemption=notice,
+                  on_evaluate=on_evaluate)  # fmt: skip
+    out = capsys.readouterr().out
+    assert "[run_0] SIGTERM: checkpoint at 60 env steps" in out
+    assert "[run_1] SIGTERM: checkpoint at 60 env steps" in out
+    assert _latest_step(tmp_path, 0) == 60 and _latest_step(tmp_path, 1) == 60
+    # The abandoned evaluation is not counted (nor recorded): only the one at 30 was.
+    state = json.loads((tmp_path / "run_0/checkpoints/step_000000000060/trainer.json").read_text())
+    assert state["evaluations"] == 1 and state["env_steps"] == 60
+    # The same command continues from there.
+    results, (engine,) = train(tmp_path, hparams(), [[1.0] * 5] * 2, copies=2)
+    assert engine.started_with == [60, 60] and [r.env_steps for r in results] == [100, 100]
