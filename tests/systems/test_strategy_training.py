@@ -16,9 +16,12 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -278,3 +281,43 @@ def test_strategy_mistakes_exit_2_before_writing(tmp_path, capsys, monkeypatch, 
     out = tmp_path / "out"
     assert expected in _train_error(capsys, [*args, "--output_dir", str(out)])
     assert not out.exists()
+
+
+@pytest.mark.slow  # two TF processes training for a while (~1 min on 2 busy cores)
+def test_sigterm_to_one_worker_stops_both_at_the_same_step(tmp_path):
+    """A preemption reaches one Pod: the workers vote at every iteration, so both save (the
+    chief into the run dir) at the same env step and exit 75."""
+    out = tmp_path / "out"
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    args = ["--hparams", "dqn_tiny", "--train_steps", "100000", "--output_dir", str(out)]
+    args += ["--hparam_override", "checkpoint_every=100", "--strategy", "multi_worker_mirrored"]
+    procs = []
+    for index in range(2):
+        env = train_env()
+        env["TF_CONFIG"] = json.dumps(
+            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        )
+        env["TMPDIR"] = str(tmp_path / f"tmp{index}")
+        os.makedirs(env["TMPDIR"])
+        log = open(tmp_path / f"worker{index}.log", "w")
+        command = [sys.executable, "train.py", *args]
+        procs.append(subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log))
+        log.close()
+    pointer_path = out / "run_0" / "checkpoints" / "latest.json"
+    try:
+        deadline = time.monotonic() + 240
+        while not pointer_path.exists() and time.monotonic() < deadline:
+            assert all(p.poll() is None for p in procs), "a worker exited early"
+            time.sleep(0.1)
+        procs[1].send_signal(signal.SIGTERM)  # the non-chief's Pod is preempted
+        for proc in procs:
+            proc.wait(timeout=120)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    logs = [(tmp_path / f"worker{i}.log").read_text() for i in range(2)]
+    assert [p.returncode for p in procs] == [75, 75], logs
+    steps = [re.findall(r"SIGTERM: checkpoint at ([\d,]+) env steps", log) for log in logs]
+    assert len(steps[0]) == 1 and steps[0] == steps[1], logs
+    assert json.loads(pointer_path.read_text())["step"] == int(steps[0][0].replace(",", ""))
