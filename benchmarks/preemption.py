@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--dir", help="where the runs go (default: a temporary directory)")
     args = parser.parse_args()
     directory = Path(args.dir or tempfile.mkdtemp(prefix="preemption_"))
+    directory.mkdir(parents=True, exist_ok=True)
     rows = [measure(name, case, directory, args.after) for name, case in CASES.items()]
     print(f"{'case':<30} {'status':>6} {'SIGTERM->exit s':>16} {'saved at':>10} {'lost':>5}")
     for name, status, seconds, saved, lost in rows:
