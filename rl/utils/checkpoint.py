@@ -86,8 +86,11 @@ class CheckpointStore:
                     self._warn(name, problem, older)
                     return {"step": int(older[len("step_") :]), "directory": older}
         raise UserError(
-            f"{join(self.directory, name)} is damaged ({problem}) and no older checkpoint is "
+            f"{path} names {name}, which is damaged ({problem}), and no older checkpoint is "
             "intact; train into another --output_dir (the damaged files are left as they are)"
+            if pointer is not None
+            else f"{path} is unreadable and no older checkpoint is intact; train into another "
+            "--output_dir (the damaged files are left as they are)"
         )
 
     def damage(self, name: str) -> str | None:
