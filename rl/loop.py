@@ -229,6 +229,7 @@ def train(
         if preemption.requested:  # the runs not started yet have nothing to save
             raise Preempted(f"SIGTERM: stopped before {group[0].label} started")
         engine = build_engine(group)
+        preemption.reclaim()  # a strategy built with the engine may have taken SIGTERM
         try:
             _train_group(hparams, engine, group, callbacks, preemption)
         finally:

@@ -40,6 +40,7 @@ class PreemptionNotice:
         self.grace_seconds = float(grace_seconds)
         self.received_at: float | None = None  # time.monotonic() of the first SIGTERM
         self._interruptible = False
+        self._installed = False
         self._watchdog: threading.Timer | None = None
 
     @property
@@ -58,14 +59,23 @@ class PreemptionNotice:
             yield self
             return
         previous = signal.signal(signal.SIGTERM, self._on_signal)
+        self._installed = True
         if received_at is not None and self.received_at is None:
             self._start(received_at)
         try:
             yield self
         finally:
+            self._installed = False
             signal.signal(signal.SIGTERM, previous)
             if self._watchdog is not None:
                 self._watchdog.cancel()
+
+    def reclaim(self) -> None:
+        """Installs our SIGTERM handler again. TensorFlow's coordination service (used by
+        MultiWorkerMirroredStrategy and TPUStrategy) installs a C++ SIGTERM handler of its own
+        when a strategy is created, which would swallow the signal; call after building one."""
+        if self._installed and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._on_signal)
 
     @contextlib.contextmanager
     def interruptible(self) -> Iterator[None]:
