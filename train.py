@@ -89,7 +89,9 @@ def _run(args) -> int:
         return 0
     if args.show_hparams:  # prints, writes nothing
         if not args.hparams:
-            raise UserError("--show_hparams needs --hparams, e.g. --hparams dqn_tiny --show_hparams")
+            raise UserError(
+                "--show_hparams needs --hparams, e.g. --hparams dqn_tiny --show_hparams"
+            )
         from rl.cli import show_hparams_lines
 
         print("\n".join(show_hparams_lines(args, _check_values)))

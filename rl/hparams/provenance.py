@@ -41,7 +41,7 @@ def direct_parents(name: str) -> list[str]:
     return list(_observe(name)[1])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
     """Runs `name`'s factory once: (its hparams, the registered sets it called directly).
     Cached: factories are pure functions of nothing, and the result is only read."""
