@@ -114,6 +114,18 @@ def _run(args, preemption) -> int:
     if args.list:
         for kind, reg in registry.ALL.items():
             print(f"{kind}: {', '.join(reg.names()) or '(none)'}")
+        from rl.cli import hparams_chain_lines
+
+        print("\n".join(hparams_chain_lines()))
+        return 0
+    if args.show_hparams:  # prints, writes nothing
+        if not args.hparams:
+            raise UserError(
+                "--show_hparams needs --hparams, e.g. --hparams dqn_tiny --show_hparams"
+            )
+        from rl.cli import show_hparams_lines
+
+        print("\n".join(show_hparams_lines(args, _check_values)))
         return 0
     system = registry.get_system(args.sys)  # an unknown --sys lists the registered ones
     if hasattr(system, "launch"):  # --sys tpu/gke: validate everything, render, submit (or print)

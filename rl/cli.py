@@ -108,7 +108,17 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
     )
-    p.add_argument("--list", action="store_true", help="Print every registry and exit.")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="Print every registry, and each hparams set's parent chain, and exit.",
+    )
+    p.add_argument(
+        "--show_hparams",
+        action="store_true",
+        help="With --hparams: print the resolved set (after --hparam_override, --env, ...) with "
+        "where each value came from, and exit without writing anything.",
+    )
     _launch_flags(p)
     return p
 
@@ -180,3 +190,34 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 
         check_function_slots(registry.agents.get(hparams.agent), hparams)
     return hparams
+
+
+# The flags that set one hparam each, applied after --hparam_override (see hparams_from_args).
+_FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "eval_episodes"}
+
+
+def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], None]) -> list[str]:
+    """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
+    is the same one-line error), each value with the set it came from or the flag that set it
+    (rl/hparams/provenance.py)."""
+    from rl.hparams.provenance import describe_resolved
+
+    hparams = hparams_from_args(args, check_values)
+
+    def flag_for_key(key: str) -> str:
+        flag = _FLAG_OF_KEY.get(key)
+        if flag is not None and getattr(args, flag) is not None:
+            return f"--{flag}"
+        return "--hparam_override"
+
+    return describe_resolved(args.hparams, hparams, flag_for_key)
+
+
+def hparams_chain_lines() -> list[str]:
+    """`--list`: every registered hparams set with its parent chain (`set <- parent <- ...`)."""
+    from rl import registry
+    from rl.hparams.provenance import parent_chain
+
+    lines = ["hparams parent chains (set <- parent <- ...; train.py --hparams X --show_hparams):"]
+    lines += [f"  {' <- '.join(parent_chain(name))}" for name in registry.hparams.names()]
+    return lines

@@ -30,6 +30,14 @@ def test_there_are_tiny_sets():
     assert "dqn_tiny" in TINY_SETS
 
 
+def test_every_registered_agent_has_a_tiny_set():
+    # The sets above are found in the registry, so a new agent is smoke-tested as soon as it
+    # has a `*_tiny` set; this makes that set required rather than forgotten.
+    tiny_agents = {registry.get_hparams(name)().agent for name in TINY_SETS}
+    missing = sorted(set(registry.agents.names()) - tiny_agents)
+    assert not missing, f"agents without a *_tiny hparams set (add one): {missing}"
+
+
 def _events(event_dir: Path) -> dict[str, str]:
     """{tag: plugin name} of every summary value in the event files of `event_dir`."""
     files = sorted(event_dir.glob("events.out.tfevents.*"))

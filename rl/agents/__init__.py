@@ -13,6 +13,7 @@ from rl.agents import (  # noqa: F401
     offpac,
     policy_gradient,
     ppo_recurrent,
+    qrdqn,
     sac,
     td3,
 )

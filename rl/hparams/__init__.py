@@ -26,6 +26,7 @@ from rl.hparams import (  # noqa: F401
     offpac,
     policy_gradient,
     ppo_compiled,
+    qrdqn,
     recurrent,
     sac,
     td3,

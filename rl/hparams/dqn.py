@@ -72,7 +72,8 @@ def dqn() -> HParams:
         "loss",
         "td_huber",
         "Registered loss the agent minimises (train.py --list): td_huber or td_mse "
-        "(0.5 error^2) for dqn (role td_loss), categorical_loss for c51 (distributional_loss).",
+        "(0.5 error^2) for dqn (role td_loss), categorical_loss for c51 (distributional_loss), "
+        "quantile_huber_loss for qrdqn (quantile_loss).",
     )
     return add_prioritized_replay_keys(hp)
 

@@ -5,6 +5,8 @@ Those an hparam chooses declare a role, how an agent calls them (`rl.agents.func
   (loss, td_error [B]); the `loss` of DQN and DRQN (td_huber, td_mse).
 - "distributional_loss": f(logits [B, A, N], action [B], target_probs [B, N], weights [B] |
   None) -> (loss, per-sample loss [B]); the `loss` of C51 and Rainbow (categorical_loss).
+- "quantile_loss": f(quantiles [B, A, N], action [B], target_quantiles [B, N], weights [B] |
+  None, kappa) -> (loss, per-sample loss [B]); the `loss` of QR-DQN (quantile_huber_loss).
 """
 
 from rl.agents.gradient_functions.actor_critic_continuous import (
@@ -35,6 +37,12 @@ from rl.agents.gradient_functions.policy_gradient import (
     policy_gradient_loss,
     ppo_clip_loss,
     value_loss,
+)
+from rl.agents.gradient_functions.qrdqn import (
+    quantile_huber_loss,
+    quantile_midpoints,
+    quantile_q_values,
+    quantile_target,
 )
 from rl.agents.gradient_functions.squashed_gaussian import (
     log_one_minus_tanh_squared,
@@ -78,6 +86,10 @@ __all__ = [
     "policy_gradient_loss",
     "ppo_clip_loss",
     "q_learning_target",
+    "quantile_huber_loss",
+    "quantile_midpoints",
+    "quantile_q_values",
+    "quantile_target",
     "squared",
     "td_huber",
     "td_mse",

@@ -1,0 +1,68 @@
+"""QR-DQN: DQN that learns N quantiles of each action's return distribution.
+
+Dabney, Rowland, Bellemare & Munos 2017, "Distributional Reinforcement Learning with Quantile
+Regression", https://arxiv.org/abs/1710.10044.
+
+Three hooks of DQN change, the same three as C51's (rl/agents/c51.py); acting, replay, n-step
+returns, target updates, NoisyNet noise and the compiled K-step update loop are DQN's:
+- `_q_network_options`: the head outputs `num_quantiles` values per action ([B, A, N]);
+- `_q_values`: Q(s, a) is the mean of the action's quantiles, so epsilon-greedy acting, greedy
+  evaluation and the target's a* all read the distribution through it;
+- `_loss`: the `loss` hparam's quantile loss (quantile_huber_loss) of the taken action's
+  quantiles against r + discount * theta(s', a*) (rl/agents/gradient_functions/qrdqn.py); the
+  per-sample loss goes back through DQN's "td_error" output as the replay priority.
+The paper picks a* with the target network's own mean Q (`double_q=False`, what the qrdqn sets
+choose); `double_q=True` lets the online network pick it, as in double DQN.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rl.agents.dqn import DQN
+from rl.agents.function_slots import FunctionSlot
+from rl.agents.gradient_functions import quantile_q_values, quantile_target
+from rl.errors import UserError
+from rl.models import QNetwork
+from rl.registry import gradient_functions, register_agent
+
+
+@register_agent("qrdqn")
+class QRDQN(DQN):
+    """Quantile-regression distributional DQN."""
+
+    # `loss` regresses quantiles: neither a TD loss on scalar Q-values nor C51's fits here.
+    function_slots = {
+        **DQN.function_slots,
+        "loss": FunctionSlot(gradient_functions, ("quantile_loss",)),
+    }
+
+    def _build(self) -> None:
+        hp = self.hparams
+        if hp.num_quantiles < 2:
+            raise UserError(f"num_quantiles must be >= 2 for qrdqn, got {hp.num_quantiles}")
+        if not hp.kappa > 0:
+            raise UserError(f"kappa must be > 0 for qrdqn (the Huber threshold), got {hp.kappa}")
+        super()._build()
+
+    def _q_network_options(self) -> dict:
+        return {**super()._q_network_options(), "num_atoms": self.hparams.num_quantiles}
+
+    def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
+        return quantile_q_values(network(obs, noisy=noisy))
+
+    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        next_quantiles_target = self.target_network(sample["next_obs"])
+        if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
+            next_q_policy = self._q_values(self.q_network, sample["next_obs"])
+        else:  # the paper: a* = argmax of the target net's own mean
+            next_q_policy = quantile_q_values(next_quantiles_target)
+        target = quantile_target(
+            sample["reward"], sample["discount"], next_quantiles_target, next_q_policy
+        )
+        quantiles = self.q_network(sample["obs"])
+        loss, per_sample = self._loss_function(
+            quantiles, sample["action"], target, sample["weights"], self.hparams.kappa
+        )
+        q_mean = tf.reduce_mean(quantile_q_values(quantiles))
+        return loss, {"td_error": per_sample, "q_mean": q_mean}

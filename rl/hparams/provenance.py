@@ -1,0 +1,130 @@
+"""Where a registered hparams set's values come from: its parent chain, and for every key the
+set in that chain (or the command-line flag) that gave it its value.
+
+Why: a set inherits by calling its parent (`hp = dqn_tiny(); ...`), so whatever the parent
+switched on (prioritized replay, double Q) silently comes along. `train.py --list` prints each
+set's chain and `train.py --hparams X --show_hparams` every value with its source.
+
+Nothing here changes how sets are written. The chain is observed: while a set's factory runs,
+a profiler hook notes which other registered factories it calls (the nearest registered caller
+on the stack is the parent). A value's source is then found by comparison: a key whose value
+in the set equals its value in the parent comes from the parent (recursively), otherwise from
+the set itself -- so a set that assigns what its parent already had is not blamed for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from types import CodeType, FrameType
+from typing import Any
+
+from rl import registry
+from rl.hparams.hparams import HParams
+
+
+def _factory_names() -> dict[CodeType, str]:
+    """The code object of every registered set's factory -> its registered name."""
+    names = {}
+    for name in registry.hparams.names():
+        code = getattr(registry.hparams.get(name), "__code__", None)
+        if code is not None:
+            names[code] = name
+    return names
+
+
+def direct_parents(name: str) -> list[str]:
+    """The registered sets that set `name`'s factory calls itself (usually one; none for a
+    root set such as `dqn`), in call order."""
+    return list(_observe(name)[1])
+
+
+@functools.cache
+def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
+    """Runs `name`'s factory once: (its hparams, the registered sets it called directly).
+    Cached: factories are pure functions of nothing, and the result is only read."""
+    factory = registry.hparams.get(name)
+    names = _factory_names()
+    own_code = getattr(factory, "__code__", None)
+    parents: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        del arg
+        if event != "call" or frame.f_code not in names:
+            return
+        caller = frame.f_back
+        while caller is not None and caller.f_code not in names:
+            caller = caller.f_back
+        if caller is not None and caller.f_code is own_code:
+            callee = names[frame.f_code]
+            if callee not in parents:
+                parents.append(callee)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        hparams = factory()
+    finally:
+        sys.setprofile(previous)
+    return hparams, tuple(parents)
+
+
+def parent_chain(name: str) -> list[str]:
+    """`name`, its parent, the parent's parent, ... up to a root set (first parents only; no
+    registered set calls two)."""
+    chain = [name]
+    while parents := direct_parents(chain[-1]):
+        chain.append(parents[0])
+    return chain
+
+
+def flat_values(hparams: HParams) -> dict[str, str]:
+    """`"eval.episodes" -> "5"`: every key (groups flattened) with its value as JSON text."""
+    out: dict[str, str] = {}
+    data = hparams.to_dict()
+    for key in hparams.keys():
+        if hparams.type_name(key) == "hparams":
+            inner = flat_values(getattr(hparams, key))
+            out.update({f"{key}.{k}": v for k, v in inner.items()})
+        else:
+            out[key] = json.dumps(data[key])
+    return out
+
+
+def value_sources(name: str) -> dict[str, str]:
+    """For every key of set `name`: the set in its chain that gave the key its value."""
+    values = flat_values(_observe(name)[0])
+    parents = direct_parents(name)
+    inherited = {parent: (flat_values(_observe(parent)[0]), value_sources(parent))
+                 for parent in parents}  # fmt: skip
+    sources = {}
+    for key, value in values.items():
+        sources[key] = name
+        for parent_values, parent_sources in inherited.values():
+            if parent_values.get(key) == value:
+                sources[key] = parent_sources[key]
+                break
+    return sources
+
+
+def describe_resolved(
+    name: str, resolved: HParams, flag_for_key: Callable[[str], str]
+) -> list[str]:
+    """Lines for `--show_hparams`: the chain, then `key = value  <- source` for every key of
+    `resolved` (the set after the command line), where the source is the set that gave the
+    value or, for a value the command line changed, `flag_for_key(key)` and the set's value."""
+    registered = flat_values(_observe(name)[0])
+    sources = value_sources(name)
+    lines = [f"hparams set {name} (chain: {' <- '.join(parent_chain(name))})"]
+    values = flat_values(resolved)
+    width = max(len(key) for key in values)
+    value_width = min(32, max(len(value) for value in values.values()))
+    for key, value in values.items():
+        if registered.get(key) == value:
+            source = sources[key]
+        else:
+            source = f"{flag_for_key(key)} (set {sources[key]}: {registered.get(key)})"
+        lines.append(f"  {key:<{width}} = {value:<{value_width}}  <- {source}")
+    return lines
