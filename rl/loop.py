@@ -317,10 +317,12 @@ def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: Preemption
         steps = run.state["env_steps"]
         if run.diverged is None and run.saved_step != steps:
             _save(engine, i, run)
-        print(
-            f"[{run.label}] SIGTERM: checkpoint at {steps:,} env steps, "
+        when = (
             f"{preemption.seconds_since():.1f} s after the signal"
+            if preemption.requested
+            else "the signal went to another worker"
         )
+        print(f"[{run.label}] SIGTERM: checkpoint at {steps:,} env steps, {when}")
     raise Preempted("SIGTERM: every run saved its checkpoint")
 
 
