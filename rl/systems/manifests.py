@@ -84,9 +84,7 @@ REPLICATED_JOB = "workers"
 _POD_NAME_SUFFIX = len("-abcde")
 
 
-def check_dns_label(
-    value: str, what: str, max_len: int = 63, letter_first: bool = False
-) -> str:
+def check_dns_label(value: str, what: str, max_len: int = 63, letter_first: bool = False) -> str:
     """Returns `value` if it is a DNS-1123 label of at most `max_len` chars (starting with a
     letter if `letter_first`: a DNS-1035 label, as JobSet names must be), else a UserError."""
     if (
