@@ -45,7 +45,11 @@ def _format_checker() -> jsonschema.FormatChecker:
     """OpenAPI's integer formats, which jsonschema does not know."""
     checker = jsonschema.FormatChecker()
     for name, (low, high) in {"int32": _INT32, "int64": _INT64}.items():
-        checker.checks(name)(lambda value, low=low, high=high: low <= value <= high)
+        # A format constrains only the type it is about (here the `type: integer` check
+        # reports a string).
+        checker.checks(name)(
+            lambda value, low=low, high=high: not isinstance(value, int) or low <= value <= high
+        )
     return checker
 
 

@@ -108,7 +108,10 @@ def test_strict_validation_is_not_vacuous():
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, K8S_VERSIONS[0], strict=True)
     job = tpu_job_manifests(spec(), parse_tpu("v5e-4"))[0]
-    job["spec"]["podFailurePolicy"]["rules"][0]["action"] = "Retry"  # not an action
+    rule = job["spec"]["podFailurePolicy"]["rules"][1]
+    # A misspelled key of the policy. (A wrong `action` is not caught offline: the OpenAPI
+    # schema has no enum for it; the API server's Go validation checks it.)
+    rule["onExitCode"] = rule.pop("onExitCodes")
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, K8S_VERSIONS[0], strict=True)
 
@@ -336,10 +339,11 @@ def test_jobset_names_start_with_a_letter():
 
 
 def test_gpu_type_selects_the_node_pool():
-    _, job = worker_job_manifests(spec(), workers=2, gpus_per_worker=2, gpu_type="nvidia-l4")
+    (jobset,) = worker_job_manifests(spec(), workers=2, gpus_per_worker=2, gpu_type="nvidia-l4")
+    (job,) = child_jobs(jobset)
     pod = job["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
-    _, job = worker_job_manifests(spec(), workers=2, gpus_per_worker=2)
+    _, job = worker_job_manifests(spec(), workers=1, gpus_per_worker=2)
     assert "nodeSelector" not in job["spec"]["template"]["spec"]
 
 
