@@ -44,7 +44,8 @@ from typing import Any
 
 import yaml
 
-from rl.errors import UserError
+from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, UserError
+from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.systems.tpu_types import TpuSlice, parse_tpu
 
 Manifest = dict[str, Any]
@@ -63,16 +64,16 @@ CONTAINER = "trainer"
 
 # train.py's exit statuses that the failure policies tell apart (docs/tpu_gke.md, "Preemption
 # and restarts"); anything else (1, a signal) is a crash.
-EXIT_PREEMPTED = 75  # EX_TEMPFAIL: checkpointed on SIGTERM, or stopped by the grace watchdog
-EXIT_USER_ERROR = 2  # bad flags or hparams: every retry would fail the same way
-EXIT_DIVERGED = 3  # non-finite loss or parameters: a retry would diverge again
+EXIT_PREEMPTED = PREEMPTED_EXIT  # 75: checkpointed on SIGTERM, or stopped by the watchdog
+EXIT_USER_ERROR = 2  # a UserError (bad flags or hparams): every retry would fail the same way
+EXIT_DIVERGED = DIVERGED_EXIT  # 3: non-finite loss or parameters: a retry would diverge again
 # Crashes tolerated before a run is given up: a one-Pod Job's `backoffLimit`, a JobSet's
 # `maxRestarts`. Preemptions are not counted.
 CRASH_RETRIES = 3
 # train.py's --preemption_grace default; the Pod's terminationGracePeriodSeconds (time from
 # SIGTERM to SIGKILL) is the grace plus GRACE_MARGIN_S for the process to exit, 30 s by default
 # as on GKE.
-DEFAULT_PREEMPTION_GRACE_S = 25.0
+DEFAULT_PREEMPTION_GRACE_S = DEFAULT_GRACE_SECONDS
 GRACE_MARGIN_S = 5
 
 JOBSET_API_VERSION = "jobset.x-k8s.io/v1alpha2"

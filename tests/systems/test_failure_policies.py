@@ -59,6 +59,15 @@ CRASHED = PodEnd(1)  # a traceback
 OOM_KILLED = PodEnd(137)  # the kernel's SIGKILL, no disruption
 
 
+def test_the_policies_use_train_pys_exit_statuses():
+    """The numbers the policies key on are train.py's own (rl.errors): 75 preempted, 2 user
+    error (UserError), 3 diverged."""
+    from rl import errors
+
+    assert (EXIT_PREEMPTED, EXIT_USER_ERROR, EXIT_DIVERGED) == (75, 2, 3)
+    assert (errors.PREEMPTED_EXIT, errors.DIVERGED_EXIT) == (EXIT_PREEMPTED, EXIT_DIVERGED)
+
+
 def spec() -> JobSpec:
     args = ["--sys=local", "--hparams=dqn_tiny", "--output_dir=gs://bkt/runs/x"]
     return JobSpec(NAME, NAMESPACE, "us-docker.pkg.dev/p/rl/rl:1", args, "dqn_tiny")

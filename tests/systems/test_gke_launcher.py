@@ -270,7 +270,7 @@ BAD = {
     ),
     "zero_grace": (
         [*BASE, *IMAGE, "--preemption_grace", "0"],
-        ["--preemption_grace", "above 0", "got 0"],
+        ["--preemption_grace must be > 0", "got 0"],  # train.py's own check
     ),
     "nan_grace": ([*BASE, *IMAGE, "--preemption_grace", "nan"], ["--preemption_grace", "nan"]),
     "huge_grace": (

@@ -198,7 +198,7 @@ BAD = {
     ),
     "negative_grace": (
         [*BASE, "--tpu", "v5e-4", "--preemption_grace", "-5"],
-        ["--preemption_grace must be above 0", "got -5"],
+        ["--preemption_grace must be > 0", "got -5"],
     ),
     "local_output_dir": (
         [*BASE[:-4], "--output_dir", "runs/x", "--image", IMAGE, "--tpu", "v5e-4"],
