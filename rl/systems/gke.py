@@ -3,9 +3,10 @@
     python train.py --sys gke --workers 2 --gpus_per_worker 1 --gpu_type nvidia-l4 \\
         --image IMAGE --hparams ppo_cartpole --output_dir gs://BUCKET/runs/ppo [--dry_run]
 
-Submits a headless Service and an Indexed Job of `--workers` Pods
-(`rl.systems.manifests.worker_job_manifests`). The Service gives Pod i the stable DNS name
-`<job>-<i>.<job>`; each Pod runs this same train.py with `--sys local` and
+Submits, for one worker, a headless Service and an Indexed Job; for several, a JobSet around the
+same Indexed Job, which restarts all workers together after any one fails and makes the
+Service itself (`rl.systems.manifests.worker_job_manifests`). The Service gives Pod i a stable
+DNS name `<job>-<i>.<service>`; each Pod runs this same train.py with `--sys local` and
 RL_STRATEGY=multi_worker_mirrored, and `rl.systems.tf_config` builds TF_CONFIG from the Job
 controller's JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
 container. `--gpus_per_worker 0` (the default) means CPU workers and the CPU image.
@@ -21,7 +22,12 @@ import argparse
 from rl.errors import UserError, did_you_mean
 from rl.registry import register_system
 from rl.systems.kube_launcher import JobShape, KubernetesSystem, check_image
-from rl.systems.manifests import WORKER_STRATEGY, worker_job_manifests
+from rl.systems.manifests import (
+    MAX_JOB_NAME,
+    WORKER_STRATEGY,
+    jobset_max_name,
+    worker_job_manifests,
+)
 
 # An Indexed Job may have at most 100000 completions (batch/v1 JobSpec.completions).
 MAX_WORKERS = 100_000
@@ -84,18 +90,16 @@ class GkeSystem(KubernetesSystem):
         device = f"{gpus} x {args.gpu_type or 'GPU'} each" if gpus else "CPU only"
         return JobShape(
             # One worker: a failed Pod is replaced and resumes from the checkpoint. Several:
-            # MultiWorkerMirroredStrategy cannot continue without one of them, so the first
-            # failure fails the Job and the user runs the command again to resume.
+            # MultiWorkerMirroredStrategy cannot continue without one of them, so the JobSet
+            # restarts them all and they resume from the chief's checkpoint.
             render=lambda spec: worker_job_manifests(
-                spec,
-                workers,
-                gpus_per_worker=gpus,
-                gpu_type=args.gpu_type,
-                backoff_limit=3 if workers == 1 else 0,
+                spec, workers, gpus_per_worker=gpus, gpu_type=args.gpu_type
             ),
             pods=workers,
             summary=f"{workers} worker{'s' if workers > 1 else ''} ({device})",
             strategy=WORKER_STRATEGY,
+            max_name=MAX_JOB_NAME if workers == 1 else jobset_max_name(workers),
+            letter_first=workers > 1,
         )
 
 

@@ -10,7 +10,10 @@ Pod resumes only from a checkpoint it can read back.
 
 A system subclasses `KubernetesSystem` and fills `shape()`: it checks its own flags and
 returns a `JobShape` (how to render its manifests from the common `JobSpec`, how many Pods,
-which strategy they train under); `plan_job()` does the rest.
+which strategy they train under, how long a name they allow); `plan_job()` does the rest.
+A run of several Pods is a JobSet (`rl.systems.manifests`), created through the client's
+`CustomObjectsApi`; a cluster without the JobSet controller answers 404, and the error line
+says what to install.
 The Pod runs this same train.py with the user's flags, except `--sys local` and none of the
 launch flags (`pod_train_args`).
 """
@@ -44,6 +47,9 @@ SYSTEM_FLAGS = {
     "gke": ("workers", "gpus_per_worker", "gpu_type"),
 }
 LAUNCH_FLAGS = (*COMMON_FLAGS, *(flag for flags in SYSTEM_FLAGS.values() for flag in flags))
+# Where `--preemption_grace` must lie: above 0, and at most what still leaves
+# terminationGracePeriodSeconds (grace + 5 s) a plain integer a person would choose (1 hour).
+MAX_PREEMPTION_GRACE_S = 3600.0
 # Never forwarded either: the Pod runs `--sys local`; --list/--help do not launch.
 NOT_FORWARDED = {"sys", "list", "help", *LAUNCH_FLAGS}
 
@@ -56,6 +62,11 @@ IMAGE_REF = re.compile(
 )
 GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/[^\s]*)?$")
 REQUEST_TIMEOUT_S = 30
+# What a cluster without the JobSet CRD lacks (docs/tpu_gke.md, "Preemption and restarts").
+JOBSET_HINT = (
+    "is the JobSet controller installed? (kubectl apply --server-side -f "
+    "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml)"
+)
 # kubernetes 37 sends create bodies as JSON but with no Content-Type header (and ignores
 # `_content_type` for these calls); the API server would assume JSON, but we say it.
 REQUEST_OPTIONS = {
@@ -74,6 +85,11 @@ class Launch:
     manifests: list[Manifest]
     pods: int  # Pods running at once: more than one needs a label selector to follow them
     summary: str  # e.g. "v5e-4 (2x2, 1 host, 4 chips each)"
+
+    @property
+    def workload(self) -> Manifest:
+        """The Job or JobSet (the last manifest; a Service comes before it)."""
+        return self.manifests[-1]
 
 
 def _flag_is_set(args: argparse.Namespace, flag: str) -> bool:
@@ -192,6 +208,10 @@ class JobShape:
     pods: int  # Pods running at once
     summary: str  # what runs, for the "submitted" line
     strategy: str  # the RL_STRATEGY the manifests give the Pods
+    # The longest name the manifests allow, and whether it must start with a letter (JobSet
+    # names are DNS-1035 labels: `rl.systems.manifests.jobset_max_name`).
+    max_name: int = MAX_JOB_NAME
+    letter_first: bool = False
 
 
 def plan_job(
@@ -212,6 +232,12 @@ def plan_job(
         raise UserError(f"--copies must be >= 1, got {args.copies}")
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
+    grace = args.preemption_grace
+    if not 0 < grace <= MAX_PREEMPTION_GRACE_S:  # also False for nan
+        raise UserError(
+            f"--preemption_grace must be above 0 and at most {MAX_PREEMPTION_GRACE_S:g} seconds "
+            f"(the Pod gets that plus 5 s before SIGKILL), got {grace:g}"
+        )
     if args.render:
         raise UserError(
             f"--render opens a window, and a Pod has no display; with --sys {args.sys} use "
@@ -220,15 +246,17 @@ def plan_job(
     _check_hparams(args, check_values, shape.strategy)
     _check_output_dir(args.output_dir, args.sys)
     if args.job_name:
-        name = check_dns_label(args.job_name, "--job_name", MAX_JOB_NAME)
+        name = check_dns_label(args.job_name, "--job_name", shape.max_name, shape.letter_first)
     else:
-        name = make_job_name(args.hparams)  # once: every manifest below uses this name
+        # Once: every manifest below uses this name.
+        name = make_job_name(args.hparams, max_len=shape.max_name)
     spec = JobSpec(
         name=name,
         namespace=namespace,
         image=args.image,
         train_args=pod_train_args(args, parser),
         hparams_set=args.hparams,
+        preemption_grace=grace,
     )
     manifests = shape.render(spec)
     return Launch(name, namespace, args.kube_context, manifests, shape.pods, shape.summary)
@@ -270,28 +298,35 @@ def load_client_configuration(context: str | None, config_file: str | None = Non
 
 
 def submit(launch: Launch, configuration: Any) -> None:
-    """Creates the Service (if any) and then the Job through the official client. A refused
-    Job removes the Service created for it."""
+    """Creates the Service (if any) and then the Job, or the JobSet, through the official
+    client. A refused Job removes the Service created for it."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
     from urllib3.exceptions import HTTPError
 
     with client.ApiClient(configuration) as api:
         core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+        custom = client.CustomObjectsApi(api)
         created: list[Manifest] = []
         for manifest in launch.manifests:
             kind = manifest["kind"]
             try:
                 if kind == "Service":
                     core.create_namespaced_service(launch.namespace, manifest, **REQUEST_OPTIONS)
+                elif kind == "JobSet":
+                    group, version = manifest["apiVersion"].split("/")
+                    custom.create_namespaced_custom_object(
+                        group, version, launch.namespace, "jobsets", manifest, **REQUEST_OPTIONS
+                    )
                 else:
                     batch.create_namespaced_job(launch.namespace, manifest, **REQUEST_OPTIONS)
             except ApiException as error:
                 _undo(core, launch.namespace, created)
+                hint = f"; {JOBSET_HINT}" if kind == "JobSet" and error.status == 404 else ""
                 raise UserError(
                     f"the Kubernetes API refused {kind} {launch.name!r} in namespace "
                     f"{launch.namespace!r}: {error.status} {error.reason}"
-                    f"{_api_message(error.body)}"
+                    f"{_api_message(error.body)}{hint}"
                 ) from None
             except HTTPError as error:
                 _undo(core, launch.namespace, created)
@@ -375,7 +410,8 @@ class KubernetesSystem:
             return 0
         configuration = load_client_configuration(launch.context, config_file)
         submit(launch, configuration)
-        print(f"submitted job/{launch.name} to namespace {launch.namespace}: {launch.summary}")
+        what = f"{launch.workload['kind'].lower()}/{launch.name}"
+        print(f"submitted {what} to namespace {launch.namespace}: {launch.summary}")
         print(f"follow the logs:  {follow_command(launch)}")
         print(f"resume after a failure: run the same command again (output_dir {args.output_dir})")
         return 0

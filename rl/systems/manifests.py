@@ -7,14 +7,26 @@ quantities are strings (`google.com/tpu: "4"`): the API's `Quantity` type is a s
 `kubernetes` 37 client refuses integers. One name is generated up front and used everywhere
 (Job, Service, labels, Pod subdomain, worker host names).
 
-Three shapes:
-- `tpu_job_manifests`, single host: a Job with one Pod on one TPU VM. A failed Pod is replaced
-  (`backoffLimit`) and the new one resumes from the last checkpoint in `--output_dir`.
-- `tpu_job_manifests`, multi host (`--experimental_multihost`): an Indexed Job with one Pod per
-  TPU VM of the slice, plus a headless Service that gives each Pod a DNS name.
-- `worker_job_manifests` (`--sys gke`): an Indexed Job + headless Service for
-  MultiWorkerMirroredStrategy on CPU or GPU nodes; each Pod builds TF_CONFIG in-process
-  (`rl.systems.tf_config`).
+Two shapes, by the number of Pods that must run together:
+- one Pod (`tpu_job_manifests` for a one-host slice; `worker_job_manifests` with one worker, plus
+  its headless Service): a Job whose `podFailurePolicy` tells a preemption from a crash. A Pod
+  with the `DisruptionTarget` condition (evicted, preempted, its node reclaimed) or that exited
+  `EXIT_PREEMPTED` (train.py checkpointed on SIGTERM) is replaced without using up
+  `backoffLimit`; exit `EXIT_USER_ERROR` or `EXIT_DIVERGED` fails the Job at once (a rerun would
+  fail the same way); any other failure is a crash and counts against `backoffLimit`. The new
+  Pod runs the same command and resumes from the last checkpoint in `--output_dir`.
+- several Pods (a multi-host TPU slice, `--experimental_multihost`; `--sys gke --workers N>1`):
+  a JobSet (kubernetes-sigs/jobset, `JOBSET_API_VERSION`) around the same Indexed Job. The
+  collective cannot go on without any one Pod, so the group restarts as one: the child Job
+  fails on its first failed Pod, and the JobSet's `failurePolicy` recreates all of its Jobs
+  (after the old Pods are gone: `BlockingRecreate`), with preemptions not counted against
+  `maxRestarts` and exits 2/3 failing the JobSet. The JobSet creates the headless Service
+  itself (`network`); each Pod builds TF_CONFIG in-process (`rl.systems.tf_config`).
+
+Why a JobSet rather than a bare Indexed Job: a Job can only replace the Pod that failed, never
+restart its healthy siblings, and a worker rejoining a running MultiWorkerMirroredStrategy
+collective (or a TPU slice) is not supported; a JobSet restarts the whole group and says why
+in its status. It needs the JobSet controller in the cluster (docs/tpu_gke.md).
 
 `python -m rl.systems.manifests k8s/` rewrites the example manifests checked into k8s/.
 """
@@ -22,6 +34,7 @@ Three shapes:
 from __future__ import annotations
 
 import datetime
+import math
 import random
 import re
 import sys
@@ -31,7 +44,8 @@ from typing import Any
 
 import yaml
 
-from rl.errors import UserError
+from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, UserError
+from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.systems.tpu_types import TpuSlice, parse_tpu
 
 Manifest = dict[str, Any]
@@ -46,29 +60,66 @@ WORKER_PORT = 2222
 # RL_STRATEGY of the Pods (`rl.systems.strategies` names): what their train.py trains under.
 TPU_STRATEGY = "tpu"
 WORKER_STRATEGY = "multi_worker_mirrored"
+CONTAINER = "trainer"
+
+# train.py's exit statuses that the failure policies tell apart (docs/tpu_gke.md, "Preemption
+# and restarts"); anything else (1, a signal) is a crash.
+EXIT_PREEMPTED = PREEMPTED_EXIT  # 75: checkpointed on SIGTERM, or stopped by the watchdog
+EXIT_USER_ERROR = 2  # a UserError (bad flags or hparams): every retry would fail the same way
+EXIT_DIVERGED = DIVERGED_EXIT  # 3: non-finite loss or parameters: a retry would diverge again
+# Crashes tolerated before a run is given up: a one-Pod Job's `backoffLimit`, a JobSet's
+# `maxRestarts`. Preemptions are not counted.
+CRASH_RETRIES = 3
+# train.py's --preemption_grace default; the Pod's terminationGracePeriodSeconds (time from
+# SIGTERM to SIGKILL) is the grace plus GRACE_MARGIN_S for the process to exit, 30 s by default
+# as on GKE.
+DEFAULT_PREEMPTION_GRACE_S = DEFAULT_GRACE_SECONDS
+GRACE_MARGIN_S = 5
+
+JOBSET_API_VERSION = "jobset.x-k8s.io/v1alpha2"
+# The one replicated Job of a JobSet: its child Job is `<jobset>-workers-0`, Pod i's hostname
+# `<jobset>-workers-0-<i>`, reachable as `<jobset>-workers-0-<i>.<jobset>`.
+REPLICATED_JOB = "workers"
+# The JobSet webhook refuses a name whose longest Pod name, `<jobset>-<replicated job>-<job
+# index>-<pod index>-<5 random chars>`, is over 63 characters.
+_POD_NAME_SUFFIX = len("-abcde")
 
 
-def check_dns_label(value: str, what: str, max_len: int = 63) -> str:
-    """Returns `value` if it is a DNS-1123 label of at most `max_len` chars, else a UserError."""
-    if len(value) > max_len or not DNS_LABEL.match(value):
+def check_dns_label(value: str, what: str, max_len: int = 63, letter_first: bool = False) -> str:
+    """Returns `value` if it is a DNS-1123 label of at most `max_len` chars (starting with a
+    letter if `letter_first`: a DNS-1035 label, as JobSet names must be), else a UserError."""
+    if (
+        len(value) > max_len
+        or not DNS_LABEL.match(value)
+        or (letter_first and not value[0].isalpha())
+    ):
+        start = "a letter" if letter_first else "a letter or digit"
         raise UserError(
             f"{what} {value!r} is not a valid Kubernetes name: use at most {max_len} lowercase "
-            "letters, digits and '-', starting and ending with a letter or digit"
+            f"letters, digits and '-', starting with {start} and ending with a letter or digit"
         )
     return value
 
 
+def jobset_max_name(pods: int) -> int:
+    """The longest JobSet name whose `pods` Pods all get valid names (see _POD_NAME_SUFFIX)."""
+    return 63 - _POD_NAME_SUFFIX - len(f"-{REPLICATED_JOB}-0-{pods - 1}")
+
+
 def make_job_name(
-    hparams_set: str, now: datetime.datetime | None = None, rng: random.Random | None = None
+    hparams_set: str,
+    now: datetime.datetime | None = None,
+    rng: random.Random | None = None,
+    max_len: int = MAX_JOB_NAME,
 ) -> str:
-    """`rl-<set>-<yyyymmdd-hhmmss>-<4 random>`: a valid DNS-1123 label of <= MAX_JOB_NAME chars,
+    """`rl-<set>-<yyyymmdd-hhmmss>-<4 random>`: a valid DNS-1035 label of <= `max_len` chars,
     unique enough that re-running a command never collides with the previous Job."""
     now = now or datetime.datetime.now(datetime.UTC)
     rng = rng or random.SystemRandom()
     suffix = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(4))
     stamp = now.strftime("%Y%m%d-%H%M%S")
     tail = f"-{stamp}-{suffix}"
-    room = MAX_JOB_NAME - len("rl-") - len(tail)
+    room = max_len - len("rl-") - len(tail)
     middle = re.sub(r"[^a-z0-9]+", "-", hparams_set.lower()).strip("-")[:room].strip("-")
     return f"rl-{middle}{tail}" if middle else f"rl{tail}"
 
@@ -89,6 +140,7 @@ class JobSpec:
     train_args: list[str]
     hparams_set: str
     env: dict[str, str] = field(default_factory=dict)
+    preemption_grace: float = DEFAULT_PREEMPTION_GRACE_S  # train.py's --preemption_grace
 
     def labels(self) -> dict[str, str]:
         return {
@@ -106,9 +158,15 @@ def _env(values: dict[str, str]) -> list[Manifest]:
     return [{"name": key, "value": str(value)} for key, value in values.items()]
 
 
+def termination_grace_seconds(preemption_grace: float) -> int:
+    """The Pod's `terminationGracePeriodSeconds`: SIGKILL comes only after train.py's own
+    watchdog (`--preemption_grace`) has ended it, with GRACE_MARGIN_S to spare."""
+    return math.ceil(preemption_grace) + GRACE_MARGIN_S
+
+
 def _container(spec: JobSpec, env: list[Manifest], resources: dict[str, str]) -> Manifest:
     container: Manifest = {
-        "name": "trainer",
+        "name": CONTAINER,
         "image": spec.image,
         "workingDir": WORKDIR,
         "command": ["python", "train.py"],
@@ -135,26 +193,164 @@ def _headless_service(spec: JobSpec, port: int, port_name: str) -> Manifest:
     }
 
 
-def _job(spec: JobSpec, pod_spec: Manifest, *, pods: int, backoff_limit: int) -> Manifest:
+def pod_failure_policy(on_preemption: str) -> Manifest:
+    """The Job's rules, first match wins: a preempted Pod (`DisruptionTarget` condition, or
+    train.py's EXIT_PREEMPTED) gets `on_preemption`; exit 2 or 3 fails the Job at once; any
+    other failure counts against `backoffLimit`. Needs `restartPolicy: Never`.
+
+    `Ignore` (one-Pod Jobs): the Pod is replaced and nothing is counted. `FailJob` (the child
+    Job of a JobSet): the Job fails at once with reason `PodFailurePolicy` and a message that
+    names the condition or exit code, which the JobSet's rules (`jobset_failure_policy`) read.
+    """
+    return {
+        "rules": [
+            {
+                "action": on_preemption,
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
+            {
+                "action": on_preemption,
+                "onExitCodes": {
+                    "containerName": CONTAINER,
+                    "operator": "In",
+                    "values": [EXIT_PREEMPTED],
+                },
+            },
+            {
+                "action": "FailJob",
+                "onExitCodes": {
+                    "containerName": CONTAINER,
+                    "operator": "In",
+                    "values": [EXIT_USER_ERROR, EXIT_DIVERGED],
+                },
+            },
+        ]
+    }
+
+
+def _job_spec(
+    spec: JobSpec,
+    pod_spec: Manifest,
+    *,
+    pods: int,
+    backoff_limit: int,
+    on_preemption: str,
+    indexed: bool,
+) -> Manifest:
     job_spec: Manifest = {
         "backoffLimit": backoff_limit,
         "completions": pods,
         "parallelism": pods,
+        **({"completionMode": "Indexed"} if indexed else {}),
+        "podFailurePolicy": pod_failure_policy(on_preemption),
+        # A replacement Pod starts only once the old one has terminated, i.e. after its
+        # SIGTERM checkpoint is written (the only value allowed with a podFailurePolicy).
+        "podReplacementPolicy": "Failed",
         "template": {"metadata": {"labels": spec.labels()}, "spec": pod_spec},
     }
-    if pods > 1:
-        job_spec["completionMode"] = "Indexed"
+    return job_spec
+
+
+def _job(
+    spec: JobSpec, pod_spec: Manifest, *, pods: int, backoff_limit: int, indexed: bool
+) -> Manifest:
+    """A Job that replaces a preempted Pod for free and a crashed one `backoff_limit` times."""
+    job_spec = _job_spec(
+        spec,
+        pod_spec,
+        pods=pods,
+        backoff_limit=backoff_limit,
+        on_preemption="Ignore",
+        indexed=indexed,
+    )
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": spec.metadata(), "spec": job_spec}
 
 
-def tpu_job_manifests(spec: JobSpec, tpu: TpuSlice, backoff_limit: int = 3) -> list[Manifest]:
-    """The Job (and, for a multi-host slice, the headless Service first) for one TPU slice.
+# The Job controller's messages for a FailJob rule (pkg/controller/job of Kubernetes):
+#   "Pod <ns>/<pod> has condition DisruptionTarget matching FailJob rule at index 0"
+#   "Container trainer for pod <ns>/<pod> failed with exit code 75 matching FailJob rule at ..."
+# JobSet matches its rules' patterns (RE2, unanchored) against the failed Job's message.
+PREEMPTED_MESSAGES = (
+    "has condition DisruptionTarget matching FailJob rule",
+    f"failed with exit code {EXIT_PREEMPTED} matching FailJob rule",
+)
+FATAL_MESSAGES = (
+    f"failed with exit code ({EXIT_USER_ERROR}|{EXIT_DIVERGED}) matching FailJob rule",
+)
 
-    Single host: `restartPolicy: Never` + `backoffLimit` means a crashed or evicted Pod is
-    replaced by a new Pod, possibly on another node, which runs the same train.py command and
-    so resumes from the last checkpoint in the (gs://) output dir.
-    Multi host: every Pod of the slice must run at once, so one failure fails the Job
-    (`backoffLimit: 0`); run the same command again to resume (see docs/tpu_gke.md).
+
+def jobset_failure_policy(max_restarts: int) -> Manifest:
+    """The JobSet's rules, first match wins, for a child Job that failed through
+    `pod_failure_policy("FailJob")`: a preemption restarts the whole group without counting;
+    exit 2 or 3 fails the JobSet; anything else (no rule matches: a crash, or the backoff
+    limit of 0 reached) restarts the group and counts against `max_restarts`."""
+    return {
+        "maxRestarts": max_restarts,
+        # All old Pods (the chief writing its SIGTERM checkpoint among them) are gone before
+        # the new ones start and read that checkpoint.
+        "restartStrategy": "BlockingRecreate",
+        "rules": [
+            {
+                "name": "Preempted",
+                "action": "RestartJobSetAndIgnoreMaxRestarts",
+                "onJobFailureReasons": ["PodFailurePolicy"],
+                "onJobFailureMessagePatterns": list(PREEMPTED_MESSAGES),
+            },
+            {
+                "name": "UserErrorOrDiverged",
+                "action": "FailJobSet",
+                "onJobFailureReasons": ["PodFailurePolicy"],
+                "onJobFailureMessagePatterns": list(FATAL_MESSAGES),
+            },
+        ],
+    }
+
+
+def jobset_job_name(jobset_name: str) -> str:
+    """The name of the JobSet's one child Job (index 0 of REPLICATED_JOB)."""
+    return f"{jobset_name}-{REPLICATED_JOB}-0"
+
+
+def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) -> Manifest:
+    """A JobSet of one Indexed Job of `pods` Pods that restarts as a group (module docstring).
+
+    `network` makes the JobSet controller create the headless Service `spec.name` (DNS records
+    published before the Pods are ready) and set the Pods' subdomain to it."""
+    job_spec = _job_spec(
+        spec, pod_spec, pods=pods, backoff_limit=0, on_preemption="FailJob", indexed=True
+    )
+    return {
+        "apiVersion": JOBSET_API_VERSION,
+        "kind": "JobSet",
+        "metadata": spec.metadata(),
+        "spec": {
+            "network": {
+                "enableDNSHostnames": True,
+                "publishNotReadyAddresses": True,
+                "subdomain": spec.name,
+            },
+            "failurePolicy": jobset_failure_policy(max_restarts),
+            "replicatedJobs": [
+                {
+                    "name": REPLICATED_JOB,
+                    "replicas": 1,
+                    "template": {"metadata": {"labels": spec.labels()}, "spec": job_spec},
+                }
+            ],
+        },
+    }
+
+
+def tpu_job_manifests(
+    spec: JobSpec, tpu: TpuSlice, backoff_limit: int = CRASH_RETRIES
+) -> list[Manifest]:
+    """The Job (single host) or JobSet (multi host) for one TPU slice.
+
+    Single host: a preempted or evicted Pod is replaced for free, a crashed one up to
+    `backoff_limit` times (`pod_failure_policy`); the new Pod, possibly on another node, runs
+    the same train.py command and so resumes from the last checkpoint in the (gs://) output dir.
+    Multi host: every Pod of the slice must run at once, so the JobSet restarts all of them
+    together (`_jobset`, at most `backoff_limit` times for crashes) and they resume likewise.
     """
     env = {
         "RL_STRATEGY": TPU_STRATEGY,
@@ -170,14 +366,15 @@ def tpu_job_manifests(spec: JobSpec, tpu: TpuSlice, backoff_limit: int = 3) -> l
             "cloud.google.com/gke-tpu-accelerator": tpu.accelerator,
             "cloud.google.com/gke-tpu-topology": tpu.topology,
         },
-        "terminationGracePeriodSeconds": 60,
+        "terminationGracePeriodSeconds": termination_grace_seconds(spec.preemption_grace),
     }
     resources = {"google.com/tpu": str(tpu.chips_per_host)}
     if not tpu.multi_host:
         pod["containers"] = [_container(spec, env_list, resources)]
-        return [_job(spec, pod, pods=1, backoff_limit=backoff_limit)]
+        return [_job(spec, pod, pods=1, backoff_limit=backoff_limit, indexed=False)]
 
-    hosts = ",".join(f"{spec.name}-{i}.{spec.name}" for i in range(tpu.hosts))
+    job = jobset_job_name(spec.name)
+    hosts = ",".join(f"{job}-{i}.{spec.name}" for i in range(tpu.hosts))
     env_list += [
         {
             "name": "TPU_WORKER_ID",
@@ -192,11 +389,7 @@ def tpu_job_manifests(spec: JobSpec, tpu: TpuSlice, backoff_limit: int = 3) -> l
     container = _container(spec, env_list, resources)
     container["ports"] = [{"name": "tpu-runtime", "containerPort": TPU_RUNTIME_PORT}]
     pod["containers"] = [container]
-    pod["subdomain"] = spec.name
-    return [
-        _headless_service(spec, TPU_RUNTIME_PORT, "tpu-runtime"),
-        _job(spec, pod, pods=tpu.hosts, backoff_limit=0),
-    ]
+    return [_jobset(spec, pod, pods=tpu.hosts, max_restarts=backoff_limit)]
 
 
 def worker_job_manifests(
@@ -204,22 +397,25 @@ def worker_job_manifests(
     workers: int,
     gpus_per_worker: int = 0,
     gpu_type: str | None = None,
-    backoff_limit: int = 0,
+    backoff_limit: int = CRASH_RETRIES,
 ) -> list[Manifest]:
-    """Headless Service + Indexed Job of `workers` Pods for MultiWorkerMirroredStrategy.
+    """The Pods of MultiWorkerMirroredStrategy: one worker is a headless Service + Indexed Job
+    (`_job`), several are a JobSet (`_jobset`, which makes the Service); `backoff_limit` is the
+    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free).
 
-    Each Pod gets JOB_COMPLETION_INDEX from the Job controller and RL_NUM_WORKERS, RL_JOB_NAME,
-    RL_SERVICE, RL_WORKER_PORT from here; `rl.systems.tf_config.install_tf_config()` turns them
-    into TF_CONFIG inside the trainer process. GPUs are requested as `nvidia.com/gpu` (GKE adds
-    the toleration for its GPU node taint itself); `gpu_type` selects the node pool by its
-    `cloud.google.com/gke-accelerator` label, which Autopilot needs to pick a GPU.
+    Each Pod gets JOB_COMPLETION_INDEX from the Job controller and RL_NUM_WORKERS, RL_JOB_NAME
+    (the Job's name, the stem of its Pods' hostnames), RL_SERVICE, RL_WORKER_PORT from here;
+    `rl.systems.tf_config.install_tf_config()` turns them into TF_CONFIG inside the trainer
+    process. GPUs are requested as `nvidia.com/gpu` (GKE adds the toleration for its GPU node
+    taint itself); `gpu_type` selects the node pool by its `cloud.google.com/gke-accelerator`
+    label, which Autopilot needs to pick a GPU.
     """
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = {
         "RL_STRATEGY": WORKER_STRATEGY,
         "RL_NUM_WORKERS": str(workers),
-        "RL_JOB_NAME": spec.name,
+        "RL_JOB_NAME": spec.name if workers == 1 else jobset_job_name(spec.name),
         "RL_SERVICE": spec.name,
         "RL_WORKER_PORT": str(WORKER_PORT),
         "PYTHONUNBUFFERED": "1",
@@ -228,12 +424,18 @@ def worker_job_manifests(
     resources = {"nvidia.com/gpu": str(gpus_per_worker)} if gpus_per_worker else {}
     container = _container(spec, _env(env), resources)
     container["ports"] = [{"name": "tf-worker", "containerPort": WORKER_PORT}]
-    pod: Manifest = {"restartPolicy": "Never", "subdomain": spec.name}
+    pod: Manifest = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": termination_grace_seconds(spec.preemption_grace),
+    }
     if gpu_type:
         pod["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu_type}
     pod["containers"] = [container]
-    job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit)
-    job["spec"]["completionMode"] = "Indexed"  # TF_CONFIG needs an index even for one worker
+    if workers > 1:
+        return [_jobset(spec, pod, pods=workers, max_restarts=backoff_limit)]
+    pod["subdomain"] = spec.name
+    # TF_CONFIG needs an index even for one worker.
+    job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit, indexed=True)
     return [_headless_service(spec, WORKER_PORT, "tf-worker"), job]
 
 

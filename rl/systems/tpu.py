@@ -3,8 +3,10 @@
     python train.py --sys tpu --tpu v5e-4 --image IMAGE --hparams ppo_pong \\
         --output_dir gs://BUCKET/runs/ppo_pong [--namespace NS] [--kube_context CTX] [--dry_run]
 
-This module checks what is TPU-specific: the slice type and topology (`rl.systems.tpu_types`)
-and that a slice spanning several TPU VMs is asked for explicitly (`--experimental_multihost`).
+A one-host slice is a Job, a multi-host slice a JobSet that restarts all hosts together
+(`rl.systems.manifests.tpu_job_manifests`). This module checks what is TPU-specific: the slice
+type and topology (`rl.systems.tpu_types`) and that a slice spanning several TPU VMs is asked
+for explicitly (`--experimental_multihost`).
 The rest (image, names, hparams, gs:// output dir, kubeconfig, submission through the official
 `kubernetes` client) is `rl.systems.kube_launcher`, shared with `--sys gke`.
 
@@ -19,7 +21,12 @@ import argparse
 from rl.errors import UserError
 from rl.registry import register_system
 from rl.systems.kube_launcher import JobShape, KubernetesSystem, check_image
-from rl.systems.manifests import TPU_STRATEGY, tpu_job_manifests
+from rl.systems.manifests import (
+    MAX_JOB_NAME,
+    TPU_STRATEGY,
+    jobset_max_name,
+    tpu_job_manifests,
+)
 from rl.systems.tpu_types import TPU_TYPES, parse_tpu, tpu_type_names
 
 
@@ -54,6 +61,9 @@ class TpuSystem(KubernetesSystem):
             pods=tpu.hosts,
             summary=f"{tpu.name} ({tpu.topology}, {hosts}, {tpu.chips_per_host} chips each)",
             strategy=TPU_STRATEGY,
+            # A multi-host slice is a JobSet (restarted as a group): shorter names.
+            max_name=jobset_max_name(tpu.hosts) if tpu.multi_host else MAX_JOB_NAME,
+            letter_first=tpu.multi_host,
         )
 
 

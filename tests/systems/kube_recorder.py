@@ -34,10 +34,13 @@ class RecordingApiServer:
         fail_kinds: tuple[str, ...] = (),
         max_requests: int = 10,
         lifetime_s: float = 30.0,
+        reason: str = "AlreadyExists",
+        message: str = "jobs.batch already exists",
     ) -> None:
         self.requests: list[Request] = []
         self.status = status  # returned for a POST whose kind is in fail_kinds
         self.fail_kinds = fail_kinds
+        self.reason, self.message = reason, message  # of that failure's Status body
         self.max_requests = max_requests
         self._lock = threading.Lock()
         recorder = self
@@ -66,7 +69,7 @@ class RecordingApiServer:
                 elif self.command == "POST" and body and body.get("kind") in recorder.fail_kinds:
                     self._reply(
                         recorder.status,
-                        _status(recorder.status, "AlreadyExists", "jobs.batch already exists"),
+                        _status(recorder.status, recorder.reason, recorder.message),
                     )
                 elif self.command == "POST":
                     body.setdefault("metadata", {})["uid"] = "00000000-0000-0000-0000-000000000001"

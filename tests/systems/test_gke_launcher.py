@@ -2,8 +2,9 @@
 
 As for `--sys tpu`, the REAL `kubernetes` client sends the requests (a generated kubeconfig
 points it at `kube_recorder.RecordingApiServer` on 127.0.0.1); the tests check method, path,
-headers and JSON body, that the bodies pass the official schemas in strict mode, and that the
-environment each Pod gets turns into the right TF_CONFIG. No cluster is involved.
+headers and JSON body, that the bodies pass the official schemas in strict mode (a JobSet: the
+vendored JobSet CRD schema, its child Job kubernetes-validate), and that the environment each
+Pod gets turns into the right TF_CONFIG. No cluster is involved.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import kubernetes_validate
 import pytest
 import yaml
+from jobset_schema import child_jobs, validate_jobset
 from kube_recorder import TOKEN, RecordingApiServer
 from launcher_fixtures import (
     api_fixture,  # noqa: F401  (pytest fixture `api`)
@@ -42,46 +44,55 @@ def pod_env(job: dict, index: int) -> dict[str, str]:
     return env
 
 
-def test_cpu_workers_post_service_then_indexed_job(api, capsys):
+def test_cpu_workers_post_a_jobset(api, capsys):
     argv = [*BASE, "--image", CPU_IMAGE, "--workers", "3", "--namespace", "team-rl"]
     argv += ["--kube_context", "recorder", "--hparam_override", "lr=0.01", "--seed", "5"]
     status, out, err = run_train(capsys, argv)
     assert status == 0, err
     assert err == []
-    name = re.search(r"submitted job/(\S+) to namespace team-rl: 3 workers \(CPU only\)", out)[1]
+    name = re.search(r"submitted jobset/(\S+) to namespace team-rl: 3 workers \(CPU only\)", out)
+    name = name[1]
+    # A JobSet name leaves room for `-workers-0-<index>-<5 chars>` in its Pods' names.
     assert re.fullmatch(r"rl-dqn-tiny-\d{8}-\d{6}-[a-z0-9]{4}", name)
     assert (
         f"kubectl logs -f -n team-rl --context recorder --prefix --max-log-requests 3 "
         f"-l app.kubernetes.io/instance={name}"
     ) in out
 
-    service_request, job_request = api.requests
-    assert (service_request.method, service_request.path) == (
+    # One request: the JobSet controller creates the headless Service and the Job.
+    (request,) = api.requests
+    assert (request.method, request.path) == (
         "POST",
-        "/api/v1/namespaces/team-rl/services",
+        "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team-rl/jobsets",
     )
-    assert (job_request.method, job_request.path) == (
-        "POST",
-        "/apis/batch/v1/namespaces/team-rl/jobs",
-    )
-    for request in api.requests:
-        assert request.headers["authorization"] == f"Bearer {TOKEN}"
-        assert request.headers["content-type"] == "application/json"
-        for version in K8S_VERSIONS:
-            kubernetes_validate.validate(request.body, version, strict=True)
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["content-type"] == "application/json"
+    jobset = request.body
+    validate_jobset(jobset)
+    (job,) = child_jobs(jobset)
+    for version in K8S_VERSIONS:
+        kubernetes_validate.validate(job, version, strict=True)
 
-    service, job = service_request.body, job_request.body
-    # One generated name everywhere: Service, Job, labels, selector, subdomain, env.
-    assert service["metadata"]["name"] == job["metadata"]["name"] == name
-    assert service["spec"]["clusterIP"] == "None"
-    assert service["spec"]["selector"] == {"app.kubernetes.io/instance": name}
+    # One generated name everywhere: JobSet, Service (subdomain), labels, env.
+    assert jobset["apiVersion"] == "jobset.x-k8s.io/v1alpha2" and jobset["kind"] == "JobSet"
+    assert jobset["metadata"]["name"] == name and jobset["metadata"]["namespace"] == "team-rl"
+    assert jobset["spec"]["network"]["subdomain"] == name
+    assert jobset["spec"]["network"]["enableDNSHostnames"] is True
+    assert job["metadata"]["name"] == f"{name}-workers-0"
     assert job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/instance"] == name
     pod = job["spec"]["template"]["spec"]
-    assert pod["subdomain"] == name and pod["restartPolicy"] == "Never"
+    assert pod["restartPolicy"] == "Never" and pod["terminationGracePeriodSeconds"] == 30
     assert "nodeSelector" not in pod
     assert job["spec"]["completionMode"] == "Indexed"
     assert job["spec"]["completions"] == job["spec"]["parallelism"] == 3
-    assert job["spec"]["backoffLimit"] == 0  # one lost worker stops them all: rerun to resume
+    # One lost worker fails the child Job at once; the JobSet restarts all three.
+    assert job["spec"]["backoffLimit"] == 0
+    policy = jobset["spec"]["failurePolicy"]
+    assert policy["maxRestarts"] == 3 and policy["restartStrategy"] == "BlockingRecreate"
+    assert [(r["name"], r["action"]) for r in policy["rules"]] == [
+        ("Preempted", "RestartJobSetAndIgnoreMaxRestarts"),
+        ("UserErrorOrDiverged", "FailJobSet"),
+    ]
     (container,) = pod_containers(job)
     assert container["image"] == CPU_IMAGE
     assert "resources" not in container  # CPU workers request no GPU
@@ -96,10 +107,12 @@ def test_cpu_workers_post_service_then_indexed_job(api, capsys):
     ]
     env = pod_env(job, 0)
     assert env["RL_STRATEGY"] == "multi_worker_mirrored"
-    assert env["RL_NUM_WORKERS"] == "3" and env["RL_JOB_NAME"] == name
+    assert env["RL_NUM_WORKERS"] == "3" and env["RL_JOB_NAME"] == f"{name}-workers-0"
+    assert env["RL_SERVICE"] == name
 
-    # What each Pod's trainer process builds from that environment, by hand.
-    workers = [f"{name}-0.{name}:2222", f"{name}-1.{name}:2222", f"{name}-2.{name}:2222"]
+    # What each Pod's trainer process builds from that environment, by hand: Pod i of Job
+    # `<name>-workers-0` has hostname `<name>-workers-0-<i>` in subdomain `<name>`.
+    workers = [f"{name}-workers-0-{i}.{name}:2222" for i in range(3)]
     for index in range(3):
         environ = pod_env(job, index)
         install_tf_config(environ)
@@ -115,11 +128,13 @@ def test_gpu_workers_request_gpus_and_select_the_type(api, capsys):
     status, out, err = run_train(capsys, argv)
     assert status == 0, err
     assert (
-        "submitted job/gpu-run-7 to namespace default: 2 workers (4 x nvidia-tesla-t4 each)" in out
+        "submitted jobset/gpu-run-7 to namespace default: 2 workers (4 x nvidia-tesla-t4 each)"
+        in out
     )
-    _, job_request = api.requests
-    assert job_request.path == "/apis/batch/v1/namespaces/default/jobs"
-    job = job_request.body
+    (request,) = api.requests
+    assert request.path == "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets"
+    validate_jobset(request.body)
+    (job,) = child_jobs(request.body)
     pod = job["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
     (container,) = pod_containers(job)
@@ -134,13 +149,25 @@ def test_gpu_workers_request_gpus_and_select_the_type(api, capsys):
 
 def test_one_worker_is_replaced_on_failure(api, capsys):
     # The default: one worker, a Job that replaces a failed Pod (which resumes from gs://).
-    status, out, err = run_train(capsys, [*BASE, "--image", CPU_IMAGE])
+    argv = [*BASE, "--image", CPU_IMAGE, "--preemption_grace", "40"]
+    status, out, err = run_train(capsys, argv)
     assert status == 0, err
     name = re.search(r"submitted job/(\S+) to namespace default: 1 worker \(CPU only\)", out)[1]
     assert f"kubectl logs -f job/{name} -n default" in out
-    _, job_request = api.requests
+    service_request, job_request = api.requests
+    assert service_request.path == "/api/v1/namespaces/default/services"
+    assert job_request.path == "/apis/batch/v1/namespaces/default/jobs"
     job = job_request.body
+    kubernetes_validate.validate(job, K8S_VERSIONS[-1], strict=True)
     assert job["spec"]["backoffLimit"] == 3
+    # Preemptions (DisruptionTarget, exit 75) are ignored, exits 2 and 3 fail the Job.
+    rules = job["spec"]["podFailurePolicy"]["rules"]
+    assert [r["action"] for r in rules] == ["Ignore", "Ignore", "FailJob"]
+    assert rules[1]["onExitCodes"]["values"] == [75] and rules[2]["onExitCodes"]["values"] == [2, 3]
+    # SIGKILL comes 5 s after the Pod's own --preemption_grace, which it is given.
+    pod = job["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 45
+    assert "--preemption_grace=40.0" in pod["containers"][0]["args"]
     assert job["spec"]["completions"] == 1 and job["spec"]["completionMode"] == "Indexed"
     environ = pod_env(job, 0)
     install_tf_config(environ)
@@ -150,7 +177,7 @@ def test_one_worker_is_replaced_on_failure(api, capsys):
 def test_refused_job_is_one_line_and_the_service_is_removed(tmp_path, monkeypatch, capsys):
     with RecordingApiServer(status=403, fail_kinds=("Job",)) as server:
         monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "kubeconfig")))
-        argv = [*BASE, "--image", CPU_IMAGE, "--workers", "2", "--job_name", "denied"]
+        argv = [*BASE, "--image", CPU_IMAGE, "--workers", "1", "--job_name", "denied"]
         status, out, err = run_train(capsys, argv)
     assert status == 2 and len(err) == 1, err
     assert "refused Job 'denied'" in err[0] and "403" in err[0]
@@ -161,19 +188,39 @@ def test_refused_job_is_one_line_and_the_service_is_removed(tmp_path, monkeypatc
     ]
 
 
+def test_a_cluster_without_jobset_is_told_what_to_install(tmp_path, monkeypatch, capsys):
+    # An API server without the JobSet CRD answers 404 for its resource path.
+    with RecordingApiServer(
+        status=404,
+        fail_kinds=("JobSet",),
+        reason="NotFound",
+        message="the server could not find the requested resource",
+    ) as server:
+        monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "kubeconfig")))
+        argv = [*BASE, "--image", CPU_IMAGE, "--workers", "2", "--job_name", "no-jobset"]
+        status, out, err = run_train(capsys, argv)
+    assert status == 2 and len(err) == 1, err
+    assert "refused JobSet 'no-jobset'" in err[0] and "404" in err[0]
+    assert "JobSet controller installed?" in err[0]
+    assert "jobset/releases/download/v0.12.0/manifests.yaml" in err[0]
+    assert [(r.method, r.path) for r in server.requests] == [
+        ("POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets"),
+    ]
+    assert out == ""
+
+
 def test_dry_run_prints_yaml_that_parses_and_sends_nothing(api, capsys):
     argv = [*BASE, "--image", GPU_IMAGE, "--workers", "4", "--gpus_per_worker", "1"]
     argv += ["--namespace", "ns", "--dry_run"]
     status, out, err = run_train(capsys, argv)
     assert status == 0 and err == []
     assert api.requests == []
-    service, job = yaml.safe_load_all(out)
-    assert (service["kind"], job["kind"]) == ("Service", "Job")
-    assert service["metadata"]["name"] == job["metadata"]["name"]
+    (jobset,) = yaml.safe_load_all(out)
+    assert jobset["kind"] == "JobSet" and jobset["metadata"]["namespace"] == "ns"
+    validate_jobset(jobset)
+    (job,) = child_jobs(jobset)
     assert job["spec"]["completions"] == 4
-    for doc in (service, job):
-        assert doc["metadata"]["namespace"] == "ns"
-        kubernetes_validate.validate(doc, K8S_VERSIONS[-1], strict=True)
+    kubernetes_validate.validate(job, K8S_VERSIONS[-1], strict=True)
     assert "nvidia.com/gpu: '1'" in out  # quoted in the YAML text itself
     assert "nodeSelector" not in out  # no --gpu_type: any GPU node pool
 
@@ -213,6 +260,23 @@ BAD = {
     ),
     "bad_namespace": ([*BASE, *IMAGE, "--namespace", "Team_RL"], ["--namespace 'Team_RL'"]),
     "bad_job_name": ([*BASE, *IMAGE, "--job_name", "My-Run"], ["--job_name 'My-Run'"]),
+    "jobset_name_starts_with_digit": (
+        [*BASE, *IMAGE, "--workers", "2", "--job_name", "7run"],
+        ["--job_name '7run'", "starting with a letter"],
+    ),
+    "jobset_name_too_long": (
+        [*BASE, *IMAGE, "--workers", "2", "--job_name", "a" * 46],
+        ["--job_name", "at most 45"],
+    ),
+    "zero_grace": (
+        [*BASE, *IMAGE, "--preemption_grace", "0"],
+        ["--preemption_grace must be > 0", "got 0"],  # train.py's own check
+    ),
+    "nan_grace": ([*BASE, *IMAGE, "--preemption_grace", "nan"], ["--preemption_grace", "nan"]),
+    "huge_grace": (
+        [*BASE, *IMAGE, "--preemption_grace", "1e9"],
+        ["--preemption_grace", "at most 3600"],
+    ),
     "local_output_dir": (
         ["--sys", "gke", "--hparams", "dqn_tiny", "--output_dir", "runs/x", *IMAGE],
         ["--sys gke needs a gs:// --output_dir", "'runs/x'"],

@@ -1,15 +1,18 @@
-"""The two Pods of a `--sys gke --workers 2` Job, simulated on this machine: they find each other
-by the headless Service's DNS names, train together, are killed, and a new Job resumes them.
+"""The two Pods of a `--sys gke --workers 2` JobSet, simulated on this machine: they find each
+other by the headless Service's DNS names, train together, are killed, and the restarted group
+resumes them.
 
-What the cluster gives each Pod of the Indexed Job is rebuilt with Linux namespaces: `unshare`
-makes a private mount and network namespace; inside it, two `ip netns` namespaces joined by a
-veth pair play the two Pods, each with its own IP (so both listen on the manifest's port 2222);
-a hosts file bind-mounted over /etc/hosts (in the private mount namespace only) resolves the
-Pods' names `<job>-<i>.<job>` as the headless Service would. Each Pod runs the rendered
+What the cluster gives each Pod of the JobSet's Indexed Job is rebuilt with Linux namespaces:
+`unshare` makes a private mount and network namespace; inside it, two `ip netns` namespaces
+joined by a veth pair play the two Pods, each with its own IP (so both listen on the manifest's
+port 2222); a hosts file bind-mounted over /etc/hosts (in the private mount namespace only)
+resolves the Pods' names `<job>-<i>.<subdomain>` (child Job `<jobset>-workers-0`, subdomain
+`<jobset>`) as the Service the JobSet controller makes would. Each Pod runs the rendered
 container's command, args and env, plus the JOB_COMPLETION_INDEX the Job controller adds; only
-`--output_dir` is a local directory instead of gs:// and `python` is this interpreter. Nothing
-outside the namespaces changes. Needs root, `unshare` and `ip` (skipped elsewhere); slow: two
-TensorFlow processes, twice.
+`--output_dir` is a local directory instead of gs:// and `python` is this interpreter. A JobSet
+restart recreates the same Job with the same names, so the second start is the same Pods again.
+Nothing outside the namespaces changes. Needs root, `unshare` and `ip` (skipped elsewhere);
+slow: two TensorFlow processes, twice.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from jobset_schema import child_jobs
 from launcher_fixtures import no_local_training_fixture, run_train  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -40,22 +44,25 @@ def _namespaces_available() -> bool:
     return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
 
 
-def render_job(capsys, job_name: str) -> dict:
-    """The Job that `train.py --sys gke --workers 2 ... --dry_run` prints."""
+def render_job(capsys, jobset_name: str) -> dict:
+    """The child Job of the JobSet that `train.py --sys gke --workers 2 ... --dry_run` prints,
+    with the Pods' subdomain the JobSet controller sets."""
     argv = ["--sys", "gke", "--workers", "2", "--hparams", "dqn_tiny", "--dry_run"]
-    argv += ["--train_steps", str(TRAIN_STEPS), "--job_name", job_name]
+    argv += ["--train_steps", str(TRAIN_STEPS), "--job_name", jobset_name]
     argv += ["--image", "us-docker.pkg.dev/p/rl/rl-cpu:1", "--output_dir", "gs://my-bucket/x"]
     status, out, err = run_train(capsys, argv)
     assert status == 0, err
-    service, job = yaml.safe_load_all(out)
-    assert service["metadata"]["name"] == job["spec"]["template"]["spec"]["subdomain"]
+    (jobset,) = yaml.safe_load_all(out)
+    (job,) = child_jobs(jobset)
+    job["spec"]["template"]["spec"]["subdomain"] = jobset["spec"]["network"]["subdomain"]
     return job
 
 
-def pods_script(job: dict, output_dir: Path, logs: Path, kill_after: str | None) -> str:
+def pods_script(job: dict, output_dir: Path, logs: Path, kill_after: str | None, label: str) -> str:
     """A bash script, run inside `unshare --mount --net`, that starts every Pod of `job` and
     waits for them; with `kill_after`, it kills them all (SIGKILL) once that path exists."""
     name = job["metadata"]["name"]
+    subdomain = job["spec"]["template"]["spec"]["subdomain"]
     (container,) = job["spec"]["template"]["spec"]["containers"]
     args = [
         f"--output_dir={output_dir}" if arg.startswith("--output_dir=") else arg
@@ -63,7 +70,7 @@ def pods_script(job: dict, output_dir: Path, logs: Path, kill_after: str | None)
     ]
     assert container["command"][0] == "python"
     command = [sys.executable, *container["command"][1:], *args]
-    hosts = "".join(f"{ip} {name}-{i}.{name}\n" for i, ip in enumerate(POD_IPS))
+    hosts = "".join(f"{ip} {name}-{i}.{subdomain}\n" for i, ip in enumerate(POD_IPS))
     (logs / "hosts").write_text(f"127.0.0.1 localhost\n{hosts}", encoding="utf-8")
     lines = [
         "set -e",
@@ -85,7 +92,7 @@ def pods_script(job: dict, output_dir: Path, logs: Path, kill_after: str | None)
         env |= {"JOB_COMPLETION_INDEX": str(i), "CUDA_VISIBLE_DEVICES": ""}
         assigned = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
         run = " ".join(map(shlex.quote, command))
-        log = logs / f"{name}-{i}.log"
+        log = logs / f"{label}-{i}.log"
         pod = f"cd {REPO_ROOT} && exec ip netns exec pod{i} env {assigned} {run}"
         lines += [f"({pod}) >{log} 2>&1 &", f"pid{i}=$!"]
     if kill_after:
@@ -113,24 +120,25 @@ def run_pods(script: str, logs: Path, label: str) -> str:
     return proc.stdout
 
 
-def test_two_pods_train_together_and_a_new_job_resumes_them(capsys, tmp_path):
+def test_two_pods_train_together_and_the_restarted_group_resumes_them(capsys, tmp_path):
     if not _namespaces_available():
         pytest.skip("needs root, unshare and ip netns")
     output_dir, logs = tmp_path / "out", tmp_path / "logs"
     logs.mkdir()
     checkpoints = output_dir / "run_0" / "checkpoints"
 
-    # Job 1: both Pods start; a preemption kills both after the first checkpoint.
-    first = render_job(capsys, "sim-first")
-    run_pods(pods_script(first, output_dir, logs, str(checkpoints / "latest.json")), logs, "a")
+    # First start: both Pods run; a preemption kills both after the first checkpoint.
+    job = render_job(capsys, "sim-run")
+    assert job["metadata"]["name"] == "sim-run-workers-0"
+    kill_after = str(checkpoints / "latest.json")
+    run_pods(pods_script(job, output_dir, logs, kill_after, "first"), logs, "a")
     assert not (checkpoints / f"step_{TRAIN_STEPS:012d}").exists(), "killed too late to resume"
 
-    # Job 2 (the same command run again: a new Job name, so new Pod DNS names).
-    second = render_job(capsys, "sim-second")
-    stdout = run_pods(pods_script(second, output_dir, logs, None), logs, "b")
+    # The JobSet restarts the group: the same Job, the same Pod names, a fresh start.
+    stdout = run_pods(pods_script(job, output_dir, logs, None, "restart"), logs, "b")
     assert "pod0 exit 0" in stdout and "pod1 exit 0" in stdout, stdout
-    chief = (logs / "sim-second-0.log").read_text(encoding="utf-8")
-    worker = (logs / "sim-second-1.log").read_text(encoding="utf-8")
+    chief = (logs / "restart-0.log").read_text(encoding="utf-8")
+    worker = (logs / "restart-1.log").read_text(encoding="utf-8")
     resumed = re.search(r"\[run_0\] resuming from checkpoint at ([\d,]+) env steps", chief)
     assert resumed, chief[-2000:]
     assert 300 <= int(resumed[1].replace(",", "")) < TRAIN_STEPS

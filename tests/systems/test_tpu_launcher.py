@@ -13,6 +13,7 @@ import re
 import kubernetes_validate
 import pytest
 import yaml
+from jobset_schema import child_jobs, validate_jobset
 from kube_recorder import TOKEN, RecordingApiServer
 from launcher_fixtures import (
     api_fixture,  # noqa: F401  (pytest fixture `api`)
@@ -72,46 +73,76 @@ def test_single_host_job_is_posted(api, capsys):
     ]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert env["RL_STRATEGY"] == "tpu" and env["RL_JOB_NAME"] == name
+    # A preemption does not use up backoffLimit; SIGKILL comes after train.py's own grace.
+    assert [r["action"] for r in job["spec"]["podFailurePolicy"]["rules"]] == [
+        "Ignore",
+        "Ignore",
+        "FailJob",
+    ]
+    assert job["spec"]["backoffLimit"] == 3 and pod["restartPolicy"] == "Never"
+    assert pod["terminationGracePeriodSeconds"] == 30
     kubernetes_validate.validate(job, "1.30.0", strict=True)
 
 
-def test_multi_host_posts_service_then_indexed_job(api, capsys):
+def test_multi_host_posts_a_jobset(api, capsys):
     argv = [*BASE, "--tpu", "v5p-32", "--experimental_multihost", "--job_name", "my-run-1"]
+    argv += ["--preemption_grace", "12.5"]
     status, out, err = run_train(capsys, argv)
     assert status == 0, err
-    service_request, job_request = api.requests
-    assert (service_request.method, service_request.path) == (
+    assert "submitted jobset/my-run-1 to namespace default: v5p-32" in out
+    (request,) = api.requests
+    assert (request.method, request.path) == (
         "POST",
-        "/api/v1/namespaces/default/services",
+        "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
     )
-    assert (job_request.method, job_request.path) == (
-        "POST",
-        "/apis/batch/v1/namespaces/default/jobs",
-    )
-    service, job = service_request.body, job_request.body
-    assert service["metadata"]["name"] == job["metadata"]["name"] == "my-run-1"
-    assert job["spec"]["template"]["spec"]["subdomain"] == "my-run-1"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["content-type"] == "application/json"
+    jobset = request.body
+    validate_jobset(jobset)
+    assert jobset["metadata"]["name"] == jobset["spec"]["network"]["subdomain"] == "my-run-1"
+    assert jobset["spec"]["failurePolicy"]["restartStrategy"] == "BlockingRecreate"
+    (job,) = child_jobs(jobset)
+    kubernetes_validate.validate(job, "1.37.0", strict=True)
     assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 4
+    assert job["spec"]["backoffLimit"] == 0
+    pod = job["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 18  # ceil(12.5) + 5
     (container,) = pod_containers(job)
+    assert "--preemption_grace=12.5" in container["args"]
     assert container["resources"]["limits"] == {"google.com/tpu": "4"}
     env = {e["name"]: e for e in container["env"]}
     assert env["TPU_WORKER_HOSTNAMES"]["value"] == ",".join(
-        f"my-run-1-{i}.my-run-1" for i in range(4)
+        f"my-run-1-workers-0-{i}.my-run-1" for i in range(4)
     )
     assert "-l app.kubernetes.io/instance=my-run-1" in out
 
 
-def test_refused_job_is_one_line_and_the_service_is_removed(tmp_path, monkeypatch, capsys):
+def test_refused_job_is_one_line(tmp_path, monkeypatch, capsys):
     with RecordingApiServer(status=409, fail_kinds=("Job",)) as api:
         monkeypatch.setenv("KUBECONFIG", str(api.write_kubeconfig(tmp_path / "kubeconfig")))
-        argv = [*BASE, "--tpu", "v6e-16", "--experimental_multihost", "--job_name", "taken"]
+        argv = [*BASE, "--tpu", "v6e-8", "--job_name", "taken"]
         status, out, err = run_train(capsys, argv)
     assert status == 2 and len(err) == 1, err
     assert "409" in err[0] and "AlreadyExists" in err[0] and "'taken'" in err[0]
     assert [(r.method, r.path) for r in api.requests] == [
-        ("POST", "/api/v1/namespaces/default/services"),
         ("POST", "/apis/batch/v1/namespaces/default/jobs"),
-        ("DELETE", "/api/v1/namespaces/default/services/taken"),
+    ]
+
+
+def test_refused_jobset_is_one_line(tmp_path, monkeypatch, capsys):
+    with RecordingApiServer(
+        status=409,
+        fail_kinds=("JobSet",),
+        message='jobsets.jobset.x-k8s.io "taken" already exists',
+    ) as api:
+        monkeypatch.setenv("KUBECONFIG", str(api.write_kubeconfig(tmp_path / "kubeconfig")))
+        argv = [*BASE, "--tpu", "v6e-16", "--experimental_multihost", "--job_name", "taken"]
+        status, out, err = run_train(capsys, argv)
+    assert status == 2 and len(err) == 1, err
+    assert "refused JobSet 'taken'" in err[0] and "409" in err[0] and "already exists" in err[0]
+    assert "JobSet controller" not in err[0]  # the hint is for a 404 only
+    assert [(r.method, r.path) for r in api.requests] == [
+        ("POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets"),
     ]
 
 
@@ -130,13 +161,11 @@ def test_dry_run_prints_yaml_and_sends_nothing(api, capsys):
     status, out, err = run_train(capsys, argv)
     assert status == 0 and err == []
     assert api.requests == []
-    docs = list(yaml.safe_load_all(out))
-    assert [d["kind"] for d in docs] == ["Service", "Job"]
-    names = {d["metadata"]["name"] for d in docs}
-    assert len(names) == 1
-    for doc in docs:
-        assert doc["metadata"]["namespace"] == "ns"
-        kubernetes_validate.validate(doc, "1.30.0", strict=True)
+    (jobset,) = yaml.safe_load_all(out)
+    assert jobset["kind"] == "JobSet" and jobset["metadata"]["namespace"] == "ns"
+    validate_jobset(jobset)
+    for job in child_jobs(jobset):
+        kubernetes_validate.validate(job, "1.30.0", strict=True)
     # The quantity is a quoted string in the YAML text itself.
     assert "google.com/tpu: '4'" in out
 
@@ -162,6 +191,15 @@ BAD = {
     "bad_image": ([*BASE, "--tpu", "v5e-4", "--image", "Bad Image"], ["--image", "'Bad Image'"]),
     "bad_namespace": ([*BASE, "--tpu", "v5e-4", "--namespace", "Team_RL"], ["--namespace"]),
     "bad_job_name": ([*BASE, "--tpu", "v5e-4", "--job_name", "x" * 53], ["--job_name"]),
+    # v5e-16: 4 hosts, Pod names `<name>-workers-0-3-<5 chars>` must fit in 63.
+    "multihost_job_name_too_long": (
+        [*BASE, "--tpu", "v5e-16", "--experimental_multihost", "--job_name", "x" * 46],
+        ["--job_name", "at most 45"],
+    ),
+    "negative_grace": (
+        [*BASE, "--tpu", "v5e-4", "--preemption_grace", "-5"],
+        ["--preemption_grace must be > 0", "got -5"],
+    ),
     "local_output_dir": (
         [*BASE[:-4], "--output_dir", "runs/x", "--image", IMAGE, "--tpu", "v5e-4"],
         ["gs://", "'runs/x'"],
