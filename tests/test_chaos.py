@@ -144,7 +144,8 @@ def test_kill_9_twenty_times_equals_an_uninterrupted_run(tmp_path: Path, hparams
     listed = set()
     for manifest in (run_dir / "checkpoints").glob("step_*/manifest.json"):
         listed |= set(json.loads(manifest.read_text())["chunks"])
-    assert {p.name for p in (run_dir / "checkpoints" / "chunks").iterdir()} == listed
+    chunks = run_dir / "checkpoints" / "chunks"  # none if no array reached the chunk size
+    assert {p.name for p in chunks.iterdir()} if chunks.exists() else set() == listed
 
 
 def test_sigterm_twenty_times_loses_no_step(tmp_path: Path):
