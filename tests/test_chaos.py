@@ -145,7 +145,8 @@ def test_kill_9_twenty_times_equals_an_uninterrupted_run(tmp_path: Path, hparams
     for manifest in (run_dir / "checkpoints").glob("step_*/manifest.json"):
         listed |= set(json.loads(manifest.read_text())["chunks"])
     chunks = run_dir / "checkpoints" / "chunks"  # none if no array reached the chunk size
-    assert {p.name for p in chunks.iterdir()} if chunks.exists() else set() == listed
+    on_disk = {p.name for p in chunks.iterdir()} if chunks.exists() else set()
+    assert on_disk == listed
 
 
 def test_sigterm_twenty_times_loses_no_step(tmp_path: Path):
