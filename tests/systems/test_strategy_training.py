@@ -115,19 +115,11 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
-    out = tmp_path / "out"
+def _start_two_workers(tmp_path, script: str, args: list[str]) -> list[subprocess.Popen]:
+    """`script *args --strategy multi_worker_mirrored` as workers 0 and 1 on 127.0.0.1, logging
+    to worker<i>.log; worker i dumps its state to worker<i>.npz (strategy_worker.py) and keeps
+    its scratch dir in tmp<i>/."""
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
-    args = [
-        "--hparams",
-        "dqn_tiny",
-        "--train_steps",
-        "300",
-        "--output_dir",
-        str(out),
-        "--strategy",
-        "multi_worker_mirrored",
-    ]
     procs = []
     for index in range(2):
         env = train_env()
@@ -138,9 +130,16 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
         env["TMPDIR"] = str(tmp_path / f"tmp{index}")  # where a non-chief's scratch dir goes
         os.makedirs(env["TMPDIR"])
         log = open(tmp_path / f"worker{index}.log", "w")  # a file: a full pipe would stall
-        command = [sys.executable, str(HERE / "strategy_worker.py"), *args]
+        command = [sys.executable, script, *args, "--strategy", "multi_worker_mirrored"]
         procs.append(subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log))
         log.close()
+    return procs
+
+
+def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
+    out = tmp_path / "out"
+    args = ["--hparams", "dqn_tiny", "--train_steps", "300", "--output_dir", str(out)]
+    procs = _start_two_workers(tmp_path, str(HERE / "strategy_worker.py"), args)
     try:
         for proc in procs:
             proc.wait(timeout=240)
@@ -288,21 +287,9 @@ def test_sigterm_to_one_worker_stops_both_at_the_same_step(tmp_path):
     """A preemption reaches one Pod: the workers vote at every iteration, so both save (the
     chief into the run dir) at the same env step and exit 75."""
     out = tmp_path / "out"
-    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     args = ["--hparams", "dqn_tiny", "--train_steps", "100000", "--output_dir", str(out)]
-    args += ["--hparam_override", "checkpoint_every=100", "--strategy", "multi_worker_mirrored"]
-    procs = []
-    for index in range(2):
-        env = train_env()
-        env["TF_CONFIG"] = json.dumps(
-            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        )
-        env["TMPDIR"] = str(tmp_path / f"tmp{index}")
-        os.makedirs(env["TMPDIR"])
-        log = open(tmp_path / f"worker{index}.log", "w")
-        command = [sys.executable, "train.py", *args]
-        procs.append(subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log))
-        log.close()
+    args += ["--hparam_override", "checkpoint_every=100"]
+    procs = _start_two_workers(tmp_path, "train.py", args)
     pointer_path = out / "run_0" / "checkpoints" / "latest.json"
     try:
         deadline = time.monotonic() + 240
