@@ -22,7 +22,19 @@ import train  # noqa: E402  (the repo's train.py)
 
 def main() -> int:
     delay = float(sys.argv[1])
-    train._import_tensorflow_quietly()
+    import_tensorflow = train._import_tensorflow_quietly
+
+    def import_and_slow_down() -> None:
+        # Runs where train.main imports TensorFlow: after it started noting SIGTERMs, so a
+        # signal during these imports is honoured as in a plain train.py.
+        import_tensorflow()
+        _slow_down_writes(delay)
+
+    train._import_tensorflow_quietly = import_and_slow_down
+    return train.main(sys.argv[2:])
+
+
+def _slow_down_writes(delay: float) -> None:
     import tensorflow as tf
 
     from rl.utils import checkpoint, chunks, files
@@ -44,7 +56,6 @@ def main() -> int:
     chunks.ChunkStore._write = slow_chunk_write
     chunks.CHUNK_BYTES = 4096
     checkpoint.LARGE_ARRAY_BYTES = 4096
-    return train.main(sys.argv[2:])
 
 
 if __name__ == "__main__":
