@@ -11,7 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def train_and_read_state(tmp_path: Path, hparams: str, seed: int, override: str = "") -> dict:
+def train_and_read_state(
+    tmp_path: Path, hparams: str, seed: int, override: str = "", timeout: float = 1200
+) -> dict:
     cmd = [
         sys.executable,
         str(ROOT / "train.py"),
@@ -28,7 +30,7 @@ def train_and_read_state(tmp_path: Path, hparams: str, seed: int, override: str 
         cmd,
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=timeout,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

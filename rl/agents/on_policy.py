@@ -16,7 +16,8 @@ fields). `update` runs on a full buffer, as ONE compiled call:
 3. `n_epochs` passes over the flattened T*N samples (`Rollout.flatten`), each shuffled with
    `self.generator` and cut into minibatches of `batch_size` (`rl.rollout.minibatch_indices`);
    one `_gradient_step` per minibatch, advantages normalized per minibatch when
-   `normalize_advantage` is on. The subclass's `_loss` decides the objective.
+   `normalize_advantage` is on. The subclass's `_loss` decides the objective. An agent may end
+   the update early (`_update_stop_rule`: PPO's `target_kl`).
 
 The learning rate (and PPO's clip range) are schedules of the gradient step, evaluated inside the
 compiled loop, so a linear anneal to 0 over `train_steps` is `linear(lr, 0, total gradient
@@ -52,16 +53,26 @@ __all__ = [
 ]
 
 
-def repeat(count: int, body: Callable[[tf.Tensor, dict], dict], state: dict) -> dict:
-    """`state = body(i, state)` for i in range(count), as one graph loop (`tf.while_loop`).
+def repeat(
+    count: int,
+    body: Callable[[tf.Tensor, dict], dict],
+    state: dict,
+    until: Callable[[dict], tf.Tensor] | None = None,
+) -> dict:
+    """`state = body(i, state)` for i in range(count), as one graph loop (`tf.while_loop`);
+    with `until`, the loop also ends as soon as `until(state)` (a scalar bool) is True.
 
     Written out rather than left to autograph: the learner is traced without autograph, whose
     recursive source conversion of every function the update reaches cost ~1-4 s per process
     (benchmarks/python_path_vs_sb3.py), more than a short run's whole learning time.
     """
-    _, state = tf.while_loop(
-        lambda i, _: i < count, lambda i, s: (i + 1, body(i, s)), (tf.constant(0), state)
-    )
+
+    def keep_going(i: tf.Tensor, state: dict) -> tf.Tensor:
+        if until is None:
+            return i < count
+        return tf.logical_and(i < count, tf.logical_not(until(state)))
+
+    _, state = tf.while_loop(keep_going, lambda i, s: (i + 1, body(i, s)), (tf.constant(0), state))
     return state
 
 
@@ -72,12 +83,18 @@ def update_epochs(
     step: Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor, dict]],
     names: tuple[str, ...],
     zero: tf.Tensor,
+    stop_before: Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None = None,
 ) -> dict[str, tf.Tensor]:
     """The on-policy update's loop: `n_epochs` passes, each drawing its minibatch indices with
     `draw_indices()` and taking `num_minibatches` gradient steps, `step(indices, k)` ->
     (loss, grad_norm, aux). Returns the means over all steps of loss, grad_norm and the aux
     named in `names` (a missing one counts 0). The agent's update runs it with scalars; the
     many-seeds program (rl/compiled/seeds.py) with [S] tensors (`zero`), one step for all seeds.
+
+    `stop_before(indices, k)` (scalar updates only), a bool checked before each gradient step:
+    once it is True that step and every later one of this update are skipped (PPO's
+    `target_kl`, Stable-Baselines3's rule). The means are then over the steps taken, and
+    "update_steps" counts them. Without it the loop is the fixed n_epochs x num_minibatches one.
     """
     totals = {name: zero for name in (*names, "loss", "grad_norm")}
 
@@ -88,13 +105,39 @@ def update_epochs(
             "grad_norm": totals["grad_norm"] + grad_norm,
         }
 
-    def epoch(totals: dict) -> dict:
-        indices = draw_indices()
-        return repeat(num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+    if stop_before is None:
 
-    totals = repeat(n_epochs, lambda _, t: epoch(t), totals)
-    steps = float(n_epochs * num_minibatches)
-    return {name: value / steps for name, value in totals.items()}
+        def epoch(totals: dict) -> dict:
+            indices = draw_indices()
+            return repeat(num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
+
+        totals = repeat(n_epochs, lambda _, t: epoch(t), totals)
+        steps = float(n_epochs * num_minibatches)
+        return {name: value / steps for name, value in totals.items()}
+
+    def stoppable_step(indices: tf.Tensor, k: tf.Tensor, state: dict) -> dict:
+        stop = stop_before(indices, k)
+        totals, steps = tf.cond(
+            stop,
+            lambda: (state["totals"], state["steps"]),
+            lambda: (minibatch_step(indices, k, state["totals"]), state["steps"] + 1.0),
+        )
+        return {"totals": totals, "steps": steps, "stopped": stop}
+
+    def stoppable_epoch(state: dict) -> dict:
+        indices = draw_indices()
+        return repeat(num_minibatches, lambda k, s: stoppable_step(indices, k, s), state, _stopped)
+
+    state = {"totals": totals, "steps": tf.zeros_like(zero), "stopped": tf.constant(False)}
+    state = repeat(n_epochs, lambda _, s: stoppable_epoch(s), state, _stopped)
+    steps = state["steps"]
+    metrics = {name: value / tf.maximum(steps, 1.0) for name, value in state["totals"].items()}
+    metrics["update_steps"] = steps
+    return metrics
+
+
+def _stopped(state: dict) -> tf.Tensor:
+    return state["stopped"]
 
 
 def explained_variance(returns: tf.Tensor, values: tf.Tensor, axis: int | None = None) -> tf.Tensor:
@@ -115,6 +158,7 @@ class OnPolicyAgent(ActorCriticAgent):
     """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
 
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
+    stops_early: bool = False  # whether an update may end before its epochs (PPO's target_kl)
     supports_strategies = True  # minibatch losses are masked means (see `_loss_weight`)
     # The `_loss` aux outputs averaged over an update and logged as train/<name>.
     loss_metrics: tuple[str, ...] = ("policy_loss", "value_loss", "entropy")
@@ -239,11 +283,16 @@ class OnPolicyAgent(ActorCriticAgent):
         hp = self.hparams
         samples = self.training_samples(batch)
 
-        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+        def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
             minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
             if hp.normalize_advantage:
                 minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-            return self._gradient_step(self._minibatch_loss, self._trainable_variables(), minibatch)
+            return minibatch
+
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+            return self._gradient_step(
+                self._minibatch_loss, self._trainable_variables(), minibatch(indices, k)
+            )
 
         metrics = update_epochs(
             hp.n_epochs,
@@ -252,10 +301,19 @@ class OnPolicyAgent(ActorCriticAgent):
             step,
             self.loss_metrics,
             tf.constant(0.0),
+            self._update_stop_rule(minibatch),
         )
         metrics["explained_variance"] = explained_variance(samples["return"], samples["old_value"])
         metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
         return metrics
+
+    def _update_stop_rule(
+        self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]
+    ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None:
+        """`update_epochs`' `stop_before` given how the update builds minibatch k from an
+        epoch's indices (`minibatch(indices, k)`), or None: every epoch runs in full (the default;
+        PPO stops early with `target_kl`)."""
+        return None
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         params, value = self.model(minibatch["obs"])

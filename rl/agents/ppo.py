@@ -6,17 +6,23 @@ https://arxiv.org/abs/1506.02438). Details as in OpenAI baselines' PPO2 and SB3:
 normalization per minibatch, optional value clipping (`clip_range_vf`), entropy bonus,
 global-norm gradient clipping (`max_grad_norm`), learning rate and clip range as schedules of the
 gradient step (linear annealing). All epochs x minibatches of one update run in one compiled call
-(`rl.agents.on_policy`).
+(`rl.agents.on_policy`). With `target_kl` the update stops early as in Stable-Baselines3: before
+each minibatch's gradient step, if the approximate KL divergence mean((r - 1) - log r) of that
+minibatch under the current weights exceeds 1.5 * target_kl, that step and the rest of the update
+are skipped (CleanRL checks once per epoch against target_kl itself; SB3's finer rule is used).
 
 loss = -min(ratio A, clip(ratio, 1 +- eps) A) + vf_coef * value_loss - ent_coef * entropy
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent
+from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.registry import register_agent
 from rl.types import Metrics, TensorBatch
@@ -28,9 +34,36 @@ class PPO(OnPolicyAgent):
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
 
+    # SB3's margin: the update stops once a minibatch's approx KL exceeds 1.5 * target_kl.
+    kl_stop_factor = 1.5
+
     def _build(self) -> None:
         self.clip_range = as_schedule(self.hparams.clip_range)
+        if self.stops_early and self._distributed:
+            raise UserError(
+                "target_kl does not run under a distribution strategy yet; "
+                "set target_kl=None or train with --strategy default"
+            )
         super()._build()
+
+    @property
+    def stops_early(self) -> bool:
+        """Whether an update may end before its n_epochs x minibatches (`target_kl` is set)."""
+        return self.hparams.target_kl is not None
+
+    def _update_stop_rule(
+        self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]
+    ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None:
+        if not self.stops_early:
+            return None
+        limit = self.kl_stop_factor * self.hparams.target_kl
+
+        def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
+            # A forward pass of its own (no gradient): the same approx KL as the step's loss.
+            _, aux = self._minibatch_loss(minibatch(indices, k))
+            return aux["approx_kl"] > limit
+
+        return kl_too_far
 
     def _loss(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor

@@ -36,7 +36,7 @@ import tensorflow as tf
 
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
-from rl.agents.on_policy import normalize, repeat
+from rl.agents.on_policy import normalize, update_epochs
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.errors import UserError
@@ -254,31 +254,30 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         hp = self.hparams
         sequences, replayed = self._sequences(batch)
         mask = self._sample_mask(batch)
-        names = self.loss_metrics
-        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
 
-        def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
+        def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
             minibatch = {
                 key: tf.gather(value, indices[k], axis=0 if key == "initial_state" else 1)
                 for key, value in sequences.items()
             }
             if hp.normalize_advantage:
                 minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-            loss, grad_norm, aux = self._gradient_step(
-                self._minibatch_loss, self._trainable_variables(), minibatch
+            return minibatch
+
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+            return self._gradient_step(
+                self._minibatch_loss, self._trainable_variables(), minibatch(indices, k)
             )
-            return {name: totals[name] + aux.get(name, 0.0) for name in names} | {
-                "loss": totals["loss"] + loss,
-                "grad_norm": totals["grad_norm"] + grad_norm,
-            }
 
-        def epoch(totals: dict) -> dict:
-            indices = minibatch_indices(self.generator, self.num_sequences, self.num_minibatches)
-            return repeat(self.num_minibatches, lambda k, t: minibatch_step(indices, k, t), totals)
-
-        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
-        steps = float(hp.n_epochs * self.num_minibatches)
-        metrics = {name: value / steps for name, value in totals.items()}
+        metrics = update_epochs(
+            hp.n_epochs,
+            self.num_minibatches,
+            lambda: minibatch_indices(self.generator, self.num_sequences, self.num_minibatches),
+            step,
+            self.loss_metrics,
+            tf.constant(0.0),
+            self._update_stop_rule(minibatch),
+        )
         returns, values = replayed["return"], replayed["value"]
         metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values) / (
             tf.math.reduce_variance(returns) + 1e-8

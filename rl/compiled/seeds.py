@@ -16,6 +16,10 @@ in front: only the gradient step is the stack's (`SeedStack.gradient_step`), not
 tests/compiled/test_seeds.py checks that seed s of a joint run matches the single-seed
 `CompiledPPO` run, and that changing one seed does not change another bit for bit.
 
+With PPO's `target_kl` the seeds would stop after different numbers of gradient steps, which the
+lockstep stack cannot express exactly, so building raises `NotStackable` and the engine trains
+the seeds as single-seed programs instead.
+
 A seed's checkpoint is the single-seed one (`CompiledPPO.checkpoint`), so a run dir trained
 here can be resumed or tested alone, and the other way round.
 """
@@ -40,7 +44,7 @@ from rl.compiled.base import checkpoint_values
 from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.seed_stack import SeedStack
+from rl.compiled.seed_stack import NotStackable, SeedStack
 from rl.compiled.stacked import StackedForward
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
@@ -63,6 +67,11 @@ class CompiledPPOSeeds:
         self.seeds = list(seeds)
         self.members = [CompiledPPO(hparams, env, seed) for seed in self.seeds]
         self.agents = [member.agent for member in self.members]
+        if self.agents[0].stops_early:
+            # Stopped seeds would have to skip steps while the others take them, but the stack
+            # steps its optimizer (Adam's step count) and lr schedule in lockstep for all seeds;
+            # as separate programs each seed stops exactly as it would alone.
+            raise NotStackable("target_kl: each seed stops on its own, so seeds train apart")
         self.num_seeds = len(self.members)
         self.spec = self.members[0].spec
         self.num_steps = self.members[0].num_steps

@@ -34,6 +34,17 @@ def ppo() -> HParams:
         "Clip the value update to this distance from the old value (None: no clipping).",
         type=float | None,
     )
+    hp.add(
+        "target_kl",
+        None,
+        "Early stop of an update (Stable-Baselines3's rule): before each minibatch's gradient "
+        "step, the approx KL mean((r - 1) - log r) of that minibatch (r = pi / pi_rollout, "
+        "current weights) is computed in an extra forward pass; above 1.5 * target_kl that step "
+        "and the rest of the update's epochs are skipped (train/update_steps counts the steps "
+        "taken). None: off, every epoch runs. Not under distribution strategies; with --copies "
+        "on a TF-ops env the seeds then train as separate programs, each stopping on its own.",
+        type=float | None,
+    )
     return hp
 
 
