@@ -24,6 +24,7 @@ from rl.agents.gradient_functions import (
     squashed_gaussian_sample,
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
+from rl.agents.stateless_generator import StatelessGenerator
 from rl.models import Critics, GaussianActor
 from rl.models.continuous import num_action_dims
 from rl.registry import register_agent
@@ -34,6 +35,7 @@ class SAC(OffPolicyContinuousAgent):
     """Tanh-squashed Gaussian actor, `num_critics` critics, learned or fixed temperature."""
 
     loss_metrics = ("loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
+    stochastic_policy = True  # a tanh-squashed Gaussian
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
@@ -62,10 +64,13 @@ class SAC(OffPolicyContinuousAgent):
         return self.critics.trainable_variables
 
     # ------------------------------------------------------------------------ acting
-    def _sample(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """Reparameterized action [B, *action_shape] and log pi [B]."""
+    def _sample(
+        self, obs: tf.Tensor, generator: tf.random.Generator | StatelessGenerator | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Reparameterized action [B, *action_shape] and log pi [B] (noise from `generator`,
+        the agent's own by default)."""
         mean, log_std = self.actor(obs)
-        noise = self.generator.normal(tf.shape(mean))
+        noise = (generator or self.generator).normal(tf.shape(mean))
         low = tf.reshape(self.action_low, [-1])
         high = tf.reshape(self.action_high, [-1])
         action, log_prob = squashed_gaussian_sample(mean, log_std, noise, low, high)
@@ -80,6 +85,11 @@ class SAC(OffPolicyContinuousAgent):
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         return self._sample(obs)[0]
+
+    def _sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, generator: StatelessGenerator
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        return self._sample(obs, generator)[0], state
 
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
