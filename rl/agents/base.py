@@ -292,6 +292,12 @@ class Agent(tf.Module):
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
+    def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
+        """Hparam `name`, a number or a schedule of the step (`linear(...)`, ...), at `step`
+        (float32; TF code). For the floats an agent reads while it trains (ent_coef, tau, ...):
+        the gradient step for learner weights and coefficients, the env step for exploration."""
+        return as_schedule(getattr(self.hparams, name))(step)
+
     def _check_replica_batch(self) -> None:
         """Every gradient step's batch must split evenly across this worker's replicas."""
         replicas = num_local_replicas(self.strategy)

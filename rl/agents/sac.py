@@ -130,7 +130,11 @@ class SAC(OffPolicyContinuousAgent):
             )
         else:
             alpha_loss, _ = alpha_loss_fn()  # logged only
-        polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
+        polyak_update(
+            self.critics_target.variables,
+            self.critics.variables,
+            self._hparam_at("tau", self.gradient_steps),
+        )
         return {
             "loss": loss,
             "actor_loss": actor_loss,

@@ -88,7 +88,11 @@ class TD3(OffPolicyContinuousAgent):
         action = self.actor(obs)
         if not self._noise_is_stateful:
             return self._action_function(
-                action, self.generator, hp.action_noise_std, self.action_low, self.action_high
+                action,
+                self.generator,
+                self._hparam_at("action_noise_std", self.env_steps),
+                self.action_low,
+                self.action_high,
             )
         # Read the state only once `obs` exists: `observe` (run by the env step that produced
         # obs) zeroes the rows of envs whose episode just ended.
@@ -99,7 +103,7 @@ class TD3(OffPolicyContinuousAgent):
             self.generator,
             state,
             hp.ou_theta,
-            hp.action_noise_std,
+            self._hparam_at("action_noise_std", self.env_steps),
             self.action_low,
             self.action_high,
         )
@@ -123,11 +127,12 @@ class TD3(OffPolicyContinuousAgent):
         hp = self.hparams
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
-        noise = self.generator.normal(tf.shape(next_action)) * hp.target_policy_noise * half_range
+        smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
+        noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
         next_action = smoothed_target_action(
             next_action,
             noise,
-            hp.target_noise_clip * half_range,
+            self._hparam_at("target_noise_clip", self.gradient_steps) * half_range,
             self.action_low,
             self.action_high,
         )
@@ -152,8 +157,9 @@ class TD3(OffPolicyContinuousAgent):
             actor_loss, _ = self._optimizer_step(
                 self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables
             )
-            polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
-            polyak_update(self.actor_target.variables, self.actor.variables, hp.tau)
+            tau = self._hparam_at("tau", self.gradient_steps)
+            polyak_update(self.critics_target.variables, self.critics.variables, tau)
+            polyak_update(self.actor_target.variables, self.actor.variables, tau)
             return actor_loss
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.

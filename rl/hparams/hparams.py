@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import numbers
+import re
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -223,6 +224,20 @@ class TypeSpec:
         return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
+# A number-typed key given a schedule: the agent reads it once, when it is built (schedules are
+# declared type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...).
+_SCHEDULE_CALL = re.compile(r"\s*[A-Za-z_]\w*\s*\(")
+_NO_SCHEDULE = (
+    "{key} is read once, when the agent is built, so it takes a number, not the schedule "
+    "{value!r}; the keys that follow a schedule say so in docs/hparams_reference.md"
+)
+
+
+def _is_number_kind(spec: TypeSpec) -> bool:
+    kind = spec.elem.kind if spec.kind == "optional" else spec.kind
+    return kind in ("float", "int")
+
+
 def _element_word(value: Any, kind: str) -> Any:
     """A bare word inside a list: a string for list[str], a bool word for list[bool]."""
     if not isinstance(value, BareWord) or kind == "str":
@@ -303,6 +318,8 @@ class HParams:
         try:
             entry.value = entry.spec.check(value)
         except _Mismatch:
+            if _is_number_kind(entry.spec) and isinstance(value, Schedule):
+                raise UserError(_NO_SCHEDULE.format(key=name, value=value.spec())) from None
             raise UserError(f"{name} expects {entry.spec}, got {value!r}") from None
         except UserError as e:  # e.g. a schedule string naming an unknown schedule
             raise UserError(f"{name}: {e}") from None
@@ -341,6 +358,8 @@ class HParams:
         try:
             value = entry.spec.from_text(text)
         except _Mismatch:
+            if _is_number_kind(entry.spec) and _SCHEDULE_CALL.match(text):
+                raise UserError(_NO_SCHEDULE.format(key=key, value=text)) from None
             raise UserError(f"{key} expects {entry.spec}, got {text!r}") from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
@@ -472,6 +491,10 @@ class HParams:
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":
                 out.update({f"{name}.{k}": v for k, v in e.value._flat_typed().items()})
+            elif e.spec.kind == "schedule" and e.value.name == "constant":
+                # A constant schedule is its number: a run saved when the key was a float
+                # (ent_coef, tau, ... became schedules) resumes unless the value changed.
+                out[name] = ("float", json.dumps(float(e.value.args["value"])))
             else:
                 out[name] = (str(e.spec), json.dumps(e.spec.to_json(e.value)))
         return out
