@@ -76,3 +76,13 @@ def test_a_key_read_at_build_time_refuses_a_schedule_with_one_line(key):
     assert "\n" not in message
     assert f"{key} is read once, when the agent is built" in message
     assert "not the schedule 'linear(0.9, 0.99, 100)'" in message
+
+
+def test_a_run_saved_when_the_key_was_a_float_resumes_unless_the_value_changed():
+    from rl.hparams import HParams, Schedule
+
+    saved = HParams().add("ent_coef", 0.01, "doc")  # as hparams.json held it before
+    now = HParams().add("ent_coef", 0.01, "doc", type=Schedule)
+    assert saved.diff(now) == []
+    now.ent_coef = "linear(0.01, 0.0, 100)"
+    assert saved.diff(now) == ['ent_coef: float 0.01 -> schedule "linear(0.01, 0.0, 100)"']

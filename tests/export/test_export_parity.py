@@ -47,6 +47,9 @@ def family_hparams(name: str):
     set_name, overrides, steps = FAMILIES[name]
     hp = get_hparams(set_name)().copy()
     hp.train_steps = steps
+    # TF's kernels for the learner too: XLA compiling seven learners costs more than the few
+    # updates they run, and acting on CPU (what the export holds) is TF's kernels either way.
+    hp.jit_compile = False
     for key, value in overrides.items():
         group, _, leaf = key.rpartition(".")
         setattr(getattr(hp, group) if group else hp, leaf, value)
