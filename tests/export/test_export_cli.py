@@ -9,6 +9,8 @@ import sys
 import pytest
 from conftest import REPO_ROOT, TINY_SET, describe, stderr_lines, train_env
 
+from rl.export.__main__ import main as export_main
+
 
 def export(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -46,25 +48,26 @@ def test_exports_a_saved_model_and_says_where(run_dir, tmp_path):
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
 )
-def test_mistakes_exit_2_with_one_line(run_dir, tmp_path, args, says):
+def test_mistakes_exit_2_with_one_line(run_dir, tmp_path, capsys, args, says):
+    # In-process (the same `main` the module runs): a mistake is found before TF work.
     out = tmp_path / "never"
-    proc = export(run_dir, "--output", out, *args)
-    assert proc.returncode == 2, describe(proc)
-    lines = stderr_lines(proc.stderr)
+    assert export_main([str(run_dir), "--output", str(out), *args]) == 2
+    captured = capsys.readouterr()
+    lines = stderr_lines(captured.err)
     assert len(lines) == 1 and says in lines[0], lines
+    assert lines[0].startswith("python -m rl.export: error: ")
+    assert captured.out == ""
     assert not out.exists()
 
 
-def test_a_run_without_checkpoint_and_a_non_run_dir(run_dir, tmp_path):
+def test_a_run_without_checkpoint_and_a_non_run_dir(run_dir, tmp_path, capsys):
     empty = tmp_path / "run_0"
     empty.mkdir()
     (empty / "hparams.json").write_text((run_dir / "hparams.json").read_text())
-    proc = export(empty)
-    assert proc.returncode == 2, describe(proc)
-    (line,) = stderr_lines(proc.stderr)
+    assert export_main([str(empty)]) == 2
+    (line,) = stderr_lines(capsys.readouterr().err)
     assert "has no checkpoint to export; train it first" in line
-    proc = export(tmp_path / "missing")
-    assert proc.returncode == 2, describe(proc)
-    (line,) = stderr_lines(proc.stderr)
+    assert export_main([str(tmp_path / "missing")]) == 2
+    (line,) = stderr_lines(capsys.readouterr().err)
     assert "is not a directory" in line
     assert not (empty / "export").exists()
