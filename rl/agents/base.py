@@ -56,6 +56,9 @@ class Agent(tf.Module):
     # Whether every gradient step goes through `_gradient_step(loss_fn, variables, batch)` with
     # a batch-wise loss, so the agent can learn under a distribution strategy (see above).
     supports_strategies: bool = False
+    # Why an agent can never run under a strategy (None: it just does not yet), said instead of
+    # "not yet" when one is asked for.
+    strategy_refusal: str | None = None
     # Whether actions depend on per-env state the agent carries from step to step (an RNN's
     # hidden state; rl/agents/recurrent.py). The driver and `evaluate` then pass `episode_start`
     # flags to `act_with_info` / `greedy_actions`, so the agent can reset that state.
@@ -74,6 +77,8 @@ class Agent(tf.Module):
         self.strategy = tf.distribute.get_strategy()
         self._distributed = tf.distribute.has_strategy()
         self._multi_worker = worker_role(self.strategy).multi_worker
+        if self._distributed and self.strategy_refusal:
+            raise UserError(f"agent {hparams.agent!r}: {self.strategy_refusal}")
         if self._distributed and not self.supports_strategies:
             raise UserError(
                 f"agent {hparams.agent!r} does not run under a distribution strategy yet; "

@@ -47,6 +47,8 @@ CASES = [
     # noise from the generator; policy_delay 1 and 2 so that both branches are taken.
     ("td3_sgd", "td3_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,policy_delay=2,{NO_XLA}"),
     ("ddpg_adam_clip", "ddpg_tiny", f"max_grad_norm=0.05,{NO_XLA}"),
+    # SAC: three optimizers (critics, actor, temperature), reparameterization noise drawn outside.
+    ("sac_sgd", "sac_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
 ]
 
 
@@ -118,7 +120,7 @@ def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
         tf.train.Checkpoint(agent=mirrored).read(path).assert_consumed()
     before = variables(single)
     rng = np.random.default_rng(seed)
-    replay = hp.agent in ("dqn", "c51", "td3", "ddpg")
+    replay = hp.agent in ("dqn", "c51", "td3", "ddpg", "sac")
     batch = dqn_batch(hp, spec, rng) if replay else rollout_batch(single, spec, rng)
     out_single = {k: v.numpy() for k, v in single._train_fn(batch).items()}
     out_mirrored = {k: v.numpy() for k, v in mirrored._train_fn(batch).items()}

@@ -83,6 +83,7 @@ def test_replicated_step_matches_a_masked_mean_by_hand(mirrored_results):
         ("reinforce_masked_sgd", 4),  # reinforce_tiny: 2 epochs x (200 / 100)
         ("td3_sgd", 4),  # td3_tiny: gradient_steps=4 (critic steps; 2 actor steps)
         ("ddpg_adam_clip", 4),  # ddpg_tiny: gradient_steps=4, an actor step after each
+        ("sac_sgd", 4),  # sac_tiny: gradient_steps=4, actor and temperature steps after each
     ],
 )
 def test_mirrored_update_equals_one_device_update(mirrored_results, case, gradient_steps):
@@ -99,7 +100,7 @@ def test_mirrored_update_equals_one_device_update(mirrored_results, case, gradie
     assert max(result["variables_changed"].values()) > 1e-3
     for key, diff in result["variables_max_abs_diff"].items():
         assert diff <= 1e-6, (key, diff)
-    if case.startswith(("td3", "ddpg")):  # the second optimizer's step moved the actor too
+    if case.startswith(("td3", "ddpg", "sac")):  # the second optimizer's step moved the actor too
         changed = result["variables_changed"]
         assert max(v for k, v in changed.items() if k.startswith("agent/actor/")) > 1e-3
     else:
@@ -273,7 +274,8 @@ def test_tpu_strategy_without_a_tpu_exits_2_before_writing(tmp_path, capsys, mon
     ("args", "expected"),
     [
         (["--hparams", "dqn_tiny", "--strategy", "mirored"], "did you mean 'mirrored'"),
-        (["--hparams", "sac_tiny", "--strategy", "mirrored"], "'sac' does not run under"),
+        (["--hparams", "drqn_tiny", "--strategy", "mirrored"], "'drqn' does not run under"),
+        (["--hparams", "cmaes_tiny", "--strategy", "mirrored"], "CMA-ES is gradient-free"),
         (["--hparams", "ppo_tf_tiny", "--strategy", "mirrored"], "compiled trainer"),
         (["--hparams", "dqn_tiny", "--strategy", "multi_worker_mirrored"], "TF_CONFIG"),
     ],
