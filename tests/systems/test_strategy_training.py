@@ -119,12 +119,14 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
+def _two_workers(tmp_path, hparams_set: str) -> tuple[list, list[str], list[dict]]:
+    """`train.py --strategy multi_worker_mirrored` for 300 env steps on 2 local workers:
+    (processes, logs, each worker's final state dumped by strategy_worker.py)."""
     out = tmp_path / "out"
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     args = [
         "--hparams",
-        "dqn_tiny",
+        hparams_set,
         "--train_steps",
         "300",
         "--output_dir",
@@ -155,9 +157,14 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     logs = [(tmp_path / f"worker{i}.log").read_text() for i in range(2)]
     for proc, log in zip(procs, logs, strict=True):
         assert proc.returncode == 0, log[-4000:]
+    return procs, logs, [dict(np.load(tmp_path / f"worker{i}.npz")) for i in range(2)]
+
+
+def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
+    out = tmp_path / "out"
+    procs, logs, (chief, worker) = _two_workers(tmp_path, "dqn_tiny")
     assert "[run_0] step 300/300" in logs[0] and "[run_0 worker 1] step 300/300" in logs[1]
 
-    chief, worker = (dict(np.load(tmp_path / f"worker{i}.npz")) for i in range(2))
     assert chief.keys() == worker.keys()
     tf_keys = [k for k in chief if k.startswith("tf/")]
     # The Q-network's weights are saved under the optimizer's `_trainable_variables` (the first
@@ -192,6 +199,22 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     assert "resumed" not in manifest
     # The non-chief's scratch dir is gone; the chief never made one.
     assert not any((tmp_path / "tmp1").iterdir()) and not any((tmp_path / "tmp0").iterdir())
+
+
+def test_two_workers_train_td3_with_identical_weights(tmp_path):
+    # An off-policy continuous agent with two optimizers (critics; actor every policy_delay).
+    _, logs, (chief, worker) = _two_workers(tmp_path, "td3_tiny")
+    assert "[run_0] step 300/300" in logs[0] and "[run_0 worker 1] step 300/300" in logs[1]
+    assert chief.keys() == worker.keys()
+    tf_keys = [k for k in chief if k.startswith("tf/")]
+    assert any("actor_optimizer" in k for k in tf_keys)
+    for key in tf_keys:
+        if "generator" in key:  # each worker explores with its own random stream
+            assert not np.array_equal(chief[key], worker[key]), key
+        else:  # critics, actor, targets, both optimizers, counters: all-reduced updates
+            np.testing.assert_array_equal(chief[key], worker[key], err_msg=key)
+    assert int(chief["tf/agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
+    assert not np.array_equal(chief["replay/replay/field/obs"], worker["replay/replay/field/obs"])
 
 
 def test_worker_roles():
