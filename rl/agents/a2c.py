@@ -35,9 +35,11 @@ class A2C(OnPolicyAgent):
     def _loss(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        hp, mask = self.hparams, minibatch["mask"]
+        mask = minibatch["mask"]
         policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
         critic_loss = value_loss(value, minibatch["return"], mask=mask)
         entropy = entropy_bonus(entropy, mask)
-        loss = policy_loss + hp.vf_coef * critic_loss - hp.ent_coef * entropy
+        vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
+        ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
+        loss = policy_loss + vf_coef * critic_loss - ent_coef * entropy
         return loss, {"policy_loss": policy_loss, "value_loss": critic_loss, "entropy": entropy}

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.agents.stateless_generator import StatelessGenerator
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
@@ -24,6 +25,7 @@ class ActorCriticAgent(Agent):
     """Base of the agents that act with an `ActorCritic` and store steps in `self.rollout`."""
 
     records_log_prob: bool = False  # act_with_info returns {"log_prob": log b(a|s)}
+    stochastic_policy = True  # pi(.|s): a categorical or a Gaussian
 
     def _build_actor_critic(self) -> None:
         """`self.model` from the hparams, its variables created."""
@@ -70,6 +72,11 @@ class ActorCriticAgent(Agent):
         if explore:  # Gumbel-max / Gaussian noise with the agent's generator
             return sample_action(self.model, params, self.generator)
         return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
+
+    def _sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, generator: StatelessGenerator
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        return sample_action(self.model, self.model.policy(obs), generator), state
 
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         if not self.records_log_prob:

@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
 from rl.agents.optimizers import make_optimizer
+from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
     all_workers_agree,
     num_local_replicas,
@@ -55,10 +56,17 @@ class Agent(tf.Module):
     # Whether every gradient step goes through `_gradient_step(loss_fn, variables, batch)` with
     # a batch-wise loss, so the agent can learn under a distribution strategy (see above).
     supports_strategies: bool = False
+    # Why an agent can never run under a strategy (None: it just does not yet), said instead of
+    # "not yet" when one is asked for.
+    strategy_refusal: str | None = None
     # Whether actions depend on per-env state the agent carries from step to step (an RNN's
     # hidden state; rl/agents/recurrent.py). The driver and `evaluate` then pass `episode_start`
     # flags to `act_with_info` / `greedy_actions`, so the agent can reset that state.
     recurrent: bool = False
+    # Whether the policy is a distribution to sample from (PPO, SAC, ...), not a deterministic
+    # map with exploration noise bolted on (DQN's epsilon, TD3's Gaussian noise):
+    # `sampled_policy_step` then answers (an exported policy's `sample_action`, rl.export).
+    stochastic_policy: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())
@@ -69,6 +77,8 @@ class Agent(tf.Module):
         self.strategy = tf.distribute.get_strategy()
         self._distributed = tf.distribute.has_strategy()
         self._multi_worker = worker_role(self.strategy).multi_worker
+        if self._distributed and self.strategy_refusal:
+            raise UserError(f"agent {hparams.agent!r}: {self.strategy_refusal}")
         if self._distributed and not self.supports_strategies:
             raise UserError(
                 f"agent {hparams.agent!r} does not run under a distribution strategy yet; "
@@ -140,6 +150,27 @@ class Agent(tf.Module):
         call and whenever the batch size changes).
         """
         return self._greedy_actions(obs, episode_start)
+
+    @property
+    def policy_state_size(self) -> int:
+        """Size S of the state a policy carries between steps ([B, S] float32; 0: none)."""
+        return 0
+
+    def greedy_policy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """The greedy policy as a pure function: actions for `obs` [B, ...] from `state`
+        [B, policy_state_size] (zeros start an episode), and the next state. Reads variables,
+        writes none, so it can be saved as a graph (rl.export). TF code."""
+        return self._greedy_policy_step(obs, state)
+
+    def sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, seed: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """`greedy_policy_step` with actions sampled from the policy's distribution, the
+        randomness coming from `seed` (int64 scalar) alone: same seed, same actions, in any
+        process. Only where `stochastic_policy`. TF code."""
+        if not self.stochastic_policy:
+            raise TypeError(f"{type(self).__name__} has no distribution to sample actions from")
+        return self._sampled_policy_step(obs, state, StatelessGenerator(seed))
 
     def observe(self, transition: Batch) -> None:
         """Feeds one vector-env step: obs, action, reward, next_obs, terminated, truncated,
@@ -266,6 +297,12 @@ class Agent(tf.Module):
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
+    def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
+        """Hparam `name`, a number or a schedule of the step (`linear(...)`, ...), at `step`
+        (float32; TF code). For the floats an agent reads while it trains (ent_coef, tau, ...):
+        the gradient step for learner weights and coefficients, the env step for exploration."""
+        return as_schedule(getattr(self.hparams, name))(step)
+
     def _check_replica_batch(self) -> None:
         """Every gradient step's batch must split evenly across this worker's replicas."""
         replicas = num_local_replicas(self.strategy)
@@ -308,6 +345,14 @@ class Agent(tf.Module):
 
     def _start_episodes(self, episode_start: tf.Tensor) -> None:
         """Recurrent agents: reset the carried state of the envs flagged in `episode_start`."""
+
+    def _greedy_policy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return self._act(obs, explore=False), state  # feed-forward: the state passes through
+
+    def _sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, generator: StatelessGenerator
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        raise NotImplementedError
 
     def _greedy_actions(self, obs: np.ndarray, episode_start: np.ndarray | None) -> np.ndarray:
         del episode_start  # feed-forward: every step stands alone

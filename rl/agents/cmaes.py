@@ -133,6 +133,12 @@ def num_params(sizes: list[int]) -> int:
 class CMAESAgent(Agent):
     """CMA-ES over the weights of a deterministic MLP policy, one candidate per env copy."""
 
+    strategy_refusal = (
+        "CMA-ES is gradient-free (it ranks whole-episode returns of sampled weights), so a "
+        "strategy has no gradient to all-reduce; train it with --strategy default (parallelize "
+        "with more env copies: num_envs is its population)"
+    )
+
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec

@@ -128,7 +128,7 @@ class DQN(ReplayAgent):
         loss_sum = grad_norm_sum = q_sum = tf.constant(0.0)
         for k in tf.range(num_batches):
             if self.gradient_steps % hp.target_update_period == 0:
-                self._sync_target(hp.tau)
+                self._sync_target(self._hparam_at("tau", self.gradient_steps))
             if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
                 self.q_network.resample_noise(self.generator)
                 self.target_network.resample_noise(self.generator)

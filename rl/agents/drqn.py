@@ -233,7 +233,7 @@ class DRQN(RecurrentStateMixin, Agent):
         def body(k, priorities, loss_sum, grad_norm_sum, q_sum):
             tf.cond(
                 tf.equal(self.gradient_steps % hp.target_update_period, 0),
-                lambda: self._sync_target_op(hp.tau),
+                lambda: self._sync_target_op(self._hparam_at("tau", self.gradient_steps)),
                 lambda: tf.constant(False),
             )
             sample = {key: value[k] for key, value in batch.items()}

@@ -159,7 +159,13 @@ class Impala(ActorCriticAgent):
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
         loss, aux = impala_loss(
-            log_prob, now.entropy, value, advantages, vs, hp.vf_coef, hp.ent_coef
+            log_prob,
+            now.entropy,
+            value,
+            advantages,
+            vs,
+            self._hparam_at("vf_coef", self.gradient_steps),
+            self._hparam_at("ent_coef", self.gradient_steps),
         )
         rhos = tf.exp(log_rhos)
         rho_bar = np.inf if hp.vtrace_rho_bar is None else hp.vtrace_rho_bar

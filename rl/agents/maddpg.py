@@ -159,7 +159,7 @@ class MADDPG(OffPolicyContinuousAgent):
         return self._action_function(
             self._joint_action(obs),
             self.generator,
-            self.hparams.action_noise_std,
+            self._hparam_at("action_noise_std", self.env_steps),
             self.action_low,
             self.action_high,
         )
@@ -181,7 +181,6 @@ class MADDPG(OffPolicyContinuousAgent):
         return tf.reduce_sum(q_all * tf.eye(n)[:, :, None], axis=1)
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         next_action = self._joint_action(sample["next_obs"], target=True)
         td_target = maddpg_critic_target(
             sample["reward"],
@@ -204,6 +203,7 @@ class MADDPG(OffPolicyContinuousAgent):
         actor_loss, _ = self._optimizer_step(
             self.actor_optimizer, actor_loss_fn, self._actor_variables(trainable=True)
         )
-        polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
-        polyak_update(self._actor_variables(target=True), self._actor_variables(), hp.tau)
+        tau = self._hparam_at("tau", self.gradient_steps)
+        polyak_update(self.critics_target.variables, self.critics.variables, tau)
+        polyak_update(self._actor_variables(target=True), self._actor_variables(), tau)
         return {"loss": loss, "actor_loss": actor_loss, **aux}

@@ -18,6 +18,7 @@ steps); the actor (and SAC's temperature) have optimizers of their own, stepped 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -25,6 +26,7 @@ import tensorflow as tf
 
 from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent
+from rl.distribute import replicated_minimize
 from rl.errors import UserError
 from rl.types import Metrics
 
@@ -64,11 +66,30 @@ class OffPolicyContinuousAgent(ReplayAgent):
     def _optimizer_step(
         self,
         optimizer: tf.keras.optimizers.Optimizer,
-        loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
+        batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step."""
+        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step.
+
+        With `batch`, `loss_fn(batch)` is a batch-wise mean loss; under a strategy (required
+        there) the step is `replicated_minimize` across the replicas, as the base step is."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
+        if self._distributed:
+            if batch is None:
+                raise TypeError(f"{type(self).__name__}: pass the batch to _optimizer_step")
+            loss, _, aux = replicated_minimize(
+                self.strategy,
+                optimizer,
+                loss_fn,
+                variables,
+                batch,
+                self.hparams.max_grad_norm,
+                self._loss_weight,
+            )
+            return loss, aux
+        if batch is not None:
+            loss_fn = functools.partial(loss_fn, batch)
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
         grads = tape.gradient(loss, variables)

@@ -171,7 +171,9 @@ class OffPAC(ActorCriticAgent):
         )
         critic_loss = value_loss(current.value, value_targets)
         entropy = entropy_bonus(current.entropy)
-        loss = policy_loss + hp.vf_coef * critic_loss - hp.ent_coef * entropy
+        vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
+        ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
+        loss = policy_loss + vf_coef * critic_loss - ent_coef * entropy
         return loss, {
             "policy_loss": policy_loss,
             "value_loss": critic_loss,

@@ -39,6 +39,7 @@ from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import normalize, update_epochs
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
+from rl.agents.stateless_generator import StatelessGenerator
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
@@ -145,6 +146,12 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         params, _, state = self.model.step(obs, state)
         return self._choose(params, explore=False), state
+
+    def _sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, generator: StatelessGenerator
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        params, _, state = self.model.step(obs, state)
+        return sample_action(self.model, params, generator), state
 
     def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
         if explore:  # Gumbel-max / Gaussian noise with the agent's generator

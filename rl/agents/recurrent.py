@@ -92,6 +92,13 @@ class RecurrentStateMixin:
     ) -> tuple[tf.Tensor, tf.Tensor]:
         return self._greedy_step(obs, reset_where(state, episode_start))
 
+    @property
+    def policy_state_size(self) -> int:
+        return self.state_size
+
+    def _greedy_policy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return self._greedy_step(obs, state)
+
     def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Greedy actions for `obs` [B, ...] from `state` [B, S], and the next state."""
         raise NotImplementedError

@@ -47,9 +47,9 @@ class Reinforce(OnPolicyAgent):
         hp, mask = self.hparams, minibatch["mask"]
         policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
         entropy = entropy_bonus(entropy, mask)
-        loss = policy_loss - hp.ent_coef * entropy
+        loss = policy_loss - self._hparam_at("ent_coef", self.gradient_steps) * entropy
         aux = {"policy_loss": policy_loss, "entropy": entropy}
         if hp.baseline:
             aux["value_loss"] = value_loss(value, minibatch["return"], mask=mask)
-            loss += hp.vf_coef * aux["value_loss"]
+            loss += self._hparam_at("vf_coef", self.gradient_steps) * aux["value_loss"]
         return loss, aux

@@ -24,6 +24,7 @@ from rl.agents.gradient_functions import (
     squashed_gaussian_sample,
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
+from rl.agents.stateless_generator import StatelessGenerator
 from rl.models import Critics, GaussianActor
 from rl.models.continuous import num_action_dims
 from rl.registry import register_agent
@@ -34,6 +35,10 @@ class SAC(OffPolicyContinuousAgent):
     """Tanh-squashed Gaussian actor, `num_critics` critics, learned or fixed temperature."""
 
     loss_metrics = ("loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
+    stochastic_policy = True  # a tanh-squashed Gaussian
+    # Critic, actor and temperature steps are batch-wise losses; every random number (the
+    # target's and the actor's reparameterization noise) is drawn on the whole batch outside.
+    supports_strategies = True
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
@@ -62,10 +67,20 @@ class SAC(OffPolicyContinuousAgent):
         return self.critics.trainable_variables
 
     # ------------------------------------------------------------------------ acting
-    def _sample(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """Reparameterized action [B, *action_shape] and log pi [B]."""
+    def _sample(
+        self, obs: tf.Tensor, generator: tf.random.Generator | StatelessGenerator | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Reparameterized action [B, *action_shape] and log pi [B] (noise from `generator`,
+        the agent's own by default)."""
         mean, log_std = self.actor(obs)
-        noise = self.generator.normal(tf.shape(mean))
+        noise = (generator or self.generator).normal(tf.shape(mean))
+        return self._squashed_sample(obs, noise, (mean, log_std))
+
+    def _squashed_sample(
+        self, obs: tf.Tensor, noise: tf.Tensor, actor_out: tuple[tf.Tensor, tf.Tensor] | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """`_sample` with its standard normal `noise` [B, A] given (drawn elsewhere)."""
+        mean, log_std = actor_out if actor_out is not None else self.actor(obs)
         low = tf.reshape(self.action_low, [-1])
         high = tf.reshape(self.action_high, [-1])
         action, log_prob = squashed_gaussian_sample(mean, log_std, noise, low, high)
@@ -81,6 +96,11 @@ class SAC(OffPolicyContinuousAgent):
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         return self._sample(obs)[0]
 
+    def _sampled_policy_step(
+        self, obs: tf.Tensor, state: tf.Tensor, generator: StatelessGenerator
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        return self._sample(obs, generator)[0], state
+
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams
@@ -94,33 +114,58 @@ class SAC(OffPolicyContinuousAgent):
             alpha,
         )
 
-        def loss_fn():
-            q_values = self.critics(sample["obs"], sample["action"])
-            loss, td_error = critic_loss(q_values, td_target, sample["weights"])
-            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+        # The actor's reparameterization noise, drawn here on the whole batch (the generator's
+        # next draw, as before): batch-wise losses that a strategy can split (rl/distribute)
+        # and that draw nothing themselves.
+        actor_noise = self.generator.normal(
+            [tf.shape(sample["obs"])[0], num_action_dims(self.spec)]
+        )
+        critic_batch = {
+            "obs": sample["obs"],
+            "action": sample["action"],
+            "td_target": td_target,
+            "weights": sample["weights"],
+        }
 
-        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables)
+        def loss_fn(part):
+            q_values = self.critics(part["obs"], part["action"])
+            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
+            # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
+            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 
-        def actor_loss_fn():
-            action, log_prob = self._sample(sample["obs"])
-            q_values = self.critics(sample["obs"], action)
-            return sac_actor_loss(q_values, log_prob, alpha), {"log_prob": log_prob}
+        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
+        aux["td_error"] = tf.transpose(aux["td_error"])
+
+        def actor_loss_fn(part):
+            action, log_prob = self._squashed_sample(part["obs"], part["noise"])
+            q_values = self.critics(part["obs"], action)
+            # alpha from the variable (unchanged until the temperature step below)
+            return sac_actor_loss(q_values, log_prob, tf.exp(self.log_alpha)), {
+                "log_prob": log_prob
+            }
 
         actor_loss, actor_aux = self._optimizer_step(
-            self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables
+            self.actor_optimizer,
+            actor_loss_fn,
+            self.actor.trainable_variables,
+            {"obs": sample["obs"], "noise": actor_noise},
         )
         log_prob = actor_aux["log_prob"]
 
-        def alpha_loss_fn():
-            return sac_alpha_loss(self.log_alpha, log_prob, self.target_entropy), {}
+        def alpha_loss_fn(part):
+            return sac_alpha_loss(self.log_alpha, part["log_prob"], self.target_entropy), {}
 
         if hp.auto_alpha:
             alpha_loss, _ = self._optimizer_step(
-                self.alpha_optimizer, alpha_loss_fn, [self.log_alpha]
+                self.alpha_optimizer, alpha_loss_fn, [self.log_alpha], {"log_prob": log_prob}
             )
         else:
-            alpha_loss, _ = alpha_loss_fn()  # logged only
-        polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
+            alpha_loss, _ = alpha_loss_fn({"log_prob": log_prob})  # logged only
+        polyak_update(
+            self.critics_target.variables,
+            self.critics.variables,
+            self._hparam_at("tau", self.gradient_steps),
+        )
         return {
             "loss": loss,
             "actor_loss": actor_loss,

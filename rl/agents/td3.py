@@ -37,6 +37,9 @@ class TD3(OffPolicyContinuousAgent):
     """Deterministic actor + `num_critics` critics, with TD3's switches in hparams."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
+    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
+    # batch); the target smoothing noise is drawn on the whole batch, outside the replicas.
+    supports_strategies = True
     # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(
@@ -88,7 +91,11 @@ class TD3(OffPolicyContinuousAgent):
         action = self.actor(obs)
         if not self._noise_is_stateful:
             return self._action_function(
-                action, self.generator, hp.action_noise_std, self.action_low, self.action_high
+                action,
+                self.generator,
+                self._hparam_at("action_noise_std", self.env_steps),
+                self.action_low,
+                self.action_high,
             )
         # Read the state only once `obs` exists: `observe` (run by the env step that produced
         # obs) zeroes the rows of envs whose episode just ended.
@@ -99,7 +106,7 @@ class TD3(OffPolicyContinuousAgent):
             self.generator,
             state,
             hp.ou_theta,
-            hp.action_noise_std,
+            self._hparam_at("action_noise_std", self.env_steps),
             self.action_low,
             self.action_high,
         )
@@ -123,11 +130,12 @@ class TD3(OffPolicyContinuousAgent):
         hp = self.hparams
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
-        noise = self.generator.normal(tf.shape(next_action)) * hp.target_policy_noise * half_range
+        smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
+        noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
         next_action = smoothed_target_action(
             next_action,
             noise,
-            hp.target_noise_clip * half_range,
+            self._hparam_at("target_noise_clip", self.gradient_steps) * half_range,
             self.action_low,
             self.action_high,
         )
@@ -137,23 +145,37 @@ class TD3(OffPolicyContinuousAgent):
             self.critics_target(sample["next_obs"], next_action),
         )
 
-        def loss_fn():
-            q_values = self.critics(sample["obs"], sample["action"])
-            loss, td_error = critic_loss(q_values, td_target, sample["weights"])
-            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
+        critic_batch = {
+            "obs": sample["obs"],
+            "action": sample["action"],
+            "td_target": td_target,
+            "weights": sample["weights"],
+        }
 
-        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables)
+        def loss_fn(part):
+            q_values = self.critics(part["obs"], part["action"])
+            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
+            # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
+            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
+
+        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
+        aux["td_error"] = tf.transpose(aux["td_error"])
 
         def actor_step() -> tf.Tensor:
-            def actor_loss_fn():
-                action = self.actor(sample["obs"])
-                return deterministic_actor_loss(self.critics.first(sample["obs"], action)), {}
+            def actor_loss_fn(part):
+                action = self.actor(part["obs"])
+                return deterministic_actor_loss(self.critics.first(part["obs"], action)), {}
 
             actor_loss, _ = self._optimizer_step(
-                self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables
+                self.actor_optimizer,
+                actor_loss_fn,
+                self.actor.trainable_variables,
+                {"obs": sample["obs"]},
             )
-            polyak_update(self.critics_target.variables, self.critics.variables, hp.tau)
-            polyak_update(self.actor_target.variables, self.actor.variables, hp.tau)
+            tau = self._hparam_at("tau", self.gradient_steps)
+            polyak_update(self.critics_target.variables, self.critics.variables, tau)
+            polyak_update(self.actor_target.variables, self.actor.variables, tau)
             return actor_loss
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.

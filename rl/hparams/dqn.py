@@ -23,7 +23,13 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
         target_update_period,
         "Gradient steps between target-network updates.",
     )
-    hp.add("tau", 1.0, "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging.")
+    hp.add(
+        "tau",
+        1.0,
+        "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging; a number or a schedule "
+        "of the gradient step.",
+        type=Schedule,
+    )
     hp.add(
         "epsilon",
         "linear(1.0, 0.05, 10000)",

@@ -24,11 +24,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import numbers
+import re
 import types
 import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rl import registry
 from rl.errors import UserError, did_you_mean
 from rl.hparams.override_parser import BareWord, LiteralError, parse_literal, split_items
 from rl.hparams.renamed_keys import renamed_hint, upgrade_saved
@@ -223,6 +225,26 @@ class TypeSpec:
         return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
+# A number-typed key given a schedule: the agent reads it once, when it is built (schedules are
+# declared type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...).
+_SCHEDULE_CALL = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
+_NO_SCHEDULE = (
+    "{key} is read once, when the agent is built, so it takes a number, not the schedule "
+    "{value!r}; the keys that follow a schedule say so in docs/hparams_reference.md"
+)
+
+
+def _names_a_schedule(text: str) -> bool:
+    """Whether override text is a call of a registered schedule (`linear(...)`, ...)."""
+    call = _SCHEDULE_CALL.match(text)
+    return call is not None and call.group(1) in registry.schedules
+
+
+def _is_number_kind(spec: TypeSpec) -> bool:
+    kind = spec.elem.kind if spec.kind == "optional" else spec.kind
+    return kind in ("float", "int")
+
+
 def _element_word(value: Any, kind: str) -> Any:
     """A bare word inside a list: a string for list[str], a bool word for list[bool]."""
     if not isinstance(value, BareWord) or kind == "str":
@@ -303,6 +325,8 @@ class HParams:
         try:
             entry.value = entry.spec.check(value)
         except _Mismatch:
+            if _is_number_kind(entry.spec) and isinstance(value, Schedule):
+                raise UserError(_NO_SCHEDULE.format(key=name, value=value.spec())) from None
             raise UserError(f"{name} expects {entry.spec}, got {value!r}") from None
         except UserError as e:  # e.g. a schedule string naming an unknown schedule
             raise UserError(f"{name}: {e}") from None
@@ -341,6 +365,8 @@ class HParams:
         try:
             value = entry.spec.from_text(text)
         except _Mismatch:
+            if _is_number_kind(entry.spec) and _names_a_schedule(text):
+                raise UserError(_NO_SCHEDULE.format(key=key, value=text)) from None
             raise UserError(f"{key} expects {entry.spec}, got {text!r}") from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
@@ -454,10 +480,11 @@ class HParams:
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
         mine, theirs = self._flat_typed(), other._flat_typed()
+        my_numbers, their_numbers = self._constant_numbers(), other._constant_numbers()
         lines = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
             old, new = mine.get(key), theirs.get(key)
-            if old == new:
+            if old == new or (key in my_numbers and my_numbers[key] == their_numbers.get(key)):
                 continue
             if old and new and old[0] != new[0]:
                 lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
@@ -474,6 +501,20 @@ class HParams:
                 out.update({f"{name}.{k}": v for k, v in e.value._flat_typed().items()})
             else:
                 out[name] = (str(e.spec), json.dumps(e.spec.to_json(e.value)))
+        return out
+
+    def _constant_numbers(self) -> dict[str, float]:
+        """{dotted key: number} of the float keys and the constant schedules: a constant
+        schedule is its number, so a run saved when a key was a float (ent_coef, tau, ...
+        became schedules) resumes unless the value changed."""
+        out = {}
+        for name, e in self._entries.items():
+            if e.spec.kind == "hparams":
+                out.update({f"{name}.{k}": v for k, v in e.value._constant_numbers().items()})
+            elif e.spec.kind == "float" and e.value is not None:
+                out[name] = float(e.value)
+            elif e.spec.kind == "schedule" and e.value.name == "constant":
+                out[name] = float(e.value.args["value"])
         return out
 
     def __eq__(self, other: object) -> bool:

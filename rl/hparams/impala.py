@@ -12,6 +12,7 @@ from __future__ import annotations
 from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
@@ -65,7 +66,13 @@ def impala() -> HParams:
         False,
         "Normalize the V-trace advantages to mean 0, std 1 per minibatch (not in the paper).",
     )
-    hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - v_s)^2 (the paper's baseline cost).")
+    hp.add(
+        "vf_coef",
+        0.5,
+        "Weight of the value loss 0.5 (V - v_s)^2 (the paper's baseline cost): a number or a "
+        "schedule of the gradient step.",
+        type=Schedule,
+    )
     add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=False)
     hp.activation = "tanh"
     # --num_workers N: at most one unroll per actor waits for the learner. Deeper queues add

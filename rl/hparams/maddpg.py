@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import off_policy_continuous, smoke_test_replay
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 SIMPLE_SPREAD = {"N": 3, "local_ratio": 0.5, "max_cycles": 25}
@@ -44,7 +45,9 @@ def maddpg() -> HParams:
     hp.add(
         "action_noise_std",
         0.1,
-        "Gaussian exploration noise std per action entry, in units of the action half-range.",
+        "Gaussian exploration noise std per action entry, in units of the action half-range; a "
+        "number or a schedule of the env step.",
+        type=Schedule,
     )
     hp.add(
         "share_actor",

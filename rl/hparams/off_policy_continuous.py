@@ -14,6 +14,7 @@ from rl.hparams.common import (
     smoke_test_cadence,
 )
 from rl.hparams.hparams import HParams
+from rl.hparams.schedules import Schedule
 
 
 def off_policy_continuous() -> HParams:
@@ -27,7 +28,13 @@ def off_policy_continuous() -> HParams:
         64,
         "Gradient steps per update call (one compiled call); = train_every keeps SB3's 1:1.",
     )
-    hp.add("tau", 0.005, "Polyak rate of the target networks: target += tau (online - target).")
+    hp.add(
+        "tau",
+        0.005,
+        "Polyak rate of the target networks: target += tau (online - target); a number or a "
+        "schedule of the gradient step.",
+        type=Schedule,
+    )
     hp.add("num_critics", 2, "Q networks; targets use their minimum (clipped double Q).")
     add_prioritized_replay_keys(hp)
     hp.hidden_sizes = [256, 256]

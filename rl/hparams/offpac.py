@@ -13,6 +13,7 @@ from __future__ import annotations
 from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
@@ -50,7 +51,13 @@ def offpac() -> HParams:
         type=float | None,
     )
     hp.add("normalize_advantage", False, "Normalize the actor's advantages per gradient step.")
-    hp.add("vf_coef", 0.5, "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss.")
+    hp.add(
+        "vf_coef",
+        0.5,
+        "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss: a number or a schedule of "
+        "the gradient step.",
+        type=Schedule,
+    )
     add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
     return hp
 

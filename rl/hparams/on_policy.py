@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from rl.hparams.common import base
 from rl.hparams.hparams import HParams
+from rl.hparams.schedules import Schedule
 
 
 def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool) -> HParams:
     """The entropy-bonus and network-shape keys of every actor-critic agent (the on-policy
     families, IMPALA, Off-PAC), declared once so that they mean the same everywhere."""
-    hp.add("ent_coef", ent_coef, "Weight of the entropy bonus subtracted from the loss.")
+    hp.add(
+        "ent_coef",
+        ent_coef,
+        "Weight of the entropy bonus subtracted from the loss: a number or a schedule of the "
+        "gradient step.",
+        type=Schedule,
+    )
     hp.add(
         "separate_torsos",
         separate_torsos,
@@ -41,7 +48,13 @@ def on_policy() -> HParams:
         "num_envs), else each epoch uses round(rollout / batch_size) equal minibatches.",
     )
     hp.add("normalize_advantage", True, "Normalize advantages to mean 0, std 1 per minibatch.")
-    hp.add("vf_coef", 0.5, "Weight of the value loss 0.5 (V - R)^2 in the total loss.")
+    hp.add(
+        "vf_coef",
+        0.5,
+        "Weight of the value loss 0.5 (V - R)^2 in the total loss: a number or a schedule of "
+        "the gradient step.",
+        type=Schedule,
+    )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
     hp.max_grad_norm = 0.5
     hp.adam_epsilon = 1e-5

@@ -12,6 +12,7 @@ from rl.hparams.off_policy_continuous import (
     pendulum_protocol,
     smoke_test_replay,
 )
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
@@ -26,16 +27,30 @@ def td3() -> HParams:
     hp.add(
         "target_policy_noise",
         0.2,
-        "Std of the target-action smoothing noise, in units of the action half-range (0: off).",
+        "Std of the target-action smoothing noise, in units of the action half-range (0: off); "
+        "a number or a schedule of the gradient step.",
+        type=Schedule,
     )
-    hp.add("target_noise_clip", 0.5, "Clip of the smoothing noise, in half-range units.")
+    hp.add(
+        "target_noise_clip",
+        0.5,
+        "Clip of the smoothing noise, in half-range units; a number or a schedule of the "
+        "gradient step.",
+        type=Schedule,
+    )
     hp.add(
         "action_function",
         "gaussian_noise",
         "Registered exploration-noise action function (train.py --list): gaussian_noise (role "
         "action_noise) or ornstein_uhlenbeck (role stateful_action_noise).",
     )
-    hp.add("action_noise_std", 0.1, "Exploration noise std (OU: sigma), in half-range units.")
+    hp.add(
+        "action_noise_std",
+        0.1,
+        "Exploration noise std (OU: sigma), in half-range units; a number or a schedule of the "
+        "env step.",
+        type=Schedule,
+    )
     hp.add("ou_theta", 0.15, "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1).")
     return hp
 

@@ -119,6 +119,9 @@ def training_strategy(flag: str | None, agent: str | None, compiled: bool, train
         )
     from rl import registry
 
+    refusal = getattr(registry.agents.get(agent), "strategy_refusal", None) if agent else None
+    if refusal:
+        raise UserError(f"agent {agent!r} cannot run under strategy {name!r}: {refusal}")
     if agent is not None and not registry.agents.get(agent).supports_strategies:
         able = [n for n in registry.agents.names() if registry.agents.get(n).supports_strategies]
         raise UserError(

@@ -105,8 +105,8 @@ def test_agent_loss_is_vtrace_on_the_current_network():
                                       rho_bar=1.2, c_bar=0.9, lambda_=1.0)  # fmt: skip
     expected = (
         -np.mean(log_prob * advantages)
-        + hp.vf_coef * 0.5 * np.mean((values - vs) ** 2)
-        - hp.ent_coef * np.mean(entropy)
+        + hp.vf_coef.value(0) * 0.5 * np.mean((values - vs) ** 2)
+        - hp.ent_coef.value(0) * np.mean(entropy)
     )
     batch = {k: tf.constant(data[k]) for k in agent._batch_spec}
     loss, aux = agent._minibatch_loss(batch)

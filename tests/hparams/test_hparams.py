@@ -292,7 +292,12 @@ def test_bools_only_from_bool_words():
         ("batch_size=true", "batch_size expects int, got 'true'"),
         ("lr=true", "lr expects float, got 'true'"),
         ("lr=fast", "lr expects float, got 'fast'"),
-        ("lr=linear(1.0,0.1,10)", "lr expects float, got 'linear(1.0,0.1,10)'"),
+        (  # a number-typed key is read when the agent is built: it says so
+            "lr=linear(1.0,0.1,10)",
+            "lr is read once, when the agent is built, so it takes a number, not the schedule "
+            "'linear(1.0,0.1,10)'; the keys that follow a schedule say so in "
+            "docs/hparams_reference.md",
+        ),
         ("lr='0.1'", "lr expects float, got \"'0.1'\""),
         ("hidden_sizes=[128,1.5]", "hidden_sizes expects list[int], got '[128,1.5]'"),
         ("hidden_sizes=[a,b]", "hidden_sizes expects list[int], got '[a,b]'"),

@@ -43,6 +43,12 @@ CASES = [
     ("ppo_sgd", "ppo_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
     # REINFORCE without a baseline masks out unfinished episodes: masked means over replicas.
     ("reinforce_masked_sgd", "reinforce_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    # TD3: two optimizers (critics, then the actor every policy_delay steps) and target smoothing
+    # noise from the generator; policy_delay 1 and 2 so that both branches are taken.
+    ("td3_sgd", "td3_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,policy_delay=2,{NO_XLA}"),
+    ("ddpg_adam_clip", "ddpg_tiny", f"max_grad_norm=0.05,{NO_XLA}"),
+    # SAC: three optimizers (critics, actor, temperature), reparameterization noise drawn outside.
+    ("sac_sgd", "sac_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
 ]
 
 
@@ -51,7 +57,11 @@ def dqn_batch(hp, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
     obs_shape = [k, b, *spec.obs_shape]
     return {
         "obs": rng.normal(size=obs_shape).astype(np.float32),
-        "action": rng.integers(0, spec.num_actions, size=[k, b]).astype(np.int64),
+        "action": (
+            rng.integers(0, spec.num_actions, size=[k, b]).astype(np.int64)
+            if spec.discrete
+            else rng.uniform(spec.action_low, spec.action_high, [k, b, *spec.action_shape])
+        ).astype(np.int64 if spec.discrete else np.float32),
         "reward": rng.normal(size=[k, b]).astype(np.float32),
         "next_obs": rng.normal(size=obs_shape).astype(np.float32),
         "discount": (0.99 * (rng.random([k, b]) > 0.2)).astype(np.float32),
@@ -110,7 +120,7 @@ def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
         tf.train.Checkpoint(agent=mirrored).read(path).assert_consumed()
     before = variables(single)
     rng = np.random.default_rng(seed)
-    replay = hp.agent in ("dqn", "c51")
+    replay = hp.agent in ("dqn", "c51", "td3", "ddpg", "sac")
     batch = dqn_batch(hp, spec, rng) if replay else rollout_batch(single, spec, rng)
     out_single = {k: v.numpy() for k, v in single._train_fn(batch).items()}
     out_mirrored = {k: v.numpy() for k, v in mirrored._train_fn(batch).items()}

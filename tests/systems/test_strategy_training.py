@@ -84,6 +84,9 @@ def test_replicated_step_matches_a_masked_mean_by_hand(mirrored_results):
         ("rainbow_sgd", 4),  # rainbow_tiny: gradient_steps=4
         ("ppo_sgd", 4),  # ppo_tiny: 2 epochs x (train_every 64 / batch_size 32) minibatches
         ("reinforce_masked_sgd", 4),  # reinforce_tiny: 2 epochs x (200 / 100)
+        ("td3_sgd", 4),  # td3_tiny: gradient_steps=4 (critic steps; 2 actor steps)
+        ("ddpg_adam_clip", 4),  # ddpg_tiny: gradient_steps=4, an actor step after each
+        ("sac_sgd", 4),  # sac_tiny: gradient_steps=4, actor and temperature steps after each
     ],
 )
 def test_mirrored_update_equals_one_device_update(mirrored_results, case, gradient_steps):
@@ -100,7 +103,11 @@ def test_mirrored_update_equals_one_device_update(mirrored_results, case, gradie
     assert max(result["variables_changed"].values()) > 1e-3
     for key, diff in result["variables_max_abs_diff"].items():
         assert diff <= 1e-6, (key, diff)
-    assert result["outputs"]["grad_norm"]["single"] > 0.0
+    if case.startswith(("td3", "ddpg", "sac")):  # the second optimizer's step moved the actor too
+        changed = result["variables_changed"]
+        assert max(v for k, v in changed.items() if k.startswith("agent/actor/")) > 1e-3
+    else:
+        assert result["outputs"]["grad_norm"]["single"] > 0.0
 
 
 # ---------------------------------------------------------------- MultiWorkerMirroredStrategy
@@ -136,9 +143,11 @@ def _start_two_workers(tmp_path, script: str, args: list[str]) -> list[subproces
     return procs
 
 
-def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
+def _two_workers(tmp_path, hparams_set: str) -> tuple[list, list[str], list[dict]]:
+    """`train.py --strategy multi_worker_mirrored` for 300 env steps on 2 local workers:
+    (processes, logs, each worker's final state dumped by strategy_worker.py)."""
     out = tmp_path / "out"
-    args = ["--hparams", "dqn_tiny", "--train_steps", "300", "--output_dir", str(out)]
+    args = ["--hparams", hparams_set, "--train_steps", "300", "--output_dir", str(out)]
     procs = _start_two_workers(tmp_path, str(HERE / "strategy_worker.py"), args)
     try:
         for proc in procs:
@@ -150,9 +159,14 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     logs = [(tmp_path / f"worker{i}.log").read_text() for i in range(2)]
     for proc, log in zip(procs, logs, strict=True):
         assert proc.returncode == 0, log[-4000:]
+    return procs, logs, [dict(np.load(tmp_path / f"worker{i}.npz")) for i in range(2)]
+
+
+def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
+    out = tmp_path / "out"
+    procs, logs, (chief, worker) = _two_workers(tmp_path, "dqn_tiny")
     assert "[run_0] step 300/300" in logs[0] and "[run_0 worker 1] step 300/300" in logs[1]
 
-    chief, worker = (dict(np.load(tmp_path / f"worker{i}.npz")) for i in range(2))
     assert chief.keys() == worker.keys()
     tf_keys = [k for k in chief if k.startswith("tf/")]
     # The Q-network's weights are saved under the optimizer's `_trainable_variables` (the first
@@ -187,6 +201,22 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     assert "resumed" not in manifest
     # The non-chief's scratch dir is gone; the chief never made one.
     assert not any((tmp_path / "tmp1").iterdir()) and not any((tmp_path / "tmp0").iterdir())
+
+
+def test_two_workers_train_td3_with_identical_weights(tmp_path):
+    # An off-policy continuous agent with two optimizers (critics; actor every policy_delay).
+    _, logs, (chief, worker) = _two_workers(tmp_path, "td3_tiny")
+    assert "[run_0] step 300/300" in logs[0] and "[run_0 worker 1] step 300/300" in logs[1]
+    assert chief.keys() == worker.keys()
+    tf_keys = [k for k in chief if k.startswith("tf/")]
+    assert any("actor_optimizer" in k for k in tf_keys)
+    for key in tf_keys:
+        if "generator" in key:  # each worker explores with its own random stream
+            assert not np.array_equal(chief[key], worker[key]), key
+        else:  # critics, actor, targets, both optimizers, counters: all-reduced updates
+            np.testing.assert_array_equal(chief[key], worker[key], err_msg=key)
+    assert int(chief["tf/agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
+    assert not np.array_equal(chief["replay/replay/field/obs"], worker["replay/replay/field/obs"])
 
 
 def test_worker_roles():
@@ -269,7 +299,8 @@ def test_tpu_strategy_without_a_tpu_exits_2_before_writing(tmp_path, capsys, mon
     ("args", "expected"),
     [
         (["--hparams", "dqn_tiny", "--strategy", "mirored"], "did you mean 'mirrored'"),
-        (["--hparams", "sac_tiny", "--strategy", "mirrored"], "'sac' does not run under"),
+        (["--hparams", "drqn_tiny", "--strategy", "mirrored"], "'drqn' does not run under"),
+        (["--hparams", "cmaes_tiny", "--strategy", "mirrored"], "CMA-ES is gradient-free"),
         (["--hparams", "ppo_tf_tiny", "--strategy", "mirrored"], "compiled trainer"),
         (["--hparams", "dqn_tiny", "--strategy", "multi_worker_mirrored"], "TF_CONFIG"),
     ],

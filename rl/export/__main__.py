@@ -1,0 +1,62 @@
+"""`python -m rl.export RUN_DIR [--step N] [--output DIR] [--format saved_model|tflite]`.
+
+Writes the run's policy as a SavedModel (serving signatures `greedy_action`, `sample_action`
+for stochastic policies, `initial_state` for recurrent ones) or a TFLite file, and prints
+where it went. Exit status 0; a user mistake (no checkpoint, unknown format, a policy TFLite
+cannot hold, a non-empty output dir) 2 with one line on stderr, before anything is written.
+See docs/export.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from rl.errors import UserError  # noqa: E402  (after the TF log level is set)
+
+PROG = "python -m rl.export"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
+        raise UserError(f"{message} (see {PROG} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Export a run's policy as a SavedModel or TFLite file.")
+    p.add_argument("run_dir", help="A run dir written by train.py, e.g. runs/dqn/run_0.")
+    p.add_argument(
+        "--step",
+        default="latest",
+        help="Which checkpoint: an env step that is kept, latest (default) or best.",
+    )
+    p.add_argument(
+        "--output",
+        help="Directory to write (default RUN_DIR/export/<step>, or export/tflite_<step>).",
+    )
+    p.add_argument("--format", default="saved_model", help="saved_model (default) or tflite.")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        import rl  # noqa: F401  (fills the registries: agents, envs, hparams sets)
+        from rl.export.export_run import export_run
+
+        exported = export_run(args.run_dir, args.step, args.output, args.format)
+    except UserError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    print(
+        f"exported the policy at {exported.step:,} env steps to {exported.path} "
+        f"(signatures: {', '.join(exported.signatures)})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

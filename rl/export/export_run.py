@@ -1,0 +1,184 @@
+"""A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file.
+
+The policy is restored the way test mode restores it (`rl.loop.select_checkpoint`, the driver
+engine's `build_agent` and its checkpoint layout `tf.train.Checkpoint(agent=...)`, which is what
+every in-process engine's `policy_checkpoint` saves), then traced into `ExportedPolicy`.
+Everything is checked (run dir, checkpoint, format, what the format can hold, the output dir)
+before anything is written; a mistake is a `UserError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from rl import loop
+from rl.engines.driver import build_agent
+from rl.errors import UserError
+from rl.evaluation import make_eval_env
+from rl.export.policy_module import GREEDY, ExportedPolicy
+from rl.hparams import HParams
+from rl.registry import get_hparams
+from rl.utils.files import atomic_write_json, join, read_json
+from rl.utils.run_dir import MANIFEST_FILE, saved_hparams
+
+FORMATS = ("saved_model", "tflite")
+METADATA_FORMAT = "rl.export/1"
+TFLITE_FILE = "policy.tflite"
+METADATA_FILE = "metadata.json"  # beside policy.tflite; in assets.extra/ of a SavedModel
+
+
+@dataclass(frozen=True)
+class Exported:
+    """Where the export went, what it holds."""
+
+    path: str
+    step: int
+    signatures: tuple[str, ...]
+
+
+def export_run(
+    run_dir: str, step: str = "latest", output: str | None = None, fmt: str = "saved_model"
+) -> Exported:
+    """Exports checkpoint `step` ("latest", "best" or an env step) of `run_dir` to `output`
+    (default `RUN_DIR/export/<step>` for a SavedModel, TF Serving's version layout, and
+    `RUN_DIR/export/tflite_<step>` for TFLite)."""
+    if fmt not in FORMATS:
+        raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    hparams = _run_hparams(run_dir)
+    if hparams.env.startswith("tf/"):
+        raise UserError(
+            f"{run_dir} was trained on the compiled path ({hparams.env!r}), whose checkpoints "
+            "hold a seed stack; export handles runs of gymnasium envs (train one without tf/)"
+        )
+    store, pointer = _checkpoint(run_dir, step)
+    env, spec = make_eval_env(hparams, 1, 0)
+    env.close()
+    agent = build_agent(hparams, spec, _seed(run_dir))
+    if fmt == "tflite" and agent.policy_state_size > 0:
+        raise UserError(
+            f"--format tflite holds feed-forward policies; agent {hparams.agent!r} carries a "
+            "recurrent state: export it with --format saved_model"
+        )
+    output = output or join(
+        run_dir, "export", f"{'tflite_' if fmt == 'tflite' else ''}{pointer['step']}"
+    )
+    if tf.io.gfile.exists(output) and tf.io.gfile.listdir(output):
+        raise UserError(f"--output {output} exists and is not empty; choose another directory")
+    store.restore(tf.train.Checkpoint(agent=agent), pointer)
+    metadata = _metadata(run_dir, hparams, agent, int(pointer["step"]))
+    module = ExportedPolicy(agent, metadata)
+    signatures = module.signatures()
+    metadata["signatures"] = sorted(signatures)
+    module = ExportedPolicy(agent, metadata)  # again: the metadata names its signatures
+    signatures = module.signatures()
+    if fmt == "tflite":
+        content = _tflite(module)
+        tf.io.gfile.makedirs(output)
+        with tf.io.gfile.GFile(join(output, TFLITE_FILE), "wb") as f:
+            f.write(content)
+        _write_json(join(output, METADATA_FILE), metadata)
+        return Exported(join(output, TFLITE_FILE), int(pointer["step"]), (GREEDY,))
+    tf.saved_model.save(module, output, signatures=signatures)
+    _write_json(join(output, "assets.extra", METADATA_FILE), metadata)
+    return Exported(output, int(pointer["step"]), tuple(sorted(signatures)))
+
+
+def _run_hparams(run_dir: str) -> HParams:
+    if not tf.io.gfile.isdir(run_dir):
+        raise UserError(f"{run_dir} is not a directory; give a run dir, e.g. runs/dqn/run_0")
+    manifest = _manifest(run_dir)
+    defaults = None
+    name = manifest.get("hparams_set")
+    if name:
+        try:
+            defaults = get_hparams(name)()
+        except UserError:
+            defaults = None  # a set registered by a module not imported here: saved keys only
+    hparams = saved_hparams(run_dir, defaults=defaults)
+    if hparams is None:
+        raise UserError(
+            f"{run_dir} has no hparams.json; give a run dir train.py wrote (e.g. runs/x/run_0)"
+        )
+    return hparams
+
+
+def _checkpoint(run_dir: str, step: str) -> tuple[Any, dict[str, Any]]:
+    try:
+        return loop.select_checkpoint(run_dir, step)
+    except UserError as error:
+        if step == "latest":  # test mode's wording names --training; say it for export
+            raise UserError(
+                f"{run_dir} has no checkpoint to export; train it first (train.py ... "
+                f"--output_dir {os.path.dirname(run_dir.rstrip('/')) or '.'})"
+            ) from None
+        raise UserError(str(error).replace("--checkpoint", "--step")) from None
+
+
+def _manifest(run_dir: str) -> dict[str, Any]:
+    path = join(run_dir, MANIFEST_FILE)
+    return read_json(path) if tf.io.gfile.exists(path) else {}
+
+
+def _seed(run_dir: str) -> int:
+    return int(_manifest(run_dir).get("seed", 0))
+
+
+def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any]:
+    """What a user of the exported policy needs to feed it and read its actions."""
+    spec = agent.spec
+    manifest = _manifest(run_dir)
+
+    def listed(bound: np.ndarray | None) -> list | None:
+        return None if bound is None else np.asarray(bound, np.float64).tolist()
+
+    return {
+        "format": METADATA_FORMAT,
+        "agent": hparams.agent,
+        "hparams_set": manifest.get("hparams_set"),
+        "hparams": json.loads(hparams.to_json())["hparams"],
+        "env_id": hparams.env,
+        "env_kwargs": json.loads(json.dumps(dict(hparams.env_kwargs), default=str)),
+        "step": step,
+        "git_revision": manifest.get("git_revision"),
+        "observation": {
+            "shape": list(spec.obs_shape),
+            "dtype": np.dtype(spec.obs_dtype).name,
+            "frame_stack": spec.frame_stack,
+        },
+        "action": {
+            "type": spec.action_type,
+            "shape": list(spec.action_shape),
+            "dtype": "int64" if spec.discrete else "float32",
+            "num_actions": spec.num_actions,
+            "low": listed(spec.action_low),
+            "high": listed(spec.action_high),
+        },
+        "recurrent_state_size": agent.policy_state_size,
+        "stochastic": agent.stochastic_policy,
+        "tensorflow": tf.__version__,
+    }
+
+
+def _tflite(module: ExportedPolicy) -> bytes:
+    """The greedy policy as a TFLite flatbuffer (built-in ops only, float32)."""
+    function = module.greedy_action.get_concrete_function()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([function], module)
+    try:
+        return converter.convert()
+    except Exception as error:  # the converter's ConverterError and friends: ops TFLite lacks
+        text = str(error).strip()
+        first = next((line for line in text.splitlines() if "error" in line.lower()), text)
+        raise UserError(
+            f"TFLite cannot hold this policy ({first.strip()[:160]}); use --format saved_model"
+        ) from None
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
+    atomic_write_json(path, data)

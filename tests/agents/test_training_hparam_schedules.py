@@ -1,0 +1,88 @@
+"""Float hparams an agent reads while training follow a schedule of the step, by hand: A2C's
+ent_coef and vf_coef (gradient step) and DQN's tau (gradient step); a float read only when the
+agent is built refuses a schedule with one line."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rl  # noqa: F401
+from rl import registry
+from rl.driver import Driver
+from rl.envs import make_vector_env
+from rl.errors import UserError
+
+
+def build(set_name: str, overrides: str, env_id: str = "CartPole-v1"):
+    hp = registry.get_hparams(set_name)()
+    hp.override(overrides)
+    hp.freeze()
+    env, spec = make_vector_env(env_id, hp.num_envs, seed=0)
+    return registry.get_agent(hp.agent)(spec, hp, seed=0), env, spec
+
+
+def test_a2c_loss_weights_follow_their_schedules_of_the_gradient_step():
+    # ent_coef: 0.1 -> 0 over 10 gradient steps; vf_coef: 1.0 -> 0.5 over 10.
+    agent, env, _ = build("a2c_tiny", "ent_coef=linear(0.1, 0.0, 10),vf_coef=linear(1.0, 0.5, 10)")
+    env.close()
+    # Advantage 0 (no policy term), V - R = 1 on both samples, entropy 2 on both.
+    minibatch = {
+        "advantage": tf.zeros([2]),
+        "return": tf.zeros([2]),
+        "mask": tf.ones([2]),
+    }
+    log_prob, entropy, value = tf.zeros([2]), tf.fill([2], 2.0), tf.ones([2])
+    for step, vf_coef, ent_coef in ((0, 1.0, 0.1), (5, 0.75, 0.05), (20, 0.5, 0.0)):
+        agent.gradient_steps.assign(step)
+        loss, aux = agent.loss_from_outputs(minibatch, log_prob, entropy, value)
+        # loss = vf_coef * value_loss - ent_coef * mean entropy, value_loss = 0.5 mean (V-R)^2
+        assert float(aux["value_loss"]) == pytest.approx(0.5)
+        assert float(loss) == pytest.approx(vf_coef * 0.5 - ent_coef * 2.0, abs=1e-6)
+
+
+def test_dqn_target_update_rate_follows_tau_of_the_gradient_step():
+    # tau 1.0 -> 0.0 over 4 gradient steps, a target update before every step.
+    agent, env, spec = build(
+        "dqn_tiny",
+        "tau=linear(1.0, 0.0, 4),target_update_period=1,gradient_steps=1,learning_starts=8,"
+        "batch_size=8,train_every=1",
+    )
+    driver = Driver(env, spec, agent)
+    driver.reset(seed=0)
+    driver.collect(16)  # replay past learning_starts
+    for step in range(5):
+        assert int(agent.gradient_steps.numpy()) == step
+        online = [v.numpy() for v in agent.q_network.variables]
+        target = [v.numpy() for v in agent.target_network.variables]
+        assert agent.update()  # the target update (at this step's tau), then one gradient step
+        tau = max(0.0, 1.0 - step / 4)
+        for before_online, before_target, after in zip(
+            online, target, agent.target_network.variables, strict=True
+        ):
+            expected = tau * before_online + (1.0 - tau) * before_target
+            np.testing.assert_allclose(after.numpy(), expected, rtol=1e-6, atol=1e-7)
+        if step >= 4:  # tau 0: the target no longer moves
+            for before_target, after in zip(target, agent.target_network.variables, strict=True):
+                np.testing.assert_array_equal(after.numpy(), before_target)
+    env.close()
+
+
+@pytest.mark.parametrize("key", ["gamma", "n_step", "per_epsilon"])
+def test_a_key_read_at_build_time_refuses_a_schedule_with_one_line(key):
+    hp = registry.get_hparams("dqn_tiny")()
+    with pytest.raises(UserError) as error:
+        hp.override(f"{key}=linear(0.9, 0.99, 100)")
+    message = str(error.value)
+    assert "\n" not in message
+    assert f"{key} is read once, when the agent is built" in message
+    assert "not the schedule 'linear(0.9, 0.99, 100)'" in message
+
+
+def test_a_run_saved_when_the_key_was_a_float_resumes_unless_the_value_changed():
+    from rl.hparams import HParams, Schedule
+
+    saved = HParams().add("ent_coef", 0.01, "doc")  # as hparams.json held it before
+    now = HParams().add("ent_coef", 0.01, "doc", type=Schedule)
+    assert saved.diff(now) == []
+    now.ent_coef = "linear(0.01, 0.0, 100)"
+    assert saved.diff(now) == ['ent_coef: float 0.01 -> schedule "linear(0.01, 0.0, 100)"']

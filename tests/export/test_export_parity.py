@@ -1,0 +1,206 @@
+"""Exported policies act like the agent in memory: a fresh process that imports only TensorFlow
+loads each export and returns bit-equal greedy actions on 1,000 fixed observations, for one
+agent of each family (DQN, C51, PPO discrete and continuous, SAC, recurrent PPO, an Atari CNN),
+each trained for a few steps by the real loop into a real run dir. TFLite files of the
+feed-forward policies, run by the TFLite interpreter, give the same discrete actions and
+continuous actions within TFLITE_TOLERANCE."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import describe, train_env
+
+import rl  # noqa: F401
+from rl import training
+from rl.engines.driver import build_agent
+from rl.errors import UserError
+from rl.evaluation import make_eval_env
+from rl.export import export_run
+from rl.registry import get_hparams
+from rl.utils.checkpoint import CheckpointStore
+
+NUM_OBS = 1000
+TFLITE_TOLERANCE = 1e-5  # absolute, on continuous actions (TFLite's kernels are not TF's)
+LOADER = Path(__file__).with_name("load_exported.py")
+
+# family: (hparams set, overrides, train_steps): a few iterations of the real loop each.
+FAMILIES = {
+    "dqn": ("dqn_tiny", {}, 200),
+    "c51": ("c51_tiny", {}, 200),
+    "ppo_discrete": ("ppo_tiny", {}, 128),
+    "ppo_continuous": ("ppo_tiny", {"env": "Pendulum-v1"}, 128),
+    "sac": ("sac_tiny", {}, 200),
+    "ppo_recurrent": ("ppo_recurrent_tiny", {}, 128),
+    "atari_cnn": ("ppo_atari_tiny", {"eval.step_budget": 200}, 64),
+}
+FEED_FORWARD_TFLITE = ("dqn", "ppo_discrete", "ppo_continuous", "sac", "atari_cnn")
+
+
+def family_hparams(name: str):
+    set_name, overrides, steps = FAMILIES[name]
+    hp = get_hparams(set_name)().copy()
+    hp.train_steps = steps
+    # TF's kernels for the learner too: XLA compiling seven learners costs more than the few
+    # updates they run, and acting on CPU (what the export holds) is TF's kernels either way.
+    hp.jit_compile = False
+    for key, value in overrides.items():
+        group, _, leaf = key.rpartition(".")
+        setattr(getattr(hp, group) if group else hp, leaf, value)
+    hp.freeze()
+    return set_name, hp
+
+
+def fixed_observations(spec) -> np.ndarray:
+    rng = np.random.default_rng(2026)
+    shape = (NUM_OBS, *spec.obs_shape)
+    if spec.obs_dtype == np.uint8:
+        return rng.integers(0, 256, shape, dtype=np.uint8)
+    return rng.normal(size=shape).astype(spec.obs_dtype)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """{family: {...}}: each family trained, exported, its in-memory actions, and what the
+    TF-only process returned for the export (and the TFLite file)."""
+    root = tmp_path_factory.mktemp("export_parity")
+    results, cases = {}, []
+    for name in FAMILIES:
+        set_name, hp = family_hparams(name)
+        run_dir = str(root / name / "run_0")
+        training.train(hp, [run_dir], [0], set_name)
+        saved = export_run(run_dir)
+        env, spec = make_eval_env(hp, 1, 0)
+        env.close()
+        agent = build_agent(hp, spec, 0)
+        store = CheckpointStore(f"{run_dir}/checkpoints", 1)
+        store.restore(tf.train.Checkpoint(agent=agent), store.latest())
+        obs = fixed_observations(spec)
+        np.save(root / f"{name}_obs.npy", obs)
+        memory = {"greedy": agent.greedy_actions(obs, np.ones(NUM_OBS, bool))}
+        if agent.recurrent:
+            memory["greedy_second"] = agent.greedy_actions(obs[::-1].copy())
+        if agent.stochastic_policy:
+            zeros = tf.zeros([NUM_OBS, agent.policy_state_size])
+            memory["sample"] = tf.function(agent.sampled_policy_step)(
+                tf.constant(obs), zeros, tf.constant(7, tf.int64)
+            )[0].numpy()
+        results[name] = {"memory": memory, "export": saved, "agent": agent, "spec": spec}
+        results[name]["run_dir"] = run_dir
+        obs_path = str(root / f"{name}_obs.npy")
+        cases.append(
+            {
+                "name": name,
+                "path": saved.path,
+                "format": "saved_model",
+                "observations": obs_path,
+                "output": str(root / f"{name}.npz"),
+            }
+        )
+        if name in FEED_FORWARD_TFLITE:
+            lite = export_run(run_dir, fmt="tflite")
+            cases.append(
+                {
+                    "name": name,
+                    "path": lite.path,
+                    "format": "tflite",
+                    "observations": obs_path,
+                    "output": str(root / f"{name}_tflite.npz"),
+                }
+            )
+    (root / "cases.json").write_text(json.dumps(cases))
+    proc = subprocess.run(
+        [sys.executable, str(LOADER), str(root / "cases.json")],
+        cwd=root,  # not the repo root: `rl` is not importable there
+        env={k: v for k, v in train_env().items() if k != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, describe(proc)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rl_imported": False}
+    for name in FAMILIES:
+        results[name]["loaded"] = dict(np.load(root / f"{name}.npz"))
+        lite = root / f"{name}_tflite.npz"
+        results[name]["tflite"] = dict(np.load(lite)) if lite.exists() else None
+    return results
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, family):
+    result = exported[family]
+    memory, loaded, spec = result["memory"], result["loaded"], result["spec"]
+    assert loaded["greedy"].shape == (NUM_OBS, *spec.action_shape)
+    np.testing.assert_array_equal(loaded["greedy"], memory["greedy"])
+    if spec.discrete:
+        # a trained policy, not a constant: several actions among the 1,000 (the recurrent
+        # one, 128 steps in, still answers 0 everywhere; its state is checked below)
+        assert result["agent"].recurrent or len(np.unique(loaded["greedy"])) > 1
+    else:
+        assert np.all(loaded["greedy"] >= spec.action_low)
+        assert np.all(loaded["greedy"] <= spec.action_high)
+        assert np.std(loaded["greedy"]) > 0
+    if "greedy_second" in memory:  # recurrent: the carried state reaches the second step
+        np.testing.assert_array_equal(loaded["greedy_second"], memory["greedy_second"])
+        assert loaded["state"].shape == (NUM_OBS, result["agent"].policy_state_size)
+        assert np.abs(loaded["state"]).max() > 0
+    else:  # any batch size
+        assert loaded["greedy_one"].shape == (1, *spec.action_shape)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_signatures_and_metadata(exported, family):
+    result = exported[family]
+    loaded, agent, spec = result["loaded"], result["agent"], result["spec"]
+    expected = {"greedy_action"}
+    if agent.stochastic_policy:
+        expected.add("sample_action")
+    if agent.recurrent:
+        expected.add("initial_state")
+    assert set(loaded["signatures"].tolist()) == expected
+    metadata = json.loads(str(loaded["metadata"]))
+    set_name, hp = family_hparams(family)
+    assert metadata["hparams_set"] == set_name
+    assert metadata["env_id"] == hp.env
+    assert metadata["agent"] == hp.agent
+    assert metadata["step"] == result["export"].step == hp.train_steps
+    assert metadata["hparams"]["train_steps"]["value"] == hp.train_steps
+    assert metadata["observation"]["shape"] == list(spec.obs_shape)
+    assert metadata["observation"]["dtype"] == np.dtype(spec.obs_dtype).name
+    assert metadata["action"]["type"] == spec.action_type
+    assert len(metadata["git_revision"] or "0" * 40) == 40
+    assert sorted(metadata["signatures"]) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILIES if f not in ("dqn", "c51")]
+)  # the stochastic policies
+def test_sample_action_depends_on_the_seed_alone(exported, family):
+    samples = exported[family]["loaded"]["samples"]  # seeds 7, 7, 8
+    np.testing.assert_array_equal(samples[0], samples[1])
+    assert not np.array_equal(samples[0], samples[2])
+    np.testing.assert_array_equal(samples[0], exported[family]["memory"]["sample"])
+
+
+@pytest.mark.parametrize("family", FEED_FORWARD_TFLITE)
+def test_tflite_interpreter_matches_within_the_stated_tolerance(exported, family):
+    result = exported[family]
+    lite, memory, spec = result["tflite"], result["memory"], result["spec"]
+    assert lite["greedy"].shape == memory["greedy"].shape
+    if spec.discrete:
+        np.testing.assert_array_equal(lite["greedy"], memory["greedy"])
+    else:
+        np.testing.assert_allclose(lite["greedy"], memory["greedy"], rtol=0, atol=TFLITE_TOLERANCE)
+
+
+def test_tflite_refuses_a_recurrent_policy_before_writing(exported, tmp_path):
+    out = tmp_path / "lite"
+    with pytest.raises(UserError, match="--format tflite holds feed-forward policies"):
+        export_run(exported["ppo_recurrent"]["run_dir"], output=str(out), fmt="tflite")
+    assert not out.exists()
