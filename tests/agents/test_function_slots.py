@@ -12,6 +12,7 @@ from rl import registry
 from rl.agents.action_functions import epsilon_greedy, gaussian_noise, ornstein_uhlenbeck
 from rl.agents.function_slots import check_function_slots
 from rl.agents.gradient_functions import categorical_loss, td_huber, td_mse
+from rl.agents.gradient_functions.qrdqn import quantile_huber_loss
 from rl.envs import make_vector_env
 from rl.errors import UserError
 
@@ -167,6 +168,8 @@ def test_every_sets_defaults_resolve_to_the_functions_used_before_the_names_exis
             assert resolved == {"action_function": epsilon_greedy, "loss": td_huber}, name
         elif hp.agent == "c51":
             assert resolved == {"action_function": epsilon_greedy, "loss": categorical_loss}, name
+        elif hp.agent == "qrdqn":  # new since the names: its loss has its own role
+            assert resolved == {"action_function": epsilon_greedy, "loss": quantile_huber_loss}
         elif hp.agent in ("td3", "ddpg"):
             noise = ornstein_uhlenbeck if name in ou_sets else gaussian_noise
             assert resolved == {"action_function": noise}, name
@@ -175,4 +178,4 @@ def test_every_sets_defaults_resolve_to_the_functions_used_before_the_names_exis
         else:
             assert resolved == {}, f"{name}: new slots of {hp.agent} need a check here"
         checked.add(hp.agent)
-    assert {"dqn", "drqn", "c51", "td3", "ddpg", "maddpg"} <= checked
+    assert {"dqn", "drqn", "c51", "qrdqn", "td3", "ddpg", "maddpg"} <= checked
