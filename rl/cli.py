@@ -172,3 +172,18 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 
         check_function_slots(registry.agents.get(hparams.agent), hparams)
     return hparams
+
+
+def check_values(hparams: Any) -> None:
+    """Value ranges the type system cannot express; each a UserError naming the key (train.py
+    and `python -m rl.tune` check every run's hparams with this)."""
+    positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
+    for key in positive:
+        if getattr(hparams, key) < 1:
+            raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
+    from rl.hparams.common import check_evaluation_protocol
+
+    check_evaluation_protocol(hparams.eval, hparams.env)
+    from rl.envs.reward_augmentation import check_reward_augmentation
+
+    check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

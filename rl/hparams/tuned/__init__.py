@@ -1,0 +1,1 @@
+"""Hparams sets written by `python -m rl.tune` (generated: one import per tuned set)."""

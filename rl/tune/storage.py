@@ -1,0 +1,93 @@
+"""Where a study lives: an Optuna storage URL checked before anything is written.
+
+Accepted: `sqlite:///path.db` (the default, `<output_dir>/study.db`), `postgresql://...`,
+`mysql://...` (any SQLAlchemy URL of those dialects, through Optuna's RDBStorage) and
+`grpc://host:port` (Optuna's gRPC storage proxy, `optuna.storages.run_grpc_proxy_server` in
+front of one of the others: many workers, one database connection pool).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from rl.errors import UserError
+
+RDB_DIALECTS = ("sqlite", "postgresql", "mysql")
+# Seconds between a running trial's heartbeats, and how old the last one may be before another
+# worker marks the trial failed (and re-runs it): a worker that died without a word.
+HEARTBEAT_SECONDS = 10
+GRACE_SECONDS = 60
+# Re-runs of one trial whose workers died before it is left failed.
+MAX_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class StorageURL:
+    url: str
+    kind: str  # "rdb" or "grpc"
+    host: str = ""
+    port: int = 0
+
+
+def default_url(output_dir: str) -> str:
+    return f"sqlite:///{os.path.abspath(os.path.join(output_dir, 'study.db'))}"
+
+
+def parse_storage(url: str, created_here: bool = False) -> StorageURL:
+    """The checked URL (`created_here`: the default file, whose directory the tuner makes);
+    UserError (one line, the accepted forms) for anything else."""
+    if url.startswith("grpc://"):
+        host, sep, port = url[len("grpc://") :].rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"--storage {url!r}: a gRPC storage proxy is grpc://HOST:PORT")
+        return StorageURL(url, "grpc", host, int(port))
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        parsed = None
+    dialect = parsed.get_backend_name() if parsed is not None else ""
+    if dialect not in RDB_DIALECTS:
+        raise UserError(
+            f"--storage {url!r} is not a storage URL; use sqlite:///PATH.db, "
+            "postgresql://USER:PASSWORD@HOST/DB, mysql://... or grpc://HOST:PORT"
+        )
+    if dialect == "sqlite":
+        path = parsed.database or ""
+        if not path or path == ":memory:":
+            raise UserError(
+                f"--storage {url!r}: an SQLite study needs a file (sqlite:///PATH.db) so that "
+                "other workers and a resumed tuner see it"
+            )
+        parent = os.path.dirname(os.path.abspath(path))
+        if not created_here and not os.path.isdir(parent):
+            raise UserError(f"--storage {url!r}: the directory {parent} does not exist")
+    return StorageURL(url, "rdb")
+
+
+def retry_stale_trial(study, trial) -> None:
+    """Queues a re-run (a WAITING trial with the same params) of a trial whose worker died."""
+    import optuna
+
+    optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)(study, trial)
+
+
+def open_storage(storage: StorageURL):
+    """The Optuna storage; a running trial sends heartbeats, so a dead worker's trial is found."""
+    import optuna
+
+    if storage.kind == "grpc":
+        return optuna.storages.GrpcStorageProxy(host=storage.host, port=storage.port)
+    try:
+        return optuna.storages.RDBStorage(
+            storage.url,
+            heartbeat_interval=HEARTBEAT_SECONDS,
+            grace_period=GRACE_SECONDS,
+            heartbeat_stale_trial_callback=retry_stale_trial,
+        )
+    except Exception as error:  # a database that refuses the connection: one line
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+        raise UserError(f"--storage {storage.url!r}: cannot open it ({first_line})") from None
