@@ -166,8 +166,10 @@ def run_worker(
     while True:
         for number in fail_dead_trials(study):
             print(f"[tune] trial {number}: its worker died; marked failed and queued again")
-        done = len(counted_trials(study))
-        if done >= n_trials:
+        from optuna.trial import TrialState
+
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if not waiting and len(counted_trials(study)) >= n_trials:  # the rest are running
             return ran
         if deadline is not None and time.monotonic() >= deadline:
             print(f"[tune] --timeout reached after {ran} trials; the same command continues")
