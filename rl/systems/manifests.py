@@ -106,12 +106,17 @@ def _env(values: dict[str, str]) -> list[Manifest]:
     return [{"name": key, "value": str(value)} for key, value in values.items()]
 
 
-def _container(spec: JobSpec, env: list[Manifest], resources: dict[str, str]) -> Manifest:
+def _container(
+    spec: JobSpec,
+    env: list[Manifest],
+    resources: dict[str, str],
+    command: tuple[str, ...] = ("python", "train.py"),
+) -> Manifest:
     container: Manifest = {
         "name": "trainer",
         "image": spec.image,
         "workingDir": WORKDIR,
-        "command": ["python", "train.py"],
+        "command": list(command),
         "args": list(spec.train_args),
         "env": env,
     }
@@ -235,6 +240,21 @@ def worker_job_manifests(
     job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit)
     job["spec"]["completionMode"] = "Indexed"  # TF_CONFIG needs an index even for one worker
     return [_headless_service(spec, WORKER_PORT, "tf-worker"), job]
+
+
+def tuner_job_manifests(spec: JobSpec, workers: int, backoff_limit: int) -> list[Manifest]:
+    """A Job of `workers` Pods, each one worker of one Optuna study (`python -m rl.tune` with
+    `spec.train_args`). They share nothing but the study's storage, so there is no Service and
+    no TF_CONFIG; a failed Pod is replaced (`backoff_limit`), and its running trial is failed by
+    the heartbeat and re-run by another worker."""
+    if workers < 1:
+        raise UserError(f"workers must be >= 1, got {workers}")
+    env = _env({"PYTHONUNBUFFERED": "1", **spec.env})
+    container = _container(spec, env, {}, command=("python", "-m", "rl.tune"))
+    pod: Manifest = {"restartPolicy": "Never", "containers": [container]}
+    job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit)
+    job["spec"].pop("completionMode", None)  # the workers are interchangeable: no index
+    return [job]
 
 
 def to_yaml(manifests: list[Manifest]) -> str:

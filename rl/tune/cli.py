@@ -19,6 +19,7 @@ from typing import Any
 
 from rl.cli import parse_bool
 from rl.errors import UserError
+from rl.utils.files import join
 
 PROG = "python -m rl.tune"
 
@@ -50,13 +51,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh_seeds", type=int, default=5, help="fresh seeds of the re-run")
     p.add_argument("--storage", default=None, help="Optuna storage URL (default: SQLite file)")
     p.add_argument("--study_name", default=None, help="default: <hparams>-<space>")
-    p.add_argument("--select", type=parse_bool, default=True, help="re-run top-k, write winner")
+    p.add_argument(
+        "--select", type=parse_bool, nargs="?", const=True, default=True,
+        help="at the end, re-run the top-k on fresh seeds and write the winner",
+    )  # fmt: skip
     p.add_argument("--tuned_dir", default=None, help="where the tuned set module goes")
     p.add_argument("--sys", default="local", choices=("local", "gke"))
     p.add_argument("--workers", type=int, default=1, help="--sys gke: worker Pods")
     p.add_argument("--image", default=None, help="--sys gke: container image")
     p.add_argument("--namespace", default="default", help="--sys gke: Kubernetes namespace")
-    p.add_argument("--dry_run", type=parse_bool, default=False, help="--sys gke: print only")
+    p.add_argument(
+        "--dry_run", type=parse_bool, nargs="?", const=True, default=False,
+        help="--sys gke: print the manifests, send nothing",
+    )  # fmt: skip
+    p.add_argument("--kube_context", default=None, help="--sys gke: kubeconfig context")
+    p.add_argument("--job_name", default=None, help="--sys gke: the Job's name")
     return p
 
 
@@ -77,11 +86,17 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.workers < 1:
         raise UserError(f"--workers must be >= 1, got {args.workers}")
-    if args.sys == "local" and (args.workers != 1 or args.image):
+    launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run)
+    if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
         raise UserError(
-            "--workers and --image are for --sys gke; locally, start the same command "
-            "several times with one --storage (docs/tuning.md)"
+            "--workers, --image, --kube_context, --job_name and --dry_run are for --sys gke; "
+            "locally, start the same command several times with one --storage (docs/tuning.md)"
         )
+
+
+def _absolute(path: str) -> str:
+    """Run dirs by absolute path (the loop's console lines name them); gs:// as given."""
+    return path if "://" in path else os.path.abspath(path)
 
 
 def prepare(args: argparse.Namespace) -> dict[str, Any]:
@@ -103,7 +118,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
         train_steps=args.train_steps,
         seeds=tuple(range(args.seed, args.seed + args.seeds_per_trial)),
         last_k=args.last_k,
-        output_dir=os.path.abspath(args.output_dir) if "://" not in args.output_dir else "",
+        output_dir=_absolute(args.output_dir),
     )
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
@@ -113,8 +128,11 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
             f"--last_k {args.last_k} is more than the {evaluations} evaluations of a run; "
             "lower it or raise --train_steps"
         )
-    if "://" in args.output_dir:
-        raise UserError("--output_dir must be a local directory (run dirs and study.db)")
+    if "://" in args.output_dir and args.storage is None:
+        raise UserError(
+            f"--output_dir {args.output_dir} is not local, so the default SQLite study cannot "
+            "live in it; give --storage (postgresql://..., grpc://HOST:PORT)"
+        )
     check_writable(args.output_dir)
     storage = parse_storage(args.storage or default_url(args.output_dir), args.storage is None)
     identity = {
@@ -147,7 +165,9 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     from rl.tune.storage import open_storage
 
     space, config, identity = plan["space"], plan["config"], plan["identity"]
-    os.makedirs(args.output_dir, exist_ok=True)
+    import tensorflow as tf
+
+    tf.io.gfile.makedirs(args.output_dir)
     storage = open_storage(plan["storage"])
     name = args.study_name or f"{args.hparams}-{args.space}"
     worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -167,7 +187,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
         states[trial.state.name] = states.get(trial.state.name, 0) + 1
     summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
     print(f"[tune] study {name!r}: {len(counted)} trials ({summary}); {len(trials)} records")
-    winners.write_trials_csv(study, os.path.join(args.output_dir, "trials.csv"))
+    winners.write_trials_csv(study, join(args.output_dir, "trials.csv"))
     if not args.select or unfinished or len(counted) < args.trials:
         return 0
     if not study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):

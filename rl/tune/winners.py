@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import io
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from typing import Any
 
 from rl.hparams.search_space import override_text
 from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
-from rl.utils.files import atomic_write_json, join
+from rl.utils.files import atomic_write_bytes, atomic_write_json, join
 
 FRESH_DIR = "fresh"
 # Judging seeds start here; tuning seeds must stay below (checked by the command line).
@@ -50,7 +51,9 @@ class FreshScore:
 
 def progress_returns(directory: str) -> list[float]:
     """The evaluation returns of a run dir, in order (its progress.csv)."""
-    with open(join(directory, "progress.csv"), newline="") as f:
+    import tensorflow as tf
+
+    with tf.io.gfile.GFile(join(directory, "progress.csv"), "r") as f:
         return [float(row["eval_return_mean"]) for row in csv.DictReader(f)]
 
 
@@ -94,20 +97,21 @@ def write_trials_csv(study: Any, path: str) -> None:
     """One row per trial: number, state, value, duration, every param, failure, worker."""
     trials = study.get_trials(deepcopy=False)
     keys = sorted({key for trial in trials for key in trial.params})
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["number", "state", "value", "seconds", *keys, "failure", "surplus"])
-        for t in trials:
-            seconds = (
-                f"{(t.datetime_complete - t.datetime_start).total_seconds():.1f}"
-                if t.datetime_complete and t.datetime_start
-                else ""
-            )
-            writer.writerow(
-                [t.number, t.state.name, "" if t.value is None else t.value, seconds]
-                + [t.params.get(key, "") for key in keys]
-                + [t.user_attrs.get("failure", ""), t.user_attrs.get("surplus", "")]
-            )
+    f = io.StringIO()
+    writer = csv.writer(f)
+    writer.writerow(["number", "state", "value", "seconds", *keys, "failure", "surplus"])
+    for t in trials:
+        seconds = (
+            f"{(t.datetime_complete - t.datetime_start).total_seconds():.1f}"
+            if t.datetime_complete and t.datetime_start
+            else ""
+        )
+        writer.writerow(
+            [t.number, t.state.name, "" if t.value is None else t.value, seconds]
+            + [t.params.get(key, "") for key in keys]
+            + [t.user_attrs.get("failure", ""), t.user_attrs.get("surplus", "")]
+        )
+    atomic_write_bytes(path, f.getvalue().encode())
 
 
 def write_plots(study: Any, output_dir: str) -> list[str]:
@@ -122,17 +126,18 @@ def write_plots(study: Any, output_dir: str) -> list[str]:
     from optuna.trial import TrialState
 
     written = []
-    axes = vis.plot_optimization_history(study)
-    path = join(output_dir, "optimization_history.png")
-    axes.figure.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(axes.figure)
-    written.append(path)
-    if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 2:
-        axes = vis.plot_param_importances(study, evaluator=PedAnovaImportanceEvaluator())
-        path = join(output_dir, "param_importances.png")
-        axes.figure.savefig(path, dpi=100, bbox_inches="tight")
+
+    def save(axes: Any, name: str) -> None:
+        image = io.BytesIO()
+        axes.figure.savefig(image, format="png", dpi=100, bbox_inches="tight")
         plt.close(axes.figure)
-        written.append(path)
+        atomic_write_bytes(join(output_dir, name), image.getvalue())
+        written.append(join(output_dir, name))
+
+    save(vis.plot_optimization_history(study), "optimization_history.png")
+    if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 2:
+        evaluator = PedAnovaImportanceEvaluator()
+        save(vis.plot_param_importances(study, evaluator=evaluator), "param_importances.png")
     return written
 
 
