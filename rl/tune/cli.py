@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry_run", type=parse_bool, nargs="?", const=True, default=False,
         help="--sys gke: print the manifests, send nothing",
     )  # fmt: skip
+    p.add_argument("--storage_secret", default=None, help="--sys gke: Secret with the DB password")
     p.add_argument("--kube_context", default=None, help="--sys gke: kubeconfig context")
     p.add_argument("--job_name", default=None, help="--sys gke: the Job's name")
     return p
@@ -86,11 +87,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.workers < 1:
         raise UserError(f"--workers must be >= 1, got {args.workers}")
-    launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run)
+    launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run, args.storage_secret)
     if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
         raise UserError(
-            "--workers, --image, --kube_context, --job_name and --dry_run are for --sys gke; "
-            "locally, start the same command several times with one --storage (docs/tuning.md)"
+            "--workers, --image, --kube_context, --job_name, --storage_secret and --dry_run "
+            "are for --sys gke; locally, start the same command several times with one --storage (docs/tuning.md)"
         )
 
 

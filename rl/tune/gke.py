@@ -34,7 +34,7 @@ from rl.systems.manifests import (
 
 # Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
 LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
-LAUNCH_FLAGS |= {"select", "tuned_dir", "help"}
+LAUNCH_FLAGS |= {"select", "tuned_dir", "help", "storage_secret"}
 
 
 def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
@@ -81,7 +81,16 @@ def plan_workers(args: argparse.Namespace, plan: dict[str, Any]) -> Launch:
         hparams_set=args.hparams,
     )
     # A replaced Pod is a fresh worker of the same study: allow each worker a replacement.
-    manifests = tuner_job_manifests(spec, args.workers, backoff_limit=args.workers)
+    secret = args.storage_secret
+    if secret is not None:
+        check_dns_label(secret, "--storage_secret", 253)
+    if (secret is None) == ("$(OPTUNA_DB_PASSWORD)" in args.storage):
+        raise UserError(
+            "--storage_secret NAME and $(OPTUNA_DB_PASSWORD) in --storage go together: the Pods "
+            "read the password from the Secret (kubectl create secret generic NAME "
+            "--from-literal=password=...), so it is never in the manifest"
+        )
+    manifests = tuner_job_manifests(spec, args.workers, args.workers, secret)
     summary = f"{args.workers} tuner worker{'s' if args.workers > 1 else ''} of one study"
     return Launch(name, namespace, args.kube_context, manifests, args.workers, summary)
 

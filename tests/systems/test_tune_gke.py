@@ -20,7 +20,7 @@ from launcher_fixtures import (
 from rl.tune import cli
 
 IMAGE = "us-docker.pkg.dev/my-project/rl/rl-cpu:2026-11-21"
-STORAGE = "postgresql://optuna:{OPTUNA_DB_PASSWORD}@optuna-db.tuning.svc/optuna"
+STORAGE = "postgresql://optuna:$(OPTUNA_DB_PASSWORD)@optuna-db.tuning.svc/optuna"
 BASE = ["--sys", "gke", "--hparams", "ppo_tiny", "--space", "ppo", "--trials", "40"]
 BASE += ["--last_k", "1", "--output_dir", "gs://my-bucket/tunes/ppo_tiny"]
 K8S_VERSIONS = ["1.30.0", "1.37.0"]
@@ -37,6 +37,7 @@ def run_tune(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 def test_workers_are_one_job_of_n_pods(api, capsys):
     argv = [*BASE, "--storage", STORAGE, "--workers", "3", "--image", IMAGE]
+    argv += ["--storage_secret", "optuna-db"]
     argv += ["--namespace", "tuning", "--kube_context", "recorder", "--seeds_per_trial", "3"]
     status, out, err = run_tune(capsys, argv)
     assert status == 0, err
@@ -65,6 +66,9 @@ def test_workers_are_one_job_of_n_pods(api, capsys):
         "--sys=local",
         "--select=False",
     ]
+    # The password comes from the Secret; Kubernetes puts it where $(OPTUNA_DB_PASSWORD) stands.
+    secret = {"secretKeyRef": {"name": "optuna-db", "key": "password"}}
+    assert {"name": "OPTUNA_DB_PASSWORD", "valueFrom": secret} in container["env"]
 
 
 def test_dry_run_prints_the_job_and_sends_nothing(api, capsys):
@@ -80,8 +84,10 @@ def test_dry_run_prints_the_job_and_sends_nothing(api, capsys):
 # fmt: off
 CASES = {
     "SQLite cannot be shared by Pods": (["--workers", "2", "--image", IMAGE], ["--storage", "postgresql://"]),
-    "no image": (["--workers", "2", "--storage", STORAGE], ["--image", "k8s/Dockerfile.cpu"]),
-    "bad namespace": (["--workers", "2", "--storage", STORAGE, "--image", IMAGE, "--namespace", "Team_RL"], ["--namespace"]),
+    "no image": (["--workers", "2", "--storage", STORAGE, "--storage_secret", "db"], ["--image", "k8s/Dockerfile.cpu"]),
+    "password placeholder without its Secret": (["--workers", "2", "--storage", STORAGE, "--image", IMAGE], ["--storage_secret", "$(OPTUNA_DB_PASSWORD)"]),
+    "Secret without the placeholder": (["--workers", "2", "--storage", "grpc://proxy:13000", "--image", IMAGE, "--storage_secret", "db"], ["--storage_secret"]),
+    "bad namespace": (["--workers", "2", "--storage", STORAGE, "--storage_secret", "db", "--image", IMAGE, "--namespace", "Team_RL"], ["--namespace"]),
     "zero workers": (["--workers", "0", "--storage", STORAGE, "--image", IMAGE], ["--workers", ">= 1"]),
 }
 # fmt: on
@@ -100,6 +106,7 @@ def test_mistakes_exit_2_with_one_line_and_send_nothing(case, api, capsys):
 
 def test_local_output_dir_is_refused(api, capsys):
     argv = [*BASE[:-2], "--output_dir", "/tmp/tunes", "--workers", "2", "--storage", STORAGE]
+    argv += ["--storage_secret", "db"]
     status, _, err = run_tune(capsys, [*argv, "--image", IMAGE])
     assert status == 2 and "gs://" in err and err.count("\n") == 1
     assert api.requests == []
