@@ -91,7 +91,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
         raise UserError(
             "--workers, --image, --kube_context, --job_name, --storage_secret and --dry_run "
-            "are for --sys gke; locally, start the same command several times with one --storage (docs/tuning.md)"
+            "are for --sys gke; locally, start the same command several times with one "
+            "--storage (docs/tuning.md)"
         )
 
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rl.hparams.search_space import override_text
 from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join
 
@@ -159,7 +158,9 @@ def write_tuned_module(
     in the docstring but not applied), and `<tuned_dir>/__init__.py` importing every
     generated module by name (explicit imports, as every registry here)."""
     name = tuned_set_name(config.hparams_set)
-    overrides = override_text(winner.params)  # the tuned keys only: the protocol stays out
+    # The tuned keys only (the protocol stays out), as typed literals one per line.
+    items = winner.params.items()
+    tuned = "".join(f"    {json.dumps(key)}: {_python_literal(value)},\n" for key, value in items)
     protocol = f" under --hparam_override {config.base_override!r}" if config.base_override else ""
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     scores = ", ".join(f"{s:.1f}" for s in winner.scores)
@@ -179,17 +180,20 @@ def write_tuned_module(
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
+from rl.hparams.search_space import override_text
 from rl.registry import get_hparams, register_hparams
 
 PARENT = {json.dumps(config.hparams_set)}
-OVERRIDES = {json.dumps(overrides)}
+# The winner's values; strings are override text (schedules, lists), as the space offered them.
+TUNED = {{
+{tuned}}}
 
 
 @register_hparams({json.dumps(name)})
 def {name}() -> HParams:
     """`{config.hparams_set}` with the tuned values (see the module docstring)."""
     hp = get_hparams(PARENT)()
-    hp.override(OVERRIDES)
+    hp.override(override_text(TUNED))  # the typed path of --hparam_override
     return hp
 '''
     tuned_dir.mkdir(parents=True, exist_ok=True)
@@ -207,6 +211,10 @@ def _write_tuned_init(tuned_dir: Path) -> None:
         '"""Hparams sets written by `python -m rl.tune` (generated: one import per tuned set)."""'
         f"\n\n{body}"
     )
+
+
+def _python_literal(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
 def _without_password(url: str) -> str:

@@ -10,15 +10,27 @@ train_steps=20000 under --hparam_override 'stop_at_eval_return=None'. Trial 12: 
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
+from rl.hparams.search_space import override_text
 from rl.registry import get_hparams, register_hparams
 
 PARENT = "ppo_cartpole"
-OVERRIDES = "lr=0.0007086839174809392,clip_range=0.2,ent_coef=6.083385582887586e-08,vf_coef=0.43651222001179646,gamma=0.995,gae_lambda=0.95,n_epochs=10,batch_size=32,max_grad_norm=5.0"
+# The winner's values; strings are override text (schedules, lists), as the space offered them.
+TUNED = {
+    "lr": 0.0007086839174809392,
+    "clip_range": 0.2,
+    "ent_coef": 6.083385582887586e-08,
+    "vf_coef": 0.43651222001179646,
+    "gamma": 0.995,
+    "gae_lambda": 0.95,
+    "n_epochs": 10,
+    "batch_size": 32,
+    "max_grad_norm": 5.0,
+}
 
 
 @register_hparams("ppo_cartpole_tuned")
 def ppo_cartpole_tuned() -> HParams:
     """`ppo_cartpole` with the tuned values (see the module docstring)."""
     hp = get_hparams(PARENT)()
-    hp.override(OVERRIDES)
+    hp.override(override_text(TUNED))  # the typed path of --hparam_override
     return hp
