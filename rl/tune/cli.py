@@ -210,6 +210,10 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
         f"{winner.mean:.2f} ± {winner.std:.2f}; registered as "
         f"{winners.tuned_set_name(args.hparams)} in {module}"
     )
+    print(
+        "[tune] a new or changed set: regenerate docs/hparams_reference.md "
+        "(.venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md)"
+    )
     return 0
 
 

@@ -30,7 +30,9 @@ TUNED = {
 
 @register_hparams("ppo_cartpole_tuned")
 def ppo_cartpole_tuned() -> HParams:
-    """`ppo_cartpole` with the tuned values (see the module docstring)."""
+    """`ppo_cartpole` with lr, clip_range, ent_coef, vf_coef, gamma, gae_lambda, n_epochs,
+    batch_size, max_grad_norm from Optuna study 'ppo_cartpole-ppo' (fresh-seed score 467.32 ±
+    65.36; the module docstring has the objective)."""
     hp = get_hparams(PARENT)()
     hp.override(override_text(TUNED))  # the typed path of --hparam_override
     return hp
