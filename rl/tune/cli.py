@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler", default="tpe", choices=SAMPLERS)
     p.add_argument("--pruner", default="median", choices=PRUNERS)
     p.add_argument("--startup_trials", type=int, default=5, help="random trials before TPE")
+    p.add_argument(
+        "--warmup_steps", type=int, default=None,
+        help="median pruner: env steps of a trial before it may be pruned (default: a third of "
+        "a run's train_steps; early evaluations are the noisiest)",
+    )  # fmt: skip
     p.add_argument("--last_k", type=int, default=3, help="evaluations averaged per run")
     p.add_argument("--top_k", type=int, default=3, help="best trials re-run on fresh seeds")
     p.add_argument("--fresh_seeds", type=int, default=5, help="fresh seeds of the re-run")
@@ -83,6 +88,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
             f"tuning seeds {args.seed}..{args.seed + args.seeds_per_trial - 1} must lie in "
             f"0..{FRESH_SEED_BASE - 1} (fresh judging seeds start at {FRESH_SEED_BASE})"
         )
+    if args.warmup_steps is not None and args.warmup_steps < 0:
+        raise UserError(f"--warmup_steps must be >= 0, got {args.warmup_steps}")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.workers < 1:
@@ -176,7 +183,10 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     sampler = studies.make_sampler(
         args.sampler, args.startup_trials, studies.sampler_seed(args.seed, worker)
     )
-    pruner = studies.make_pruner(args.pruner, args.startup_trials)
+    warmup = args.warmup_steps
+    if warmup is None:
+        warmup = identity["train_steps"] // 3
+    pruner = studies.make_pruner(args.pruner, args.startup_trials, warmup)
     study = studies.open_study(storage, name, identity, sampler, pruner)
     studies.run_worker(study, space, config, args.trials, args.timeout)
     from optuna.trial import TrialState

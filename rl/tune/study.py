@@ -49,13 +49,15 @@ def make_sampler(name: str, startup_trials: int, seed: int) -> Any:
     )
 
 
-def make_pruner(name: str, startup_trials: int) -> Any:
-    """The median rule (prune below the median of earlier trials at the same step), successive
-    halving, or none."""
+def make_pruner(name: str, startup_trials: int, warmup_steps: int) -> Any:
+    """The median rule (prune below the median of earlier trials at the same step, once past
+    `warmup_steps` of the trial's step axis), successive halving, or none."""
     import optuna
 
     if name == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=startup_trials)
+        return optuna.pruners.MedianPruner(
+            n_startup_trials=startup_trials, n_warmup_steps=warmup_steps
+        )
     if name == "halving":
         return optuna.pruners.SuccessiveHalvingPruner()
     return optuna.pruners.NopPruner()

@@ -46,6 +46,7 @@ def test_a_trial_below_the_median_is_pruned_at_its_first_evaluation(capsys, tmp_
     capsys.readouterr()  # Optuna's own line about the study created above
     argv = ["--hparams", "ppo_tiny", "--space", "ppo", "--keys", "lr", "--last_k", "1"]
     argv += ["--trials", "3", "--seeds_per_trial", "2", "--startup_trials", "2"]
+    argv += ["--warmup_steps", "0"]  # the median rule from the first evaluation on
     assert cli.main([*argv, "--select", "False", "--output_dir", str(out)]) == 0
     assert capsys.readouterr().err == ""
     trial = load_study(out).trials[2]
