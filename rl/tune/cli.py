@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sys == "gke":
         from rl.tune.gke import launch_workers
 
-        return launch_workers(args, plan)
+        return launch_workers(args, plan, build_parser())
     return run_local(args, plan)
 
 

@@ -50,10 +50,11 @@ def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[
     return [*out, "--sys=local", "--select=False"]
 
 
-def plan_workers(args: argparse.Namespace, plan: dict[str, Any]) -> Launch:
-    """Checks the launch flags and renders the Job; sends nothing. Raises UserError."""
-    from rl.tune.cli import build_parser
-
+def plan_workers(
+    args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
+) -> Launch:
+    """Checks the launch flags and renders the Job (`parser`: the tuner's, whose flags the Pods
+    get); sends nothing. Raises UserError."""
     storage = plan["storage"]
     if args.storage is None or storage.url.startswith("sqlite"):
         raise UserError(
@@ -77,7 +78,7 @@ def plan_workers(args: argparse.Namespace, plan: dict[str, Any]) -> Launch:
         name=name,
         namespace=namespace,
         image=args.image,
-        train_args=pod_args(args, build_parser()),
+        train_args=pod_args(args, parser),
         hparams_set=args.hparams,
     )
     # A replaced Pod is a fresh worker of the same study: allow each worker a replacement.
@@ -95,9 +96,11 @@ def plan_workers(args: argparse.Namespace, plan: dict[str, Any]) -> Launch:
     return Launch(name, namespace, args.kube_context, manifests, args.workers, summary)
 
 
-def launch_workers(args: argparse.Namespace, plan: dict[str, Any]) -> int:
+def launch_workers(
+    args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
+) -> int:
     """Prints (`--dry_run`) or submits the worker Job; returns the exit status."""
-    launch = plan_workers(args, plan)
+    launch = plan_workers(args, plan, parser)
     if args.dry_run:
         sys.stdout.write(to_yaml(launch.manifests))
         return 0
