@@ -176,8 +176,11 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     space, config, identity = plan["space"], plan["config"], plan["identity"]
     import tensorflow as tf
 
+    if args.storage is not None:  # a server that refuses us: exit 2 before anything is written
+        storage = open_storage(plan["storage"])
     tf.io.gfile.makedirs(args.output_dir)
-    storage = open_storage(plan["storage"])
+    if args.storage is None:
+        storage = open_storage(plan["storage"])
     name = args.study_name or f"{args.hparams}-{args.space}"
     worker = f"{socket.gethostname()}:{os.getpid()}"
     sampler = studies.make_sampler(

@@ -190,8 +190,13 @@ def run_worker(
 
 
 def _print_trial(trial: Any) -> None:
+    from optuna.trial import TrialState
+
     values = ", ".join(f"{key}={value!r}" for key, value in trial.params.items())
     score = "" if trial.value is None else f" value {trial.value:.2f}"
+    if trial.state == TrialState.PRUNED and trial.intermediate_values:
+        step = max(trial.intermediate_values)
+        score = f" at step {step:,} (last evaluation {trial.intermediate_values[step]:.2f})"
     print(f"[tune] trial {trial.number} {trial.state.name}{score} ({values})")
 
 

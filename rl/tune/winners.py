@@ -66,10 +66,12 @@ def rerun_on_fresh_seeds(
     """Trains the trial's values on `seeds` (`<output_dir>/fresh/trial_N_seed_S`, resumable
     like any run) and returns each run's score (the objective's, read from progress.csv)."""
     from rl import training
+    from rl.utils.run_dir_lock import locked_run_dirs
 
     hparams = trial_hparams(config, trial.params)
     directories = [run_dir(config.output_dir, trial.number, seed, FRESH_DIR) for seed in seeds]
-    training.train(hparams, directories, list(seeds), config.hparams_set)
+    with locked_run_dirs(directories):  # a second selecting tuner exits 2 instead of racing
+        training.train(hparams, directories, list(seeds), config.hparams_set)
     due = evaluations_due(hparams)
     return tuple(run_score(progress_returns(d), due, config.last_k) for d in directories)
 

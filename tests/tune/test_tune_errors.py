@@ -48,6 +48,7 @@ CASES = {
     "storage scheme": ([*BASE, "--storage", "mongodb://db/optuna"], ["storage URL", "postgresql://"]),
     "storage in memory": ([*BASE, "--storage", "sqlite:///:memory:"], ["needs a file"]),
     "storage dir missing": ([*BASE, "--storage", "sqlite:////no/such/dir/s.db"], ["does not exist"]),
+    "storage server unreachable": ([*BASE, "--storage", "postgresql://optuna:pw@127.0.0.1:1/optuna"], ["cannot open it"]),
     "grpc without port": ([*BASE, "--storage", "grpc://localhost"], ["grpc://HOST:PORT"]),
     "no trials": (["--hparams", "ppo_tiny", "--space", "ppo", "--trials", "0"], ["--trials", ">= 1"]),
     "tuning seeds reach the judging seeds": ([*BASE, "--seed", "9999", "--seeds_per_trial", "2"], ["fresh judging seeds start at 10000"]),

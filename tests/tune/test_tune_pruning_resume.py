@@ -74,7 +74,8 @@ def _wait_for(predicate, timeout: float, what: str):
 
 def test_resume_after_kill_9(run_tune, tmp_path):  # noqa: F811
     out = tmp_path / "study"
-    flags = ["--trials", "2", "--select", "False", "--train_steps", "256"]
+    # 384 steps: two more evaluations after the first, time enough to kill trial 1 mid-run.
+    flags = ["--trials", "2", "--select", "False", "--train_steps", "384"]
     tuner = subprocess.Popen(
         tune_command(out, *flags),
         cwd=REPO_ROOT,
