@@ -9,6 +9,7 @@ front of one of the others: many workers, one database connection pool).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from rl.errors import UserError
@@ -28,6 +29,11 @@ class StorageURL:
     kind: str  # "rdb" or "grpc"
     host: str = ""
     port: int = 0
+
+
+def without_password(url: str) -> str:
+    """The URL as it may be printed: `postgresql://optuna:***@host/db`."""
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
 def default_url(output_dir: str) -> str:
@@ -52,7 +58,7 @@ def parse_storage(url: str, created_here: bool = False) -> StorageURL:
     dialect = parsed.get_backend_name() if parsed is not None else ""
     if dialect not in RDB_DIALECTS:
         raise UserError(
-            f"--storage {url!r} is not a storage URL; use sqlite:///PATH.db, "
+            f"--storage {without_password(url)!r} is not a storage URL; use sqlite:///PATH.db, "
             "postgresql://USER:PASSWORD@HOST/DB, mysql://... or grpc://HOST:PORT"
         )
     if dialect == "sqlite":
@@ -90,4 +96,5 @@ def open_storage(storage: StorageURL):
         )
     except Exception as error:  # a database that refuses the connection: one line
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-        raise UserError(f"--storage {storage.url!r}: cannot open it ({first_line})") from None
+        shown = without_password(storage.url)
+        raise UserError(f"--storage {shown!r}: cannot open it ({first_line})") from None

@@ -15,7 +15,6 @@ import datetime
 import io
 import json
 import os
-import re
 import statistics
 import textwrap
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
+from rl.tune.storage import without_password
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join
 
 FRESH_DIR = "fresh"
@@ -167,7 +167,7 @@ def write_tuned_module(
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     scores = ", ".join(f"{s:.1f}" for s in winner.scores)
     described = (
-        f"Study {study_name!r} ({_without_password(storage_url)}), {today}. Objective: mean over "
+        f"Study {study_name!r} ({without_password(storage_url)}), {today}. Objective: mean over "
         f"tuning seeds {list(config.seeds)} of the mean of the last {config.last_k} evaluation "
         f"returns, train_steps={train_steps}{protocol}. Trial {winner.trial_number}: tuning value "
         f"{winner.tuning_value:.2f}; fresh-seed score {winner.mean:.2f} ± {winner.std:.2f} over "
@@ -225,10 +225,6 @@ def _write_tuned_init(tuned_dir: Path) -> None:
 
 def _python_literal(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
-def _without_password(url: str) -> str:
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
 def write_winner_json(winner: FreshScore, path: str, tuned_module: Path, seeds) -> None:
