@@ -72,6 +72,8 @@ def test_bad_input(case, capsys, tmp_path):
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+@pytest.mark.slow
 def test_a_different_search_on_the_same_study(run_tune, tmp_path):  # noqa: F811
     """A second command with other flags on an existing study: exit 2, the study untouched."""
     from tune_fixtures import load_study

@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import optuna
+import pytest
 from optuna.trial import TrialState, create_trial
 from tune_fixtures import (
     REPO_ROOT,
@@ -72,6 +73,8 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+@pytest.mark.slow
 def test_resume_after_kill_9(run_tune, tmp_path):  # noqa: F811
     out = tmp_path / "study"
     # 384 steps: two more evaluations after the first, time enough to kill trial 1 mid-run.

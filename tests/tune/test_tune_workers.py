@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from optuna.trial import TrialState
 from tune_fixtures import REPO_ROOT, load_study, tune_command, tune_env
 
 
+# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+@pytest.mark.slow
 def test_two_workers_share_one_study(tmp_path):
     out = tmp_path / "study"
     flags = ["--trials", "4", "--select", "False", "--pruner", "none"]
