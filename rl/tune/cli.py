@@ -217,7 +217,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     module = winners.write_tuned_module(
         winner, config, name, plan["storage"].url, seeds, identity["train_steps"], tuned_dir
     )
-    winners.write_winner_json(winner, os.path.join(args.output_dir, "winner.json"), module, seeds)
+    winners.write_winner_json(winner, join(args.output_dir, "winner.json"), module, seeds)
     print(
         f"[tune] winner: trial {winner.trial_number} {winner.params}, fresh-seed score "
         f"{winner.mean:.2f} ± {winner.std:.2f}; registered as "
