@@ -53,7 +53,7 @@ def test_tiny_study_end_to_end(run_tune, tmp_path):  # noqa: F811
     assert winner["fresh_mean"] == float(last["eval_return_mean"])
     # The generated set: parent + the tuned key, registered as ppo_tiny_tuned; it trains.
     path = tuned / "ppo_tiny_tuned.py"
-    text = path.read_text()
+    text = " ".join(path.read_text().split())  # the docstring is wrapped
     assert "Study 'ppo_tiny-ppo'" in text and "fresh-seed score" in text
     assert (
         "from rl.hparams.tuned import (  # noqa: F401\n    ppo_tiny_tuned,\n)"
