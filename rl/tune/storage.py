@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 
 from rl.errors import UserError
@@ -21,6 +22,8 @@ HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
 # Re-runs of one trial whose workers died before it is left failed.
 MAX_RETRIES = 3
+# Tries at opening a new database while other workers create its tables.
+CREATE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,27 @@ def open_storage(storage: StorageURL):
 
     if storage.kind == "grpc":
         return optuna.storages.GrpcStorageProxy(host=storage.host, port=storage.port)
-    try:
-        return optuna.storages.RDBStorage(
-            storage.url,
-            heartbeat_interval=HEARTBEAT_SECONDS,
-            grace_period=GRACE_SECONDS,
-            heartbeat_stale_trial_callback=retry_stale_trial,
-        )
-    except Exception as error:  # a database that refuses the connection: one line
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-        shown = without_password(storage.url)
-        raise UserError(f"--storage {shown!r}: cannot open it ({first_line})") from None
+    # SQLite: wait up to 60 s for another worker's write instead of failing after 5.
+    sqlite = storage.url.startswith("sqlite")
+    engine_kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
+    # Workers started together race to create the tables of a new database; the loser sees
+    # "table ... already exists" (or a locked SQLite file) and finds the tables made next time.
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(
+                storage.url,
+                engine_kwargs=engine_kwargs,
+                heartbeat_interval=HEARTBEAT_SECONDS,
+                grace_period=GRACE_SECONDS,
+                heartbeat_stale_trial_callback=retry_stale_trial,
+            )
+        except Exception as error:  # a database that refuses the connection: one line
+            text = str(error)
+            racing = "already exists" in text or "database is locked" in text
+            if racing and attempt + 1 < CREATE_ATTEMPTS:
+                time.sleep(0.5 * (attempt + 1))
+                continue
+            first_line = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+            shown = without_password(storage.url)
+            raise UserError(f"--storage {shown!r}: cannot open it ({first_line})") from None
+    raise AssertionError("unreachable")
