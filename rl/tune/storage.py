@@ -8,9 +8,12 @@ front of one of the others: many workers, one database connection pool).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rl.errors import UserError
@@ -24,6 +27,8 @@ GRACE_SECONDS = 60
 MAX_RETRIES = 3
 # Tries at opening a new database while other workers create its tables.
 CREATE_ATTEMPTS = 5
+# What a worker sees when another one created the same tables a moment before it.
+RACE_SIGNS = ("already exists", "database is locked", "UNIQUE constraint", "duplicate key")
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,23 @@ def retry_stale_trial(study, trial) -> None:
     optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)(study, trial)
 
 
+@contextlib.contextmanager
+def _creation_lock(sqlite_url: str | None) -> Iterator[None]:
+    """Holds `<database>.lock` (flock) while an SQLite database is opened (and maybe created)."""
+    if sqlite_url is None:
+        yield
+        return
+    from sqlalchemy.engine import make_url
+
+    path = os.path.abspath(make_url(sqlite_url).database) + ".lock"
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def open_storage(storage: StorageURL):
     """The Optuna storage; a running trial sends heartbeats, so a dead worker's trial is found."""
     import optuna
@@ -95,18 +117,20 @@ def open_storage(storage: StorageURL):
     engine_kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     # Workers started together race to create the tables of a new database; the loser sees
     # "table ... already exists" (or a locked SQLite file) and finds the tables made next time.
+    # On SQLite the workers of one machine take turns (a lock file next to the database).
     for attempt in range(CREATE_ATTEMPTS):
         try:
-            return optuna.storages.RDBStorage(
-                storage.url,
-                engine_kwargs=engine_kwargs,
-                heartbeat_interval=HEARTBEAT_SECONDS,
-                grace_period=GRACE_SECONDS,
-                heartbeat_stale_trial_callback=retry_stale_trial,
-            )
+            with _creation_lock(storage.url if sqlite else None):
+                return optuna.storages.RDBStorage(
+                    storage.url,
+                    engine_kwargs=engine_kwargs,
+                    heartbeat_interval=HEARTBEAT_SECONDS,
+                    grace_period=GRACE_SECONDS,
+                    heartbeat_stale_trial_callback=retry_stale_trial,
+                )
         except Exception as error:  # a database that refuses the connection: one line
             text = str(error)
-            racing = "already exists" in text or "database is locked" in text
+            racing = any(sign in text for sign in RACE_SIGNS)
             if racing and attempt + 1 < CREATE_ATTEMPTS:
                 time.sleep(0.5 * (attempt + 1))
                 continue

@@ -35,10 +35,11 @@ def test_two_workers_share_one_study(tmp_path):
     assert numbers == sorted(set(numbers))  # no number twice
     surplus = [t for t in trials if t.user_attrs.get("surplus")]
     counted = [t for t in trials if not t.user_attrs.get("surplus")]
-    assert [t.state for t in counted] == [TrialState.COMPLETE] * 4
+    described = [(t.number, t.state.name, t.user_attrs) for t in trials]
+    assert [t.state for t in counted] == [TrialState.COMPLETE] * 4, described
     assert all(t.state == TrialState.FAIL for t in surplus)  # a claim that raced the budget
     # Both workers ran trials (each records its process id on the trials it claims).
-    assert len({t.user_attrs["tuner_pid"] for t in counted}) == 2
+    assert len({t.user_attrs["tuner_pid"] for t in counted}) == 2, described
     ran = sorted(p.name for p in (out / "trials").iterdir())
     assert ran == [f"trial_{t.number:04d}_seed_0" for t in counted]
     printed = [line for stdout, _ in outputs for line in stdout.splitlines()]
