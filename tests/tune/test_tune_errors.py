@@ -72,7 +72,8 @@ def test_bad_input(case, capsys, tmp_path):
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+# Tuner subprocesses (TF import, several tiny runs): 15-23 s each when the 2 cores are quiet,
+# 98-169 s when other work shares them.
 @pytest.mark.slow
 def test_a_different_search_on_the_same_study(run_tune, tmp_path):  # noqa: F811
     """A second command with other flags on an existing study: exit 2, the study untouched."""

@@ -73,7 +73,8 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+# Tuner subprocesses (TF import, several tiny runs): 15-23 s each when the 2 cores are quiet,
+# 98-169 s when other work shares them.
 @pytest.mark.slow
 def test_resume_after_kill_9(run_tune, tmp_path):  # noqa: F811
     out = tmp_path / "study"

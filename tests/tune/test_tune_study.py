@@ -15,7 +15,8 @@ from tune_fixtures import load_study, run_tune  # noqa: F401
 from rl import registry
 
 
-# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+# Tuner subprocesses (TF import, several tiny runs): 15-23 s each when the 2 cores are quiet,
+# 98-169 s when other work shares them.
 @pytest.mark.slow
 def test_tiny_study_end_to_end(run_tune, tmp_path):  # noqa: F811
     out, tuned = tmp_path / "study", tmp_path / "tuned"

@@ -10,7 +10,8 @@ from optuna.trial import TrialState
 from tune_fixtures import REPO_ROOT, load_study, tune_command, tune_env
 
 
-# Tuner subprocesses (TF import, several tiny runs): 98-169 s each on 2 shared busy cores.
+# Tuner subprocesses (TF import, several tiny runs): 15-23 s each when the 2 cores are quiet,
+# 98-169 s when other work shares them.
 @pytest.mark.slow
 def test_two_workers_share_one_study(tmp_path):
     out = tmp_path / "study"
