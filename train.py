@@ -237,19 +237,10 @@ def _check_and_run(
 
 
 def _check_values(hparams) -> None:
-    """Value ranges the type system cannot express; each a UserError naming the key."""
-    from rl.errors import UserError
+    """Value ranges the type system cannot express (`rl.cli.check_values`)."""
+    from rl.cli import check_values
 
-    positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
-    for key in positive:
-        if getattr(hparams, key) < 1:
-            raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
-    from rl.hparams.common import check_evaluation_protocol
-
-    check_evaluation_protocol(hparams.eval, hparams.env)
-    from rl.envs.reward_augmentation import check_reward_augmentation
-
-    check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env
+    check_values(hparams)
 
 
 if __name__ == "__main__":

@@ -221,3 +221,18 @@ def hparams_chain_lines() -> list[str]:
     lines = ["hparams parent chains (set <- parent <- ...; train.py --hparams X --show_hparams):"]
     lines += [f"  {' <- '.join(parent_chain(name))}" for name in registry.hparams.names()]
     return lines
+
+
+def check_values(hparams: Any) -> None:
+    """Value ranges the type system cannot express; each a UserError naming the key (train.py
+    and `python -m rl.tune` check every run's hparams with this)."""
+    positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
+    for key in positive:
+        if getattr(hparams, key) < 1:
+            raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
+    from rl.hparams.common import check_evaluation_protocol
+
+    check_evaluation_protocol(hparams.eval, hparams.env)
+    from rl.envs.reward_augmentation import check_reward_augmentation
+
+    check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

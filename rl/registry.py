@@ -92,6 +92,8 @@ schedules: Registry[Callable[..., Any]] = Registry("schedule")
 systems: Registry[Callable[..., Any]] = Registry("system")
 reward_augmentations: Registry[Callable[..., Any]] = Registry("reward augmentation")
 optimizers: Registry[Callable[[float, float], Any]] = Registry("optimizer")
+# Hyper-parameter search spaces of `python -m rl.tune` (rl/hparams/search_spaces.py).
+search_spaces: Registry[Any] = Registry("search space")
 
 ALL: dict[str, Registry[Any]] = {
     "hparams": hparams,
@@ -106,6 +108,7 @@ ALL: dict[str, Registry[Any]] = {
     "systems": systems,
     "reward_augmentations": reward_augmentations,
     "optimizers": optimizers,
+    "search_spaces": search_spaces,
 }
 
 register_hparams, get_hparams = hparams.register, hparams.get
@@ -129,3 +132,4 @@ register_reward_augmentation, get_reward_augmentation = (
     reward_augmentations.get,
 )
 register_optimizer, get_optimizer = optimizers.register, optimizers.get
+register_search_space, get_search_space = search_spaces.register, search_spaces.get

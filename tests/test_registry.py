@@ -58,6 +58,7 @@ def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
         "systems",
         "reward_augmentations",
         "optimizers",
+        "search_spaces",
     }
     assert {"dqn", "dqn_cartpole", "dqn_acrobot", "dqn_tiny"} <= set(registry.hparams.names())
     assert "dqn" in registry.agents
@@ -67,6 +68,7 @@ def test_every_kind_has_a_registry_and_the_core_parts_are_registered():
     assert registry.optimizers.names() == ["adam", "rmsprop", "rmsprop_torch", "sgd"]
     assert {"linear", "constant", "piecewise"} <= set(registry.schedules.names())
     assert "local" in registry.systems
+    assert {"ppo", "dqn"} <= set(registry.search_spaces.names())  # python -m rl.tune --space
     assert {"mountain_car_energy", "scale_reward", "clip_reward"} <= set(
         registry.reward_augmentations.names()
     )

@@ -152,6 +152,7 @@ def test_list_prints_every_registry(capsys):
         assert name in lines
     assert "dqn_tiny" in lines["hparams"] and "local" in lines["systems"]
     assert lines["optimizers"] == "optimizers: adam, rmsprop, rmsprop_torch, sgd"
+    assert {"dqn", "ppo"} <= set(lines["search_spaces"].split(": ", 1)[1].split(", "))
     assert "epsilon_greedy" in lines["action_functions"]
     assert "ornstein_uhlenbeck" in lines["action_functions"]
     assert {"td_huber", "td_mse", "categorical_loss"} <= set(

@@ -29,7 +29,12 @@ from rl.hparams import (  # noqa: F401
     qrdqn,
     recurrent,
     sac,
+    search_spaces,
     td3,
 )
+
+# isort: split
+# Sets written by `python -m rl.tune` (rl/hparams/tuned/): after the sets they derive from.
+from rl.hparams import tuned  # noqa: F401
 
 __all__ = ["HParams", "Schedule", "TypeSpec", "as_schedule", "parse_schedule"]

@@ -164,12 +164,17 @@ def termination_grace_seconds(preemption_grace: float) -> int:
     return math.ceil(preemption_grace) + GRACE_MARGIN_S
 
 
-def _container(spec: JobSpec, env: list[Manifest], resources: dict[str, str]) -> Manifest:
+def _container(
+    spec: JobSpec,
+    env: list[Manifest],
+    resources: dict[str, str],
+    command: tuple[str, ...] = ("python", "train.py"),
+) -> Manifest:
     container: Manifest = {
         "name": CONTAINER,
         "image": spec.image,
         "workingDir": WORKDIR,
-        "command": ["python", "train.py"],
+        "command": list(command),
         "args": list(spec.train_args),
         "env": env,
     }
@@ -437,6 +442,27 @@ def worker_job_manifests(
     # TF_CONFIG needs an index even for one worker.
     job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit, indexed=True)
     return [_headless_service(spec, WORKER_PORT, "tf-worker"), job]
+
+
+def tuner_job_manifests(
+    spec: JobSpec, workers: int, backoff_limit: int, secret: str | None = None
+) -> list[Manifest]:
+    """A Job of `workers` Pods, each one worker of one Optuna study (`python -m rl.tune` with
+    `spec.train_args`). They share nothing but the study's storage, so there is no Service and
+    no TF_CONFIG; a failed Pod is replaced (`backoff_limit`), and its running trial is failed by
+    the heartbeat and re-run by another worker. `secret`: a Kubernetes Secret whose `password`
+    key becomes OPTUNA_DB_PASSWORD, which Kubernetes substitutes for `$(OPTUNA_DB_PASSWORD)` in
+    the args (so the storage URL in the manifest carries no password)."""
+    if workers < 1:
+        raise UserError(f"workers must be >= 1, got {workers}")
+    env = _env({"PYTHONUNBUFFERED": "1", **spec.env})
+    if secret:
+        reference = {"secretKeyRef": {"name": secret, "key": "password"}}
+        env.append({"name": "OPTUNA_DB_PASSWORD", "valueFrom": reference})
+    container = _container(spec, env, {}, command=("python", "-m", "rl.tune"))
+    pod: Manifest = {"restartPolicy": "Never", "containers": [container]}
+    # The workers are interchangeable: no index.
+    return [_job(spec, pod, pods=workers, backoff_limit=backoff_limit, indexed=False)]
 
 
 def to_yaml(manifests: list[Manifest]) -> str:

@@ -1,0 +1,117 @@
+"""What a hyper-parameter search may change: a `SearchSpace` of `Param`s over hparams keys.
+
+A space is data (no Optuna here): each `Param` names one hparams key and the values a search may
+give it, as a float or int range (log-uniform for scales such as learning rates) or as choices.
+A sampled value reaches the hparams as `--hparam_override` text (`override_text`), so it goes
+through the same typed parsing as a command line: an int key refuses a float, a schedule key
+reads `"linear(1e-3, 0.0, 7800)"`. `check_against` tries every bound and every choice on the
+set before a study starts, so a space that does not fit the set is a one-line `UserError`.
+Spaces register by name (`register_search_space`), listed by `train.py --list`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rl.errors import UserError
+from rl.hparams.hparams import HParams
+
+KINDS = ("float", "int", "categorical")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One hparams key and its range: `low`..`high` (float/int, `log` for log-uniform) or
+    `choices` (categorical: numbers, bools, or override texts such as schedules)."""
+
+    key: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def check(self) -> None:
+        """UserError for a range that cannot be sampled."""
+        if self.kind not in KINDS:
+            raise UserError(f"search space key {self.key}: kind must be one of {KINDS}")
+        if self.kind == "categorical":
+            if not self.choices:
+                raise UserError(f"search space key {self.key}: categorical needs choices")
+            return
+        if self.low is None or self.high is None or not self.low < self.high:
+            raise UserError(
+                f"search space key {self.key}: needs low < high, got {self.low}..{self.high}"
+            )
+        if self.log and self.low <= 0:
+            raise UserError(
+                f"search space key {self.key}: a log range needs low > 0, got {self.low}"
+            )
+        if not all(map(math.isfinite, (self.low, self.high))):
+            raise UserError(f"search space key {self.key}: low and high must be finite")
+
+    def examples(self) -> list[Any]:
+        """The values `check_against` tries on the set: both bounds, or every choice."""
+        if self.kind == "categorical":
+            return list(self.choices)
+        if self.kind == "int":
+            return [int(self.low), int(self.high)]
+        return [float(self.low), float(self.high)]
+
+
+def override_text(values: dict[str, Any]) -> str:
+    """`{"lr": 0.001, "clip_range": "linear(0.2, 0.0, 7800)"}` -> `lr=0.001,clip_range=linear(...)`
+    (a string choice is override text already; numbers and bools print as literals)."""
+    return ",".join(f"{key}={_literal(value)}" for key, value in values.items())
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A named set of `Param`s with a one-line description of why these keys."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...] = field(default_factory=tuple)
+
+    def keys(self) -> list[str]:
+        return [param.key for param in self.params]
+
+    def restricted(self, keys: Sequence[str]) -> SearchSpace:
+        """Only `keys` (a `--keys` subset); UserError for a key the space lacks."""
+        for key in keys:
+            if key not in self.keys():
+                raise UserError(
+                    f"search space {self.name!r} has no key {key!r}; its keys: "
+                    f"{', '.join(self.keys())}"
+                )
+        kept = tuple(param for param in self.params if param.key in keys)
+        return SearchSpace(self.name, self.description, kept)
+
+    def check_against(self, hparams: HParams, set_name: str) -> None:
+        """UserError (one line, naming key and fix) unless every key is declared in the set and
+        every bound and choice passes the key's typed override parsing."""
+        for param in self.params:
+            param.check()
+            if param.key not in hparams:
+                raise UserError(
+                    f"search space {self.name!r} tunes {param.key!r}, which hparams set "
+                    f"{set_name!r} does not declare; pick a space for this set (train.py --list)"
+                )
+            for value in param.examples():
+                trial = hparams.copy()
+                try:
+                    trial.override(override_text({param.key: value}))
+                except UserError as error:
+                    raise UserError(
+                        f"search space {self.name!r}: {param.key}={value!r} does not fit the "
+                        f"declared type {hparams.type_name(param.key)} ({error})"
+                    ) from None

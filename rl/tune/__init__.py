@@ -1,0 +1,7 @@
+"""Hyper-parameter search on the one training loop: `python -m rl.tune` (docs/tuning.md).
+
+Optuna studies in a real database (an SQLite file in the output dir by default, any Optuna
+storage URL with `--storage`). Every trial trains its seeds through `rl.training.train`, the
+same path as train.py, and an evaluation callback (`rl.tune.objective.TrialReporter`) feeds
+the pruner at every evaluation. The winner of a fresh-seed re-run becomes a named hparams set.
+"""

@@ -1,0 +1,252 @@
+"""The command line of `python -m rl.tune`: flags, the checks made before anything is written
+(a bad space, key, range, storage URL or number: exit 2 and one line), then the study.
+
+    python -m rl.tune --hparams ppo_cartpole --space ppo --trials 50 \\
+        --output_dir tunes/ppo_cartpole [--seeds_per_trial 2] [--train_steps 50000] \\
+        [--storage postgresql://...] [--sys gke --workers 8 --image IMAGE]
+
+The same command continues a killed study; with `--storage` shared, any number of such
+commands (`--select False` on all but one) are workers of one study.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from typing import Any
+
+from rl.cli import parse_bool
+from rl.errors import UserError
+from rl.utils.files import join
+
+PROG = "python -m rl.tune"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise UserError(f"{message} (see {PROG} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rl.tune.study import PRUNERS, SAMPLERS
+
+    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("--hparams", required=True, help="registered hparams set to tune")
+    p.add_argument("--space", required=True, help="registered search space (train.py --list)")
+    p.add_argument("--trials", type=int, required=True, help="trials the study runs in all")
+    p.add_argument("--output_dir", required=True, help="study.db, trial run dirs, results")
+    p.add_argument("--seeds_per_trial", type=int, default=2, help="tuning seeds of each trial")
+    p.add_argument("--seed", type=int, default=0, help="first tuning seed (seeds seed..)")
+    p.add_argument("--train_steps", type=int, default=None, help="env steps of each run")
+    p.add_argument("--hparam_override", default="", help="applied to the set before each trial")
+    p.add_argument("--keys", default="", help="tune only these keys of the space (comma list)")
+    p.add_argument("--timeout", type=float, default=None, help="no trial starts after (s)")
+    p.add_argument("--sampler", default="tpe", choices=SAMPLERS)
+    p.add_argument("--pruner", default="median", choices=PRUNERS)
+    p.add_argument("--startup_trials", type=int, default=5, help="random trials before TPE")
+    p.add_argument(
+        "--warmup_steps", type=int, default=None,
+        help="median pruner: env steps of a trial before it may be pruned (default: a third of "
+        "a run's train_steps; early evaluations are the noisiest)",
+    )  # fmt: skip
+    p.add_argument("--last_k", type=int, default=3, help="evaluations averaged per run")
+    p.add_argument("--top_k", type=int, default=3, help="best trials re-run on fresh seeds")
+    p.add_argument("--fresh_seeds", type=int, default=5, help="fresh seeds of the re-run")
+    p.add_argument("--storage", default=None, help="Optuna storage URL (default: SQLite file)")
+    p.add_argument("--study_name", default=None, help="default: <hparams>-<space>")
+    p.add_argument(
+        "--select", type=parse_bool, nargs="?", const=True, default=True,
+        help="at the end, re-run the top-k on fresh seeds and write the winner",
+    )  # fmt: skip
+    p.add_argument("--tuned_dir", default=None, help="where the tuned set module goes")
+    p.add_argument("--sys", default="local", choices=("local", "gke"))
+    p.add_argument("--workers", type=int, default=1, help="--sys gke: worker Pods")
+    p.add_argument("--image", default=None, help="--sys gke: container image")
+    p.add_argument("--namespace", default="default", help="--sys gke: Kubernetes namespace")
+    p.add_argument(
+        "--dry_run", type=parse_bool, nargs="?", const=True, default=False,
+        help="--sys gke: print the manifests, send nothing",
+    )  # fmt: skip
+    p.add_argument("--storage_secret", default=None, help="--sys gke: Secret with the DB password")
+    p.add_argument("--kube_context", default=None, help="--sys gke: kubeconfig context")
+    p.add_argument("--job_name", default=None, help="--sys gke: the Job's name")
+    return p
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    from rl.tune.winners import FRESH_SEED_BASE
+
+    for flag in ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k"):
+        if getattr(args, flag) < 1:
+            raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
+    if args.fresh_seeds < 1:
+        raise UserError(f"--fresh_seeds must be >= 1, got {args.fresh_seeds}")
+    if args.seed < 0 or args.seed + args.seeds_per_trial > FRESH_SEED_BASE:
+        raise UserError(
+            f"tuning seeds {args.seed}..{args.seed + args.seeds_per_trial - 1} must lie in "
+            f"0..{FRESH_SEED_BASE - 1} (fresh judging seeds start at {FRESH_SEED_BASE})"
+        )
+    if args.warmup_steps is not None and args.warmup_steps < 0:
+        raise UserError(f"--warmup_steps must be >= 0, got {args.warmup_steps}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    if args.workers < 1:
+        raise UserError(f"--workers must be >= 1, got {args.workers}")
+    launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run, args.storage_secret)
+    if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
+        raise UserError(
+            "--workers, --image, --kube_context, --job_name, --storage_secret and --dry_run "
+            "are for --sys gke; locally, start the same command several times with one "
+            "--storage (docs/tuning.md)"
+        )
+
+
+def _absolute(path: str) -> str:
+    """Run dirs by absolute path (the loop's console lines name them); gs:// as given."""
+    return path if "://" in path else os.path.abspath(path)
+
+
+def prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Every check that needs no writing; returns what the study needs."""
+    import rl  # noqa: F401  (fills the registries)
+    from rl import registry
+    from rl.tune.objective import TrialConfig, evaluations_due, trial_hparams
+    from rl.tune.storage import default_url, parse_storage
+    from rl.utils.run_dir import check_writable
+
+    _check_numbers(args)
+    space = registry.get_search_space(args.space)
+    keys = [key.strip() for key in args.keys.split(",") if key.strip()]
+    if keys:
+        space = space.restricted(keys)
+    config = TrialConfig(
+        hparams_set=args.hparams,
+        base_override=args.hparam_override,
+        train_steps=args.train_steps,
+        seeds=tuple(range(args.seed, args.seed + args.seeds_per_trial)),
+        last_k=args.last_k,
+        output_dir=_absolute(args.output_dir),
+    )
+    base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
+    space.check_against(base, args.hparams)
+    evaluations = evaluations_due(base)
+    if args.last_k > evaluations:
+        raise UserError(
+            f"--last_k {args.last_k} is more than the {evaluations} evaluations of a run; "
+            "lower it or raise --train_steps"
+        )
+    if "://" in args.output_dir and args.storage is None:
+        raise UserError(
+            f"--output_dir {args.output_dir} is not local, so the default SQLite study cannot "
+            "live in it; give --storage (postgresql://..., grpc://HOST:PORT)"
+        )
+    check_writable(args.output_dir)
+    storage = parse_storage(args.storage or default_url(args.output_dir), args.storage is None)
+    identity = {
+        "hparams_set": args.hparams,
+        "space": args.space,
+        "keys": ",".join(space.keys()),
+        "seeds": list(config.seeds),
+        "train_steps": base.train_steps,
+        "base_override": args.hparam_override,
+        "last_k": args.last_k,
+    }
+    return {"space": space, "config": config, "storage": storage, "identity": identity}
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = prepare(args)
+    if args.sys == "gke":
+        from rl.tune.gke import launch_workers
+
+        return launch_workers(args, plan, build_parser())
+    return run_local(args, plan)
+
+
+def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
+    """One worker: open the study (creating it), run trials, then (`--select`) the winner."""
+    import socket
+
+    from rl.tune import study as studies
+    from rl.tune import winners
+    from rl.tune.storage import open_storage
+
+    space, config, identity = plan["space"], plan["config"], plan["identity"]
+    import tensorflow as tf
+
+    if args.storage is not None:  # a server that refuses us: exit 2 before anything is written
+        storage = open_storage(plan["storage"])
+    tf.io.gfile.makedirs(args.output_dir)
+    if args.storage is None:
+        storage = open_storage(plan["storage"])
+    name = args.study_name or f"{args.hparams}-{args.space}"
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    sampler = studies.make_sampler(
+        args.sampler, args.startup_trials, studies.sampler_seed(args.seed, worker)
+    )
+    warmup = args.warmup_steps
+    if warmup is None:
+        warmup = identity["train_steps"] // 3
+    pruner = studies.make_pruner(args.pruner, args.startup_trials, warmup)
+    study = studies.open_study(storage, name, identity, sampler, pruner)
+    studies.run_worker(study, space, config, args.trials, args.timeout)
+    from optuna.trial import TrialState
+
+    trials = study.get_trials(deepcopy=False)
+    counted = studies.counted_trials(study)
+    unfinished = [t for t in counted if t.state in (TrialState.RUNNING, TrialState.WAITING)]
+    states = {}
+    for trial in counted:
+        states[trial.state.name] = states.get(trial.state.name, 0) + 1
+    summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
+    print(f"[tune] study {name!r}: {len(counted)} trials ({summary}); {len(trials)} records")
+    winners.write_trials_csv(study, join(args.output_dir, "trials.csv"))
+    if not args.select or unfinished or len(counted) < args.trials:
+        return 0
+    if not study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        print("[tune] no trial completed; nothing to select")
+        return 0
+    winners.write_plots(study, args.output_dir)
+    seeds = winners.fresh_seeds(args.fresh_seeds)
+    winner = winners.select_winner(study, config, args.top_k, seeds)
+    from pathlib import Path
+
+    tuned_dir = Path(args.tuned_dir) if args.tuned_dir else winners.TUNED_DIR
+    module = winners.write_tuned_module(
+        winner, config, name, plan["storage"].url, seeds, identity["train_steps"], tuned_dir
+    )
+    winners.write_winner_json(winner, join(args.output_dir, "winner.json"), module, seeds)
+    print(
+        f"[tune] winner: trial {winner.trial_number} {winner.params}, fresh-seed score "
+        f"{winner.mean:.2f} ± {winner.std:.2f}; registered as "
+        f"{winners.tuned_set_name(args.hparams)} in {module}"
+    )
+    print(
+        "[tune] a new or changed set: regenerate docs/hparams_reference.md "
+        "(.venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md)"
+    )
+    return 0
+
+
+def _quiet_optuna() -> None:
+    """stderr carries errors only: Optuna's INFO lines and experimental warnings stay out."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    warnings.filterwarnings("ignore", module="optuna")
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        _quiet_optuna()
+        return run(args)
+    except UserError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the same command continues the study", file=sys.stderr)
+        return 130

@@ -1,0 +1,112 @@
+"""`python -m rl.tune ... --sys gke --workers N --storage URL`: N worker Pods of one study.
+
+Each Pod runs the same `python -m rl.tune` command with `--sys local --select False`; the Pods
+share only the study's storage (PostgreSQL, MySQL, or Optuna's gRPC storage proxy in front of
+one; not SQLite, whose file a Pod cannot share). The manifests are rendered by
+`rl.systems.manifests.tuner_job_manifests`, printed with `--dry_run`, or submitted through the
+official `kubernetes` client exactly as train.py's `--sys gke` submits (rl.systems.kube_launcher).
+When the workers are done, the same command with `--sys local` (anywhere that reaches the
+storage) re-runs the best trials on fresh seeds and writes the winner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rl.errors import UserError
+from rl.systems.kube_launcher import (
+    Launch,
+    check_image,
+    follow_command,
+    load_client_configuration,
+    submit,
+)
+from rl.systems.manifests import (
+    MAX_JOB_NAME,
+    JobSpec,
+    check_dns_label,
+    make_job_name,
+    to_yaml,
+    tuner_job_manifests,
+)
+
+# Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
+LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
+LAUNCH_FLAGS |= {"select", "tuned_dir", "help", "storage_secret"}
+
+
+def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    """The Pod's flags: every tuner flag the user set, then `--sys=local --select=False`."""
+    out = []
+    for action in parser._actions:  # argparse has no public accessor for its actions
+        if action.dest in LAUNCH_FLAGS or not action.option_strings:
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        out.append(f"--{action.dest}={value}")
+    return [*out, "--sys=local", "--select=False"]
+
+
+def plan_workers(
+    args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
+) -> Launch:
+    """Checks the launch flags and renders the Job (`parser`: the tuner's, whose flags the Pods
+    get); sends nothing. Raises UserError."""
+    storage = plan["storage"]
+    if args.storage is None or storage.url.startswith("sqlite"):
+        raise UserError(
+            "--sys gke workers share one study through a database server: give --storage "
+            "postgresql://USER:PASSWORD@HOST/DB or grpc://HOST:PORT (docs/tuning.md)"
+        )
+    if not args.output_dir.startswith("gs://"):
+        raise UserError(
+            f"--sys gke needs a gs:// --output_dir (got {args.output_dir!r}): a Pod's disk "
+            "disappears with the Pod, and the trial run dirs are the study's TensorBoard"
+        )
+    check_image(args.image, "gke", "k8s/Dockerfile.cpu")
+    namespace = check_dns_label(args.namespace or "default", "--namespace")
+    if args.kube_context is not None and not args.kube_context.strip():
+        raise UserError("--kube_context is empty; leave it out to use the current context")
+    if args.job_name:
+        name = check_dns_label(args.job_name, "--job_name", MAX_JOB_NAME)
+    else:
+        name = make_job_name(f"tune-{args.hparams}")
+    spec = JobSpec(
+        name=name,
+        namespace=namespace,
+        image=args.image,
+        train_args=pod_args(args, parser),
+        hparams_set=args.hparams,
+    )
+    # A replaced Pod is a fresh worker of the same study: allow each worker a replacement.
+    secret = args.storage_secret
+    if secret is not None:
+        check_dns_label(secret, "--storage_secret", 253)
+    if (secret is None) == ("$(OPTUNA_DB_PASSWORD)" in args.storage):
+        raise UserError(
+            "--storage_secret NAME and $(OPTUNA_DB_PASSWORD) in --storage go together: the Pods "
+            "read the password from the Secret (kubectl create secret generic NAME "
+            "--from-literal=password=...), so it is never in the manifest"
+        )
+    manifests = tuner_job_manifests(spec, args.workers, args.workers, secret)
+    summary = f"{args.workers} tuner worker{'s' if args.workers > 1 else ''} of one study"
+    return Launch(name, namespace, args.kube_context, manifests, args.workers, summary)
+
+
+def launch_workers(
+    args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
+) -> int:
+    """Prints (`--dry_run`) or submits the worker Job; returns the exit status."""
+    launch = plan_workers(args, plan, parser)
+    if args.dry_run:
+        sys.stdout.write(to_yaml(launch.manifests))
+        return 0
+    configuration = load_client_configuration(launch.context)
+    submit(launch, configuration)
+    print(f"submitted job/{launch.name} to namespace {launch.namespace}: {launch.summary}")
+    print(f"follow the logs:  {follow_command(launch)}")
+    print("when they are done, pick the winner: the same command with --sys local")
+    return 0

@@ -1,0 +1,205 @@
+"""The study and one worker's loop over it: claim a trial, run it, record it, until the study
+has its `--trials` trials.
+
+Any number of workers (processes, machines, Pods) may run this loop on one storage. A trial
+counts toward `--trials` unless it is a failure that says nothing about its values: a trial
+whose worker died (kill -9, a preempted Pod) is marked FAIL and queued again with the same
+values (a WAITING trial, which the next `ask` of any worker takes first), and a claim that
+raced past the budget is marked FAIL as surplus. Diverged and invalid trials are results: they
+count, as FAIL. A trial's worker is known by host and process id, so a restarted tuner on the
+same host fails its own dead trials at once; a trial of another host is failed by Optuna's
+heartbeat once it is `GRACE_SECONDS` old.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import time
+from typing import Any
+
+from optuna.storages import RetryHeartbeatStaleTrialCallback
+
+from rl.errors import UserError
+from rl.hparams.search_space import SearchSpace
+from rl.tune.objective import Diverged, InvalidTrial, TrialConfig, objective
+from rl.tune.storage import retry_stale_trial
+from rl.utils.seeding import derive_seed
+
+SAMPLERS = ("tpe", "random")
+PRUNERS = ("median", "halving", "none")
+# What a study remembers of the command that made it; a later command on the same study must
+# agree (or it would mix trials of two different searches).
+IDENTITY_KEYS = ("hparams_set", "space", "keys", "seeds", "train_steps", "base_override", "last_k")
+
+
+class Surplus(Exception):
+    """This claim came after the study had its `--trials` trials (another worker raced it)."""
+
+
+def make_sampler(name: str, startup_trials: int, seed: int) -> Any:
+    """Multivariate TPE (after `startup_trials` random ones), or random search."""
+    import optuna
+
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(
+        n_startup_trials=startup_trials, multivariate=True, constant_liar=True, seed=seed
+    )
+
+
+def make_pruner(name: str, startup_trials: int, warmup_steps: int) -> Any:
+    """The median rule (prune below the median of earlier trials at the same step, once past
+    `warmup_steps` of the trial's step axis), successive halving, or none."""
+    import optuna
+
+    if name == "median":
+        return optuna.pruners.MedianPruner(
+            n_startup_trials=startup_trials, n_warmup_steps=warmup_steps
+        )
+    if name == "halving":
+        return optuna.pruners.SuccessiveHalvingPruner()
+    return optuna.pruners.NopPruner()
+
+
+def open_study(storage: Any, study_name: str, identity: dict[str, Any], sampler, pruner) -> Any:
+    """Creates the study, or loads it; UserError if it was made by a different search."""
+    import optuna
+
+    study = optuna.create_study(
+        storage=storage,
+        study_name=study_name,
+        direction="maximize",
+        sampler=sampler,
+        pruner=pruner,
+        load_if_exists=True,
+    )
+    saved = study.user_attrs
+    if not saved:
+        for key, value in identity.items():
+            study.set_user_attr(key, value)
+        return study
+    for key in IDENTITY_KEYS:
+        if key in saved and saved[key] != identity[key]:
+            raise UserError(
+                f"study {study_name!r} was made with {key}={saved[key]!r}, not {identity[key]!r}; "
+                "give the same flags to continue it, or another --study_name / --output_dir"
+            )
+    return study
+
+
+def is_counted(trial: Any) -> bool:
+    """Whether a trial counts toward `--trials` (see the module docstring)."""
+    from optuna.trial import TrialState
+
+    if trial.state == TrialState.FAIL:
+        return bool(trial.user_attrs.get("counted", False))
+    return True
+
+
+def counted_trials(study: Any) -> list[Any]:
+    return [trial for trial in study.get_trials(deepcopy=False) if is_counted(trial)]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def fail_dead_trials(study: Any) -> list[int]:
+    """Marks FAIL (and queues again) every RUNNING trial of a dead worker: on this host, one
+    whose process is gone; elsewhere, Optuna's heartbeat. Returns the numbers it failed."""
+    import optuna
+    from optuna.trial import TrialState
+
+    host = socket.gethostname()
+    failed = []
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        attrs = trial.user_attrs
+        if attrs.get("tuner_host") != host or _pid_alive(int(attrs.get("tuner_pid", -1))):
+            continue
+        try:
+            study.tell(trial.number, state=TrialState.FAIL)
+        except (ValueError, RuntimeError):  # another worker failed it first
+            continue
+        retry_stale_trial(study, study.get_trials(deepcopy=True)[trial.number])
+        failed.append(trial.number)
+    before = {t.number for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))}
+    optuna.storages.fail_stale_trials(study)
+    after = {t.number for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))}
+    return failed + sorted(after - before)
+
+
+def _worker_objective(
+    trial: Any, space: SearchSpace, config: TrialConfig, n_trials: int, mine: list[int]
+) -> float:
+    mine.append(trial.number)
+    trial.set_user_attr("tuner_host", socket.gethostname())
+    trial.set_user_attr("tuner_pid", os.getpid())
+    frozen = trial.study.get_trials(deepcopy=False)[trial.number]
+    retried = RetryHeartbeatStaleTrialCallback.retried_trial_number(frozen) is not None
+    if not retried:  # a dead worker's trial queued again takes that trial's place
+        earlier = [t for t in counted_trials(trial.study) if t.number < trial.number]
+        if len(earlier) >= n_trials:
+            trial.set_user_attr("surplus", True)
+            raise Surplus(f"trial {trial.number}: the study has its {n_trials} trials")
+    try:
+        return objective(trial, space, config)
+    except (Diverged, InvalidTrial) as error:
+        trial.set_user_attr("counted", True)
+        trial.set_user_attr("failure", f"{type(error).__name__}: {error}")
+        print(f"[tune] trial {trial.number} failed: {type(error).__name__}: {error}")
+        raise
+
+
+def run_worker(
+    study: Any, space: SearchSpace, config: TrialConfig, n_trials: int, timeout: float | None
+) -> int:
+    """Runs trials until the study counts `n_trials` (or `timeout` seconds passed: no trial
+    starts after it); returns how many trials this worker ran."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ran = 0
+    while True:
+        for number in fail_dead_trials(study):
+            print(f"[tune] trial {number}: its worker died; marked failed and queued again")
+        from optuna.trial import TrialState
+
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if not waiting and len(counted_trials(study)) >= n_trials:  # the rest are running
+            return ran
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+            return ran
+        mine: list[int] = []
+        study.optimize(
+            functools.partial(
+                _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
+            ),
+            n_trials=1,
+            catch=(Diverged, InvalidTrial, Surplus),
+        )
+        ran += 1
+        for number in mine:
+            _print_trial(study.get_trials(deepcopy=False)[number])
+
+
+def _print_trial(trial: Any) -> None:
+    from optuna.trial import TrialState
+
+    values = ", ".join(f"{key}={value!r}" for key, value in trial.params.items())
+    score = "" if trial.value is None else f" value {trial.value:.2f}"
+    if trial.state == TrialState.PRUNED and trial.intermediate_values:
+        step = max(trial.intermediate_values)
+        score = f" at step {step:,} (last evaluation {trial.intermediate_values[step]:.2f})"
+    print(f"[tune] trial {trial.number} {trial.state.name}{score} ({values})")
+
+
+def sampler_seed(seed: int, worker: str) -> int:
+    """Each worker its own sampler stream (identical streams would propose identical trials)."""
+    return derive_seed(seed, "sampler", worker) % (2**31)

@@ -1,0 +1,243 @@
+"""The end of a study: re-run the best trials on fresh seeds, pick the winner on those, and write
+what a user keeps: the winner as a named hparams set (a generated module under
+`rl/hparams/tuned/`), winner.json, trials.csv and two plots (Optuna's matplotlib
+visualization: optimization history, parameter importance).
+
+A trial's tuning value is the best of many noisy draws, so it is biased upward (the winner's
+curse); the fresh-seed score of the re-run is the number to believe and the one the winner is
+picked on.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import os
+import statistics
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
+from rl.tune.storage import without_password
+from rl.utils.files import atomic_write_bytes, atomic_write_json, join
+
+FRESH_DIR = "fresh"
+# Judging seeds start here; tuning seeds must stay below (checked by the command line).
+FRESH_SEED_BASE = 10_000
+TUNED_DIR = Path(__file__).resolve().parents[1] / "hparams" / "tuned"
+
+
+@dataclass(frozen=True)
+class FreshScore:
+    trial_number: int
+    tuning_value: float
+    params: dict[str, Any]
+    scores: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.scores)
+
+    @property
+    def std(self) -> float:
+        return statistics.pstdev(self.scores)
+
+
+def progress_returns(directory: str) -> list[float]:
+    """The evaluation returns of a run dir, in order (its progress.csv)."""
+    import tensorflow as tf
+
+    with tf.io.gfile.GFile(join(directory, "progress.csv"), "r") as f:
+        return [float(row["eval_return_mean"]) for row in csv.DictReader(f)]
+
+
+def fresh_seeds(count: int) -> list[int]:
+    return [FRESH_SEED_BASE + i for i in range(count)]
+
+
+def rerun_on_fresh_seeds(
+    trial: Any, config: TrialConfig, seeds: Sequence[int]
+) -> tuple[float, ...]:
+    """Trains the trial's values on `seeds` (`<output_dir>/fresh/trial_N_seed_S`, resumable
+    like any run) and returns each run's score (the objective's, read from progress.csv)."""
+    from rl import training
+    from rl.utils.run_dir_lock import locked_run_dirs
+
+    hparams = trial_hparams(config, trial.params)
+    directories = [run_dir(config.output_dir, trial.number, seed, FRESH_DIR) for seed in seeds]
+    with locked_run_dirs(directories):  # a second selecting tuner exits 2 instead of racing
+        training.train(hparams, directories, list(seeds), config.hparams_set)
+    due = evaluations_due(hparams)
+    return tuple(run_score(progress_returns(d), due, config.last_k) for d in directories)
+
+
+def select_winner(study: Any, config: TrialConfig, top_k: int, seeds: Sequence[int]) -> FreshScore:
+    """Re-runs the `top_k` best complete trials on `seeds`; the best fresh-seed mean wins."""
+    from optuna.trial import TrialState
+
+    complete = [t for t in study.get_trials(states=(TrialState.COMPLETE,))]
+    best = sorted(complete, key=lambda t: t.value, reverse=True)[:top_k]
+    results = []
+    for trial in best:
+        print(f"[tune] re-running trial {trial.number} on fresh seeds {list(seeds)}")
+        scores = rerun_on_fresh_seeds(trial, config, seeds)
+        results.append(FreshScore(trial.number, trial.value, dict(trial.params), scores))
+        print(
+            f"[tune] trial {trial.number}: tuning value {trial.value:.2f}, fresh-seed score "
+            f"{results[-1].mean:.2f} ± {results[-1].std:.2f}"
+        )
+    return max(results, key=lambda r: r.mean)
+
+
+def write_trials_csv(study: Any, path: str) -> None:
+    """One row per trial: number, state, value, duration, every param, failure, worker."""
+    trials = study.get_trials(deepcopy=False)
+    keys = sorted({key for trial in trials for key in trial.params})
+    f = io.StringIO()
+    writer = csv.writer(f)
+    writer.writerow(["number", "state", "value", "seconds", *keys, "failure", "surplus"])
+    for t in trials:
+        seconds = (
+            f"{(t.datetime_complete - t.datetime_start).total_seconds():.1f}"
+            if t.datetime_complete and t.datetime_start
+            else ""
+        )
+        writer.writerow(
+            [t.number, t.state.name, "" if t.value is None else t.value, seconds]
+            + [t.params.get(key, "") for key in keys]
+            + [t.user_attrs.get("failure", ""), t.user_attrs.get("surplus", "")]
+        )
+    atomic_write_bytes(path, f.getvalue().encode())
+
+
+def write_plots(study: Any, output_dir: str) -> list[str]:
+    """optimization_history.png and param_importances.png (the latter needs two complete
+    trials; PED-ANOVA importance, which needs no scikit-learn)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import optuna.visualization.matplotlib as vis
+    from optuna.importance import PedAnovaImportanceEvaluator
+    from optuna.trial import TrialState
+
+    written = []
+
+    def save(axes: Any, name: str) -> None:
+        image = io.BytesIO()
+        axes.figure.savefig(image, format="png", dpi=100, bbox_inches="tight")
+        plt.close(axes.figure)
+        atomic_write_bytes(join(output_dir, name), image.getvalue())
+        written.append(join(output_dir, name))
+
+    save(vis.plot_optimization_history(study), "optimization_history.png")
+    if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 2:
+        evaluator = PedAnovaImportanceEvaluator()
+        save(vis.plot_param_importances(study, evaluator=evaluator), "param_importances.png")
+    return written
+
+
+def tuned_set_name(hparams_set: str) -> str:
+    return f"{hparams_set}_tuned"
+
+
+def write_tuned_module(
+    winner: FreshScore,
+    config: TrialConfig,
+    study_name: str,
+    storage_url: str,
+    seeds: Sequence[int],
+    train_steps: int,
+    tuned_dir: Path = TUNED_DIR,
+) -> Path:
+    """`<tuned_dir>/<set>_tuned.py` registering `<set>_tuned` (the parent set and the winner's
+    values; the study's `--hparam_override` is its protocol, e.g. a shorter budget, so it is named
+    in the docstring but not applied), and `<tuned_dir>/__init__.py` importing every
+    generated module by name (explicit imports, as every registry here)."""
+    name = tuned_set_name(config.hparams_set)
+    # The tuned keys only (the protocol stays out), as typed literals one per line.
+    items = winner.params.items()
+    tuned = "".join(f"    {json.dumps(key)}: {_python_literal(value)},\n" for key, value in items)
+    protocol = f" under --hparam_override {config.base_override!r}" if config.base_override else ""
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    scores = ", ".join(f"{s:.1f}" for s in winner.scores)
+    described = (
+        f"Study {study_name!r} ({without_password(storage_url)}), {today}. Objective: mean over "
+        f"tuning seeds {list(config.seeds)} of the mean of the last {config.last_k} evaluation "
+        f"returns, train_steps={train_steps}{protocol}. Trial {winner.trial_number}: tuning value "
+        f"{winner.tuning_value:.2f}; fresh-seed score {winner.mean:.2f} ± {winner.std:.2f} over "
+        f"seeds {list(seeds)} ({scores}). Generated by `python -m rl.tune`; tune again to change."
+    )
+    docstring = "\n".join(textwrap.wrap(described, 96))
+    function_doc = "\n    ".join(
+        textwrap.wrap(
+            f"`{config.hparams_set}` with {', '.join(winner.params)} from Optuna study "
+            f"{study_name!r} (fresh-seed score {winner.mean:.2f} ± {winner.std:.2f}; the module "
+            "docstring has the objective).",
+            92,
+        )
+    )
+    text = f'''"""`{name}`: `{config.hparams_set}` with the winner of an Optuna study (generated).
+
+{docstring}
+"""
+
+from __future__ import annotations
+
+from rl.hparams.hparams import HParams
+from rl.hparams.search_space import override_text
+from rl.registry import get_hparams, register_hparams
+
+PARENT = {json.dumps(config.hparams_set)}
+# The winner's values; strings are override text (schedules, lists), as the space offered them.
+TUNED = {{
+{tuned}}}
+
+
+@register_hparams({json.dumps(name)})
+def {name}() -> HParams:
+    """{function_doc}"""
+    hp = get_hparams(PARENT)()
+    hp.override(override_text(TUNED))  # the typed path of --hparam_override
+    return hp
+'''
+    tuned_dir.mkdir(parents=True, exist_ok=True)
+    path = tuned_dir / f"{name}.py"
+    path.write_text(text)
+    _write_tuned_init(tuned_dir)
+    return path
+
+
+def _write_tuned_init(tuned_dir: Path) -> None:
+    modules = sorted(p.stem for p in tuned_dir.glob("*.py") if p.stem != "__init__")
+    imports = "".join(f"    {module},\n" for module in modules)
+    body = f"from rl.hparams.tuned import (  # noqa: F401\n{imports})\n" if modules else ""
+    (tuned_dir / "__init__.py").write_text(
+        '"""Hparams sets written by `python -m rl.tune` (generated: one import per tuned set)."""'
+        f"\n\n{body}"
+    )
+
+
+def _python_literal(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def write_winner_json(winner: FreshScore, path: str, tuned_module: Path, seeds) -> None:
+    atomic_write_json(
+        path,
+        {
+            "trial": winner.trial_number,
+            "tuning_value": winner.tuning_value,
+            "params": winner.params,
+            "fresh_seeds": list(seeds),
+            "fresh_scores": list(winner.scores),
+            "fresh_mean": winner.mean,
+            "fresh_std": winner.std,
+            "tuned_module": os.fspath(tuned_module),
+        },
+    )
