@@ -18,16 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl import loop
-from rl.errors import UserError
+from rl.errors import Diverged, UserError
 from rl.hparams import HParams
 from rl.hparams.search_space import Param, SearchSpace, override_text
 from rl.utils.files import join
 
 TRIALS_DIR = "trials"
-
-
-class Diverged(Exception):
-    """A trial's evaluation returned NaN or inf, or training raised a numeric error."""
 
 
 class InvalidTrial(Exception):
@@ -145,6 +141,7 @@ def run_seeds(
         reporter = TrialReporter(trial, index, hparams.train_steps)
         directory = run_dir(config.output_dir, trial.number, seed, phase)
         try:
+            # A non-finite loss or parameter raises the loop's own Diverged (halt_on_nonfinite).
             training.train(hparams, [directory], [seed], config.hparams_set, callbacks=[reporter])
         except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
             raise Diverged(str(error).splitlines()[0]) from None

@@ -21,9 +21,9 @@ from typing import Any
 
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 
-from rl.errors import UserError
+from rl.errors import Diverged, UserError
 from rl.hparams.search_space import SearchSpace
-from rl.tune.objective import Diverged, InvalidTrial, TrialConfig, objective
+from rl.tune.objective import InvalidTrial, TrialConfig, objective
 from rl.tune.storage import retry_stale_trial
 from rl.utils.seeding import derive_seed
 
