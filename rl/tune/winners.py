@@ -146,6 +146,15 @@ def tuned_set_name(hparams_set: str) -> str:
     return f"{hparams_set}_tuned"
 
 
+def _storage_words(storage_url: str) -> str:
+    """Where the study lives, as the generated docstring says it: a database server's URL
+    without its password; for SQLite only that (its path is a file on the tuning machine, which
+    a module in the repository must not name)."""
+    if storage_url.startswith("sqlite:"):
+        return "SQLite study.db in the tuner's --output_dir"
+    return without_password(storage_url)
+
+
 def write_tuned_module(
     winner: FreshScore,
     config: TrialConfig,
@@ -167,7 +176,7 @@ def write_tuned_module(
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     scores = ", ".join(f"{s:.1f}" for s in winner.scores)
     described = (
-        f"Study {study_name!r} ({without_password(storage_url)}), {today}. Objective: mean over "
+        f"Study {study_name!r} ({_storage_words(storage_url)}), {today}. Objective: mean over "
         f"tuning seeds {list(config.seeds)} of the mean of the last {config.last_k} evaluation "
         f"returns, train_steps={train_steps}{protocol}. Trial {winner.trial_number}: tuning value "
         f"{winner.tuning_value:.2f}; fresh-seed score {winner.mean:.2f} ± {winner.std:.2f} over "

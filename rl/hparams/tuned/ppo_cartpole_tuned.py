@@ -1,6 +1,6 @@
 """`ppo_cartpole_tuned`: `ppo_cartpole` with the winner of an Optuna study (generated).
 
-Study 'ppo_cartpole-ppo' (sqlite:////tmp/tune_real/ppo_cartpole/study.db), 2026-11-25.
+Study 'ppo_cartpole-ppo' (SQLite study.db in the tuner's --output_dir), 2026-11-25.
 Objective: mean over tuning seeds [0, 1] of the mean of the last 3 evaluation returns,
 train_steps=20000 under --hparam_override 'stop_at_eval_return=None'. Trial 12: tuning value
 499.05; fresh-seed score 467.32 ± 65.36 over seeds [10000, 10001, 10002, 10003, 10004] (500.0,
