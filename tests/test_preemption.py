@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import describe, run_train_process
-from workers.process_tools import TrainProcess
+from process_tools import TrainProcess
 
 from rl.errors import PREEMPTED_EXIT
 from rl.utils.checkpoint import read_numpy_state

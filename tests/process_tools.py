@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import default_signals
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def descendants(pid: int) -> set[int]:
