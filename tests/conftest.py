@@ -185,3 +185,15 @@ def trained_run(tmp_path_factory):
         return cache[hparams_set]
 
     return get
+
+
+def repository_agents() -> list[str]:
+    """The registered agents defined under `rl/`. Tests register agents of their own (e.g.
+    tests/repro_nondeterministic_dqn.py), which tests that go over every agent must skip."""
+    from rl import registry
+
+    return [
+        name
+        for name in registry.agents.names()
+        if registry.get_agent(name).__module__.startswith("rl.")
+    ]

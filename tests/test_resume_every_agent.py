@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import repository_agents
 
 import rl  # noqa: F401  (fills the registries)
 from rl import registry
@@ -46,11 +47,12 @@ def env_steps_per_iteration(agent: str) -> int:
     return max(1, hp.train_every // hp.num_envs) * hp.num_envs
 
 
-AGENTS = [agent for agent in registry.agents.names() if agent not in EXCLUDED]
+AGENTS = [agent for agent in repository_agents() if agent not in EXCLUDED]
 
 
 def test_every_agent_is_covered_or_excluded_for_a_reason():
     assert set(EXCLUDED) <= set(registry.agents.names()), "an exclusion names no agent"
+    assert set(SLOW) <= set(AGENTS), "a slow case names no covered agent"
     assert registry.get_agent("ddpg") is registry.get_agent("td3")
     assert "td3" in AGENTS
     for agent in AGENTS:
@@ -71,7 +73,19 @@ def final_checkpoint(run_dir):
     return pointer["step"], variables, arrays
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+# Run with -m slow only (default-suite time): agents whose checkpointed state is a family's
+# that a faster case here already covers. A new agent runs in the default suite.
+SLOW = {
+    "c51": "the DQN family's replay and counters (qrdqn, drqn here; dqn in tests/test_resume.py)",
+    "a2c": "on-policy rollouts like ppo's",
+    "reinforce": "on-policy rollouts like ppo's",
+}
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [pytest.param(a, marks=pytest.mark.slow) if a in SLOW else a for a in AGENTS],
+)
 def test_stop_and_continue_equals_straight_run(tmp_path, run_train, run_train_concurrently, agent):
     hparams_set, iteration = tiny_set(agent), env_steps_per_iteration(agent)
     every, stop, total = 2 * iteration, 4 * iteration, 8 * iteration

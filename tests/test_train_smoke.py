@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import tensorflow as tf
-from conftest import describe, tree_hashes
+from conftest import describe, repository_agents, tree_hashes
 
 import rl
 import train
@@ -34,7 +34,7 @@ def test_every_registered_agent_has_a_tiny_set():
     # The sets above are found in the registry, so a new agent is smoke-tested as soon as it
     # has a `*_tiny` set; this makes that set required rather than forgotten.
     tiny_agents = {registry.get_hparams(name)().agent for name in TINY_SETS}
-    missing = sorted(set(registry.agents.names()) - tiny_agents)
+    missing = sorted(set(repository_agents()) - tiny_agents)
     assert not missing, f"agents without a *_tiny hparams set (add one): {missing}"
 
 
