@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.gradient_functions import critic_loss
 from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent
 from rl.distribute import replicated_minimize
@@ -55,6 +56,29 @@ class OffPolicyContinuousAgent(ReplayAgent):
         self.action_high = tf.constant(spec.action_high, tf.float32)
         self._build_networks()
         self._build_replay(tuple(spec.action_shape), np.float32, n_step=1)
+
+    def _critic_step(
+        self, sample: dict[str, tf.Tensor], td_target: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """One gradient step of the critics towards `td_target` ([B]) on `sample`'s obs, action
+        and importance weights, as a batch-wise loss a strategy can split (rl/distribute).
+        Returns the loss and {"td_error": [C, B], "q_mean"}."""
+        critic_batch = {
+            "obs": sample["obs"],
+            "action": sample["action"],
+            "td_target": td_target,
+            "weights": sample["weights"],
+        }
+
+        def loss_fn(part):
+            q_values = self.critics(part["obs"], part["action"])
+            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
+            # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
+            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
+
+        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
+        aux["td_error"] = tf.transpose(aux["td_error"])
+        return loss, aux
 
     def _make_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
         """A second optimizer (actor, temperature) like the base one, built for `variables`."""

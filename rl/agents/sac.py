@@ -17,7 +17,6 @@ import math
 import tensorflow as tf
 
 from rl.agents.gradient_functions import (
-    critic_loss,
     sac_actor_loss,
     sac_alpha_loss,
     soft_q_target,
@@ -120,21 +119,7 @@ class SAC(OffPolicyContinuousAgent):
         actor_noise = self.generator.normal(
             [tf.shape(sample["obs"])[0], num_action_dims(self.spec)]
         )
-        critic_batch = {
-            "obs": sample["obs"],
-            "action": sample["action"],
-            "td_target": td_target,
-            "weights": sample["weights"],
-        }
-
-        def loss_fn(part):
-            q_values = self.critics(part["obs"], part["action"])
-            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
-            # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
-            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
-
-        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
-        aux["td_error"] = tf.transpose(aux["td_error"])
+        loss, aux = self._critic_step(sample, td_target)
 
         def actor_loss_fn(part):
             action, log_prob = self._squashed_sample(part["obs"], part["noise"])

@@ -22,7 +22,6 @@ import tensorflow as tf
 from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import (
     clipped_double_q_target,
-    critic_loss,
     deterministic_actor_loss,
     smoothed_target_action,
 )
@@ -146,21 +145,7 @@ class TD3(OffPolicyContinuousAgent):
         )
 
         # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
-        critic_batch = {
-            "obs": sample["obs"],
-            "action": sample["action"],
-            "td_target": td_target,
-            "weights": sample["weights"],
-        }
-
-        def loss_fn(part):
-            q_values = self.critics(part["obs"], part["action"])
-            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
-            # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
-            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
-
-        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
-        aux["td_error"] = tf.transpose(aux["td_error"])
+        loss, aux = self._critic_step(sample, td_target)
 
         def actor_step() -> tf.Tensor:
             def actor_loss_fn(part):
