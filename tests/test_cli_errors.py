@@ -343,3 +343,9 @@ def test_bool_flags_defaults():
 def test_bool_flag_rejects(bad):
     with pytest.raises(UserError, match="expected True or False"):
         build_parser().parse_args(bad)
+
+
+@pytest.mark.parametrize("grace", ["0", "-5"])
+def test_preemption_grace_must_be_positive(capsys, tmp_path, grace):
+    argv = ["--hparams", TINY_SET, "--output_dir", tmp_path / "out", "--preemption_grace", grace]
+    assert_user_error(capsys, argv, ["--preemption_grace must be > 0"], tmp_path)
