@@ -35,4 +35,8 @@ class Preempted(Exception):
 
 class Diverged(Exception):
     """A run's loss or parameters became non-finite (`halt_on_nonfinite`); its last good
-    checkpoint is its latest."""
+    checkpoint is its latest. `run_dirs`: the runs that diverged (when the loop knows them)."""
+
+    def __init__(self, message: str, run_dirs: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.run_dirs = tuple(run_dirs)

@@ -211,16 +211,19 @@ def train(
     callbacks: Sequence[EvaluationCallback] = (),
     extra_state: dict[str, Any] | None = None,
     preemption: PreemptionNotice | None = None,
+    run_hparams: Sequence[HParams] | None = None,
 ) -> list[TrainResult]:
     """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
 
     `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
     train together (default: one after another); `extra_state` are the engine's own counters;
-    `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring).
+    `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring);
+    `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`).
     """
+    run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
-        Run(hparams, run_dir, seed, hparams_set, extra_state)
-        for run_dir, seed in zip(run_dirs, seeds, strict=True)
+        Run(run_hp, run_dir, seed, hparams_set, extra_state)
+        for run_hp, run_dir, seed in zip(run_hparams, run_dirs, seeds, strict=True)
     ]
     pending = [run for run in runs if not run.already_complete]
     groups = group_runs(pending) if group_runs else [[run] for run in pending]
@@ -234,9 +237,11 @@ def train(
             _train_group(hparams, engine, group, callbacks, preemption)
         finally:
             engine.close()
-    diverged = [run.diverged for run in runs if run.diverged is not None]
+    diverged = [run for run in runs if run.diverged is not None]
     if diverged:
-        raise Diverged("; ".join(diverged))
+        raise Diverged(
+            "; ".join(run.diverged for run in diverged), tuple(run.run_dir for run in diverged)
+        )
     return [run.result() for run in runs]
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from rl import loop
 from rl.engines import compiled, driver
+from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.preemption import PreemptionNotice
@@ -69,11 +70,16 @@ def train(
     flags: Flags | None = None,
     callbacks: Sequence[loop.EvaluationCallback] = (),
     preemption: PreemptionNotice | None = None,
+    run_hparams: Sequence[HParams] | None = None,
 ) -> list[loop.TrainResult]:
     """Trains every run with the engine `engine_name` picks (all copies through one loop);
-    `preemption` turns SIGTERM into checkpoints (`rl.preemption`)."""
+    `preemption` turns SIGTERM into checkpoints (`rl.preemption`). `run_hparams[i]`: run i's
+    own hparams, differing from `hparams` only in numbers a population reads as tensors
+    (`rl.compiled.population`; TF-ops envs only)."""
     flags = flags or Flags()
     check(hparams, flags)
+    if run_hparams is not None:
+        _check_population(hparams, run_hparams)
     name = engine_name(hparams, flags)
     group_runs = None
     extra_state = None
@@ -101,8 +107,30 @@ def train(
             )
 
     return loop.train(
-        hparams, run_dirs, seeds, hparams_set, build, group_runs, callbacks, extra_state, preemption
+        hparams,
+        run_dirs,
+        seeds,
+        hparams_set,
+        build,
+        group_runs,
+        callbacks,
+        extra_state,
+        preemption,
+        run_hparams,
     )
+
+
+def _check_population(hparams: HParams, run_hparams: Sequence[HParams]) -> None:
+    """UserError unless the runs differ from `hparams` only where a population may (and the
+    engine is the compiled one, which trains them as one program)."""
+    from rl.compiled.population import check_members
+
+    if not is_compiled(hparams):
+        raise UserError(
+            f"a population trains as one compiled program, which needs a TF-ops env "
+            f"(tf/...), not {hparams.env!r}; train the trials one by one (--population 1)"
+        )
+    check_members(hparams, run_hparams)
 
 
 def test(

@@ -90,6 +90,8 @@ class Agent(tf.Module):
         self.generator = tf.random.Generator.from_seed(seed)
         # Per-update loss before/after diagnostics, traced into the learner only at DEBUG.
         self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None
+        # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
+        self._hparam_tensors: Callable[[str], tf.Tensor | None] = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
         self.optimizer = make_optimizer(
             hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon
@@ -297,11 +299,28 @@ class Agent(tf.Module):
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
+    def read_hparams_from(self, tensors: Callable[[str], tf.Tensor | None]) -> None:
+        """From now on, hparam `name` is `tensors(name)` wherever that is not None.
+
+        Why: a population of trials in one compiled program (`rl.compiled.population`) gives
+        each member its own lr, ent_coef, gamma, ... as tensors, so one trace serves members
+        that differ only in those numbers. Read through `_hparam_at` / `_hparam_value`."""
+        self._hparam_tensors = tensors
+
     def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
         """Hparam `name`, a number or a schedule of the step (`linear(...)`, ...), at `step`
         (float32; TF code). For the floats an agent reads while it trains (ent_coef, tau, ...):
         the gradient step for learner weights and coefficients, the env step for exploration."""
+        tensor = self._hparam_tensors(name)
+        if tensor is not None:
+            return tensor
         return as_schedule(getattr(self.hparams, name))(step)
+
+    def _hparam_value(self, name: str) -> float | tf.Tensor:
+        """A constant float hparam (gamma, gae_lambda, ...): the set's number, or the tensor
+        given by `read_hparams_from`."""
+        tensor = self._hparam_tensors(name)
+        return getattr(self.hparams, name) if tensor is None else tensor
 
     def _check_replica_batch(self) -> None:
         """Every gradient step's batch must split evenly across this worker's replicas."""
@@ -376,3 +395,8 @@ class Agent(tf.Module):
     def _numpy_state_parts(self) -> dict[str, object]:
         """Named objects with state_dict()/load_state_dict() of numpy arrays."""
         return {}
+
+
+def _no_hparam_tensors(name: str) -> None:
+    """Every hparam comes from the set (the default of `Agent.read_hparams_from`)."""
+    return None

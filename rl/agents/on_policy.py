@@ -204,7 +204,6 @@ class OnPolicyAgent(ActorCriticAgent):
 
     def _advantages(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
         """(advantages, returns) [T, N] from the rollout, with truncation bootstrapped."""
-        hp = self.hparams
         rollout = Rollout.from_batch(batch)
         if self.uses_value:
             final_values, bootstrap = bootstrap_values(rollout, self.model)
@@ -213,8 +212,9 @@ class OnPolicyAgent(ActorCriticAgent):
             final_values = tf.zeros_like(batch["reward"])
             bootstrap = tf.zeros([rollout.num_envs])
             values = tf.zeros_like(batch["reward"])
-        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
-        discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
+        gamma = self._hparam_value("gamma")
+        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
+        discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
         return self.estimate_advantages(rewards, values, discounts, bootstrap)
 
     def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
@@ -259,10 +259,20 @@ class OnPolicyAgent(ActorCriticAgent):
         }
 
     def estimate_advantages(
-        self, rewards: tf.Tensor, values: tf.Tensor, discounts: tf.Tensor, bootstrap: tf.Tensor
+        self,
+        rewards: tf.Tensor,
+        values: tf.Tensor,
+        discounts: tf.Tensor,
+        bootstrap: tf.Tensor,
+        gae_lambda: float | tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """(advantages, returns) [T, N] by the set's registered estimator and its options."""
-        return self.estimator(rewards, values, discounts, bootstrap, **self._estimator_options)
+        """(advantages, returns) [T, N] by the set's registered estimator and its options;
+        `gae_lambda` (a number, or [N] per column) replaces the agent's own."""
+        options = dict(self._estimator_options)
+        if "lambda_" in options:
+            own = self._hparam_value("gae_lambda")
+            options["lambda_"] = own if gae_lambda is None else gae_lambda
+        return self.estimator(rewards, values, discounts, bootstrap, **options)
 
     def sample_mask(self, batch: TensorBatch) -> tf.Tensor:
         """[T, N] weights of the samples in the loss (1 = use)."""

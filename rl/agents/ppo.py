@@ -23,7 +23,6 @@ import tensorflow as tf
 from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent
 from rl.errors import UserError
-from rl.hparams import as_schedule
 from rl.registry import register_agent
 from rl.types import Metrics, TensorBatch
 
@@ -38,7 +37,6 @@ class PPO(OnPolicyAgent):
     kl_stop_factor = 1.5
 
     def _build(self) -> None:
-        self.clip_range = as_schedule(self.hparams.clip_range)
         if self.stops_early and self._distributed:
             raise UserError(
                 "target_kl does not run under a distribution strategy yet; "
@@ -69,7 +67,7 @@ class PPO(OnPolicyAgent):
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp, mask = self.hparams, minibatch["mask"]
-        clip_range = self.clip_range(self.gradient_steps)
+        clip_range = self._hparam_at("clip_range", self.gradient_steps)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
@@ -93,4 +91,4 @@ class PPO(OnPolicyAgent):
         }
 
     def _metrics(self, env_steps: tf.Variable) -> Metrics:
-        return {"train/clip_range": float(self.clip_range(self.gradient_steps))}
+        return {"train/clip_range": float(self._hparam_at("clip_range", self.gradient_steps))}

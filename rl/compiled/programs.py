@@ -9,6 +9,7 @@ without a MULTI entry trains its copies one after another.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -90,22 +91,36 @@ class OneSeed:
         pass
 
 
-def build_group(hparams: HParams, env: TFEnv, seeds: list[int]) -> SeedGroup:
+def build_group(
+    hparams: HParams,
+    env: TFEnv,
+    seeds: list[int],
+    member_hparams: Sequence[HParams] | None = None,
+) -> SeedGroup:
     """The seeds as `shard_count` concurrent programs (one per CPU core by default, see
     `rl.compiled.seed_shards`); each program holds its seeds in one multi-seed program when the
-    agent has that path, else it must be a single seed."""
+    agent has that path, else it must be a single seed. `member_hparams`: each seed's own
+    hparams (a population, `rl.compiled.population`); default `hparams` for all."""
+    members = list(member_hparams or [hparams] * len(seeds))
     shards = shard_count(hparams, len(seeds))
     if shards > 1:
         return ShardedSeeds(
-            [_one_program(hparams, env, part) for part in split_evenly(seeds, shards)]
+            [
+                _one_program(hparams, env, part, member_part)
+                for part, member_part in zip(
+                    split_evenly(seeds, shards), split_evenly(members, shards), strict=True
+                )
+            ]
         )
-    return _one_program(hparams, env, seeds)
+    return _one_program(hparams, env, seeds, members)
 
 
-def _one_program(hparams: HParams, env: TFEnv, seeds: list[int]) -> SeedGroup:
+def _one_program(
+    hparams: HParams, env: TFEnv, seeds: list[int], members: list[HParams]
+) -> SeedGroup:
     if len(seeds) > 1:
         multi = multi_seed_class(hparams)
         if multi is None:
             raise ValueError(f"agent {hparams.agent!r} trains its seeds one program each")
-        return multi(hparams, env, seeds)
-    return OneSeed(single_seed_class(hparams)(hparams, env, seeds[0]))
+        return multi(hparams, env, seeds, members)
+    return OneSeed(single_seed_class(hparams)(members[0], env, seeds[0]))

@@ -65,6 +65,22 @@ class SeedStack(tf.Module):
         self.optimizer = make_optimizer(hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon)
         self.optimizer.build(self.stacked)
         self._check_optimizer_layout()
+        # Per-seed [S] learning rates and clip norms of a population (`use_member_values`).
+        self.member_lr: tf.Tensor | None = None
+        self.member_max_grad_norm: tf.Tensor | None = None
+
+    def use_member_values(
+        self, lr: tf.Variable | None = None, max_grad_norm: tf.Variable | None = None
+    ) -> None:
+        """Each seed its own constant learning rate and/or clip norm ([S] tensors): the
+        members of a population (`rl.compiled.population`).
+
+        The optimizer then steps with learning rate 1 and seed s's slice of the update is
+        scaled by lr[s]. That is exactly seed s's own optimizer for a constant lr: Adam's,
+        RMSprop's and SGD's updates (momentum buffers included) are linear in a constant lr.
+        """
+        self.member_lr = lr
+        self.member_max_grad_norm = max_grad_norm
 
     # ------------------------------------------------------------------ per-seed views
     def read(self) -> list[list[tf.Tensor]]:
@@ -93,16 +109,25 @@ class SeedStack(tf.Module):
         gradient norms, aux). The learning rate follows the schedule at the gradient step.
         """
         template = self.agents[0]
-        self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
+        if self.member_lr is None:
+            self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
+        else:  # scaled per seed below
+            self.optimizer.learning_rate.assign(1.0)
         with tf.GradientTape() as tape:
             weights = [v.read_value() for v in self.stacked]
             losses, aux = loss_fn(weights)
             total = tf.reduce_sum(losses)
         grads = tape.gradient(total, self.stacked)
         norms = per_seed_global_norm(grads)
-        if self.hparams.max_grad_norm > 0:
+        if self.member_max_grad_norm is not None:
+            grads = clip_per_seed(grads, self.member_max_grad_norm, norms)
+        elif self.hparams.max_grad_norm > 0:
             grads = clip_per_seed(grads, self.hparams.max_grad_norm, norms)
         self.optimizer.apply_gradients(zip(grads, self.stacked, strict=True))
+        if self.member_lr is not None:
+            for variable, before in zip(self.stacked, weights, strict=True):
+                scale = tf.reshape(self.member_lr, [-1] + [1] * (before.shape.rank - 1))
+                variable.assign(before + scale * (variable - before))
         for agent in self.agents:
             agent.gradient_steps.assign_add(1)
         return losses, norms, aux
@@ -117,6 +142,8 @@ class SeedStack(tf.Module):
                 agent.optimizer.variables, self.optimizer.variables, strict=True
             ):
                 variable.assign(stacked[s] if _is_stacked(stacked, variable) else stacked)
+            if self.member_lr is not None:  # the stack steps with lr 1 (`use_member_values`)
+                agent.optimizer.learning_rate.assign(self.member_lr[s])
 
     def load_from_agents(self) -> None:
         """The inverse of `store_to_agents` (after the agents were restored)."""
@@ -128,6 +155,8 @@ class SeedStack(tf.Module):
         ):
             if _is_stacked(stacked, column[0]):
                 stacked.assign(tf.stack([_value(v) for v in column]))
+            elif self.member_lr is not None and stacked is self.optimizer.learning_rate:
+                stacked.assign(1.0)  # each member's own lr is `member_lr` (a population)
             else:  # shared scalars (step counter, learning rate): equal in lockstep seeds
                 values = [_value(v).numpy() for v in column]
                 if any(value != values[0] for value in values):
@@ -153,8 +182,11 @@ def per_seed_global_norm(grads: Sequence[tf.Tensor]) -> tf.Tensor:
     return tf.sqrt(tf.add_n(squares))
 
 
-def clip_per_seed(grads: Sequence[tf.Tensor], clip_norm: float, norms: tf.Tensor) -> list:
-    """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip)."""
+def clip_per_seed(
+    grads: Sequence[tf.Tensor], clip_norm: float | tf.Tensor, norms: tf.Tensor
+) -> list:
+    """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip)
+    (`clip_norm` a number, or [S] per seed)."""
     scale = clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm)
     scale = scale + (norms - norms)  # NaN/inf norms propagate, as tf.clip_by_global_norm does
     return [g * tf.reshape(scale, [-1] + [1] * (g.shape.rank - 1)) for g in grads]

@@ -20,12 +20,16 @@ With PPO's `target_kl` the seeds would stop after different numbers of gradient 
 lockstep stack cannot express exactly, so building raises `NotStackable` and the engine trains
 the seeds as single-seed programs instead.
 
+The members may also be a population (`rl.compiled.population`): runs whose hparams differ only
+in numbers such as lr, ent_coef or gamma, each read from that member's slice of [S] variables.
+
 A seed's checkpoint is the single-seed one (`CompiledPPO.checkpoint`), so a run dir trained
 here can be resumed or tested alone, and the other way round.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -43,6 +47,7 @@ from rl.agents.on_policy import (
 from rl.compiled.base import checkpoint_values
 from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
+from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
 from rl.compiled.seed_stack import NotStackable, SeedStack
 from rl.compiled.stacked import StackedForward
@@ -61,12 +66,26 @@ class Weights(NamedTuple):
 class CompiledPPOSeeds:
     """S seeds (`seeds`) of one experiment: per-seed `members` and the compiled iteration."""
 
-    def __init__(self, hparams: HParams, env: TFEnv, seeds: list[int]) -> None:
+    def __init__(
+        self,
+        hparams: HParams,
+        env: TFEnv,
+        seeds: list[int],
+        member_hparams: Sequence[HParams] | None = None,
+    ) -> None:
+        """`member_hparams`: each seed's own hparams (a population), else `hparams` for all."""
         self.hp = hparams
         self.env = env
         self.seeds = list(seeds)
-        self.members = [CompiledPPO(hparams, env, seed) for seed in self.seeds]
+        member_hparams = list(member_hparams or [hparams] * len(self.seeds))
+        self.members = [
+            CompiledPPO(member, env, seed)
+            for member, seed in zip(member_hparams, self.seeds, strict=True)
+        ]
         self.agents = [member.agent for member in self.members]
+        self.population = PopulationValues(member_hparams)
+        for s, agent in enumerate(self.agents):
+            agent.read_hparams_from(self.population.reader(s))
         if self.agents[0].stops_early:
             # Stopped seeds would have to skip steps while the others take them, but the stack
             # steps its optimizer (Adam's step count) and lr schedule in lockstep for all seeds;
@@ -77,6 +96,9 @@ class CompiledPPOSeeds:
         self.num_steps = self.members[0].num_steps
         self.steps_per_iteration = self.members[0].steps_per_iteration  # per seed
         self.stack = SeedStack(self.agents)
+        self.stack.use_member_values(
+            lr=self.population.get("lr"), max_grad_norm=self.population.get("max_grad_norm")
+        )
         # Batched matmuls for the minibatch passes when the model allows (None: per seed).
         self.forward = StackedForward.for_agents(self.agents, self.stack)
         # Discrete policies also act and compute advantages batched; Gaussian ones read their
@@ -175,10 +197,17 @@ class CompiledPPOSeeds:
             final_values = value_columns = tf.zeros_like(reward)
             bootstrap = tf.zeros_like(reward[0])
             values = tf.zeros_like(log_prob)
-        rewards = fold_truncation(reward, truncated, final_values, hp.gamma)
-        discounts = episode_discounts(transitions["terminated"], truncated, hp.gamma)
+        columns = self.spec.num_envs  # per seed: a population's numbers per env column
+        gamma = self.population.per_column("gamma", columns)
+        gamma = hp.gamma if gamma is None else gamma
+        rewards = fold_truncation(reward, truncated, final_values, gamma)
+        discounts = episode_discounts(transitions["terminated"], truncated, gamma)
         advantages, returns = template.estimate_advantages(
-            rewards, value_columns, discounts, bootstrap
+            rewards,
+            value_columns,
+            discounts,
+            bootstrap,
+            gae_lambda=self.population.per_column("gae_lambda", columns),
         )
         mask = template.sample_mask(transitions)  # [T, N] per env column
         return {

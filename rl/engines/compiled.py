@@ -77,11 +77,17 @@ class CompiledEngine(Engine):
         self.hp = hparams
         env = make_env(hparams)
         seeds = [run.seed for run in runs]
+        members = [run.hp for run in runs]  # a population's members differ (rl.compiled.population)
         try:
-            self.group = build_group(hparams, env, seeds)
+            self.group = build_group(hparams, env, seeds, members)
         except NotStackable:
             # Raised while building, before anything was written: one program per seed.
-            self.group = ShardedSeeds([build_group(hparams, env, [seed]) for seed in seeds])
+            self.group = ShardedSeeds(
+                [
+                    build_group(member, env, [seed])
+                    for member, seed in zip(members, seeds, strict=True)
+                ]
+            )
         self.members = self.group.members
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:

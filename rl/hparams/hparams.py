@@ -494,6 +494,15 @@ class HParams:
                 lines.append(f"{key}: {show_old} -> {show_new}")
         return lines
 
+    def differing_keys(self, other: HParams) -> list[str]:
+        """The dotted keys whose values differ between `self` and `other` (the keys of `diff`)."""
+        return [line.split(": ", 1)[0] for line in self.diff(other)]
+
+    def constant_number(self, name: str) -> float | None:
+        """Key `name` as a number: a float key's value or a constant schedule's; None for
+        anything else (a schedule that changes, an int, a string, None)."""
+        return self._constant_numbers().get(name)
+
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
         out = {}
         for name, e in self._entries.items():
