@@ -38,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, required=True, help="trials the study runs in all")
     p.add_argument("--output_dir", required=True, help="study.db, trial run dirs, results")
     p.add_argument("--seeds_per_trial", type=int, default=2, help="tuning seeds of each trial")
+    p.add_argument(
+        "--population", type=int, default=1,
+        help="TF-ops envs: trials trained at once as ONE compiled program (they may differ "
+        "only in numeric keys such as lr, ent_coef, gamma; docs/tuning.md)",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="first tuning seed (seeds seed..)")
     p.add_argument("--train_steps", type=int, default=None, help="env steps of each run")
     p.add_argument("--hparam_override", default="", help="applied to the set before each trial")
@@ -78,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_numbers(args: argparse.Namespace) -> None:
     from rl.tune.winners import FRESH_SEED_BASE
 
-    for flag in ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k"):
+    for flag in ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population"):
         if getattr(args, flag) < 1:
             raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     if args.fresh_seeds < 1:
@@ -113,6 +118,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     import rl  # noqa: F401  (fills the registries)
     from rl import registry
     from rl.tune.objective import TrialConfig, evaluations_due, trial_hparams
+    from rl.tune.population import check_population_space
     from rl.tune.storage import default_url, parse_storage
     from rl.utils.run_dir import check_writable
 
@@ -131,6 +137,12 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     )
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
+    check_population_space(space, args.population)
+    if args.population > 1 and not base.env.startswith("tf/"):
+        raise UserError(
+            f"--population {args.population} trains trials as one compiled program, which needs "
+            f"a TF-ops env (tf/...), not {base.env!r}; use --population 1"
+        )
     evaluations = evaluations_due(base)
     if args.last_k > evaluations:
         raise UserError(
@@ -191,7 +203,12 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
         warmup = identity["train_steps"] // 3
     pruner = studies.make_pruner(args.pruner, args.startup_trials, warmup)
     study = studies.open_study(storage, name, identity, sampler, pruner)
-    studies.run_worker(study, space, config, args.trials, args.timeout)
+    if args.population > 1:
+        from rl.tune.population import run_population_worker
+
+        run_population_worker(study, space, config, args.trials, args.population, args.timeout)
+    else:
+        studies.run_worker(study, space, config, args.trials, args.timeout)
     from optuna.trial import TrialState
 
     trials = study.get_trials(deepcopy=False)

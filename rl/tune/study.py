@@ -186,10 +186,10 @@ def run_worker(
         )
         ran += 1
         for number in mine:
-            _print_trial(study.get_trials(deepcopy=False)[number])
+            print_trial(study.get_trials(deepcopy=False)[number])
 
 
-def _print_trial(trial: Any) -> None:
+def print_trial(trial: Any) -> None:
     from optuna.trial import TrialState
 
     values = ", ".join(f"{key}={value!r}" for key, value in trial.params.items())

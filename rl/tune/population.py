@@ -1,0 +1,205 @@
+"""`--population N`: N trials at a time trained as ONE compiled program, asked from Optuna and
+told back (its ask/tell interface) instead of run one after another by `study.optimize`.
+
+Why: on a TF-ops env a trial costs mostly its trace and XLA compilation, and its small
+networks leave the core idle between ops. Trials that differ only in numbers (lr, ent_coef,
+gamma, ...; `rl.compiled.population.POPULATION_KEYS`) need the same program, so N of them
+(times `--seeds_per_trial` seeds) train as the members of one population: one compile, one
+loop, each member its own run dir (`trials/trial_0007_seed_1`, as a sequential trial's).
+
+The study is the sequential one's: the same trial records, objective (`run_score` over the
+tuning seeds), pruning (each member's evaluations reported to its trial: a pruned trial's
+members stop recording and evaluating; the lockstep program still steps them), failure rules
+and resume (a killed tuner's RUNNING trials are failed and queued again by the next command).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from typing import Any
+
+from rl import loop
+from rl.errors import Diverged, UserError
+from rl.hparams.search_space import SearchSpace
+from rl.tune.objective import (
+    TRIALS_DIR,
+    TrialConfig,
+    TrialReporter,
+    evaluations_due,
+    run_dir,
+    run_score,
+    suggest,
+    trial_hparams,
+)
+from rl.tune.study import counted_trials, fail_dead_trials, print_trial
+
+
+def check_population_space(space: SearchSpace, population: int) -> None:
+    """UserError (one line) when `--population N > 1` meets a key a population cannot vary."""
+    from rl.compiled.population import POPULATION_KEYS
+
+    if population <= 1:
+        return
+    shaped = [key for key in space.keys() if key not in POPULATION_KEYS]
+    if shaped:
+        numeric = [key for key in space.keys() if key in POPULATION_KEYS]
+        raise UserError(
+            f"--population {population} trains trials as one program, so they may differ only "
+            f"in {', '.join(POPULATION_KEYS)}; space {space.name!r} also tunes "
+            f"{', '.join(shaped)}: add --keys {','.join(numeric)} or use --population 1"
+        )
+
+
+class _Member:
+    """One (trial, seed) run of the population and what its evaluations said."""
+
+    def __init__(self, trial: Any, seed_index: int, train_steps: int) -> None:
+        self.trial = trial
+        self.reporter = TrialReporter(trial, seed_index, train_steps)
+
+
+class PopulationReporter:
+    """The loop callback of the whole population: hands each run's evaluation to its trial's
+    `TrialReporter`; a trial pruned or diverged on one seed stops its other seeds too."""
+
+    __name__ = "pruner"
+
+    def __init__(self, members: dict[str, _Member]) -> None:
+        self.members = members
+        self.stopped: dict[int, str] = {}  # trial number -> "pruned" or the divergence
+
+    def __call__(self, run: loop.Run, step: int, metrics: dict[str, float]) -> str:
+        member = self.members[run.run_dir]
+        number = member.trial.number
+        if number in self.stopped:
+            return loop.STOP
+        try:
+            decision = member.reporter(run, step, metrics)
+        except Diverged as error:
+            self.stopped[number] = str(error)
+            return loop.STOP
+        if decision == loop.STOP:
+            self.stopped[number] = "pruned"
+        return decision
+
+
+def run_population_worker(
+    study: Any,
+    space: SearchSpace,
+    config: TrialConfig,
+    n_trials: int,
+    population: int,
+    timeout: float | None,
+) -> int:
+    """Runs populations of up to `population` trials until the study counts `n_trials` (or
+    `timeout` seconds passed: no population starts after it); returns the trials it ran."""
+    from optuna.trial import TrialState
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ran = 0
+    while True:
+        for number in fail_dead_trials(study):
+            print(f"[tune] trial {number}: its worker died; marked failed and queued again")
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        missing = n_trials - len(counted_trials(study)) + len(waiting)
+        if missing <= 0:
+            return ran
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+            return ran
+        trials = [study.ask() for _ in range(min(population, missing))]
+        ran += len(trials)
+        _run_population(study, space, config, trials)
+        for trial in trials:
+            print_trial(study.get_trials(deepcopy=False)[trial.number])
+
+
+def _run_population(study: Any, space: SearchSpace, config: TrialConfig, trials: list) -> None:
+    """Samples every trial, trains the valid ones as one population, tells each its result."""
+    import tensorflow as tf
+
+    from rl import training
+    from rl.tune.objective import InvalidTrial
+
+    base = trial_hparams(config, {})
+    members: dict[str, _Member] = {}
+    run_dirs, seeds, hparams = [], [], []
+    valid = []
+    for trial in trials:
+        trial.set_user_attr("tuner_host", socket.gethostname())
+        trial.set_user_attr("tuner_pid", os.getpid())
+        values = {param.key: suggest(trial, param) for param in space.params}
+        try:
+            trial_hp = trial_hparams(config, values)
+        except UserError as error:
+            _fail(study, trial, InvalidTrial(str(error)))
+            continue
+        valid.append(trial)
+        for index, seed in enumerate(config.seeds):
+            directory = run_dir(config.output_dir, trial.number, seed, TRIALS_DIR)
+            members[directory] = _Member(trial, index, trial_hp.train_steps)
+            run_dirs.append(directory)
+            seeds.append(seed)
+            hparams.append(trial_hp)
+    if not valid:
+        return
+    reporter = PopulationReporter(members)
+    diverged: set[int] = set()
+    try:
+        training.train(
+            base, run_dirs, seeds, config.hparams_set, callbacks=[reporter], run_hparams=hparams
+        )
+    except Diverged as error:  # non-finite losses or parameters (`halt_on_nonfinite`)
+        diverged = {members[directory].trial.number for directory in error.run_dirs}
+        for number in diverged:
+            reporter.stopped.setdefault(number, str(error).splitlines()[0])
+    except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
+        for trial in valid:
+            reporter.stopped.setdefault(trial.number, str(error).splitlines()[0])
+    for trial in valid:
+        _tell(study, trial, base, config, members, reporter.stopped.get(trial.number))
+
+
+def _tell(
+    study: Any,
+    trial: Any,
+    base: Any,
+    config: TrialConfig,
+    members: dict[str, _Member],
+    stopped: str | None,
+) -> None:
+    from optuna.trial import TrialState
+
+    if stopped == "pruned":
+        study.tell(trial, state=TrialState.PRUNED)
+        return
+    if stopped is not None:
+        _fail(study, trial, Diverged(stopped))
+        return
+    own = [member for member in members.values() if member.trial.number == trial.number]
+    try:
+        scores = [
+            run_score(member.reporter.returns, evaluations_due(base), config.last_k)
+            for member in own
+        ]
+    except Diverged as error:
+        _fail(study, trial, error)
+        return
+    value = sum(scores) / len(scores)
+    if not math.isfinite(value):
+        _fail(study, trial, Diverged(f"objective {value}"))
+        return
+    study.tell(trial, value)
+
+
+def _fail(study: Any, trial: Any, error: Exception) -> None:
+    """A failed trial that counts (its values were tried), as `study.run_worker` records it."""
+    from optuna.trial import TrialState
+
+    trial.set_user_attr("counted", True)
+    trial.set_user_attr("failure", f"{type(error).__name__}: {error}")
+    print(f"[tune] trial {trial.number} failed: {type(error).__name__}: {error}")
+    study.tell(trial, state=TrialState.FAIL)
