@@ -56,6 +56,9 @@ CASES = {
     "workers locally": ([*BASE, "--workers", "2"], ["--sys gke", "--storage"]),
     "unknown sampler": ([*BASE, "--sampler", "grid"], ["--sampler", "tpe"]),
     "negative timeout": ([*BASE, "--timeout", "-1"], ["--timeout"]),
+    "population of 0": ([*BASE, "--population", "0"], ["--population", ">= 1"]),
+    "population with shape keys": (["--hparams", "ppo_tf_tiny", "--space", "ppo", "--trials", "2", "--population", "2"], ["n_epochs, batch_size", "--keys lr,clip_range"]),
+    "population on a gymnasium env": ([*BASE, "--keys", "lr", "--population", "2"], ["TF-ops env", "'CartPole-v1'"]),
 }
 # fmt: on
 
