@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""A population of trials in one program vs the same trials one after another.
+
+`python -m rl.tune --population N` trains N trials of a TF-ops set as ONE compiled program
+(`rl.tune.population`, `rl.compiled.population`); `--population 1` runs them one by one as
+`study.optimize` does. This runs both on the SAME trials (the same values, enqueued into each
+study before its tuner starts), the same budget each (`--train_steps`, no early stop) and one
+tuning seed, as `python -m rl.tune` subprocesses back to back, alternating which goes first;
+medians over `--repeats`. It prints wall and CPU seconds (TF import included: one per
+process, as a user pays it), the ratio, and how close the two modes' trial values are (the
+members are the single runs up to float32 rounding, which RL then amplifies).
+
+    .venv/bin/python benchmarks/tune.py                       # 32 ppo_tf_cartpole trials
+    .venv/bin/python benchmarks/tune.py --trials 8 --repeats 1 --train_steps 10240
+    .venv/bin/python benchmarks/tune.py --seed_shards 0       # population: one program/core
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = "lr,clip_range,ent_coef,vf_coef,gamma,gae_lambda,max_grad_norm"
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def sample_trials(count: int, seed: int) -> list[dict]:
+    """`count` value sets drawn at random from the `ppo` space's population keys."""
+    import optuna
+
+    sys.path.insert(0, str(ROOT))
+    import rl  # noqa: F401  (fills the registries)
+    from rl import registry
+    from rl.tune.objective import distributions, suggest
+
+    space = registry.get_search_space("ppo").restricted(KEYS.split(","))
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+    trials = []
+    for _ in range(count):
+        trial = study.ask(distributions(space))
+        trials.append({param.key: suggest(trial, param) for param in space.params})
+        study.tell(trial, 0.0)
+    return trials
+
+
+def tune(args: argparse.Namespace, trials: list[dict], population: int) -> dict:
+    """One `python -m rl.tune` process over the enqueued `trials`; times and trial values."""
+    import optuna
+
+    with tempfile.TemporaryDirectory() as out:
+        name = f"{args.hparams}-ppo"
+        study = optuna.create_study(
+            study_name=name, storage=f"sqlite:///{out}/study.db", direction="maximize"
+        )
+        for values in trials:
+            study.enqueue_trial(values)
+        overrides = f"stop_at_eval_return=None,seed_shards={args.seed_shards}"
+        cmd = [sys.executable, "-m", "rl.tune", "--hparams", args.hparams, "--space", "ppo",
+               "--keys", KEYS, "--trials", str(len(trials)), "--population", str(population),
+               "--seeds_per_trial", "1", "--pruner", "none", "--select", "False",
+               "--train_steps", str(args.train_steps), "--last_k", "1",
+               "--hparam_override", overrides, "--output_dir", out]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
+               "CUDA_VISIBLE_DEVICES": ""}  # fmt: skip
+        cpu, start = children_cpu(), time.perf_counter()
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+        wall, cpu = time.perf_counter() - start, children_cpu() - cpu
+        if proc.returncode != 0:
+            raise SystemExit(f"rl.tune failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        done = optuna.load_study(study_name=name, storage=f"sqlite:///{out}/study.db")
+        values = {json.dumps(t.params, sort_keys=True): t.value for t in done.trials}
+    return {"wall": wall, "cpu": cpu, "values": values}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hparams", default="ppo_tf_cartpole")
+    parser.add_argument("--trials", type=int, default=32)
+    parser.add_argument("--train_steps", type=int, default=20480, help="env steps per trial")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the trials' values")
+    parser.add_argument("--seed_shards", type=int, default=1, help="0: one program per core")
+    args = parser.parse_args()
+    trials = sample_trials(args.trials, args.seed)
+    modes = {"population": args.trials, "sequential": 1}
+    results: dict[str, list[dict]] = {mode: [] for mode in modes}
+    for repeat in range(args.repeats):
+        order = list(modes) if repeat % 2 == 0 else list(modes)[::-1]
+        for mode in order:
+            result = tune(args, trials, modes[mode])
+            results[mode].append(result)
+            print(json.dumps({"repeat": repeat, "mode": mode, "wall": result["wall"],
+                              "cpu": result["cpu"]}), file=sys.stderr)  # fmt: skip
+
+    print(f"== {args.trials} {args.hparams} trials, {args.train_steps:,} env steps each, "
+          f"seed_shards={args.seed_shards}, median of {args.repeats}")  # fmt: skip
+    header = f"{'mode':<34} | {'wall s':>7} {'cpu s':>7} | {'median trial value':>18}"
+    print(header)
+    print("-" * len(header))
+    medians = {}
+    for mode, population in modes.items():
+        rs = results[mode]
+        medians[mode] = {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu")}
+        value = statistics.median(v for v in rs[-1]["values"].values() if v is not None)
+        label = f"{mode} (--population {population})"
+        print(f"{label:<34} | {medians[mode]['wall']:>7.1f} {medians[mode]['cpu']:>7.1f} | "
+              f"{value:>18.1f}")  # fmt: skip
+    pop, seq = medians["population"], medians["sequential"]
+    print(f"population is {seq['wall'] / pop['wall']:.2f}x faster (wall), "
+          f"{seq['cpu'] / pop['cpu']:.2f}x less CPU")  # fmt: skip
+    a, b = results["population"][-1]["values"], results["sequential"][-1]["values"]
+    same = [key for key in a if a[key] is not None and a[key] == b.get(key)]
+    diffs = sorted(abs(a[key] - b[key]) for key in a if a[key] is not None and b.get(key))
+    print(f"trial values: {len(same)}/{len(a)} equal in both modes; median |difference| "
+          f"{statistics.median(diffs) if diffs else float('nan'):.1f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
