@@ -72,6 +72,9 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
         from rl.utils.logger import configure_logging
 
         configure_logging(args.log_level)
+        from rl.utils import compile_cache
+
+        compile_cache.enable()  # before the first XLA compile (rl/utils/compile_cache.py)
         if not args.preemption_grace > 0:
             raise UserError(f"--preemption_grace must be > 0 seconds, got {args.preemption_grace}")
         # SIGTERM (a preemption) = checkpoint and go, from here on (rl/preemption.py).

@@ -65,6 +65,27 @@ TPU_COMPAT = (
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_configure(config: pytest.Config) -> None:
+    """The test session's own XLA compile cache (rl/utils/compile_cache.py): shared by its
+    train.py subprocesses, so a program compiled once loads in the next, and independent of
+    whatever a developer's ~/.cache holds (a test run starts cold, as CI does)."""
+    import tempfile
+
+    if "RL_XLA_CACHE" not in os.environ:
+        os.environ["RL_XLA_CACHE"] = tempfile.mkdtemp(prefix="rl-test-xla-cache-")
+        config.stash[_OWN_XLA_CACHE] = os.environ["RL_XLA_CACHE"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    if _OWN_XLA_CACHE in config.stash:
+        shutil.rmtree(config.stash[_OWN_XLA_CACHE], ignore_errors=True)
+
+
+_OWN_XLA_CACHE = pytest.StashKey[str]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks the TPU_COMPAT tests `tpu_compat`. An entry that matches no test of a collected
     file is an error: a renamed test would otherwise drop out of the TF 2.20 run unnoticed."""

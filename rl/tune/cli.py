@@ -260,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _quiet_optuna()
+        from rl.utils import compile_cache
+
+        compile_cache.enable()  # before the first XLA compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
