@@ -10,9 +10,17 @@ medians over `--repeats`. It prints wall and CPU seconds (TF import included: on
 process, as a user pays it), the ratio, and how close the two modes' trial values are (the
 members are the single runs up to float32 rounding, which RL then amplifies).
 
+The XLA compile cache (rl/utils/compile_cache.py) is off by default (`--cache off`: every
+program compiles, as in a first study). `--cache warm` first runs both modes untimed on OTHER
+trials (values drawn with `--seed` + 1) into one cache, as an earlier study on this machine
+would: a population's program reads its values from variables, so it is the same program for
+new values and loads from the cache; a sequential trial's values are constants of its program,
+so only the parts that do not read them (the greedy evaluation) load.
+
     .venv/bin/python benchmarks/tune.py                       # 32 ppo_tf_cartpole trials
     .venv/bin/python benchmarks/tune.py --trials 8 --repeats 1 --train_steps 10240
     .venv/bin/python benchmarks/tune.py --seed_shards 0       # population: one program/core
+    .venv/bin/python benchmarks/tune.py --cache warm          # a second study on this machine
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ def sample_trials(count: int, seed: int) -> list[dict]:
     return trials
 
 
-def tune(args: argparse.Namespace, trials: list[dict], population: int) -> dict:
+def tune(args: argparse.Namespace, trials: list[dict], population: int, cache: str) -> dict:
     """One `python -m rl.tune` process over the enqueued `trials`; times and trial values."""
     import optuna
 
@@ -75,7 +83,7 @@ def tune(args: argparse.Namespace, trials: list[dict], population: int) -> dict:
                "--train_steps", str(args.train_steps), "--last_k", "1",
                "--hparam_override", overrides, "--output_dir", out]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
-               "CUDA_VISIBLE_DEVICES": ""}  # fmt: skip
+               "CUDA_VISIBLE_DEVICES": "", "RL_XLA_CACHE": cache}  # fmt: skip
         cpu, start = children_cpu(), time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
         wall, cpu = time.perf_counter() - start, children_cpu() - cpu
@@ -94,20 +102,28 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="seed of the trials' values")
     parser.add_argument("--seed_shards", type=int, default=1, help="0: one program per core")
+    parser.add_argument("--cache", choices=("off", "warm"), default="off")
     args = parser.parse_args()
     trials = sample_trials(args.trials, args.seed)
     modes = {"population": args.trials, "sequential": 1}
+    cache = "off"
+    if args.cache == "warm":
+        cache = tempfile.mkdtemp(prefix="tune-bench-xla-")
+        others = sample_trials(args.trials, args.seed + 1)
+        for population in modes.values():
+            tune(args, others, population, cache)  # untimed: an earlier study
     results: dict[str, list[dict]] = {mode: [] for mode in modes}
     for repeat in range(args.repeats):
         order = list(modes) if repeat % 2 == 0 else list(modes)[::-1]
         for mode in order:
-            result = tune(args, trials, modes[mode])
+            result = tune(args, trials, modes[mode], cache)
             results[mode].append(result)
             print(json.dumps({"repeat": repeat, "mode": mode, "wall": result["wall"],
                               "cpu": result["cpu"]}), file=sys.stderr)  # fmt: skip
 
     print(f"== {args.trials} {args.hparams} trials, {args.train_steps:,} env steps each, "
-          f"seed_shards={args.seed_shards}, median of {args.repeats}")  # fmt: skip
+          f"seed_shards={args.seed_shards}, compile cache {args.cache}, median of "
+          f"{args.repeats}")  # fmt: skip
     header = f"{'mode':<34} | {'wall s':>7} {'cpu s':>7} | {'median trial value':>18}"
     print(header)
     print("-" * len(header))
