@@ -15,7 +15,10 @@ time to solve CartPole vs Stable-Baselines3 PPO.
    from the start of the training loop, compilation included, as benchmarks/solve.py counts),
    with solve.py's CartPole protocol (eval every 5000 steps, 10 episodes, threshold 475); then,
    if ~/.cache/rl-peers-venv/bin/python exists, SB3 PPO through ../shared/bench/peers/
-   sb3_solve.py for the same seed, back to back (never at the same time).
+   sb3_solve.py for the same seed, back to back (never at the same time). Ours runs twice per
+   seed: with the XLA compile cache off (every program compiled: a first run on this machine)
+   and warm (rl/utils/compile_cache.py; the cache filled by one untimed run of another seed
+   before the timed runs, as any earlier run of the set on this machine fills it).
 
     .venv/bin/python benchmarks/compiled_ppo.py
     .venv/bin/python benchmarks/compiled_ppo.py --seeds 0 --no_sb3
@@ -110,7 +113,7 @@ def throughput(hparams_set: str, repeats: int) -> dict:
     }
 
 
-def run_ours(hparams_set: str, seed: int, budget: int) -> dict:
+def run_ours(hparams_set: str, seed: int, budget: int, cache: str = "off") -> dict:
     protocol = PROTOCOL["CartPole-v1"]
     overrides = (
         f"stop_at_eval_return={protocol['threshold']},eval.every_steps={protocol['every']},"
@@ -119,7 +122,7 @@ def run_ours(hparams_set: str, seed: int, budget: int) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, str(ROOT / "train.py"), "--hparams", hparams_set, "--seed",
                str(seed), "--output_dir", out, "--hparam_override", overrides]  # fmt: skip
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "RL_XLA_CACHE": cache}
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise SystemExit(f"train.py failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -161,12 +164,16 @@ def main() -> None:
     print(f"fraction of ceiling               {tp['flops_per_s'] / ceiling:8.2%}")
 
     sb3 = PEERS_PYTHON.exists() and not args.no_sb3
-    rows = []
+    cache = tempfile.mkdtemp(prefix="compiled-ppo-xla-")
+    run_ours(args.hparams, 1000, args.budget, cache)  # untimed: fills the compile cache
+    rows, warm = [], {}
     for seed in args.seeds:
         ours = run_ours(args.hparams, seed, args.budget)
+        warm[seed] = run_ours(args.hparams, seed, args.budget, cache)
         peer = run_sb3("ppo", "CartPole-v1", seed, args.budget) if sb3 else None
         rows.append((seed, ours, peer))
-        print(json.dumps({"seed": seed, "ours": ours, "sb3": peer}), file=sys.stderr)
+        print(json.dumps({"seed": seed, "ours": ours, "ours_warm_cache": warm[seed],
+                          "sb3": peer}), file=sys.stderr)  # fmt: skip
     print(f"\n== time to solve CartPole (greedy eval >= 475, 10 episodes every 5000 steps), "
           f"budget {args.budget:,}")  # fmt: skip
     header = f"{'seed':>4} | {'rl steps':>9} {'rl wall s':>9} {'rl sps':>8}"
@@ -194,7 +201,21 @@ def main() -> None:
         )
     print(line)
     print("(* = not solved within the budget: steps/wall are the whole run; wall includes "
-          "tracing and XLA compilation)")  # fmt: skip
+          "tracing and XLA compilation; compile cache off)")  # fmt: skip
+    print("\n== the same with a warm compile cache (filled by an untimed run of seed 1000)")
+    for seed, _, peer in rows:
+        ours = warm[seed]
+        mark = "" if ours["solved"] else "*"
+        line = f"{seed:>4} | {ours['steps']:>8}{mark:1} {ours['wall']:>9.1f} {ours['sps']:>8.0f}"
+        if peer:
+            line += f" | sb3 wall {peer['wall']:>6.1f} | ratio {ours['wall'] / peer['wall']:.3f}"
+        print(line)
+    warm_wall = statistics.median(w["wall"] for w in warm.values())
+    line = f"{'med':>4} | rl wall {warm_wall:.1f} s"
+    if sb3:
+        sb3_wall = statistics.median(r[2]["wall"] for r in rows)
+        line += f" | sb3 wall {sb3_wall:.1f} s | ratio {warm_wall / sb3_wall:.3f}"
+    print(line)
 
 
 if __name__ == "__main__":
