@@ -70,7 +70,7 @@ def enable() -> Path | None:
     if _enabled is not None:
         return _enabled
     if FLAG in os.environ.get("TF_XLA_FLAGS", ""):
-        return None  # the user set their own cache
+        return None  # the user set their own cache (TensorFlow uses it as it is)
     root = cache_root()
     if root is None:
         return None
@@ -82,11 +82,39 @@ def enable() -> Path | None:
             _link(entry, private / entry.name)
     except OSError:
         return None  # a read-only or full disk: compile as if there were no cache
-    flags = os.environ.get("TF_XLA_FLAGS", "")
-    os.environ["TF_XLA_FLAGS"] = f"{flags} {FLAG}={private}".strip()
+    if not _point_tensorflow_at(private):
+        shutil.rmtree(private, ignore_errors=True)
+        return None
     atexit.register(publish, private, root)
     _enabled = private
     return private
+
+
+def _point_tensorflow_at(private: Path) -> bool:
+    """Sets the flag, makes TensorFlow read it (one tiny XLA compile: it reads TF_XLA_FLAGS
+    once, at the first), and takes the flag out of the environment again, so that child
+    processes (workers, test subprocesses) do not write into this process's directory.
+    False when TensorFlow had read its flags before (an XLA compile ran earlier in this
+    process): the cache then stays off here."""
+    import secrets
+
+    import tensorflow as tf
+
+    previous = os.environ.get("TF_XLA_FLAGS")
+    os.environ["TF_XLA_FLAGS"] = f"{previous or ''} {FLAG}={private}".strip()
+    before = {p.name for p in private.iterdir()}
+    marker = float(secrets.randbits(20))  # a program no other process compiled
+    try:
+        tf.function(lambda: tf.constant(marker) + 1.0, jit_compile=True)()
+    finally:
+        if previous is None:
+            os.environ.pop("TF_XLA_FLAGS", None)
+        else:
+            os.environ["TF_XLA_FLAGS"] = previous
+    probe = [p for p in private.iterdir() if p.name not in before]
+    for path in probe:
+        path.unlink(missing_ok=True)  # not worth publishing
+    return bool(probe)
 
 
 def publish(private: Path, root: Path) -> list[str]:
