@@ -184,7 +184,7 @@ class DriverEngine(OneAgentEngine):
             # exactly the episode env copy 0 of the eval vector env played.
             _, render_env, recorder = self.video
             policy = fresh_episode_policy(self.agent)
-            episode = play_episode(render_env, policy, seed=request.seed)
+            episode = play_episode(render_env, policy, seed=request.seed, full_game=self.full_games)
             recorder.record_episode(episode.frames, request.env_steps, 0, "eval")
             writer = self.run.tensorboard.writer("eval")
             write_frame_strip_summary(episode.frames, request.env_steps, writer)
@@ -238,7 +238,8 @@ def play_test(
         render_vec_env, render_env = make_render_env(hparams, mode)
         recorder = video_recorder(run_dir, render_env)
         for i in range(episodes):  # seed test_seed + i replays row i of the test table
-            episode = play_episode(render_env, fresh_episode_policy(agent), seed=test_seed + i)
+            policy = fresh_episode_policy(agent)
+            episode = play_episode(render_env, policy, seed=test_seed + i, full_game=full_games)
             if mode == "rgb_array":
                 path = recorder.record_episode(episode.frames, pointer["step"], i, "test")
                 write_frame_strip_summary(episode.frames, i, tensorboard.writer("test"))
