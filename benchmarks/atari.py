@@ -159,15 +159,20 @@ def main() -> None:
         f"\nBreakout, {args.frames:,} frames ({args.frames // FRAME_SKIP:,} agent steps), seed "
         f"{args.seed}; raw score: {args.eval_games} full games at the end, sticky actions 0.25"
     )
-    print(f"| {'':<22} | {'raw score':>14} | {'frames/s':>9} | {'wall (s)':>9} |")
-    print(f"|{'-' * 24}|{'-' * 16}|{'-' * 11}|{'-' * 11}|")
+    print(
+        f"| {'':<22} | {'agent steps':>11} | {'raw score':>14} | {'frames/s':>9} | "
+        f"{'wall (s)':>9} | {'at 2M frames':>12} |"
+    )
+    print(f"|{'-' * 24}|{'-' * 13}|{'-' * 16}|{'-' * 11}|{'-' * 11}|{'-' * 14}|")
     names = {"ours": "ours (ppo_breakout)", "sb3": "SB3 PPO (zoo)"}
     for side, r in results.items():
         score = f"{r['score']:.1f} ± {r['score_std']:.1f}"
+        projected = f"{2_000_000 / r['frames_per_second'] / 3600:.1f} h"  # training alone
         print(
-            f"| {names[side]:<22} | {score:>14} | {r['frames_per_second']:>9,.0f} | "
-            f"{r['wall']:>9,.0f} |"
+            f"| {names[side]:<22} | {r['agent_steps']:>11,} | {score:>14} | "
+            f"{r['frames_per_second']:>9,.0f} | {r['wall']:>9,.0f} | {projected:>12} |"
         )
+    print("at 2M frames: 2,000,000 / frames/s, the training time a 2M-frame run would take")
     if "ours" in results:
         print(f"video of our final policy: {results['ours']['video']}")
     for side, r in results.items():
