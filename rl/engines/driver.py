@@ -40,7 +40,13 @@ from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.evaluation import EvalResult, evaluate, fresh_episode_policy, make_eval_env
+from rl.evaluation import (
+    EvalResult,
+    eval_env_kwargs,
+    evaluate,
+    fresh_episode_policy,
+    make_eval_env,
+)
 from rl.hparams import HParams
 from rl.registry import get_agent
 from rl.systems.strategies import shared_strategy
@@ -76,7 +82,7 @@ def make_render_env(hparams: HParams, render_mode: str):
         hparams.env,
         1,
         0,
-        env_kwargs={**hparams.env_kwargs, "render_mode": render_mode},
+        env_kwargs={**eval_env_kwargs(hparams), "render_mode": render_mode},
         max_episode_steps=hparams.max_episode_steps,
     )
     env = vec_env.envs[0]

@@ -8,8 +8,10 @@ coefficient 0.5, gradient norm 0.5, 25M steps on 200 training levels, evaluated 
 step budget with lr and clip range annealed to 0 over it, since a CPU trains a few hundred steps
 per second. The torso is the Nature CNN (`model=auto`), not the paper's IMPALA ResNet, which this
 codebase does not register. Training levels are `start_level` 0..199 (`num_levels` 200) in easy
-mode; the evaluation during training plays those same training levels. Test-level returns come
-from test mode on unlimited levels (docs/benchmarks.md, "CoinRun").
+mode. Evaluation (greedy, 20 episodes every 100k steps; test mode and videos too) plays
+unlimited levels (`eval.env_kwargs`), the paper's test distribution, so the eval columns of
+progress.csv are test-level returns and `train_return_mean` the training-level ones (the
+stochastic policy on the 200 levels it trains on).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def ppo_coinrun() -> HParams:
     hp.separate_torsos = False
     hp.hidden_sizes = [256]
     hp.activation = "relu"
+    hp.eval.env_kwargs = {"num_levels": 0}  # unlimited levels: almost all unseen in training
     hp.eval.every_steps = 100_000
     hp.eval.episodes = 20
     hp.checkpoint_every = 250_000
