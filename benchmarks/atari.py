@@ -3,7 +3,7 @@
 settings) for the same frame budget, back to back; raw scores of full games, frames/s, wall, and a
 video of our final policy (issue 16).
 
-    .venv/bin/python benchmarks/atari.py                          # 2M frames, seed 0 (hours)
+    .venv/bin/python benchmarks/atari.py              # 2M frames, seed 0, in runs/atari_benchmark
     .venv/bin/python benchmarks/atari.py --frames 20000 --eval_games 2 --output_dir /tmp/atari
 
 Ours: train.py --hparams ppo_breakout --train_steps frames/4, the set as registered except that
@@ -133,9 +133,7 @@ def main() -> None:
     parser.add_argument("--log_steps", type=int, default=10_240, help="agent steps per log row")
     parser.add_argument("--sides", default="ours,sb3")
     parser.add_argument("--sb3_python", type=Path, default=DEFAULT_SB3_PYTHON)
-    parser.add_argument(
-        "--output_dir", type=Path, default=ROOT / "benchmarks" / "results" / "atari"
-    )
+    parser.add_argument("--output_dir", type=Path, default=ROOT / "runs" / "atari_benchmark")
     args = parser.parse_args()
     sides = args.sides.split(",")
     if not set(sides) <= {"ours", "sb3"}:

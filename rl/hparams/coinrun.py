@@ -16,6 +16,7 @@ stochastic policy on the 200 levels it trains on).
 
 from __future__ import annotations
 
+from rl.hparams.common import rollouts
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
 from rl.registry import register_hparams
@@ -31,10 +32,8 @@ def ppo_coinrun() -> HParams:
     hp.env = "procgen/coinrun"
     hp.env_kwargs = {"distribution_mode": "easy", "num_levels": 200, "start_level": 0}
     rollout = NUM_ENVS * STEPS_PER_ENV
-    hp.num_envs = NUM_ENVS
-    hp.train_every = rollout
-    hp.batch_size = rollout // MINIBATCHES
-    hp.n_epochs = EPOCHS
+    rollouts(hp, num_envs=NUM_ENVS, steps_per_env=STEPS_PER_ENV,
+             batch_size=rollout // MINIBATCHES, n_epochs=EPOCHS)  # fmt: skip
     hp.train_steps = TRAIN_STEPS
     gradient_steps = TRAIN_STEPS // rollout * EPOCHS * MINIBATCHES
     hp.lr = f"linear(5e-4, 0.0, {gradient_steps})"
