@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import subprocess
 import sys
 import time
@@ -54,7 +53,10 @@ def run(cmd: list[str], log: Path) -> float:
 
 def wall_marks(run_dir: Path) -> list[tuple[int, float]]:
     """(env steps, time/wall_seconds) at every log point of train.py's TensorBoard train/ dir."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.path.insert(0, str(ROOT))
+    import rl  # noqa: F401 - imports TensorFlow with its load-time log lines kept off stderr
+
+    # isort: split
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")  # summary_iterator's deprecation notice
