@@ -176,6 +176,8 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
         registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
     else:
         check_env_name(hparams.env)
+        if hparams.eval.env_kwargs:  # a misspelled evaluation-only option: one line, now
+            check_env_name(hparams.env, {**hparams.env_kwargs, **hparams.eval.env_kwargs})
     parts = {
         "agent": registry.agents,
         "model": registry.models,

@@ -69,13 +69,18 @@ class EvalResult:
         return metrics
 
 
+def eval_env_kwargs(hparams: HParams) -> dict:
+    """The env_kwargs evaluation plays with: the training ones with `eval.env_kwargs` on top."""
+    return {**hparams.env_kwargs, **hparams.eval.env_kwargs}
+
+
 def make_eval_env(
     hparams: HParams, num_envs: int, seed: int
 ) -> tuple[gym.vector.VectorEnv, EnvSpec]:
     """The env the evaluation protocol describes (no reward augmentation, ever)."""
     protocol = hparams.eval
     check_evaluation_protocol(protocol, hparams.env)
-    env_kwargs = dict(hparams.env_kwargs)
+    env_kwargs = eval_env_kwargs(hparams)
     if protocol.sticky_actions is not None:
         train_p = float(env_kwargs.get("repeat_action_probability", DEFAULT_STICKY))
         env_kwargs["repeat_action_probability"] = (
@@ -188,7 +193,7 @@ def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -
     text = (
         "```\n"
         + json.dumps(
-            {"env": hparams.env, "env_kwargs": hparams.env_kwargs, **hparams.eval.to_dict()},
+            {**hparams.eval.to_dict(), "env": hparams.env, "env_kwargs": eval_env_kwargs(hparams)},
             indent=2,
             sort_keys=True,
             default=str,

@@ -10,6 +10,7 @@ from conftest import stderr_lines
 
 import train
 from rl import loop
+from rl.envs import make_vector_env
 from rl.envs.factory import AUTORESET_MODE
 from rl.errors import UserError
 from rl.evaluation import evaluate, make_eval_env
@@ -107,6 +108,27 @@ def test_sticky_actions_switch_for_atari_only():
         make_eval_env(hp, num_envs=1, seed=0)
 
 
+def test_eval_env_kwargs_change_the_evaluation_env_only():
+    """procgen's unseen levels, say: here an Atari option, readable off the wrappers."""
+    hp = base()
+    hp.env = "ALE/Pong-v5"
+    hp.env_kwargs = {"noop_max": 30, "frame_skip": 4}
+    hp.eval.env_kwargs = {"noop_max": 7}
+
+    def preprocessing(env: gym.vector.VectorEnv) -> gym.wrappers.AtariPreprocessing:
+        layer = env.envs[0]
+        while not isinstance(layer, gym.wrappers.AtariPreprocessing):
+            layer = layer.env
+        return layer
+
+    eval_env, _ = make_eval_env(hp, num_envs=1, seed=0)
+    assert (preprocessing(eval_env).noop_max, preprocessing(eval_env).frame_skip) == (7, 4)
+    eval_env.close()
+    train_env, _ = make_vector_env(hp.env, 1, 0, env_kwargs=hp.env_kwargs)
+    assert preprocessing(train_env).noop_max == 30
+    train_env.close()
+
+
 def test_atari_evaluation_plays_full_games_through_lost_lives():
     hp = base()
     hp.env = "ALE/Breakout-v5"
@@ -164,6 +186,8 @@ def test_step_budget_ends_an_atari_evaluation_a_stuck_policy_would_stall():
         ("dqn_tiny", "eval.step_budget=0", "eval.step_budget must be >= 1"),
         ("ppo_tf_tiny", "eval.epsilon=0.05", "the compiled path"),
         ("ppo_tf_tiny", "eval.step_budget=1000", "the compiled path"),
+        ("ppo_tf_tiny", "eval.env_kwargs={'a': 1}", "the compiled path"),
+        ("ppo_atari_tiny", "eval.env_kwargs={'nop_max': 0}", "did you mean 'noop_max'"),
     ],
 )
 def test_bad_protocol_is_one_line_exit_2_before_any_training(

@@ -40,7 +40,13 @@ from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.evaluation import EvalResult, evaluate, fresh_episode_policy, make_eval_env
+from rl.evaluation import (
+    EvalResult,
+    eval_env_kwargs,
+    evaluate,
+    fresh_episode_policy,
+    make_eval_env,
+)
 from rl.hparams import HParams
 from rl.registry import get_agent
 from rl.systems.strategies import shared_strategy
@@ -76,7 +82,7 @@ def make_render_env(hparams: HParams, render_mode: str):
         hparams.env,
         1,
         0,
-        env_kwargs={**hparams.env_kwargs, "render_mode": render_mode},
+        env_kwargs={**eval_env_kwargs(hparams), "render_mode": render_mode},
         max_episode_steps=hparams.max_episode_steps,
     )
     env = vec_env.envs[0]
@@ -184,7 +190,7 @@ class DriverEngine(OneAgentEngine):
             # exactly the episode env copy 0 of the eval vector env played.
             _, render_env, recorder = self.video
             policy = fresh_episode_policy(self.agent)
-            episode = play_episode(render_env, policy, seed=request.seed)
+            episode = play_episode(render_env, policy, seed=request.seed, full_game=self.full_games)
             recorder.record_episode(episode.frames, request.env_steps, 0, "eval")
             writer = self.run.tensorboard.writer("eval")
             write_frame_strip_summary(episode.frames, request.env_steps, writer)
@@ -238,7 +244,8 @@ def play_test(
         render_vec_env, render_env = make_render_env(hparams, mode)
         recorder = video_recorder(run_dir, render_env)
         for i in range(episodes):  # seed test_seed + i replays row i of the test table
-            episode = play_episode(render_env, fresh_episode_policy(agent), seed=test_seed + i)
+            policy = fresh_episode_policy(agent)
+            episode = play_episode(render_env, policy, seed=test_seed + i, full_game=full_games)
             if mode == "rgb_array":
                 path = recorder.record_episode(episode.frames, pointer["step"], i, "test")
                 write_frame_strip_summary(episode.frames, i, tensorboard.writer("test"))

@@ -14,6 +14,7 @@ from rl.hparams import (  # noqa: F401
     acrobot,
     atari,
     cmaes,
+    coinrun,
     ddpg,
     dqn,
     dqn_compiled,

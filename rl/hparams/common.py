@@ -51,6 +51,12 @@ def evaluation_protocol() -> HParams:
         type=int | None,
     )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
+    hp.add(
+        "env_kwargs",
+        {},
+        "Changes to env_kwargs for evaluation, test mode and videos only ({}: the training "
+        "env), e.g. procgen's unseen levels {'num_levels': 0} to measure generalization.",
+    )
     return hp
 
 
@@ -74,14 +80,15 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
                 ("epsilon", 0.0),
                 ("max_episode_steps", None),
                 ("step_budget", None),
+                ("env_kwargs", {}),
             )
             if getattr(protocol, key) != default
         ]
         if changed:
             raise UserError(
                 f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
-                "within max_episode_steps; leave eval.epsilon=0, eval.max_episode_steps=None "
-                "and eval.step_budget=None"
+                "within max_episode_steps on the training env; leave eval.epsilon=0, "
+                "eval.max_episode_steps=None, eval.step_budget=None and eval.env_kwargs={}"
             )
     if env is not None and protocol.sticky_actions is not None:
         from rl.envs.atari import is_atari_id  # lazily: hparams do not depend on envs

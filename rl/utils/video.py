@@ -90,6 +90,7 @@ def play_episode(
     policy: Callable[[np.ndarray], np.ndarray],
     seed: int,
     max_steps: int | None = None,
+    full_game: bool = False,
 ) -> RenderedEpisode:
     """Plays one episode of a single (non-vector) env; returns its frames, return and length.
 
@@ -100,6 +101,11 @@ def play_episode(
     rather than a vector env because a vector env resets itself inside the step that ends an
     episode, so its last frame would show the next episode. Seeding: a vector env reset with
     `seed=s` seeds its copy i with `s + i`, so `seed=s + i` replays that copy's episode.
+
+    `full_game` (Atari, whose env reports `game_score` when a game ends): an episode that ends
+    without it (a lost life under episodic life) is followed by a reset without a seed, which
+    continues the same game, until the game is over, so the video shows the whole game the
+    evaluation scores, not its first life; each such reset adds one frame.
     """
     mode = getattr(env, "render_mode", None)
     if mode not in ("rgb_array", "human"):
@@ -115,13 +121,17 @@ def play_episode(
     episode_return, length = 0.0, 0
     while max_steps is None or length < max_steps:
         action = np.asarray(policy(np.asarray(obs)[None]))[0]
-        obs, reward, terminated, truncated, _ = env.step(action)
+        obs, reward, terminated, truncated, info = env.step(action)
         episode_return += float(reward)
         length += 1
         if collect:
             frames.append(_check_frame(env.render()))
         if terminated or truncated:
-            break
+            if not full_game or "game_score" in info:
+                break
+            obs, _ = env.reset()
+            if collect:
+                frames.append(_check_frame(env.render()))
     return RenderedEpisode(frames=frames, episode_return=episode_return, length=length)
 
 

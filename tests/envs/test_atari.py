@@ -10,6 +10,8 @@ import pytest
 from rl.envs import make_vector_env
 from rl.envs.atari import EpisodicLife, FireReset, GameScore, is_atari_id, make_atari
 from rl.errors import UserError
+from rl.hparams.atari import atari_env_kwargs
+from rl.utils.video import play_episode
 
 
 def test_standard_preprocessing_settings():
@@ -164,3 +166,23 @@ def test_atari_ids_and_option_errors():
         make_vector_env("ALE/Pong-v5", 1, 0, env_kwargs={"clip_reward": True})
     with pytest.raises(UserError, match="screen_size must be an integer >= 36"):
         make_vector_env("ALE/Pong-v5", 1, 0, env_kwargs={"screen_size": 20})
+
+
+def test_video_of_an_atari_game_plays_through_lost_lives():
+    """Evaluation scores full games, so the video (play_episode) must show one too, not the
+    first life that episodic life ends."""
+    kwargs = {**atari_env_kwargs(), "render_mode": "rgb_array"}
+    vec_env, _ = make_vector_env("ALE/Breakout-v5", 1, 0, env_kwargs=kwargs)
+    env = vec_env.envs[0]
+    noop = lambda obs: np.zeros(len(obs), np.int64)  # noqa: E731 - FireReset serves the ball
+
+    life = play_episode(env, noop, seed=3)
+    assert env.unwrapped.ale.lives() == 4 and len(life.frames) == life.length + 1
+
+    game = play_episode(env, noop, seed=3, full_game=True)
+    vec_env.close()
+    assert env.unwrapped.ale.lives() == 0
+    # The same first life (same seed), then four more, each after one reset frame.
+    first = np.stack(game.frames[: life.length + 1])
+    assert np.array_equal(first, np.stack(life.frames))
+    assert game.length > life.length and len(game.frames) == game.length + 1 + 4

@@ -1,0 +1,54 @@
+"""CoinRun set: `ppo_coinrun`, the procgen paper's PPO settings scaled down to a CPU budget.
+
+Cobbe et al. 2019, "Leveraging Procedural Generation to Benchmark Reinforcement Learning"
+(https://arxiv.org/abs/1912.01588), Table 3 and the "easy" protocol: 64 envs x 256 steps, 3
+epochs of 8 minibatches, lr 5e-4, gamma 0.999, GAE lambda 0.95, entropy 0.01, clip 0.2, value
+coefficient 0.5, gradient norm 0.5, 25M steps on 200 training levels, evaluated on unlimited
+(unseen) levels. Scaled down here: 16 envs x 256 steps (8 minibatches of 512, 3 epochs) and a 2M
+step budget with lr and clip range annealed to 0 over it, since a CPU trains a few hundred steps
+per second. The torso is the Nature CNN (`model=auto`), not the paper's IMPALA ResNet, which this
+codebase does not register. Training levels are `start_level` 0..199 (`num_levels` 200) in easy
+mode. Evaluation (greedy, 20 episodes every 100k steps; test mode and videos too) plays
+unlimited levels (`eval.env_kwargs`), the paper's test distribution, so the eval columns of
+progress.csv are test-level returns and `train_return_mean` the training-level ones (the
+stochastic policy on the 200 levels it trains on).
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import rollouts
+from rl.hparams.hparams import HParams
+from rl.hparams.ppo import ppo
+from rl.registry import register_hparams
+
+TRAIN_STEPS = 2_000_000
+NUM_ENVS, STEPS_PER_ENV, MINIBATCHES, EPOCHS = 16, 256, 8, 3
+
+
+@register_hparams("ppo_coinrun")
+def ppo_coinrun() -> HParams:
+    """PPO on CoinRun, easy mode, 200 training levels, 2M steps (procgen paper, scaled down)."""
+    hp = ppo()
+    hp.env = "procgen/coinrun"
+    hp.env_kwargs = {"distribution_mode": "easy", "num_levels": 200, "start_level": 0}
+    rollout = NUM_ENVS * STEPS_PER_ENV
+    rollouts(hp, num_envs=NUM_ENVS, steps_per_env=STEPS_PER_ENV,
+             batch_size=rollout // MINIBATCHES, n_epochs=EPOCHS)  # fmt: skip
+    hp.train_steps = TRAIN_STEPS
+    gradient_steps = TRAIN_STEPS // rollout * EPOCHS * MINIBATCHES
+    hp.lr = f"linear(5e-4, 0.0, {gradient_steps})"
+    hp.clip_range = f"linear(0.2, 0.0, {gradient_steps})"
+    hp.gamma = 0.999
+    hp.gae_lambda = 0.95
+    hp.ent_coef = 0.01
+    hp.vf_coef = 0.5
+    hp.max_grad_norm = 0.5
+    hp.separate_torsos = False
+    hp.hidden_sizes = [256]
+    hp.activation = "relu"
+    hp.eval.env_kwargs = {"num_levels": 0}  # unlimited levels: almost all unseen in training
+    hp.eval.every_steps = 100_000
+    hp.eval.episodes = 20
+    hp.checkpoint_every = 250_000
+    hp.log_every = rollout
+    return hp
