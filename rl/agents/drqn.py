@@ -88,6 +88,10 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
+    # `_loss` is a masked mean over a batch of sequences (items on axis 0, time inside each):
+    # a strategy splits the items, and `_loss_weight` weighs each part by its learning steps.
+    supports_strategies = True
+
     # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("q_exploration",)),
@@ -267,6 +271,10 @@ class DRQN(RecurrentStateMixin, Agent):
         """`_sync_target` as a tf.cond branch (branches must return a tensor)."""
         self._sync_target(tau)
         return tf.constant(True)
+
+    def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
+        # `_loss` and its q_mean are means over the learning steps (`mask`) of all items.
+        return tf.reduce_sum(batch["mask"])
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Masked TD loss of one batch of items [B, T]; aux "td_error" is [B, T]."""

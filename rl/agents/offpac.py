@@ -56,6 +56,9 @@ class OffPAC(ActorCriticAgent):
     # log b(a|s) must be the acting weights' own: the learner will have moved on by the time it
     # replays this step, so it cannot be recomputed later.
     records_log_prob = True
+    # A gradient step's batch is B replayed segments on axis 0 and its loss a mean over them;
+    # normalized advantages use the whole batch's statistics (`normalize`).
+    supports_strategies = True
 
     loss_metrics = (
         "policy_loss",

@@ -9,6 +9,7 @@ from rl.distribute.replicated import (
     num_local_replicas,
     replicated_loss,
     replicated_minimize,
+    sum_across_replicas,
 )
 from rl.distribute.worker import WorkerRole, worker_role
 
@@ -18,5 +19,6 @@ __all__ = [
     "num_local_replicas",
     "replicated_loss",
     "replicated_minimize",
+    "sum_across_replicas",
     "worker_role",
 ]
