@@ -125,6 +125,7 @@ class DRQN(RecurrentStateMixin, Agent):
         self._action_function = resolve_function(self, "action_function")
         self._loss_function = resolve_function(self, "loss")
         self.per_beta = as_schedule(hp.per_beta)
+        self.per_alpha = as_schedule(hp.per_alpha)  # of the env step, like per_beta
         self._build_recurrent_state(self.q_network.state_size)
         self.replay = SequenceReplay(
             capacity=hp.buffer_size,
@@ -137,7 +138,7 @@ class DRQN(RecurrentStateMixin, Agent):
             gamma=hp.gamma,
             seed=self.seed,
             prioritized=hp.memory == "prioritized",
-            alpha=hp.per_alpha,
+            alpha=float(self.per_alpha(self.env_steps)),
             epsilon=hp.per_epsilon,
         )
         steps = hp.burn_in + hp.sequence_length
@@ -222,7 +223,8 @@ class DRQN(RecurrentStateMixin, Agent):
         indices = batch.pop("indices")
         out = self._train_fn(batch)
         if self.replay.prioritized:
-            self.replay.update_priorities(indices, out["priority"].numpy())
+            alpha = float(self.per_alpha(self.env_steps))
+            self.replay.update_priorities(indices, out["priority"].numpy(), alpha)
         return {
             "train/loss": float(out["loss"]),
             "train/grad_norm": float(out["grad_norm"]),

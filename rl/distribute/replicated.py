@@ -63,22 +63,30 @@ def replicated_minimize(
     batch: dict[str, tf.Tensor],
     max_grad_norm: float,
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
+    jit_compile: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
     """One optimizer step on `loss_fn` over `batch` split across the strategy's replicas, with
     one all-reduce (module docstring).
 
     Call in cross-replica context (inside the learner's `tf.function`, not inside
     `strategy.run`). Returns (loss, gradient norm before clipping, aux) as one device would.
+    `jit_compile`: each replica's forward and backward pass is one XLA program (`replica_xla`).
     """
     # The aux names, split into scalars and per-example tensors when the replica fn is traced.
     scalar_names: list[str] = []
 
-    def replica_step(part: dict[str, tf.Tensor]):
+    def weighted_gradients(part: dict[str, tf.Tensor]):
         weight = tf.cast(loss_weight(part), tf.float32)
         with tf.GradientTape() as tape:
             loss, aux = loss_fn(part)
             weighted_loss = loss * weight
-        grads = tape.gradient(weighted_loss, variables)
+        return weight, weighted_loss, aux, tape.gradient(weighted_loss, variables)
+
+    if jit_compile:  # traced as written, as the learner's own function is (no autograph)
+        weighted_gradients = tf.function(weighted_gradients, jit_compile=True, autograph=False)
+
+    def replica_step(part: dict[str, tf.Tensor]):
+        weight, weighted_loss, aux, grads = weighted_gradients(part)
         pairs = [(g, v) for g, v in zip(grads, variables, strict=True) if g is not None]
         scalar_names[:] = sorted(k for k, v in aux.items() if v.shape.rank == 0)
         per_example = {k: v for k, v in aux.items() if v.shape.rank != 0}
@@ -106,6 +114,21 @@ def replicated_minimize(
     for key, value in per_example.items():
         aux[key] = tf.concat(strategy.experimental_local_results(value), axis=0)
     return totals[0], strategy.experimental_local_results(grad_norm)[0], aux
+
+
+def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
+    """Whether `replicated_minimize` compiles each replica's forward and backward pass with XLA
+    for a learner that would be XLA-compiled on one device (`learner_xla`).
+
+    TF cannot compile the whole step under MirroredStrategy: an XLA program runs on one device,
+    and the step reads every replica's copy of the variables ("Trying to access resource
+    .../replica_1 located in device CPU:1 from device CPU:0"), also when only the function
+    passed to `strategy.run` is compiled (its all-reduce and optimizer update reach the other
+    replicas through `merge_call`). Each replica's loss and gradient read only that replica's
+    copies, so they compile; the all-reduce and the update run on TF's kernels. TPUStrategy
+    compiles the whole replicated step with XLA itself.
+    """
+    return learner_xla and not isinstance(strategy, tf.distribute.TPUStrategy)
 
 
 @contextlib.contextmanager

@@ -14,8 +14,10 @@ import json
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's rl
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -52,7 +54,7 @@ CASES = [
     # DRQN: sequences of items split across replicas; masked mean over learning steps whose
     # count differs between the two halves; prioritized replay, n-step, target syncs.
     ("drqn_sgd", "drqn_tiny", "optimizer=sgd,lr=0.05,max_grad_norm=0.0"),
-    ("drqn_adam_clip", "drqn_tiny", "max_grad_norm=0.05"),
+    ("drqn_adam_clip_xla", "drqn_tiny", "max_grad_norm=0.05,jit_compile=True"),
     # Recurrent PPO: minibatches of whole sequences (LSTM, in-sequence resets, obs and reward
     # normalization), split along sequences.
     ("ppo_recurrent_sgd", "ppo_recurrent_tiny",

@@ -97,7 +97,7 @@ def test_one_collective_per_gradient_step(mirrored_results):
         ("ddpg_adam_clip", 4),  # ddpg_tiny: gradient_steps=4, an actor step after each
         ("sac_sgd", 4),  # sac_tiny: gradient_steps=4, actor and temperature steps after each
         ("drqn_sgd", 2),  # drqn_tiny: gradient_steps=2 batches of 4 sequences
-        ("drqn_adam_clip", 2),
+        ("drqn_adam_clip_xla", 2),  # XLA: one device whole, mirrored per replica
         ("ppo_recurrent_sgd", 4),  # 2 epochs x 2 minibatches of 2 sequences of 16 steps
         ("impala_sgd", 4),  # impala_tiny: 2 epochs x 2 minibatches of 2 unrolls
         ("offpac_sgd", 2),  # offpac_tiny: gradient_steps=2 batches of 4 segments
