@@ -103,8 +103,13 @@ class Agent(tf.Module):
             device=device_type(),
         )
         COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
-        # Under a strategy XLA compiles each replica's loss and gradient, not the whole step.
-        self._replica_xla = self._distributed and replica_xla(self.strategy, self.compiler.learner)
+        # Under a strategy XLA compiles each replica's loss and gradient, not the whole step;
+        # not a loss with a collective inside (TF refuses merge_call in a nested tf.function).
+        self._replica_xla = (
+            self._distributed
+            and replica_xla(self.strategy, self.compiler.learner)
+            and not self._loss_sums_across_replicas()
+        )
         self._build()
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
@@ -325,6 +330,13 @@ class Agent(tf.Module):
         """What a loss's mean over `batch` divides by: its number of examples (override for
         masked means). Under a strategy it weighs each replica's loss (rl/distribute)."""
         return tf.shape(tf.nest.flatten(batch)[0])[0]
+
+    def _loss_sums_across_replicas(self) -> bool:
+        """Whether a loss takes whole-batch statistics with `rl.distribute.sum_across_replicas`
+        (a collective inside the loss); under a strategy its replicas then run on TF's kernels:
+        TF cannot put a collective inside the per-replica XLA program ("`merge_call` called
+        while defining a new graph or a tf.function")."""
+        return False
 
     def _learner_batch_size(self) -> int:
         """Examples in one gradient step's batch (checked to split across replicas)."""

@@ -96,6 +96,9 @@ class Impala(ActorCriticAgent):
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
 
+    def _loss_sums_across_replicas(self) -> bool:
+        return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
+
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout}
 

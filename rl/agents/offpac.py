@@ -108,6 +108,9 @@ class OffPAC(ActorCriticAgent):
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
 
+    def _loss_sums_across_replicas(self) -> bool:
+        return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
+
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout, "replay": self.replay}
 

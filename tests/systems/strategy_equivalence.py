@@ -62,9 +62,13 @@ CASES = [
     # IMPALA: whole unrolls per minibatch; advantages normalized over the whole minibatch.
     ("impala_sgd", "impala_tiny",
      f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,normalize_advantage=True,{NO_XLA}"),
-    # Off-PAC: replayed segments; advantages normalized over the whole batch.
+    # Off-PAC: replayed segments; advantages normalized over the whole batch. No random numbers
+    # in its learner, so also with XLA: the one device's whole learner against the replicas on
+    # TF's kernels (a loss with a collective inside is not compiled per replica).
     ("offpac_sgd", "offpac_tiny",
      f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,normalize_advantage=True,{NO_XLA}"),
+    ("offpac_adam_clip_xla", "offpac_tiny",
+     "max_grad_norm=0.05,normalize_advantage=True,jit_compile=True"),
     # MADDPG: critics' and actors' optimizers, 2 agents' joint actions.
     ("maddpg_sgd", "maddpg_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
     ("maddpg_adam_clip", "maddpg_tiny", f"max_grad_norm=0.05,{NO_XLA}"),

@@ -101,6 +101,7 @@ def test_one_collective_per_gradient_step(mirrored_results):
         ("ppo_recurrent_sgd", 4),  # 2 epochs x 2 minibatches of 2 sequences of 16 steps
         ("impala_sgd", 4),  # impala_tiny: 2 epochs x 2 minibatches of 2 unrolls
         ("offpac_sgd", 2),  # offpac_tiny: gradient_steps=2 batches of 4 segments
+        ("offpac_adam_clip_xla", 2),
         ("maddpg_sgd", 4),  # maddpg_tiny: gradient_steps=4, an actors' step after each
         ("maddpg_adam_clip", 4),
     ],
