@@ -6,12 +6,15 @@ Per hparams set (gradient_steps=1, so one learner call is one gradient step) the
 `learner_step(batch)` is compiled and timed (median of --repeats calls of --calls steps):
 
   default            one device, the learner XLA-compiled as the agent's `jit_compile` says
-  mirrored           MirroredStrategy, 2 logical CPUs of this process (the learner as the agent
-                     runs it under a strategy: TF's kernels)
-  mirrored_xla       the same with jit_compile=True around the replicated step: measured where
-                     TF compiles it, else the error's first line is printed
-  mwms               2 worker processes on 127.0.0.1 (TF_CONFIG), one CPU replica each; the
-                     chief's median
+  mirrored           MirroredStrategy, 2 logical CPUs of this process, the learner as the agent
+                     runs it under a strategy: each replica's loss and gradient XLA-compiled
+                     where `jit_compile` says XLA (`rl.distribute.replica_xla`), the all-reduce
+                     and the update on TF's kernels
+  mirrored_tf        the same with jit_compile=False: every op on TF's kernels
+  mirrored_whole_xla jit_compile=True around the whole replicated step: measured where TF
+                     compiles it, else the error's first line is printed
+  mwms               2 worker processes on 127.0.0.1 (TF_CONFIG), one CPU replica each, the
+                     learner as in `mirrored`; the chief's median
 
 On a CPU the replicas share the same cores, so a strategy only adds the all-reduce and the
 split: expect it to be slower. The numbers say how much.
@@ -48,6 +51,8 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
 
     hp = registry.get_hparams(hparams_set)()
     hp.gradient_steps = 1
+    if mode == "mirrored_tf":
+        hp.jit_compile = False
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     env.close()
@@ -72,8 +77,12 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
         "discount": tf.constant(np.full([1, b], 0.99, np.float32)),
         "weights": tf.constant(np.ones([1, b], np.float32)),
     }
-    jit = agent.compiler.learner if strategy is None else mode == "mirrored_xla"
+    jit = agent.compiler.learner if strategy is None else mode == "mirrored_whole_xla"
     step = tf.function(agent.learner_step, jit_compile=jit)
+    if strategy is None or jit:
+        compiled = "XLA" if jit else "TF kernels"
+    else:
+        compiled = "XLA per replica" if agent.compiler.learner else "TF kernels"
 
     def run() -> None:
         for _ in range(calls):
@@ -83,10 +92,11 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
     try:
         run()  # trace and compile
     except Exception as error:  # TF refusing to XLA-compile the replicated step: say why
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return {"mode": mode, "error": first[:300]}
+        lines = [line for line in str(error).strip().splitlines() if "resource" in line]
+        first = (lines or str(error).strip().splitlines() or [type(error).__name__])[0]
+        return {"mode": mode, "error": first.strip()[:300]}
     seconds = median_seconds(run, repeats)
-    return {"mode": mode, "steps_per_second": calls / seconds, "xla": jit}
+    return {"mode": mode, "steps_per_second": calls / seconds, "compiled": compiled}
 
 
 def _free_ports(count: int) -> list[int]:
@@ -146,21 +156,21 @@ def main() -> None:
             )
         print(json.dumps(_measure(args.hparams[0], args.worker, args.calls, args.repeats)))
         return
-    print(f"{'hparams':<16} {'mode':<14} {'learner steps/s':>16}  note")
+    print(f"{'hparams':<16} {'mode':<18} {'learner steps/s':>16}  note")
     for name in args.hparams:
         results = [
             _in_subprocess(name, mode, args.calls, args.repeats)
-            for mode in ("default", "mirrored", "mirrored_xla")
+            for mode in ("default", "mirrored", "mirrored_tf", "mirrored_whole_xla")
         ]
         results.append(_mwms(name, args.calls, args.repeats))
         reference = results[0].get("steps_per_second")
         for r in results:
             if "error" in r:
-                print(f"{name:<16} {r['mode']:<14} {'-':>16}  {r['error']}")
+                print(f"{name:<16} {r['mode']:<18} {'-':>16}  {r['error']}")
                 continue
             ratio = f"{r['steps_per_second'] / reference:.2f}x default" if reference else ""
-            xla = "XLA" if r.get("xla") else "TF kernels"
-            print(f"{name:<16} {r['mode']:<14} {r['steps_per_second']:>16.1f}  {xla}, {ratio}")
+            note = f"{r['compiled']}, {ratio}"
+            print(f"{name:<16} {r['mode']:<18} {r['steps_per_second']:>16.1f}  {note}")
 
 
 if __name__ == "__main__":

@@ -30,10 +30,11 @@ TINY_SET = "dqn_tiny"
 # What a TPU Pod executes, as test ids (a file, or a file::test-name prefix). They get the
 # `tpu_compat` marker, and .ci/run runs `pytest -m tpu_compat` in .venv-tpu-compat too, under the
 # TPU image's TensorFlow (requirements-tpu.txt; tensorflow-tpu lags behind requirements.txt).
-# Kept to a few minutes of CI: the compiled trainer, recurrent, IMPALA, MADDPG and OffPAC agents
-# are left out because a Pod refuses them (`supports_strategies`; td3/ddpg/sac run under
-# strategies and come in through test_tpu_sets_smoke.py's TPU_SETS), and so is the multi-worker
-# test (TPU Pods do not use MultiWorkerMirroredStrategy).
+# Kept to a few minutes of CI: the compiled trainer is left out because a Pod refuses it; the
+# other agents' own unit tests are left out too (every gradient-based agent runs under strategies
+# and comes in through test_tpu_sets_smoke.py's TPU_SETS and the equivalence cases of
+# test_strategy_training.py), and so is the multi-worker test (TPU Pods do not use
+# MultiWorkerMirroredStrategy).
 TPU_COMPAT = (
     # train.py: every TPU-capable *_tiny set meets the tpu gate, trains under a strategy and
     # (dqn, ppo) resumes from its checkpoint

@@ -38,6 +38,7 @@ from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
     all_workers_agree,
     num_local_replicas,
+    replica_xla,
     replicated_loss,
     replicated_minimize,
     worker_role,
@@ -104,6 +105,13 @@ class Agent(tf.Module):
             device=device_type(),
         )
         COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
+        # Under a strategy XLA compiles each replica's loss and gradient, not the whole step;
+        # not a loss with a collective inside (TF refuses merge_call in a nested tf.function).
+        self._replica_xla = (
+            self._distributed
+            and replica_xla(self.strategy, self.compiler.learner)
+            and not self._loss_sums_across_replicas()
+        )
         self._build()
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
@@ -292,6 +300,7 @@ class Agent(tf.Module):
             batch,
             self.hparams.max_grad_norm,
             self._loss_weight,
+            self._replica_xla,
         )
         if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
             loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
@@ -341,15 +350,23 @@ class Agent(tf.Module):
         masked means). Under a strategy it weighs each replica's loss (rl/distribute)."""
         return tf.shape(tf.nest.flatten(batch)[0])[0]
 
+    def _loss_sums_across_replicas(self) -> bool:
+        """Whether a loss takes whole-batch statistics with `rl.distribute.sum_across_replicas`
+        (a collective inside the loss); under a strategy its replicas then run on TF's kernels:
+        TF cannot put a collective inside the per-replica XLA program ("`merge_call` called
+        while defining a new graph or a tf.function")."""
+        return False
+
     def _learner_batch_size(self) -> int:
         """Examples in one gradient step's batch (checked to split across replicas)."""
         return self.hparams.batch_size
 
     def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
         """The learner's `tf.function`: XLA-compiled per the resolved `jit_compile` hparam
-        (`self.compiler`) on one device; under a strategy the outer loop is not (`strategy.run`
-        places the replicas' work on their devices, and TPUStrategy compiles that work with XLA
-        itself)."""
+        (`self.compiler`) on one device. Under a strategy the outer loop is not (TF refuses: an
+        XLA program would read other replicas' variables); each replica's forward and backward
+        pass is instead (`rl.distribute.replica_xla`), and TPUStrategy compiles the replicated
+        work with XLA itself."""
         jit = self.compiler.learner and not self._distributed
         return tf.function(fn, input_signature=input_signature, jit_compile=jit)
 

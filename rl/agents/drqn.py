@@ -88,6 +88,10 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
+    # `_loss` is a masked mean over a batch of sequences (items on axis 0, time inside each):
+    # a strategy splits the items, and `_loss_weight` weighs each part by its learning steps.
+    supports_strategies = True
+
     # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("q_exploration",)),
@@ -121,6 +125,7 @@ class DRQN(RecurrentStateMixin, Agent):
         self._action_function = resolve_function(self, "action_function")
         self._loss_function = resolve_function(self, "loss")
         self.per_beta = as_schedule(hp.per_beta)
+        self.per_alpha = as_schedule(hp.per_alpha)  # of the env step, like per_beta
         self._build_recurrent_state(self.q_network.state_size)
         self.replay = SequenceReplay(
             capacity=hp.buffer_size,
@@ -133,7 +138,7 @@ class DRQN(RecurrentStateMixin, Agent):
             gamma=hp.gamma,
             seed=self.seed,
             prioritized=hp.memory == "prioritized",
-            alpha=hp.per_alpha,
+            alpha=float(self.per_alpha(self.env_steps)),
             epsilon=hp.per_epsilon,
         )
         steps = hp.burn_in + hp.sequence_length
@@ -218,7 +223,8 @@ class DRQN(RecurrentStateMixin, Agent):
         indices = batch.pop("indices")
         out = self._train_fn(batch)
         if self.replay.prioritized:
-            self.replay.update_priorities(indices, out["priority"].numpy())
+            alpha = float(self.per_alpha(self.env_steps))
+            self.replay.update_priorities(indices, out["priority"].numpy(), alpha)
         return {
             "train/loss": float(out["loss"]),
             "train/grad_norm": float(out["grad_norm"]),
@@ -267,6 +273,10 @@ class DRQN(RecurrentStateMixin, Agent):
         """`_sync_target` as a tf.cond branch (branches must return a tensor)."""
         self._sync_target(tau)
         return tf.constant(True)
+
+    def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
+        # `_loss` and its q_mean are means over the learning steps (`mask`) of all items.
+        return tf.reduce_sum(batch["mask"])
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Masked TD loss of one batch of items [B, T]; aux "td_error" is [B, T]."""

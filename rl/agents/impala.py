@@ -71,6 +71,9 @@ class Impala(ActorCriticAgent):
     # (rl/engines/impala.py) instead of env copies stepping in lockstep.
     asynchronous_actors = True
     records_log_prob = True  # mu(a|x) of the acting weights, for V-trace
+    # A gradient step's minibatch is env-major (whole unrolls on axis 0), its loss a mean over
+    # them; normalized advantages use the whole minibatch's statistics (`normalize`).
+    supports_strategies = True
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -93,8 +96,15 @@ class Impala(ActorCriticAgent):
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
 
+    def _loss_sums_across_replicas(self) -> bool:
+        return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
+
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout}
+
+    def _learner_batch_size(self) -> int:
+        # Env copies (whole unrolls) per minibatch: what a strategy splits across replicas.
+        return self.spec.num_envs // self.hparams.num_minibatches
 
     # ---------------------------------------------------------------------- learning
     def _ready_to_update(self) -> bool:
@@ -114,12 +124,11 @@ class Impala(ActorCriticAgent):
         rollout = Rollout.from_batch(batch)
 
         def minibatch_step(envs: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
-            # Whole sequences of the chosen env copies: time stays axis 0.
-            chosen = rollout.select_envs(envs[k])
-            # Fields read one by one: Rollout.as_batch deep-copies, which graph tensors refuse.
-            minibatch = {key: getattr(chosen, key) for key in UNROLL_FIELDS}
+            # Whole sequences of the chosen env copies, env-major ([B, T, ...]): a strategy
+            # splits them across replicas by env copy, never along time.
+            rows = rollout.select_envs(envs[k]).batch_major()
             loss, grad_norm, aux = self._gradient_step(
-                self._minibatch_loss, self._trainable_variables(), minibatch
+                self._env_major_loss, self._trainable_variables(), rows
             )
             aux = {**aux, "loss": loss, "grad_norm": grad_norm}
             return {name: totals[name] + aux[name] for name in names}
@@ -131,6 +140,11 @@ class Impala(ActorCriticAgent):
         totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
         steps = float(hp.n_epochs * hp.num_minibatches)
         return {name: value / steps for name, value in totals.items()}
+
+    def _env_major_loss(self, rows: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's
+        layout)."""
+        return self._minibatch_loss(Rollout.from_batch_major(rows).as_batch())
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp = self.hparams

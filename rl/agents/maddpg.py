@@ -61,6 +61,9 @@ class MADDPG(OffPolicyContinuousAgent):
     # The registered functions the hparams name (rl/agents/function_slots.py); stateless noise
     # only: the agent keeps no per-env noise state.
     function_slots = {"action_function": FunctionSlot(action_functions, ("action_noise",))}
+    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
+    # batch); every critic's and actor's loss is a mean over the batch.
+    supports_strategies = True
 
     # ---------------------------------------------------------------------- building
     def _build_networks(self) -> None:
@@ -188,20 +191,35 @@ class MADDPG(OffPolicyContinuousAgent):
             self.critics_target(sample["next_obs"], next_action),
         )
 
-        def critic_loss_fn():
-            q_values = self.critics(sample["obs"], sample["action"])
-            loss, td_error = maddpg_critic_loss(q_values, td_target, sample["weights"])
-            return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
+        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
+        def critic_loss_fn(part):
+            q_values = self.critics(part["obs"], part["action"])
+            td_target = tf.transpose(part["td_target"])  # [N, B]
+            loss, td_error = maddpg_critic_loss(q_values, td_target, part["weights"])
+            # td_error [N, B] goes out as [B, N]: per-example outputs have examples on axis 0
+            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 
-        loss, _, aux = self._gradient_step(critic_loss_fn, self.critics.trainable_variables)
+        critic_batch = {
+            "obs": sample["obs"],
+            "action": sample["action"],
+            "td_target": tf.transpose(td_target),  # [B, N]
+            "weights": sample["weights"],
+        }
+        loss, _, aux = self._gradient_step(
+            critic_loss_fn, self.critics.trainable_variables, critic_batch
+        )
+        aux["td_error"] = tf.transpose(aux["td_error"])
 
-        def actor_loss_fn():
-            policy_action = self._joint_action(sample["obs"])
-            joint = maddpg_joint_actions(sample["action"], policy_action)
-            return maddpg_actor_loss(self._own_q(sample["obs"], joint)), {}
+        def actor_loss_fn(part):
+            policy_action = self._joint_action(part["obs"])
+            joint = maddpg_joint_actions(part["action"], policy_action)
+            return maddpg_actor_loss(self._own_q(part["obs"], joint)), {}
 
         actor_loss, _ = self._optimizer_step(
-            self.actor_optimizer, actor_loss_fn, self._actor_variables(trainable=True)
+            self.actor_optimizer,
+            actor_loss_fn,
+            self._actor_variables(trainable=True),
+            {"obs": sample["obs"], "action": sample["action"]},
         )
         tau = self._hparam_at("tau", self.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)

@@ -110,6 +110,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
                 batch,
                 self.hparams.max_grad_norm,
                 self._loss_weight,
+                self._replica_xla,
             )
             return loss, aux
         if batch is not None:

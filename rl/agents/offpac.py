@@ -56,6 +56,9 @@ class OffPAC(ActorCriticAgent):
     # log b(a|s) must be the acting weights' own: the learner will have moved on by the time it
     # replays this step, so it cannot be recomputed later.
     records_log_prob = True
+    # A gradient step's batch is B replayed segments on axis 0 and its loss a mean over them;
+    # normalized advantages use the whole batch's statistics (`normalize`).
+    supports_strategies = True
 
     loss_metrics = (
         "policy_loss",
@@ -104,6 +107,9 @@ class OffPAC(ActorCriticAgent):
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.model.trainable_variables
+
+    def _loss_sums_across_replicas(self) -> bool:
+        return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
 
     def _numpy_state_parts(self) -> dict[str, object]:
         return {"rollout": self.rollout, "replay": self.replay}

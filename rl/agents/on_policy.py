@@ -34,6 +34,7 @@ import tensorflow as tf
 from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
+from rl.distribute import sum_across_replicas
 from rl.registry import get_advantage_estimator
 from rl.rollout.minibatches import minibatch_indices
 
@@ -148,9 +149,18 @@ def explained_variance(returns: tf.Tensor, values: tf.Tensor, axis: int | None =
 
 
 def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
-    """(x - mean) / (std + 1e-8) over the masked samples."""
-    mean = masked_mean(x, mask)
-    std = tf.sqrt(masked_mean(tf.square(x - mean), mask))
+    """(x - mean) / (std + 1e-8) over the masked samples.
+
+    Inside a replicated gradient step (a loss that `rl.distribute` split across replicas) the
+    mean and std are the whole batch's, summed across the replicas (`sum_across_replicas`), so
+    every replica normalizes as one device does; elsewhere they are this batch's.
+    """
+    mask = tf.cast(mask, x.dtype)
+    count, total = sum_across_replicas([tf.reduce_sum(mask), tf.reduce_sum(x * mask)])
+    count = tf.maximum(count, 1.0)
+    mean = total / count
+    (squares,) = sum_across_replicas([tf.reduce_sum(tf.square(x - mean) * mask)])
+    std = tf.sqrt(squares / count)
     return (x - mean) / (std + 1e-8)
 
 

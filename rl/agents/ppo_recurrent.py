@@ -45,7 +45,13 @@ from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import action_log_prob, greedy_action, minibatch_indices, sample_action
+from rl.rollout import (
+    action_log_prob,
+    greedy_action,
+    minibatch_indices,
+    sample_action,
+    swap_lead_axes,
+)
 from rl.types import Batch, Metrics, TensorBatch
 
 # Per-step fields a minibatch holds, time-major [sequence_length, sequences, ...].
@@ -74,12 +80,23 @@ class RolloutStates:
         self.array[...] = saved
 
 
+def sequence_major(minibatch: TensorBatch) -> TensorBatch:
+    """[L, sequences, ...] fields <-> [sequences, L, ...] ("initial_state" [sequences, S] stays):
+    sequences on axis 0 are what a distribution strategy splits (its own inverse)."""
+    return {
+        key: value if key == "initial_state" else swap_lead_axes(value)
+        for key, value in minibatch.items()
+    }
+
+
 @register_agent("ppo_recurrent")
 class RecurrentPPO(RecurrentStateMixin, PPO):
     """PPO-clip with a torso -> GRU/LSTM -> heads actor-critic; learns on sequences."""
 
-    # Minibatches are [L, sequences] and a strategy would split them along time: one device.
-    supports_strategies = False
+    # Under a strategy the gradient step's minibatch is sequence-major ([sequences, L, ...],
+    # `_sequence_major_loss`), so it is split across replicas along sequences, never along time;
+    # the loss is a masked mean over steps (OnPolicyAgent._loss_weight: the mask's sum).
+    supports_strategies = True
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -273,7 +290,9 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             return self._gradient_step(
-                self._minibatch_loss, self._trainable_variables(), minibatch(indices, k)
+                self._sequence_major_loss,
+                self._trainable_variables(),
+                sequence_major(minibatch(indices, k)),
             )
 
         metrics = update_epochs(
@@ -291,6 +310,16 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         )
         metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
         return metrics
+
+    def _learner_batch_size(self) -> int:
+        # A strategy splits a minibatch's sequences (not its steps) across the replicas.
+        return self.num_sequences // self.num_minibatches
+
+    def _sequence_major_loss(
+        self, minibatch: TensorBatch
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """`_minibatch_loss` of a `sequence_major` minibatch (the gradient step's layout)."""
+        return self._minibatch_loss(sequence_major(minibatch))
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """PPO's loss on sequences: unroll from the stored states, then the per-step loss."""

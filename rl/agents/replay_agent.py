@@ -42,6 +42,7 @@ class ReplayAgent(Agent):
     def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
         hp, spec = self.hparams, self.spec
         self.per_beta = as_schedule(hp.per_beta)
+        self.per_alpha = as_schedule(hp.per_alpha)
         fields = {
             "obs": (spec.obs_shape, spec.obs_dtype),
             "action": (action_shape, np.dtype(action_dtype)),
@@ -50,7 +51,8 @@ class ReplayAgent(Agent):
             "discount": ((), np.dtype(np.float32)),
         }
         memory_cls = get_memory(hp.memory)
-        options = {"alpha": hp.per_alpha, "epsilon": hp.per_epsilon}
+        # alpha at the current env step; every priority update passes the schedule's value then.
+        options = {"alpha": float(self.per_alpha(self.env_steps)), "epsilon": hp.per_epsilon}
         if uses_frame_replay(spec, hp.memory):
             # Frame stacks (Atari): every frame stored once, stacks and n-step returns rebuilt
             # at sample time (rl/memory/frame_replay.py); the replay takes raw steps.
@@ -137,7 +139,8 @@ class ReplayAgent(Agent):
         indices = batch.pop("indices")
         out = self._train_fn(batch)
         if hp.memory == "prioritized":
-            self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()))
+            alpha = float(self.per_alpha(self.env_steps))
+            self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha)
         return out
 
     def _numpy_state_parts(self) -> dict[str, object]:

@@ -7,8 +7,10 @@ path (what runs where, loss scaling, reductions, multi-worker runs).
 from rl.distribute.replicated import (
     all_workers_agree,
     num_local_replicas,
+    replica_xla,
     replicated_loss,
     replicated_minimize,
+    sum_across_replicas,
 )
 from rl.distribute.worker import WorkerRole, worker_role
 
@@ -17,6 +19,8 @@ __all__ = [
     "all_workers_agree",
     "num_local_replicas",
     "replicated_loss",
+    "replica_xla",
     "replicated_minimize",
+    "sum_across_replicas",
     "worker_role",
 ]

@@ -8,27 +8,28 @@ training loop of the TF distributed-training guide, with the scaling made exact:
 1. The batch (every entry: examples on axis 0) is cut into equal parts, one per local replica
    (`experimental_distribute_values_from_function`). With several workers each worker's batch
    is its own data (its own envs and replay); the *global* batch is all workers' batches.
-2. Each replica computes the algorithm's ordinary mean loss on its part and scales it by its
-   part's share of the global loss weight: `share = w_r / sum_r w_r`, where `w_r` is the
-   number of examples, or the sum of a sample mask (`Agent._loss_weight`). For a (masked) mean
-   this makes `sum_r share_r * loss_r` exactly the loss of the whole batch, also with masks
-   that differ between parts; for equal parts without a mask `share = 1 / num_replicas`.
-3. The gradients of the scaled losses are summed across replicas (`ReplicaContext.all_reduce`)
-   to get the whole batch's gradient and its global norm; clipping by global norm (as on one
-   device) multiplies each replica's gradient by the same factor, and the Keras optimizer, in
-   replica context, all-reduces (sums) them again and applies the same update on every replica.
-   So the norm is taken after the all-reduce, as on one device: that costs a second all-reduce
-   of the gradients, which is small next to the forward/backward passes of RL networks.
-4. Outputs: the loss and every scalar in `aux` are share-weighted and summed with ONE
-   `strategy.reduce` (a global mean, the number one device would give); the gradient norm is
-   the same on every replica; `aux` tensors with examples on axis 0 (e.g. per-example TD errors
-   for prioritized replay) are concatenated from this worker's replicas in batch order.
+2. Each replica computes the algorithm's ordinary mean loss on its part and the gradient of
+   that loss times the part's loss weight `w_r`: the number of examples, or the sum of a sample
+   mask (`Agent._loss_weight`). For a (masked) mean, `sum_r w_r * loss_r / sum_r w_r` is exactly
+   the loss of the whole batch, also with masks that differ between parts.
+3. ONE all-reduce per step (`ReplicaContext.all_reduce` on a list, which TF batches into one
+   collective): it sums `w_r`, the weighted loss and aux scalars, and the weighted gradients.
+   Each replica divides by `sum_r w_r`, so it holds the whole batch's gradient, takes its global
+   norm and clips by it (`tf.clip_by_global_norm`'s factor, as on one device), and applies it
+   with the optimizer's own cross-replica sum switched off (`gradients_already_summed`): Keras
+   3 optimizers sum gradients over replicas inside `apply_gradients` and have no switch for it
+   (tf-keras had `skip_gradients_aggregation`), so that second all-reduce is skipped here.
+4. Outputs: the loss and every scalar in `aux` come out of the same all-reduce as global means
+   (the numbers one device would give); the gradient norm is the same on every replica; `aux`
+   tensors with examples on axis 0 (e.g. per-example TD errors for prioritized replay) are
+   concatenated from this worker's replicas in batch order (local, no collective).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import tensorflow as tf
 
@@ -62,44 +63,93 @@ def replicated_minimize(
     batch: dict[str, tf.Tensor],
     max_grad_norm: float,
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
+    jit_compile: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-    """One optimizer step on `loss_fn` over `batch` split across the strategy's replicas.
+    """One optimizer step on `loss_fn` over `batch` split across the strategy's replicas, with
+    one all-reduce (module docstring).
 
     Call in cross-replica context (inside the learner's `tf.function`, not inside
     `strategy.run`). Returns (loss, gradient norm before clipping, aux) as one device would.
+    `jit_compile`: each replica's forward and backward pass is one XLA program (`replica_xla`).
     """
     # The aux names, split into scalars and per-example tensors when the replica fn is traced.
     scalar_names: list[str] = []
 
-    def replica_step(part: dict[str, tf.Tensor]):
-        context = tf.distribute.get_replica_context()
+    def weighted_gradients(part: dict[str, tf.Tensor]):
         weight = tf.cast(loss_weight(part), tf.float32)
-        share = tf.math.divide_no_nan(weight, context.all_reduce(SUM, weight))
         with tf.GradientTape() as tape:
             loss, aux = loss_fn(part)
-            scaled_loss = loss * share
-        grads = tape.gradient(scaled_loss, variables)
+            weighted_loss = loss * weight
+        return weight, weighted_loss, aux, tape.gradient(weighted_loss, variables)
+
+    if jit_compile:  # traced as written, as the learner's own function is (no autograph)
+        weighted_gradients = tf.function(weighted_gradients, jit_compile=True, autograph=False)
+
+    def replica_step(part: dict[str, tf.Tensor]):
+        weight, weighted_loss, aux, grads = weighted_gradients(part)
         pairs = [(g, v) for g, v in zip(grads, variables, strict=True) if g is not None]
-        local_grads = [g for g, _ in pairs]
-        grad_norm = tf.linalg.global_norm(context.all_reduce(SUM, local_grads))
-        if max_grad_norm > 0:  # tf.clip_by_global_norm's factor, from the whole batch's norm
-            scale = max_grad_norm / tf.maximum(grad_norm, max_grad_norm)
-            local_grads = [g * scale for g in local_grads]
-        # In replica context the Keras optimizer sums the gradients over replicas itself.
-        optimizer.apply_gradients(zip(local_grads, [v for _, v in pairs], strict=True))
         scalar_names[:] = sorted(k for k, v in aux.items() if v.shape.rank == 0)
         per_example = {k: v for k, v in aux.items() if v.shape.rank != 0}
-        scalars = tf.stack([scaled_loss, *(aux[k] * share for k in scalar_names)])
+        scalars = tf.stack([weighted_loss, *(aux[k] * weight for k in scalar_names)])
+        # The step's one collective: weights, weighted outputs and gradients, summed together.
+        total_weight, scalar_sums, *grad_sums = tf.distribute.get_replica_context().all_reduce(
+            SUM, [weight, scalars, *(g for g, _ in pairs)]
+        )
+        scalars = tf.math.divide_no_nan(scalar_sums, total_weight)
+        grads = [tf.math.divide_no_nan(g, total_weight) for g in grad_sums]
+        grad_norm = tf.linalg.global_norm(grads)
+        if max_grad_norm > 0:  # tf.clip_by_global_norm's factor, from the whole batch's norm
+            scale = max_grad_norm / tf.maximum(grad_norm, max_grad_norm)
+            grads = [g * scale for g in grads]
+        optimizer.apply_gradients(zip(grads, [v for _, v in pairs], strict=True))
         return scalars, grad_norm, per_example
 
-    scalars, grad_norm, per_example = strategy.run(
-        replica_step, args=(split_batch(strategy, batch),)
-    )
-    totals = tf.unstack(strategy.reduce(SUM, scalars, axis=None))
+    # Around `strategy.run`, not inside: the replicas' threads share the optimizer object.
+    with gradients_already_summed(optimizer):
+        scalars, grad_norm, per_example = strategy.run(
+            replica_step, args=(split_batch(strategy, batch),)
+        )
+    totals = tf.unstack(strategy.experimental_local_results(scalars)[0])
     aux = dict(zip(scalar_names, totals[1:], strict=True))
     for key, value in per_example.items():
         aux[key] = tf.concat(strategy.experimental_local_results(value), axis=0)
     return totals[0], strategy.experimental_local_results(grad_norm)[0], aux
+
+
+def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
+    """Whether `replicated_minimize` compiles each replica's forward and backward pass with XLA
+    for a learner that would be XLA-compiled on one device (`learner_xla`).
+
+    TF cannot compile the whole step under MirroredStrategy: an XLA program runs on one device,
+    and the step reads every replica's copy of the variables ("Trying to access resource
+    .../replica_1 located in device CPU:1 from device CPU:0"), also when only the function
+    passed to `strategy.run` is compiled (its all-reduce and optimizer update reach the other
+    replicas through `merge_call`). Each replica's loss and gradient read only that replica's
+    copies, so they compile; the all-reduce and the update run on TF's kernels. TPUStrategy
+    compiles the whole replicated step with XLA itself.
+    """
+    return learner_xla and not isinstance(strategy, tf.distribute.TPUStrategy)
+
+
+@contextlib.contextmanager
+def gradients_already_summed(optimizer: tf.keras.optimizers.Optimizer) -> Iterator[None]:
+    """Within: `optimizer.apply_gradients` in replica context applies the gradients it is given
+    instead of summing them over the replicas first (they already are the whole batch's).
+
+    Keras 3's TensorFlow optimizers sum in `_all_reduce_sum_gradients` and offer no public switch
+    (tf-keras' `skip_gradients_aggregation` is gone), so that method is replaced on this one
+    optimizer object while the step is traced, and restored after.
+    """
+    if not hasattr(optimizer, "_all_reduce_sum_gradients"):
+        raise TypeError(
+            f"{type(optimizer).__name__} has no _all_reduce_sum_gradients to switch off; "
+            "rl.distribute expects a Keras 3 TensorFlow optimizer"
+        )
+    optimizer._all_reduce_sum_gradients = lambda grads_and_vars: grads_and_vars
+    try:
+        yield
+    finally:
+        del optimizer._all_reduce_sum_gradients
 
 
 def replicated_loss(
@@ -119,6 +169,20 @@ def replicated_loss(
 
     per_replica = strategy.run(replica_loss, args=(split_batch(strategy, batch),))
     return strategy.reduce(SUM, per_replica, axis=None)
+
+
+def sum_across_replicas(values: list[tf.Tensor]) -> list[tf.Tensor]:
+    """`values` summed over the replicas inside `strategy.run` with several replicas (ONE
+    collective, which every replica must enter); as they are anywhere else (one device, or
+    cross-replica context).
+
+    For whole-batch statistics inside a loss, e.g. advantage normalization over a minibatch
+    that the strategy split: each replica sums over its part, the sum is the whole batch's.
+    """
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return list(values)
+    return context.all_reduce(SUM, list(values))
 
 
 def all_workers_agree(strategy: tf.distribute.Strategy, flag: bool) -> bool:

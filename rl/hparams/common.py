@@ -236,7 +236,13 @@ def add_replay_keys(
 def add_prioritized_replay_keys(hp: HParams) -> HParams:
     """The prioritized-replay keys of the transition-replay agents, with the defaults of Schaul
     et al. 2015 (alpha 0.6, beta annealed from 0.4 to 1); read only with memory=prioritized."""
-    hp.add("per_alpha", 0.6, "Prioritized replay: priority exponent alpha.")
+    hp.add(
+        "per_alpha",
+        0.6,
+        "Prioritized replay: priority exponent alpha, a schedule of the env step (new |TD "
+        "errors| are raised to its value at the update; stored priorities keep theirs).",
+        type=Schedule,
+    )
     hp.add(
         "per_beta",
         "linear(0.4, 1.0, 100000)",

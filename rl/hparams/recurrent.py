@@ -174,7 +174,12 @@ def drqn() -> HParams:
         "Registered gradient function of the TD error, role td_loss (train.py --list): "
         "td_huber or td_mse (0.5 error^2).",
     )
-    hp.add("per_alpha", 0.9, "Prioritized replay: priority exponent alpha (R2D2: 0.9).")
+    hp.add(
+        "per_alpha",
+        0.9,
+        "Prioritized replay: priority exponent alpha, a schedule of the env step (R2D2: 0.9).",
+        type=Schedule,
+    )
     hp.add(
         "per_beta",
         0.6,

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rl.memory.prioritized import check_alpha_epsilon
 from rl.memory.sum_tree import SumTree
 from rl.types import Batch
 
@@ -76,8 +77,7 @@ class FrameReplay:
                 f"it needs at least {minimum} (buffer_size >= {minimum * self.num_envs})"
             )
         self.prioritized = bool(prioritized)
-        if alpha < 0 or epsilon < 0:
-            raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
+        check_alpha_epsilon(alpha, epsilon)
         self.alpha, self.epsilon = float(alpha), float(epsilon)
         rows = (self.num_envs, self.rows_per_env)
         self._frames = np.zeros(rows + self.frame_shape, np.uint8)
@@ -252,10 +252,16 @@ class FrameReplay:
         frames = self._frames[env[:, None], rows]  # [N, K, H, W]
         return np.moveaxis(frames, 1, -1)
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
-        """Prioritized: rows' priorities from |TD error|. Uniform: nothing to do."""
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+    ) -> None:
+        """Prioritized: rows' priorities from |TD error|, raised to `alpha` (the exponent from
+        now on; None keeps the current one). Uniform: nothing to do."""
         if not self.prioritized:
             return
+        if alpha is not None:
+            check_alpha_epsilon(alpha, self.epsilon)
+            self.alpha = float(alpha)
         indices = np.asarray(indices, np.int64).reshape(-1)
         priorities = np.asarray(priorities, np.float64).reshape(-1)
         if indices.shape != priorities.shape:
@@ -280,7 +286,6 @@ class FrameReplay:
             "n_step": self.n_step,
             "gamma": self.gamma,
             "prioritized": self.prioritized,
-            "alpha": self.alpha,
             "epsilon": self.epsilon,
         }
 
@@ -289,6 +294,8 @@ class FrameReplay:
         filled = int(min(self._written.max(), self.rows_per_env))
         return {
             "config": np.array(json.dumps(self._config(), sort_keys=True)),
+            # The exponent the stored priorities were last raised to (it may follow a schedule).
+            "alpha": np.array(self.alpha, np.float64),
             "frames": self._frames[:, :filled],
             "action": self._action[:, :filled],
             "reward": self._reward[:, :filled],
@@ -305,6 +312,8 @@ class FrameReplay:
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         config = json.loads(str(state["config"]))
+        # Checkpoints before alpha could follow a schedule kept it in the config.
+        alpha = float(state["alpha"]) if "alpha" in state else config.pop("alpha", self.alpha)
         if config != self._config():
             raise ValueError(f"checkpoint frame replay is {config}, this one {self._config()}")
         filled = int(np.asarray(state["frames"]).shape[1])
@@ -322,4 +331,5 @@ class FrameReplay:
         self._tree.update(np.arange(self.capacity), priorities)
         self._valid = (priorities > 0).reshape(self.num_envs, self.rows_per_env)
         self._max_priority = float(state["max_priority"])
+        self.alpha = float(alpha)
         self._rng.bit_generator.state = json.loads(str(state["rng_state"]))

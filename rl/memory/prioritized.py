@@ -18,6 +18,11 @@ rows from the low end of the prefix-sum range.
 
 New rows get the largest priority seen so far (1.0 before any update), so every transition is
 replayed at least about once before its TD error is known.
+
+alpha may change while training (a `per_alpha` schedule): `update_priorities(..., alpha=a)`
+raises the new |TD errors| to `a` and keeps `a` for later ones. Rows not updated since keep the
+priority they were stored with, as in the paper, where a row's priority changes only when it is
+replayed. A checkpoint carries the current alpha.
 """
 
 from __future__ import annotations
@@ -32,14 +37,19 @@ from rl.memory.uniform import Replay
 from rl.registry import register_memory
 
 
+def check_alpha_epsilon(alpha: float, epsilon: float) -> None:
+    """ValueError unless both the priority exponent and epsilon are >= 0."""
+    if alpha < 0 or epsilon < 0:
+        raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
+
+
 class PrioritizedSampler:
     """Proportional sampling through a `SumTree` over the stored priorities (p + eps)^alpha."""
 
     name = "prioritized"
 
     def __init__(self, capacity: int, alpha: float, epsilon: float) -> None:
-        if alpha < 0 or epsilon < 0:
-            raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
+        check_alpha_epsilon(alpha, epsilon)
         self._tree = SumTree(capacity)
         self._alpha = float(alpha)
         self._epsilon = float(epsilon)
@@ -93,7 +103,12 @@ class PrioritizedSampler:
         weights = (self._tree.get(indices) / self._tree.min) ** (-beta)
         return indices.reshape(shape), weights.astype(np.float32).reshape(shape)
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None:
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, size: int, alpha: float | None = None
+    ) -> None:
+        if alpha is not None:
+            check_alpha_epsilon(alpha, self._epsilon)
+            self._alpha = float(alpha)
         if indices.size and (indices.min() < 0 or indices.max() >= size):
             raise ValueError(
                 f"update_priorities indices must be in [0, {size}), "
@@ -110,10 +125,11 @@ class PrioritizedSampler:
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
-        for key in ("alpha", "epsilon"):
-            saved, ours = float(state[key]), getattr(self, key)
-            if saved != ours:
-                raise ValueError(f"checkpoint replay has {key}={saved}, this replay {key}={ours}")
+        saved, ours = float(state["epsilon"]), self._epsilon
+        if saved != ours:
+            raise ValueError(f"checkpoint replay has epsilon={saved}, this replay epsilon={ours}")
+        # The exponent the stored priorities were last raised to (it may follow a schedule).
+        self._alpha = float(state["alpha"])
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (size,):
             raise ValueError(f"checkpoint has {priorities.size} priorities for {size} rows")

@@ -217,8 +217,11 @@ class SequenceReplay:
         """[num_batches, batch_size, ...] items plus "indices" and "weights" (see `Replay`)."""
         return self.replay.sample(batch_size, num_batches, beta)
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
-        self.replay.update_priorities(indices, priorities)
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+    ) -> None:
+        """Items' priorities, raised to `alpha` (None: the current exponent; `Replay`)."""
+        self.replay.update_priorities(indices, priorities, alpha)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         state = self.replay.state_dict()

@@ -39,7 +39,9 @@ class Sampler(Protocol):
         """Returns int64 row indices in [0, size) and float32 IS weights, both shaped `shape`."""
         ...
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None: ...
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, size: int, alpha: float | None = None
+    ) -> None: ...
 
     def state_dict(self, size: int) -> dict[str, np.ndarray]: ...
 
@@ -108,15 +110,20 @@ class Replay:
         out["weights"] = weights
         return out
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
-        """Sets rows' priorities from |TD error| (any shape, flattened; last duplicate wins)."""
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+    ) -> None:
+        """Sets rows' priorities from |TD error| (any shape, flattened; last duplicate wins).
+
+        `alpha`: the priority exponent from now on (an agent passes its `per_alpha` schedule's
+        value at each update); None keeps the current one."""
         indices = np.asarray(indices, dtype=np.int64).reshape(-1)
         priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
         if indices.shape != priorities.shape:
             raise ValueError(
                 f"update_priorities got {indices.size} indices but {priorities.size} priorities"
             )
-        self._sampler.update_priorities(indices, priorities, self._storage.size)
+        self._sampler.update_priorities(indices, priorities, self._storage.size, alpha)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue, as plain numpy arrays (`np.savez`-able, no pickle).
@@ -162,8 +169,10 @@ class UniformSampler:
         indices = rng.integers(0, size, size=shape, dtype=np.int64)
         return indices, np.ones(shape, dtype=np.float32)
 
-    def update_priorities(self, indices: np.ndarray, priorities: np.ndarray, size: int) -> None:
-        del indices, priorities, size
+    def update_priorities(
+        self, indices: np.ndarray, priorities: np.ndarray, size: int, alpha: float | None = None
+    ) -> None:
+        del indices, priorities, size, alpha
 
     def state_dict(self, size: int) -> dict[str, np.ndarray]:
         del size

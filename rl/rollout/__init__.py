@@ -21,7 +21,7 @@ from rl.rollout.minibatches import minibatch_indices, minibatches, shuffle
 from rl.rollout.policy import ActorCriticPolicy, action_log_prob, greedy_action, sample_action
 from rl.rollout.reevaluate import PolicyOutputs, bootstrap_values, reevaluate, reevaluate_steps
 from rl.rollout.returns import monte_carlo_returns
-from rl.rollout.rollout import Rollout, concatenate, flatten_steps
+from rl.rollout.rollout import Rollout, concatenate, flatten_steps, swap_lead_axes
 
 __all__ = [
     "ActorCriticPolicy",
@@ -42,4 +42,5 @@ __all__ = [
     "monte_carlo_returns",
     "sample_action",
     "shuffle",
+    "swap_lead_axes",
 ]

@@ -117,14 +117,14 @@ class Rollout:
         """The fields with the env axis first ([N, T, ...]; `last_next_obs` stays [N, ...]):
         rows that a replay can store one trajectory segment per row (`from_batch_major` undoes
         it)."""
-        out = {k: _swap_lead(v) for k, v in self._step_items() if v is not None}
+        out = {k: swap_lead_axes(v) for k, v in self._step_items() if v is not None}
         out["last_next_obs"] = tf.convert_to_tensor(self.last_next_obs)
         return out
 
     @classmethod
     def from_batch_major(cls, rows: Mapping[str, Any]) -> Rollout:
         """A rollout from [N, T, ...] rows (the inverse of `batch_major`)."""
-        fields = {k: _swap_lead(v) for k, v in rows.items() if k != "last_next_obs"}
+        fields = {k: swap_lead_axes(v) for k, v in rows.items() if k != "last_next_obs"}
         return cls.from_batch({**fields, "last_next_obs": rows["last_next_obs"]})
 
     # ------------------------------------------------------------------ learning views
@@ -186,7 +186,8 @@ def flatten_steps(x: Any) -> tf.Tensor:
     return tf.reshape(x, [x.shape[0] * x.shape[1], *x.shape[2:]])
 
 
-def _swap_lead(x: Any) -> tf.Tensor:
-    """Swaps the first two axes ([T, N, ...] <-> [N, T, ...])."""
+def swap_lead_axes(x: Any) -> tf.Tensor:
+    """Swaps the first two axes ([T, N, ...] <-> [N, T, ...]): e.g. time-major sequences made
+    batch-major, the layout a distribution strategy splits along axis 0 (rl/distribute)."""
     x = tf.convert_to_tensor(x)
     return tf.transpose(x, [1, 0, *range(2, x.shape.rank)])

@@ -1,6 +1,6 @@
 """Float hparams an agent reads while training follow a schedule of the step, by hand: A2C's
-ent_coef and vf_coef (gradient step) and DQN's tau (gradient step); a float read only when the
-agent is built refuses a schedule with one line."""
+ent_coef and vf_coef (gradient step), DQN's tau (gradient step) and per_alpha (env step); a
+float read only when the agent is built refuses a schedule with one line."""
 
 import numpy as np
 import pytest
@@ -64,6 +64,32 @@ def test_dqn_target_update_rate_follows_tau_of_the_gradient_step():
         if step >= 4:  # tau 0: the target no longer moves
             for before_target, after in zip(target, agent.target_network.variables, strict=True):
                 np.testing.assert_array_equal(after.numpy(), before_target)
+    env.close()
+
+
+def test_dqn_priority_exponent_follows_per_alpha_of_the_env_step():
+    # per_alpha 1.0 -> 0.5 over 1000 env steps: the |TD errors| of an update are stored as
+    # (|delta| + 0.01)^alpha with alpha at the env step of that update (0.8 at 400, 0.5 at 1000+).
+    agent, env, spec = build(
+        "dqn_tiny",
+        "memory=prioritized,per_alpha=linear(1.0, 0.5, 1000),per_epsilon=0.01,"
+        "gradient_steps=1,learning_starts=8,batch_size=8,train_every=1",
+    )
+    driver = Driver(env, spec, agent)
+    driver.reset(seed=0)
+    driver.collect(16)
+    assert agent.replay.alpha == 1.0  # built at env step 0
+    for env_step, alpha in ((400, 0.8), (1500, 0.5)):
+        agent.env_steps.assign(env_step)
+        batch = agent.replay.sample(8, num_batches=1, beta=0.4)
+        indices = batch["indices"][0]
+        agent.replay.sample = lambda *args, batch=batch, **kwargs: dict(batch)
+        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
+        assert td_error.max() > 0.05  # far enough from 1 that the exponent shows
+        stored = agent.replay.get_priorities(indices)
+        np.testing.assert_allclose(stored, (td_error + 0.01) ** alpha, rtol=1e-6)
+        assert agent.replay.alpha == pytest.approx(alpha)  # float32 schedule
+        del agent.replay.sample  # the replay's own method again
     env.close()
 
 

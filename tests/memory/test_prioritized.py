@@ -47,6 +47,23 @@ def test_alpha_and_epsilon_are_applied():
     np.testing.assert_allclose(frequencies(replay, 4), [0.1, 0.2, 0.3, 0.4], atol=0.01)
 
 
+def test_alpha_given_at_an_update_applies_to_it_and_later_ones():
+    # A per_alpha schedule: the agent passes alpha at each update. Rows 0-1 are updated with
+    # alpha 1 ((|delta| + 0.5)^1 = [4, 9]), rows 2-3 later with alpha 0.5 ([16, 25]^0.5 = [4, 5]);
+    # rows 0-1 keep their priorities until they are updated again.
+    replay = replay_with([1.0, 1.0, 1.0, 1.0], alpha=1.0, epsilon=0.5)
+    replay.update_priorities(np.array([0, 1]), np.array([3.5, 8.5]), alpha=1.0)
+    replay.update_priorities(np.array([2, 3]), np.array([15.5, -24.5]), alpha=0.5)
+    assert replay.alpha == 0.5
+    np.testing.assert_allclose(replay.get_priorities(np.arange(4)), [4.0, 9.0, 4.0, 5.0])
+    replay.update_priorities(np.array([1]), np.array([3.5]))  # no alpha: the current one, 0.5
+    np.testing.assert_allclose(replay.get_priorities(np.arange(4)), [4.0, 2.0, 4.0, 5.0])
+    # P(i) = p_i / 15
+    np.testing.assert_allclose(frequencies(replay, 4), np.array([4, 2, 4, 5]) / 15, atol=0.01)
+    with pytest.raises(ValueError, match="alpha and epsilon must be >= 0"):
+        replay.update_priorities(np.array([0]), np.array([1.0]), alpha=-0.1)
+
+
 def test_importance_weights_by_hand():
     # p = [1, 2, 3, 4], N = 4, P = [0.1, 0.2, 0.3, 0.4], beta = 0.5:
     # (N P)^-beta = [0.4, 0.8, 1.2, 1.6]^-0.5 = [1.5811, 1.1180, 0.9129, 0.7906];
@@ -146,5 +163,10 @@ def test_state_dict_round_trips_through_npz(tmp_path, num_added):
         replay.get_priorities(np.arange(replay.size)),
         restored.get_priorities(np.arange(restored.size)),
     )
-    with pytest.raises(ValueError, match=r"alpha=0\.6, this replay alpha=0\.5"):
-        PrioritizedReplay(capacity=8, fields=FIELDS, seed=0, alpha=0.5).load_state_dict(state)
+    # alpha may follow a schedule: the checkpoint's (the stored priorities' exponent) is adopted;
+    # epsilon is fixed and must match.
+    other_alpha = PrioritizedReplay(capacity=8, fields=FIELDS, seed=0, alpha=0.5)
+    other_alpha.load_state_dict(state)
+    assert other_alpha.alpha == 0.6
+    with pytest.raises(ValueError, match=r"epsilon=1e-06, this replay epsilon=0\.1"):
+        PrioritizedReplay(capacity=8, fields=FIELDS, seed=0, epsilon=0.1).load_state_dict(state)

@@ -14,8 +14,10 @@ import json
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's rl
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -49,7 +51,28 @@ CASES = [
     ("ddpg_adam_clip", "ddpg_tiny", f"max_grad_norm=0.05,{NO_XLA}"),
     # SAC: three optimizers (critics, actor, temperature), reparameterization noise drawn outside.
     ("sac_sgd", "sac_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
-]
+    # DRQN: sequences of items split across replicas; masked mean over learning steps whose
+    # count differs between the two halves; prioritized replay, n-step, target syncs.
+    ("drqn_sgd", "drqn_tiny", "optimizer=sgd,lr=0.05,max_grad_norm=0.0"),
+    ("drqn_adam_clip_xla", "drqn_tiny", "max_grad_norm=0.05,jit_compile=True"),
+    # Recurrent PPO: minibatches of whole sequences (LSTM, in-sequence resets, obs and reward
+    # normalization), split along sequences.
+    ("ppo_recurrent_sgd", "ppo_recurrent_tiny",
+     f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    # IMPALA: whole unrolls per minibatch; advantages normalized over the whole minibatch.
+    ("impala_sgd", "impala_tiny",
+     f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,normalize_advantage=True,{NO_XLA}"),
+    # Off-PAC: replayed segments; advantages normalized over the whole batch. No random numbers
+    # in its learner, so also with XLA: the one device's whole learner against the replicas on
+    # TF's kernels (a loss with a collective inside is not compiled per replica).
+    ("offpac_sgd", "offpac_tiny",
+     f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,normalize_advantage=True,{NO_XLA}"),
+    ("offpac_adam_clip_xla", "offpac_tiny",
+     "max_grad_norm=0.05,normalize_advantage=True,jit_compile=True"),
+    # MADDPG: critics' and actors' optimizers, 2 agents' joint actions.
+    ("maddpg_sgd", "maddpg_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    ("maddpg_adam_clip", "maddpg_tiny", f"max_grad_norm=0.05,{NO_XLA}"),
+]  # fmt: skip
 
 
 def dqn_batch(hp, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -91,6 +114,65 @@ def rollout_batch(agent, spec, rng: np.random.Generator) -> dict[str, np.ndarray
     }
 
 
+def drqn_batch(hp, agent, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """K batches of B replayed items of burn_in + sequence_length steps. Each item's burn-in and
+    number of learning steps are random, so the two replicas' halves hold different numbers of
+    learning steps (the masked mean's weights differ)."""
+    k, b = hp.gradient_steps, hp.batch_size
+    steps = hp.burn_in + hp.sequence_length
+    burn_in = rng.integers(0, hp.burn_in + 1, size=[k, b]).astype(np.int32)
+    length = rng.integers(1, hp.sequence_length + 1, size=[k, b])
+    t = np.arange(steps)
+    mask = (t >= burn_in[..., None]) & (t < (burn_in + length)[..., None])
+    discount = np.full([k, b, steps], hp.gamma, np.float32)
+    discount[rng.random([k, b, steps]) < 0.1] = 0.0
+    return {
+        "obs": rng.normal(size=[k, b, steps + 1, *spec.obs_shape]).astype(np.float32),
+        "action": rng.integers(0, spec.num_actions, size=[k, b, steps]).astype(np.int64),
+        "reward": rng.normal(size=[k, b, steps]).astype(np.float32),
+        "discount": discount,
+        "mask": mask.astype(np.float32),
+        "burn_in": burn_in,
+        "state": rng.normal(scale=0.5, size=[k, b, agent.state_size]).astype(np.float32),
+        "weights": rng.uniform(0.3, 1.0, size=[k, b]).astype(np.float32),
+    }
+
+
+def segment_batch(hp, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Off-PAC's K x B replayed segments of T steps ([K, B, T, ...])."""
+    k, b, t = hp.gradient_steps, hp.batch_size, hp.train_every // hp.num_envs
+    obs_shape = [k, b, t, *spec.obs_shape]
+    return {
+        "obs": rng.normal(size=obs_shape).astype(np.float32),
+        "action": rng.integers(0, spec.num_actions, size=[k, b, t]).astype(np.int64),
+        "reward": rng.normal(size=[k, b, t]).astype(np.float32),
+        "terminated": rng.random([k, b, t]) < 0.1,
+        "truncated": rng.random([k, b, t]) < 0.05,
+        "final_obs": rng.normal(size=obs_shape).astype(np.float32),
+        "log_prob": np.log(rng.uniform(0.2, 0.8, size=[k, b, t])).astype(np.float32),
+        "last_next_obs": rng.normal(size=[k, b, *spec.obs_shape]).astype(np.float32),
+    }
+
+
+def learner_batch(hp, agent, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A batch for the agent's `_train_fn`, with the keys of its input signature."""
+    if hp.agent in ("dqn", "c51", "td3", "ddpg", "sac", "maddpg"):
+        return dqn_batch(hp, spec, rng)
+    if hp.agent == "drqn":
+        return drqn_batch(hp, agent, spec, rng)
+    if hp.agent == "offpac":
+        return segment_batch(hp, spec, rng)
+    batch = rollout_batch(agent, spec, rng)
+    if hp.agent == "impala":  # the behaviour policy's log-probs: rho = pi / mu varies
+        batch["log_prob"] = np.log(rng.uniform(0.2, 0.8, size=batch["reward"].shape))
+        batch["log_prob"] = batch["log_prob"].astype(np.float32)
+    if hp.agent == "ppo_recurrent":  # the acting-time state each step started from
+        shape = [*batch["reward"].shape, agent.state_size]
+        batch["state_in"] = rng.normal(scale=0.5, size=shape).astype(np.float32)
+    keys = agent._train_fn.input_signature[0].keys()
+    return {key: batch[key] for key in keys}
+
+
 def variables(agent) -> dict[str, np.ndarray]:
     """Every checkpointed variable, by its checkpoint key (the primary replica's value)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,8 +202,7 @@ def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
         tf.train.Checkpoint(agent=mirrored).read(path).assert_consumed()
     before = variables(single)
     rng = np.random.default_rng(seed)
-    replay = hp.agent in ("dqn", "c51", "td3", "ddpg", "sac")
-    batch = dqn_batch(hp, spec, rng) if replay else rollout_batch(single, spec, rng)
+    batch = learner_batch(hp, single, spec, rng)
     out_single = {k: v.numpy() for k, v in single._train_fn(batch).items()}
     out_mirrored = {k: v.numpy() for k, v in mirrored._train_fn(batch).items()}
     after_single, after_mirrored = variables(single), variables(mirrored)
@@ -201,12 +282,66 @@ def masked_mean_by_hand(strategy) -> dict:
     }
 
 
+class CountingReductions(tf.distribute.ReductionToOneDevice):
+    """The cross-device ops of a MirroredStrategy that records each reduction the strategy asks
+    for (one `reduce` or `batch_reduce` call: one collective, however many tensors it carries)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, int]] = []
+
+    def reduce(self, reduce_op, per_replica_value, destinations, options=None):
+        self.calls.append(("reduce", 1))
+        return super().reduce(reduce_op, per_replica_value, destinations, options)
+
+    def batch_reduce(self, reduce_op, value_destination_pairs, options=None):
+        self.calls.append(("batch_reduce", len(value_destination_pairs)))
+        return super().batch_reduce(reduce_op, value_destination_pairs, options)
+
+
+def collectives_per_step() -> dict:
+    """The reductions one `replicated_minimize` step (3 variables, clipping on) asks the
+    strategy for, counted while the step is traced: [(kind, tensors carried), ...]."""
+    from rl.distribute import replicated_minimize
+
+    counting = CountingReductions()
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"], cross_device_ops=counting)
+    with strategy.scope():
+        w = tf.Variable(tf.zeros([2]))
+        b = tf.Variable(0.0)
+        c = tf.Variable(1.0)
+        optimizer = tf.keras.optimizers.Adam(learning_rate=0.1)
+        optimizer.build([w, b, c])
+
+    def loss_fn(batch):
+        residual = tf.linalg.matvec(batch["x"], w) + b * c - batch["y"]
+        return tf.reduce_mean(tf.square(residual)), {"residual": residual}
+
+    @tf.function
+    def step(batch):
+        return replicated_minimize(
+            strategy, optimizer, loss_fn, [w, b, c], batch, 0.5, lambda x: tf.shape(x["y"])[0]
+        )
+
+    batch = {"x": np.ones([4, 2], np.float32), "y": np.arange(4, dtype=np.float32)}
+    step.get_concrete_function(batch)  # trace only
+    traced = list(counting.calls)
+    step(batch)  # and it runs
+    return {"calls": traced, "weights_moved": bool(np.any(w.numpy() != 0.0))}
+
+
 def main() -> None:
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    names = sys.argv[1:] or ["masked_mean_by_hand", *(name for name, _, _ in CASES)]
+    names = sys.argv[1:] or [
+        "masked_mean_by_hand",
+        "collectives_per_step",
+        *(name for name, _, _ in CASES),
+    ]
     results = {"num_replicas_in_sync": strategy.num_replicas_in_sync}
     if "masked_mean_by_hand" in names:
         results["masked_mean_by_hand"] = masked_mean_by_hand(strategy)
+    if "collectives_per_step" in names:
+        results["collectives_per_step"] = collectives_per_step()
     for name, hparams_set, override in CASES:
         if name in names:
             results[name] = run_case(strategy, hparams_set, override)

@@ -1,5 +1,6 @@
-"""`train.py --strategy mirrored` end to end: a real dqn_tiny run over 2 logical CPU replicas
-trains, evaluates, checkpoints and is played back by test mode, with stderr empty."""
+"""`train.py --strategy mirrored` end to end: real dqn_tiny and drqn_tiny runs (a replay agent,
+and one that learns on sequences with burn-in and prioritized sequence replay) over 2 logical
+CPU replicas train, evaluate, checkpoint and are played back by test mode, with stderr empty."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO_ROOT, describe, run_train_process, stderr_lines, train_env
 
 HERE = Path(__file__).resolve().parent
 
 
-def test_train_py_strategy_mirrored_trains_checkpoints_and_plays(tmp_path):
+@pytest.mark.parametrize("hparams_set", ["dqn_tiny", "drqn_tiny"])
+def test_train_py_strategy_mirrored_trains_checkpoints_and_plays(tmp_path, hparams_set):
     out = tmp_path / "out"
-    args = ["--hparams", "dqn_tiny", "--train_steps", "300", "--output_dir", str(out)]
+    args = ["--hparams", hparams_set, "--train_steps", "300", "--output_dir", str(out)]
     proc = subprocess.run(
         [sys.executable, str(HERE / "train_on_two_cpus.py"), *args, "--strategy", "mirrored"],
         cwd=REPO_ROOT,

@@ -39,6 +39,12 @@ def runs_on_tpu(hparams_set: str) -> bool:
 
 
 TPU_SETS = [name for name in TINY_SETS if runs_on_tpu(name)]
+# The sets of the agents that learned strategies last (sequences, unrolls, multi-agent): their
+# train.py runs under `--strategy mirrored` are in the slow suite (~1.5 min on 2 busy cores);
+# in the default one their updates are compared with one device on 2 replicas
+# (test_strategy_training.py) and drqn_tiny trains end to end on 2 replicas
+# (test_mirrored_train_end_to_end.py).
+SLOW_SETS = ("drqn_tiny", "impala_tiny", "maddpg_tiny", "offpac_tiny", "ppo_recurrent_tiny")
 # Also resumed from their checkpoint under the strategy: one replay agent, one on-policy agent.
 RESUMED = ("dqn_tiny", "ppo_tiny")
 
@@ -69,7 +75,7 @@ def test_the_tpu_gate_of_train_py_agrees(tmp_path, capsys, monkeypatch):
         if "libtpu" in lines[0] or "no TPU device" in lines[0]:
             reached.append(name)
     assert reached == TPU_SETS
-    assert {"dqn_tiny", "ppo_tiny"} <= set(TPU_SETS)
+    assert {"dqn_tiny", "ppo_tiny", *SLOW_SETS} <= set(TPU_SETS)
 
 
 @pytest.fixture(scope="module")
@@ -78,20 +84,24 @@ def tpu_set_runs(tmp_path_factory) -> dict[str, list[tuple[Path, subprocess.Comp
     mirrored`; RESUMED sets then continue to twice their train_steps from the checkpoint, as a
     replaced Pod does. Two sets at a time (a tiny run uses less than a core; see conftest)."""
 
-    def run(name: str) -> list[tuple[Path, subprocess.CompletedProcess]]:
-        root = tmp_path_factory.mktemp(name)
-        out, resumed = root / "out", root / "resumed"
-        args = ["--hparams", name, "--strategy", "mirrored"]
-        runs = [(out, run_train_process([*args, "--output_dir", str(out)], timeout=300))]
-        if name in RESUMED and runs[0][1].returncode == 0:
-            shutil.copytree(out, resumed)  # so the first run's files stay as it left them
-            steps = str(2 * registry.get_hparams(name)().train_steps)
-            more = [*args, "--output_dir", str(resumed), "--train_steps", steps]
-            runs.append((resumed, run_train_process(more, timeout=300)))
-        return runs
-
+    fast = [name for name in TPU_SETS if name not in SLOW_SETS]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(TPU_SETS, pool.map(run, TPU_SETS), strict=True))
+        runs = pool.map(lambda name: _train_set(name, tmp_path_factory.mktemp(name)), fast)
+        return dict(zip(fast, runs, strict=True))
+
+
+def _train_set(name: str, root: Path) -> list[tuple[Path, subprocess.CompletedProcess]]:
+    """train.py on set `name` under `--strategy mirrored` into root/out, and (RESUMED sets)
+    on to twice its train_steps from a copy of that run in root/resumed."""
+    out, resumed = root / "out", root / "resumed"
+    args = ["--hparams", name, "--strategy", "mirrored"]
+    runs = [(out, run_train_process([*args, "--output_dir", str(out)], timeout=300))]
+    if name in RESUMED and runs[0][1].returncode == 0:
+        shutil.copytree(out, resumed)  # so the first run's files stay as it left them
+        steps = str(2 * registry.get_hparams(name)().train_steps)
+        more = [*args, "--output_dir", str(resumed), "--train_steps", steps]
+        runs.append((resumed, run_train_process(more, timeout=300)))
+    return runs
 
 
 def _check_run(out: Path, proc: subprocess.CompletedProcess, train_steps: int) -> None:
@@ -108,10 +118,18 @@ def _check_run(out: Path, proc: subprocess.CompletedProcess, train_steps: int) -
     assert reader.get_tensor("agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
 
 
-@pytest.mark.parametrize("hparams_set", TPU_SETS)
-def test_tpu_set_trains_under_a_strategy(tpu_set_runs, hparams_set):
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "hparams_set", [pytest.param(s, marks=SLOW) if s in SLOW_SETS else s for s in TPU_SETS]
+)
+def test_tpu_set_trains_under_a_strategy(request, tmp_path, hparams_set):
     train_steps = registry.get_hparams(hparams_set)().train_steps
-    (out, proc), *resumed = tpu_set_runs[hparams_set]
+    if hparams_set in SLOW_SETS:
+        (out, proc), *resumed = _train_set(hparams_set, tmp_path)
+    else:
+        (out, proc), *resumed = request.getfixturevalue("tpu_set_runs")[hparams_set]
     _check_run(out, proc, train_steps)
     if hparams_set in RESUMED:
         ((out, proc),) = resumed
