@@ -15,6 +15,11 @@ every seed for the whole budget on both sides (the same work per seed).
     .venv/bin/python benchmarks/compiled_seeds.py
     .venv/bin/python benchmarks/compiled_seeds.py --no_early_stop --repeats 3
     .venv/bin/python benchmarks/compiled_seeds.py --sequential   # + the 8 seeds one by one
+    .venv/bin/python benchmarks/compiled_seeds.py --cache warm   # compile cache warmed first
+
+`--cache warm` (rl/utils/compile_cache.py): every configuration runs once untimed with seed 100
+first, filling an XLA compile cache the timed runs load from (as an earlier run of the same
+command on this machine leaves it); `--cache off` (default): every run compiles.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 THRESHOLD = 475.0
+CACHE = {"dir": "off"}  # RL_XLA_CACHE of the train.py subprocesses (--cache)
 
 
 def children_cpu() -> float:
@@ -47,7 +53,8 @@ def train(hparams: str, copies: int, seed: int, overrides: str) -> dict:
                str(copies), "--seed", str(seed), "--output_dir", out]  # fmt: skip
         if overrides:
             cmd += ["--hparam_override", overrides]
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "",
+               "RL_XLA_CACHE": CACHE["dir"]}  # fmt: skip
         cpu, start = children_cpu(), time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         process, cpu = time.perf_counter() - start, children_cpu() - cpu
@@ -75,6 +82,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no_early_stop", action="store_true")
+    parser.add_argument("--cache", choices=("off", "warm"), default="off")
     parser.add_argument(
         "--sequential", action="store_true", help="also train the seeds one by one, once"
     )
@@ -89,6 +97,10 @@ def main() -> None:
         (f"--copies {args.copies} (1/core)", args.copies, per_core),
         (f"--copies {args.copies} (1 program)", args.copies, one_program),
     ]
+    if args.cache == "warm":
+        CACHE["dir"] = tempfile.mkdtemp(prefix="compiled-seeds-xla-")
+        for _, copies, extra in configs:
+            train(args.hparams, copies, 100, extra)  # untimed: fills the compile cache
     results: dict[str, list[dict]] = {label: [] for label, _, _ in configs}
     for repeat in range(args.repeats):
         order = configs if repeat % 2 == 0 else configs[::-1]
@@ -103,8 +115,8 @@ def main() -> None:
         sequential["reached"] = [p["reached"][0] for p in parts]
 
     mode = "no early stop" if args.no_early_stop else "early stop at eval >= 475 per seed"
-    print(f"== {args.hparams}: {args.copies} seeds vs 1 seed ({mode}), "
-          f"median of {args.repeats}")  # fmt: skip
+    print(f"== {args.hparams}: {args.copies} seeds vs 1 seed ({mode}), compile cache "
+          f"{args.cache}, median of {args.repeats}")  # fmt: skip
     header = f"{'run':<28} | {'process s':>9} {'train s':>8} {'cpu s':>7} | {'seeds >= 475':>12}"
     print(header)
     print("-" * len(header))

@@ -26,6 +26,11 @@ Equal settings. Our sets follow the zoo; the overrides below remove the remainin
     .venv/bin/python benchmarks/python_path_vs_sb3.py                 # both, 3 rounds
     .venv/bin/python benchmarks/python_path_vs_sb3.py --algos ppo --repeats 5
     .venv/bin/python benchmarks/python_path_vs_sb3.py --worker ppo    # one of ours, JSON line
+    .venv/bin/python benchmarks/python_path_vs_sb3.py --cache warm    # compile cache warmed
+
+`--cache warm` (rl/utils/compile_cache.py): one untimed run of ours with seed + 1 fills an XLA
+compile cache first, which the timed runs then load from, as any earlier run of the set on
+this machine would leave it; `--cache off` (default): every run compiles.
 """
 
 from __future__ import annotations
@@ -71,6 +76,10 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: in
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
     import numpy as np
+
+    from rl.utils import compile_cache
+
+    compile_cache.enable()  # RL_XLA_CACHE (set by main) decides: off, or the warm cache
 
     import rl  # noqa: F401
     from rl import loop, registry
@@ -201,6 +210,7 @@ def main() -> None:
     )
     parser.add_argument("--hparam_override", default="", help="extra overrides for ours")
     parser.add_argument("--no_sb3", action="store_true", help="time ours only")
+    parser.add_argument("--cache", choices=("off", "warm"), default="off")
     parser.add_argument(
         "--before",
         type=Path,
@@ -219,8 +229,13 @@ def main() -> None:
     if not args.no_sb3 and not PEERS_PYTHON.exists():
         raise SystemExit(f"{PEERS_PYTHON} missing: run ../shared/bench/peers/setup.sh")
 
+    os.environ["RL_XLA_CACHE"] = "off"
+    if args.cache == "warm":
+        os.environ["RL_XLA_CACHE"] = tempfile.mkdtemp(prefix="python-path-xla-")
     rows = []
     for algo in args.algos:
+        if args.cache == "warm":  # untimed: fills the compile cache
+            run_ours(algo, args.hparam_override, args.seed + 1, args.threads, args.budget)
         ours_runs, before_runs, sb3_runs = [], [], []
         for _ in range(args.repeats):
             ours_runs.append(
@@ -249,7 +264,7 @@ def main() -> None:
     threads = f"{args.threads} thread(s)" if args.threads else "TF default threads"
     print(
         f"\nRaw training throughput, CartPole-v1, {whole_rollouts(args.budget)} env steps, "
-        f"no eval, {threads}, "
+        f"no eval, {threads}, compile cache {args.cache}, "
         f"median of {args.repeats} alternating rounds ({time.strftime('%Y-%m-%d')})\n"
     )
     print(
