@@ -34,7 +34,7 @@ from rl.tune.objective import (
     suggest,
     trial_hparams,
 )
-from rl.tune.study import counted_trials, fail_dead_trials, print_trial
+from rl.tune.study import past, print_trial, trials_to_run
 
 
 def check_population_space(space: SearchSpace, population: int) -> None:
@@ -96,19 +96,11 @@ def run_population_worker(
 ) -> int:
     """Runs populations of up to `population` trials until the study counts `n_trials` (or
     `timeout` seconds passed: no population starts after it); returns the trials it ran."""
-    from optuna.trial import TrialState
-
     deadline = None if timeout is None else time.monotonic() + timeout
     ran = 0
     while True:
-        for number in fail_dead_trials(study):
-            print(f"[tune] trial {number}: its worker died; marked failed and queued again")
-        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-        missing = n_trials - len(counted_trials(study)) + len(waiting)
-        if missing <= 0:
-            return ran
-        if deadline is not None and time.monotonic() >= deadline:
-            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+        missing = trials_to_run(study, n_trials)
+        if missing == 0 or past(deadline, ran):
             return ran
         trials = [study.ask() for _ in range(min(population, missing))]
         ran += len(trials)

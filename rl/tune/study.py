@@ -25,6 +25,7 @@ from rl.errors import Diverged, UserError
 from rl.hparams.search_space import SearchSpace
 from rl.tune.objective import InvalidTrial, TrialConfig, objective
 from rl.tune.storage import retry_stale_trial
+from rl.utils.processes import pid_alive
 from rl.utils.seeding import derive_seed
 
 SAMPLERS = ("tpe", "random")
@@ -102,16 +103,6 @@ def counted_trials(study: Any) -> list[Any]:
     return [trial for trial in study.get_trials(deepcopy=False) if is_counted(trial)]
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def fail_dead_trials(study: Any) -> list[int]:
     """Marks FAIL (and queues again) every RUNNING trial of a dead worker: on this host, one
     whose process is gone; elsewhere, Optuna's heartbeat. Returns the numbers it failed."""
@@ -122,7 +113,7 @@ def fail_dead_trials(study: Any) -> list[int]:
     failed = []
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         attrs = trial.user_attrs
-        if attrs.get("tuner_host") != host or _pid_alive(int(attrs.get("tuner_pid", -1))):
+        if attrs.get("tuner_host") != host or pid_alive(int(attrs.get("tuner_pid", -1))):
             continue
         try:
             study.tell(trial.number, state=TrialState.FAIL)
@@ -166,15 +157,7 @@ def run_worker(
     deadline = None if timeout is None else time.monotonic() + timeout
     ran = 0
     while True:
-        for number in fail_dead_trials(study):
-            print(f"[tune] trial {number}: its worker died; marked failed and queued again")
-        from optuna.trial import TrialState
-
-        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-        if not waiting and len(counted_trials(study)) >= n_trials:  # the rest are running
-            return ran
-        if deadline is not None and time.monotonic() >= deadline:
-            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+        if trials_to_run(study, n_trials) == 0 or past(deadline, ran):  # the rest are running
             return ran
         mine: list[int] = []
         study.optimize(
@@ -187,6 +170,25 @@ def run_worker(
         ran += 1
         for number in mine:
             print_trial(study.get_trials(deepcopy=False)[number])
+
+
+def trials_to_run(study: Any, n_trials: int) -> int:
+    """Fails (and queues again) dead workers' trials, saying so; returns how many trials the
+    study still needs run: those queued again (WAITING) plus those it lacks of `n_trials`."""
+    from optuna.trial import TrialState
+
+    for number in fail_dead_trials(study):
+        print(f"[tune] trial {number}: its worker died; marked failed and queued again")
+    waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+    return max(0, n_trials - len(counted_trials(study))) + len(waiting)
+
+
+def past(deadline: float | None, ran: int) -> bool:
+    """Whether `--timeout` has passed (then no trial starts; said once)."""
+    if deadline is None or time.monotonic() < deadline:
+        return False
+    print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+    return True
 
 
 def print_trial(trial: Any) -> None:

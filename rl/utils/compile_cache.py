@@ -30,6 +30,8 @@ import socket
 import tempfile
 from pathlib import Path
 
+from rl.utils.processes import pid_alive
+
 ENV_VAR = "RL_XLA_CACHE"
 FLAG = "--tf_xla_persistent_cache_directory"
 MAX_BYTES = 2 * 1024**3
@@ -146,7 +148,7 @@ def remove_abandoned(root: Path) -> None:
     host = socket.gethostname()
     for path in root.iterdir():
         owner = _owner(path.name)
-        if owner is None or owner[0] != host or _alive(owner[1]):
+        if owner is None or owner[0] != host or pid_alive(owner[1]):
             continue
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
@@ -190,13 +192,3 @@ def _owner(name: str) -> tuple[str, int] | None:
         pid = name.rsplit(".", 2)[-2]
         return (socket.gethostname(), int(pid)) if pid.isdigit() else None
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

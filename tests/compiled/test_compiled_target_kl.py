@@ -16,28 +16,21 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
+from compiled_fixtures import frozen_hparams, tf_env
 from conftest import describe, stderr_lines
 
-import rl  # noqa: F401  (fills the registries)
-from rl import registry
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
 from rl.compiled.seed_stack import NotStackable
-from rl.envs.tf import make_tf_env
 
 TINY = "ppo_tf_tiny"
 
 
 def _hparams(**overrides):
-    hp = registry.get_hparams(TINY)()
-    hp.jit_compile = True  # the set turns XLA off for the train.py smoke runs
-    for key, value in overrides.items():
-        setattr(hp, key, value)
-    hp.freeze()
-    return hp
+    # jit_compile: the set turns XLA off for the train.py smoke runs
+    return frozen_hparams(TINY, **{"jit_compile": True, **overrides})
 
 
-def _env(hp):
-    return make_tf_env(hp.env, max_episode_steps=hp.max_episode_steps)
+_env = tf_env
 
 
 def test_compiled_stop_equals_one_epoch_without_a_limit():

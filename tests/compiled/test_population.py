@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compiled_fixtures import assert_same_run, frozen_hparams, tf_env
 
-import rl  # noqa: F401  (fills the registries)
-from rl import registry
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
 from rl.compiled.population import check_members, varying_keys
-from rl.envs.tf import make_tf_env
 from rl.errors import UserError
 
 ITERATIONS = 3
@@ -29,25 +27,15 @@ MEMBERS = (
 
 
 def _hparams(**overrides):
-    hp = registry.get_hparams("ppo_tf_tiny")()
-    hp.jit_compile = True
-    for key, value in overrides.items():
-        setattr(hp, key, value)
-    hp.freeze()
-    return hp
+    # jit_compile: the set turns XLA off for the train.py smoke runs
+    return frozen_hparams("ppo_tf_tiny", **{"jit_compile": True, **overrides})
 
 
-def _env(hp):
-    return make_tf_env(hp.env, max_episode_steps=hp.max_episode_steps)
+_env = tf_env
 
 
 def _assert_same_run(joint: dict, single: dict) -> None:
-    assert joint.keys() == single.keys()
-    for key in single:
-        if np.issubdtype(single[key].dtype, np.floating):
-            np.testing.assert_allclose(joint[key], single[key], rtol=2e-4, atol=2e-6, err_msg=key)
-        else:  # counters, generator states, env state: exact
-            np.testing.assert_array_equal(joint[key], single[key], err_msg=key)
+    assert_same_run(joint, single, rtol=2e-4, atol=2e-6)
 
 
 @pytest.fixture(scope="module")

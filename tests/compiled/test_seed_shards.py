@@ -6,25 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compiled_fixtures import frozen_hparams, tf_env
 
 import rl  # noqa: F401  (fills the registries)
-from rl import registry
 from rl.compiled import CompiledDQN, CompiledPPO
 from rl.compiled.programs import OneSeed, build_group
 from rl.compiled.seed_shards import ShardedSeeds, shard_count, split_evenly, usable_cores
-from rl.envs.tf import make_tf_env
 
-
-def _hparams(name: str, **overrides):
-    hp = registry.get_hparams(name)()
-    for key, value in overrides.items():
-        setattr(hp, key, value)
-    hp.freeze()
-    return hp
-
-
-def _env(hp):
-    return make_tf_env(hp.env, max_episode_steps=hp.max_episode_steps)
+_hparams = frozen_hparams
+_env = tf_env
 
 
 def test_split_evenly_and_shard_count():
