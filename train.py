@@ -74,7 +74,7 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
         configure_logging(args.log_level)
         from rl.utils import compile_cache
 
-        compile_cache.enable()  # before the first XLA compile (rl/utils/compile_cache.py)
+        compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         if not args.preemption_grace > 0:
             raise UserError(f"--preemption_grace must be > 0 seconds, got {args.preemption_grace}")
         # SIGTERM (a preemption) = checkpoint and go, from here on (rl/preemption.py).

@@ -39,6 +39,7 @@ from rl.errors import Diverged, Preempted, UserError
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
 from rl.preemption import Abandoned, PreemptionNotice
+from rl.utils import compile_cache
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join, read_json
 from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
@@ -233,6 +234,7 @@ def train(
             raise Preempted(f"SIGTERM: stopped before {group[0].label} started")
         engine = build_engine(group)
         preemption.reclaim()  # a strategy built with the engine may have taken SIGTERM
+        compile_cache.activate()  # when asked for (train.py), before the first compile
         try:
             _train_group(hparams, engine, group, callbacks, preemption)
         finally:

@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         _quiet_optuna()
         from rl.utils import compile_cache
 
-        compile_cache.enable()  # before the first XLA compile (rl/utils/compile_cache.py)
+        compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

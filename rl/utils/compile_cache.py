@@ -37,7 +37,8 @@ FLAG = "--tf_xla_persistent_cache_directory"
 MAX_BYTES = 2 * 1024**3
 _PRIVATE_PREFIX = "private-"
 
-_enabled: Path | None = None
+_requested = False
+_active: Path | None = None
 
 
 def cache_root() -> Path | None:
@@ -63,14 +64,25 @@ def _host_key() -> str:
     return f"tf-{tf.__version__}-{hashlib.sha256(cpu.encode()).hexdigest()[:12]}"
 
 
-def enable() -> Path | None:
+def enable() -> None:
+    """Asks for the cache in this process (train.py, `python -m rl.tune`); `activate` then
+    sets it up where it is safe to (`rl.loop.train`, once the engine is built)."""
+    global _requested
+    _requested = True
+
+
+def activate() -> Path | None:
     """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the
-    shared cache, and publishes this process's new entries at exit. Call it before the first
-    XLA compile (TensorFlow reads TF_XLA_FLAGS then); later calls return the same directory.
-    Returns the private directory, or None when the cache is off or cannot be created."""
-    global _enabled
-    if _enabled is not None:
-        return _enabled
+    shared cache, and publishes this process's new entries at exit, if `enable` was called.
+
+    Called by the loop after the engine is built and before its first iteration: the probe
+    compile below initializes TensorFlow's runtime, which must come after a strategy is
+    created (MultiWorkerMirroredStrategy warns "Collective ops is not configured at program
+    startup" otherwise) and after worker processes are started (they must not inherit the
+    flag). Later calls return the same directory. None: not enabled, off, or impossible."""
+    global _active
+    if not _requested or _active is not None:
+        return _active
     if FLAG in os.environ.get("TF_XLA_FLAGS", ""):
         return None  # the user set their own cache (TensorFlow uses it as it is)
     root = cache_root()
@@ -88,7 +100,7 @@ def enable() -> Path | None:
         shutil.rmtree(private, ignore_errors=True)
         return None
     atexit.register(publish, private, root)
-    _enabled = private
+    _active = private
     return private
 
 

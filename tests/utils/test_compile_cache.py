@@ -20,7 +20,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import os, sys
 from rl.utils import compile_cache
-print("private", compile_cache.enable(), flush=True)
+compile_cache.enable()
+print("private", compile_cache.activate(), flush=True)
 import tensorflow as tf
 @tf.function(jit_compile=True)
 def f(x):
