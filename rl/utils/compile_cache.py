@@ -37,8 +37,8 @@ FLAG = "--tf_xla_persistent_cache_directory"
 MAX_BYTES = 2 * 1024**3
 _PRIVATE_PREFIX = "private-"
 
-_requested = False
-_active: Path | None = None
+PRIVATE_VAR = "RL_XLA_CACHE_PRIVATE"  # the flag's directory: a child knows it inherited it
+_private: Path | None = None
 
 
 def cache_root() -> Path | None:
@@ -64,26 +64,20 @@ def _host_key() -> str:
     return f"tf-{tf.__version__}-{hashlib.sha256(cpu.encode()).hexdigest()[:12]}"
 
 
-def enable() -> None:
-    """Asks for the cache in this process (train.py, `python -m rl.tune`); `activate` then
-    sets it up where it is safe to (`rl.loop.train`, once the engine is built)."""
-    global _requested
-    _requested = True
-
-
-def activate() -> Path | None:
+def enable() -> Path | None:
     """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the
-    shared cache, and publishes this process's new entries at exit, if `enable` was called.
+    shared cache, and publishes this process's new entries at exit.
 
-    Called by the loop after the engine is built and before its first iteration: the probe
-    compile below initializes TensorFlow's runtime, which must come after a strategy is
-    created (MultiWorkerMirroredStrategy warns "Collective ops is not configured at program
-    startup" otherwise) and after worker processes are started (they must not inherit the
-    flag). Later calls return the same directory. None: not enabled, off, or impossible."""
-    global _active
-    if not _requested or _active is not None:
-        return _active
-    if FLAG in os.environ.get("TF_XLA_FLAGS", ""):
+    Call it before TensorFlow's runtime starts (its first op, or a strategy): TensorFlow reads
+    TF_XLA_FLAGS when it initializes its devices, once. train.py and `python -m rl.tune` call
+    it at startup; the loop calls `activate` once the engine is built, which takes the flag out
+    of the environment again. Returns the private directory, or None when the cache is off,
+    the user set their own, or it cannot be created."""
+    global _private
+    if _private is not None:
+        return _private
+    flags = _without_inherited(os.environ.get("TF_XLA_FLAGS", ""))
+    if FLAG in flags:
         return None  # the user set their own cache (TensorFlow uses it as it is)
     root = cache_root()
     if root is None:
@@ -96,39 +90,38 @@ def activate() -> Path | None:
             _link(entry, private / entry.name)
     except OSError:
         return None  # a read-only or full disk: compile as if there were no cache
-    if not _point_tensorflow_at(private):
-        shutil.rmtree(private, ignore_errors=True)
-        return None
+    os.environ["TF_XLA_FLAGS"] = f"{flags} {FLAG}={private}".strip()
+    os.environ[PRIVATE_VAR] = str(private)
     atexit.register(publish, private, root)
-    _active = private
+    _private = private
     return private
 
 
-def _point_tensorflow_at(private: Path) -> bool:
-    """Sets the flag, makes TensorFlow read it (one tiny XLA compile: it reads TF_XLA_FLAGS
-    once, at the first), and takes the flag out of the environment again, so that child
-    processes (workers, test subprocesses) do not write into this process's directory.
-    False when TensorFlow had read its flags before (an XLA compile ran earlier in this
-    process): the cache then stays off here."""
-    import secrets
+def activate() -> None:
+    """Takes this process's cache flag out of the environment, now that TensorFlow has read
+    it (the engine's construction started the runtime): processes started from here on (test
+    subprocesses, tools) must not write into this process's directory. Worker processes
+    started earlier drop it themselves (`forget_inherited`; rl/workers/boot.py does the same
+    without importing rl)."""
+    forget_inherited()
 
-    import tensorflow as tf
 
-    previous = os.environ.get("TF_XLA_FLAGS")
-    os.environ["TF_XLA_FLAGS"] = f"{previous or ''} {FLAG}={private}".strip()
-    before = {p.name for p in private.iterdir()}
-    marker = float(secrets.randbits(20))  # a program no other process compiled
-    try:
-        tf.function(lambda: tf.constant(marker) + 1.0, jit_compile=True)()
-    finally:
-        if previous is None:
-            os.environ.pop("TF_XLA_FLAGS", None)
-        else:
-            os.environ["TF_XLA_FLAGS"] = previous
-    probe = [p for p in private.iterdir() if p.name not in before]
-    for path in probe:
-        path.unlink(missing_ok=True)  # not worth publishing
-    return bool(probe)
+def forget_inherited() -> None:
+    """Removes an rl process's private cache flag from this process's environment (call before
+    TensorFlow's runtime starts): that directory is the other process's alone."""
+    flags = _without_inherited(os.environ.get("TF_XLA_FLAGS", ""))
+    if flags:
+        os.environ["TF_XLA_FLAGS"] = flags
+    else:
+        os.environ.pop("TF_XLA_FLAGS", None)
+    os.environ.pop(PRIVATE_VAR, None)
+
+
+def _without_inherited(flags: str) -> str:
+    private = os.environ.get(PRIVATE_VAR)
+    if not private:
+        return flags
+    return " ".join(part for part in flags.split() if part != f"{FLAG}={private}")
 
 
 def publish(private: Path, root: Path) -> list[str]:

@@ -44,10 +44,22 @@ def _import_tensorflow_quietly() -> None:
         os.close(saved)
 
 
+def _forget_learners_compile_cache() -> None:
+    """The learner's private XLA cache directory (rl/utils/compile_cache.py) is its own: an
+    actor that inherited the flag would write into it. (`compile_cache.forget_inherited`,
+    written out here because importing rl would import TensorFlow first.)"""
+    private = os.environ.pop("RL_XLA_CACHE_PRIVATE", None)
+    if private:
+        own = f"--tf_xla_persistent_cache_directory={private}"
+        flags = " ".join(p for p in os.environ.get("TF_XLA_FLAGS", "").split() if p != own)
+        os.environ["TF_XLA_FLAGS"] = flags
+
+
 def _main(args: dict) -> None:
     for number in (signal.SIGINT, signal.SIGTERM):  # the learner's to handle
         signal.signal(number, signal.SIG_IGN)
     _die_with_parent()
+    _forget_learners_compile_cache()
     os.environ["RL_WORKER_INDEX"] = str(args["index"])
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # actors act on CPU; accelerators are the learner's

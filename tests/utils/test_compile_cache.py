@@ -20,8 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import os, sys
 from rl.utils import compile_cache
-compile_cache.enable()
-print("private", compile_cache.activate(), flush=True)
+print("private", compile_cache.enable(), flush=True)
 import tensorflow as tf
 @tf.function(jit_compile=True)
 def f(x):
@@ -106,6 +105,44 @@ def test_off_and_a_users_own_cache_are_respected(tmp_path):
     )
     assert mine.returncode == 0 and "private None" in mine.stdout
     assert len(list(own.iterdir())) == 1 and not (tmp_path / "cache").exists()
+
+
+CHILD = """
+import os, sys
+import tensorflow as tf
+print("flags", os.environ.get("TF_XLA_FLAGS", ""), flush=True)
+print("value", tf.function(lambda: tf.constant(5.0) * 2.0, jit_compile=True)().numpy())
+"""
+PARENT = """
+import os, subprocess, sys
+from rl.utils import compile_cache
+private = compile_cache.enable()
+import tensorflow as tf
+tf.function(lambda: tf.constant(3.0) + 1.0, jit_compile=True)()  # the runtime reads the flag
+compile_cache.activate()  # as the loop does once the engine is built
+child = subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True)
+print(child.stdout, flush=True)
+print("private entries", len(list(private.iterdir())), flush=True)
+"""
+
+
+def test_processes_started_after_activate_do_not_inherit_the_directory(tmp_path):
+    """A subprocess of an rl process never writes into that process's private directory."""
+    cache = tmp_path / "cache"
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "RL_XLA_CACHE": str(cache)}
+    environment.pop("TF_XLA_FLAGS", None)
+    parent = subprocess.run(
+        [sys.executable, "-c", PARENT, CHILD],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert parent.returncode == 0, parent.stderr
+    assert "flags \n" in parent.stdout and "value 10.0" in parent.stdout  # no cache flag
+    assert "private entries 1" in parent.stdout  # the parent's program only
+    entries, private = _layout(cache)
+    assert len(entries) == 1 and private == []  # the parent published its one program
 
 
 def test_eviction_keeps_the_newest_entries(tmp_path):
