@@ -159,6 +159,7 @@ import json, runpy, sys, time
 import stable_baselines3 as sb3
 for cls in (sb3.PPO, sb3.DQN):
     def learn(self, *a, _orig=cls.learn, **k):
+        start = time.process_time()
         try:
             return _orig(self, *a, **k)
         finally:
