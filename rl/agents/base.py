@@ -49,6 +49,7 @@ from rl.hparams import HParams, as_schedule
 from rl.types import Batch, Metrics
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
+from rl.utils.gradient_clipping import clip_by_global_norm
 
 
 class Agent(tf.Module):
@@ -271,8 +272,7 @@ class Agent(tf.Module):
             loss, aux = loss_fn()
         grads = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(grads)
-        if self.hparams.max_grad_norm > 0:
-            grads, _ = tf.clip_by_global_norm(grads, self.hparams.max_grad_norm, grad_norm)
+        grads = clip_by_global_norm(grads, self.grad_clip_norm(), grad_norm)
         self.optimizer.apply_gradients(zip(grads, variables, strict=False))
         if self._diagnostics is not None:  # before the counter: schedules see the same step
             rng_after = self.generator.state.read_value()
@@ -298,7 +298,7 @@ class Agent(tf.Module):
             loss_fn,
             variables,
             batch,
-            self.hparams.max_grad_norm,
+            self.grad_clip_norm(),
             self._loss_weight,
             self._replica_xla,
         )
@@ -324,6 +324,32 @@ class Agent(tf.Module):
         if tensor is not None:
             return tensor
         return as_schedule(getattr(self.hparams, name))(step)
+
+    def _hparam_now(self, name: str, step: tf.Tensor | tf.Variable) -> float | tf.Tensor | None:
+        """Hparam `name` at `step`, keeping constants as Python numbers: a number or a constant
+        schedule stays a float (baked into the graph as before schedules, so the same bits),
+        None stays None (an optional key that is off), a changing schedule is its float32
+        tensor at `step`; a population member's tensor wins (`read_hparams_from`)."""
+        tensor = self._hparam_tensors(name)
+        if tensor is not None:
+            return tensor
+        value = getattr(self.hparams, name)
+        if value is None:
+            return None
+        schedule = as_schedule(value)
+        if schedule.name == "constant":
+            return float(schedule.args["value"])
+        return schedule(step)
+
+    def grad_clip_norm(self) -> float | tf.Tensor | None:
+        """`max_grad_norm` at the current gradient step: None when clipping is off (0), a
+        number, or a tensor for a schedule (no clipping at the steps where it is <= 0).
+
+        Public because the compiled seed stack (`rl.compiled`) clips as the agent does."""
+        limit = self._hparam_now("max_grad_norm", self.gradient_steps)
+        if isinstance(limit, float) and limit <= 0:
+            return None
+        return limit
 
     def _hparam_value(self, name: str) -> float | tf.Tensor:
         """A constant float hparam (gamma, gae_lambda, ...): the set's number, or the tensor

@@ -41,7 +41,7 @@ from rl.registry import action_functions, gradient_functions, register_agent
 from rl.types import Batch, Metrics
 
 
-def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float) -> tf.Tensor:
+def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float | tf.Tensor) -> tf.Tensor:
     """R2D2's priority of each sequence [..., T] -> [...]: eta * max |delta| + (1 - eta) *
     mean |delta|, over the learning steps only."""
     abs_error = tf.abs(td_error) * mask
@@ -243,10 +243,11 @@ class DRQN(RecurrentStateMixin, Agent):
                 lambda: tf.constant(False),
             )
             sample = {key: value[k] for key, value in batch.items()}
+            eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
             loss, grad_norm, aux = self._gradient_step(
                 self._loss, self.q_network.trainable_variables, sample
             )
-            priority = sequence_priority(aux["td_error"], sample["mask"], hp.priority_eta)
+            priority = sequence_priority(aux["td_error"], sample["mask"], eta)
             return (
                 k + 1,
                 priorities.write(k, priority),

@@ -156,11 +156,13 @@ class Impala(ActorCriticAgent):
         discounts = rollout.discounts(hp.gamma)
         log_prob, value = now.log_prob, now.value
         log_rhos = tf.stop_gradient(log_prob) - rollout.log_prob
+        step = self.gradient_steps
+        rho_bar = self._hparam_now("vtrace_rho_bar", step)
         options = {
             "log_rhos": log_rhos,
-            "rho_bar": hp.vtrace_rho_bar,
-            "c_bar": hp.vtrace_c_bar,
-            "lambda_": hp.vtrace_lambda,
+            "rho_bar": rho_bar,
+            "c_bar": self._hparam_now("vtrace_c_bar", step),
+            "lambda_": self._hparam_now("vtrace_lambda", step),
         }
         advantages, vs = self.estimator(
             rewards,
@@ -182,7 +184,7 @@ class Impala(ActorCriticAgent):
             self._hparam_at("ent_coef", self.gradient_steps),
         )
         rhos = tf.exp(log_rhos)
-        rho_bar = np.inf if hp.vtrace_rho_bar is None else hp.vtrace_rho_bar
+        rho_bar = np.inf if rho_bar is None else rho_bar
         aux["rho_mean"] = tf.reduce_mean(rhos)
         aux["rho_clip_fraction"] = tf.reduce_mean(tf.cast(rhos > rho_bar, tf.float32))
         # E_mu[rho - 1 - log rho] = KL(mu || pi): how far the learner moved from the actors.

@@ -30,6 +30,7 @@ from rl.agents.replay_agent import ReplayAgent
 from rl.distribute import replicated_minimize
 from rl.errors import UserError
 from rl.types import Metrics
+from rl.utils.gradient_clipping import clip_by_global_norm
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -108,7 +109,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
                 loss_fn,
                 variables,
                 batch,
-                self.hparams.max_grad_norm,
+                self.grad_clip_norm(),
                 self._loss_weight,
                 self._replica_xla,
             )
@@ -118,8 +119,8 @@ class OffPolicyContinuousAgent(ReplayAgent):
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
         grads = tape.gradient(loss, variables)
-        if self.hparams.max_grad_norm > 0:
-            grads, _ = tf.clip_by_global_norm(grads, self.hparams.max_grad_norm)
+        if (limit := self.grad_clip_norm()) is not None:
+            grads = clip_by_global_norm(grads, limit, tf.linalg.global_norm(grads))
         optimizer.apply_gradients(zip(grads, variables, strict=True))
         return loss, aux
 

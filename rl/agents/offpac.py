@@ -160,20 +160,21 @@ class OffPAC(ActorCriticAgent):
         rewards = fold_truncation(
             rollout.reward, rollout.truncated, tf.stop_gradient(final_values), hp.gamma
         )
+        rho_bar = self._hparam_now("rho_bar", self.gradient_steps)
         value_targets, advantages = offpac_critic_targets(
             rewards,
             current.value,
             rollout.discounts(hp.gamma),
             tf.stop_gradient(bootstrap),
             current.log_prob - rollout.log_prob,
-            lambda_=hp.trace_lambda,
-            rho_bar=hp.rho_bar,
-            c_bar=hp.c_bar,
+            lambda_=self._hparam_now("trace_lambda", self.gradient_steps),
+            rho_bar=rho_bar,
+            c_bar=self._hparam_now("c_bar", self.gradient_steps),
         )
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
         policy_loss, rho_mean, rho_clip_fraction = offpac_actor_loss(
-            current.log_prob, rollout.log_prob, advantages, hp.rho_bar
+            current.log_prob, rollout.log_prob, advantages, rho_bar
         )
         critic_loss = value_loss(current.value, value_targets)
         entropy = entropy_bonus(current.entropy)

@@ -178,7 +178,8 @@ class OnPolicyAgent(ActorCriticAgent):
         hp, spec = self.hparams, self.spec
         self._build_actor_critic()
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
-        # Estimator-specific options, passed to the estimators that accept them.
+        # Estimator-specific options, passed to the estimators that accept them (a schedule's
+        # value is read at each update: `estimate_advantages`).
         options = {"lambda_": hp.gae_lambda}
         accepted = inspect.signature(self.estimator).parameters
         self._estimator_options = {k: v for k, v in options.items() if k in accepted}
@@ -280,7 +281,7 @@ class OnPolicyAgent(ActorCriticAgent):
         `gae_lambda` (a number, or [N] per column) replaces the agent's own."""
         options = dict(self._estimator_options)
         if "lambda_" in options:
-            own = self._hparam_value("gae_lambda")
+            own = self._hparam_now("gae_lambda", self.gradient_steps)
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
 

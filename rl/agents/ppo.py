@@ -54,19 +54,19 @@ class PPO(OnPolicyAgent):
     ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None:
         if not self.stops_early:
             return None
-        limit = self.kl_stop_factor * self.hparams.target_kl
 
         def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
             # A forward pass of its own (no gradient): the same approx KL as the step's loss.
             _, aux = self._minibatch_loss(minibatch(indices, k))
-            return aux["approx_kl"] > limit
+            target_kl = self._hparam_now("target_kl", self.gradient_steps)
+            return aux["approx_kl"] > self.kl_stop_factor * target_kl
 
         return kl_too_far
 
     def _loss(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        hp, mask = self.hparams, minibatch["mask"]
+        mask = minibatch["mask"]
         clip_range = self._hparam_at("clip_range", self.gradient_steps)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
@@ -75,7 +75,7 @@ class PPO(OnPolicyAgent):
             value,
             minibatch["return"],
             minibatch["old_value"],
-            hp.clip_range_vf,
+            self._hparam_now("clip_range_vf", self.gradient_steps),
             mask,
         )
         entropy = entropy_bonus(entropy, mask)

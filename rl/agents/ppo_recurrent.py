@@ -234,9 +234,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         final_values = tf.reshape(final_values, [num_steps, num_envs])
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, hp.gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], hp.gamma)
-        advantages, returns = self.estimator(
-            rewards, value, discounts, bootstrap, **self._estimator_options
-        )
+        advantages, returns = self.estimate_advantages(rewards, value, discounts, bootstrap)
         return {
             "log_prob": tf.reshape(log_prob, [num_steps, num_envs]),
             "value": value,

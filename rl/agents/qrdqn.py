@@ -23,6 +23,7 @@ from rl.agents.dqn import DQN
 from rl.agents.function_slots import FunctionSlot
 from rl.agents.gradient_functions import quantile_q_values, quantile_target
 from rl.errors import UserError
+from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.registry import gradient_functions, register_agent
 
@@ -41,8 +42,12 @@ class QRDQN(DQN):
         hp = self.hparams
         if hp.num_quantiles < 2:
             raise UserError(f"num_quantiles must be >= 2 for qrdqn, got {hp.num_quantiles}")
-        if not hp.kappa > 0:
-            raise UserError(f"kappa must be > 0 for qrdqn (the Huber threshold), got {hp.kappa}")
+        kappa = as_schedule(hp.kappa)
+        if not kappa.value_range()[0] > 0:
+            shown = kappa.args["value"] if kappa.name == "constant" else kappa.spec()
+            raise UserError(
+                f"kappa must be > 0 for qrdqn (the Huber threshold) at every step, got {shown}"
+            )
         super()._build()
 
     def _q_network_options(self) -> dict:
@@ -62,7 +67,11 @@ class QRDQN(DQN):
         )
         quantiles = self.q_network(sample["obs"])
         loss, per_sample = self._loss_function(
-            quantiles, sample["action"], target, sample["weights"], self.hparams.kappa
+            quantiles,
+            sample["action"],
+            target,
+            sample["weights"],
+            self._hparam_now("kappa", self.gradient_steps),
         )
         q_mean = tf.reduce_mean(quantile_q_values(quantiles))
         return loss, {"td_error": per_sample, "q_mean": q_mean}

@@ -58,9 +58,9 @@ class SAC(OffPolicyContinuousAgent):
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
         self.alpha_optimizer = self._make_optimizer([self.log_alpha])
-        self.target_entropy = (
-            -float(num_action_dims(spec)) if hp.target_entropy is None else hp.target_entropy
-        )
+        # SAC's heuristic -|A|, used where `target_entropy` is None; a number or a schedule
+        # given in the set is read at each temperature step instead.
+        self.default_target_entropy = -float(num_action_dims(spec))
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.critics.trainable_variables
@@ -137,8 +137,12 @@ class SAC(OffPolicyContinuousAgent):
         )
         log_prob = actor_aux["log_prob"]
 
+        target_entropy = self._hparam_now("target_entropy", self.gradient_steps)
+        if target_entropy is None:
+            target_entropy = self.default_target_entropy
+
         def alpha_loss_fn(part):
-            return sac_alpha_loss(self.log_alpha, part["log_prob"], self.target_entropy), {}
+            return sac_alpha_loss(self.log_alpha, part["log_prob"], target_entropy), {}
 
         if hp.auto_alpha:
             alpha_loss, _ = self._optimizer_step(

@@ -86,7 +86,6 @@ class TD3(OffPolicyContinuousAgent):
         return self.actor(obs)
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
-        hp = self.hparams
         action = self.actor(obs)
         if not self._noise_is_stateful:
             return self._action_function(
@@ -104,7 +103,7 @@ class TD3(OffPolicyContinuousAgent):
             action,
             self.generator,
             state,
-            hp.ou_theta,
+            self._hparam_now("ou_theta", self.env_steps),
             self._hparam_at("action_noise_std", self.env_steps),
             self.action_low,
             self.action_high,

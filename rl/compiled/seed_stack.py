@@ -119,10 +119,11 @@ class SeedStack(tf.Module):
             total = tf.reduce_sum(losses)
         grads = tape.gradient(total, self.stacked)
         norms = per_seed_global_norm(grads)
-        if self.member_max_grad_norm is not None:
-            grads = clip_per_seed(grads, self.member_max_grad_norm, norms)
-        elif self.hparams.max_grad_norm > 0:
-            grads = clip_per_seed(grads, self.hparams.max_grad_norm, norms)
+        limit = self.member_max_grad_norm
+        if limit is None:
+            limit = template.grad_clip_norm()  # a number, a schedule's tensor, or None (off)
+        if limit is not None:
+            grads = clip_per_seed(grads, limit, norms)
         self.optimizer.apply_gradients(zip(grads, self.stacked, strict=True))
         if self.member_lr is not None:
             for variable, before in zip(self.stacked, weights, strict=True):
@@ -186,8 +187,12 @@ def clip_per_seed(
     grads: Sequence[tf.Tensor], clip_norm: float | tf.Tensor, norms: tf.Tensor
 ) -> list:
     """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip)
-    (`clip_norm` a number, or [S] per seed)."""
-    scale = clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm)
+    (`clip_norm` a number, a schedule's scalar tensor — no clipping where it is <= 0 — or [S]
+    per seed)."""
+    if isinstance(clip_norm, float | int):
+        scale = clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm)
+    else:
+        scale = tf.where(clip_norm > 0, clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm), 1.0)
     scale = scale + (norms - norms)  # NaN/inf norms propagate, as tf.clip_by_global_norm does
     return [g * tf.reshape(scale, [-1] + [1] * (g.shape.rank - 1)) for g in grads]
 

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 
 import tensorflow as tf
 
+from rl.utils.gradient_clipping import clip_factor
+
 SUM = tf.distribute.ReduceOp.SUM
 LossFn = Callable[[dict[str, tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
 
@@ -61,7 +63,7 @@ def replicated_minimize(
     loss_fn: LossFn,
     variables: list[tf.Variable],
     batch: dict[str, tf.Tensor],
-    max_grad_norm: float,
+    max_grad_norm: float | tf.Tensor | None,
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
     jit_compile: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
@@ -98,8 +100,8 @@ def replicated_minimize(
         scalars = tf.math.divide_no_nan(scalar_sums, total_weight)
         grads = [tf.math.divide_no_nan(g, total_weight) for g in grad_sums]
         grad_norm = tf.linalg.global_norm(grads)
-        if max_grad_norm > 0:  # tf.clip_by_global_norm's factor, from the whole batch's norm
-            scale = max_grad_norm / tf.maximum(grad_norm, max_grad_norm)
+        if max_grad_norm is not None:  # tf.clip_by_global_norm's factor, from the whole norm
+            scale = clip_factor(max_grad_norm, grad_norm)
             grads = [g * scale for g in grads]
         optimizer.apply_gradients(zip(grads, [v for _, v in pairs], strict=True))
         return scalars, grad_norm, per_example

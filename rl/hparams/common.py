@@ -26,6 +26,7 @@ def evaluation_protocol() -> HParams:
         0.0,
         "Probability of a uniformly random action at each evaluation step (0: greedy; Atari "
         "protocols use 0.001 to 0.05).",
+        fixed_because="is the same at every evaluation, so that scores compare across a run",
     )
     hp.add(
         "max_episode_steps",
@@ -117,8 +118,19 @@ def parallel_workers() -> HParams:
         "learning_starts (agents with an epsilon; others keep their own exploration); agent: "
         "every actor follows the agent's own exploration schedule.",
     )
-    hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).")
-    hp.add("apex_alpha", 7.0, "Ape-X epsilon exponent spread alpha (the paper's 7).")
+    actors_start = "fixes each actor's epsilon when the actors start"
+    hp.add(
+        "apex_epsilon",
+        0.4,
+        "Ape-X base epsilon (the paper's 0.4).",
+        fixed_because=actors_start,
+    )
+    hp.add(
+        "apex_alpha",
+        7.0,
+        "Ape-X epsilon exponent spread alpha (the paper's 7).",
+        fixed_because=actors_start,
+    )
     hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
     hp.add(
         "queue_blocks",
@@ -168,6 +180,7 @@ def base() -> HParams:
         None,
         "Stop once an evaluation's mean return reaches this (None: train to train_steps).",
         type=float | None,
+        fixed_because="is the training loop's threshold for each evaluation's return",
     )
     hp.add("checkpoint_every", 10_000, "Checkpoint every this many env steps (and at the end).")
     hp.add("keep_checkpoints", 3, "How many recent checkpoints to keep.")
@@ -211,8 +224,20 @@ def base() -> HParams:
     )
     hp.add("lr", 1e-3, "Learning rate: a number or a schedule of the gradient step.", type=Schedule)
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")
-    hp.add("max_grad_norm", 10.0, "Clip gradients to this global norm (0: no clipping).")
-    hp.add("gamma", 0.99, "Discount factor.")
+    hp.add(
+        "max_grad_norm",
+        10.0,
+        "Clip gradients to this global norm (0: no clipping); a number or a schedule of the "
+        "gradient step (no clipping at the steps where it is <= 0).",
+        type=Schedule,
+    )
+    hp.add(
+        "gamma",
+        0.99,
+        "Discount factor.",
+        fixed_because="defines the return every value estimate of the run is of (n-step "
+        "replay also discounts rewards with it as it stores them)",
+    )
     return hp
 
 

@@ -225,12 +225,14 @@ class TypeSpec:
         return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
-# A number-typed key given a schedule: the agent reads it once, when it is built (schedules are
-# declared type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...).
+# A number-typed key given a schedule: why it stays a number (schedules are declared
+# type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...). The key's
+# declaration may give its own reason (`fixed_because`); this one is the default.
 _SCHEDULE_CALL = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
+_READ_WHEN_BUILT = "is read once, when the agent is built"
 _NO_SCHEDULE = (
-    "{key} is read once, when the agent is built, so it takes a number, not the schedule "
-    "{value!r}; the keys that follow a schedule say so in docs/hparams_reference.md"
+    "{key} {reason}, so it takes a number, not the schedule {value!r}; the keys that follow a "
+    "schedule say so in docs/hparams_reference.md"
 )
 
 
@@ -282,6 +284,7 @@ class _Entry:
     spec: TypeSpec
     value: Any
     doc: str
+    fixed_because: str = _READ_WHEN_BUILT  # a number key's reason to refuse a schedule
 
 
 class HParams:
@@ -298,8 +301,18 @@ class HParams:
 
     # --- declaring and setting ---
 
-    def add(self, name: str, default: Any, doc: str, type: Any = None) -> HParams:
-        """Declares `name` once, with its default, a doc line and (optionally) its type."""
+    def add(
+        self,
+        name: str,
+        default: Any,
+        doc: str,
+        type: Any = None,
+        fixed_because: str = _READ_WHEN_BUILT,
+    ) -> HParams:
+        """Declares `name` once, with its default, a doc line and (optionally) its type.
+
+        `fixed_because`: for a number key, why it takes no schedule, completing "{name} ..."
+        in the one-line error (default: it is read once, when the agent is built)."""
         self._check_not_frozen()
         if not name.isidentifier() or name.startswith("_") or hasattr(HParams, name):
             raise ValueError(f"invalid hparam name {name!r} (identifier, no _, no method name)")
@@ -313,7 +326,7 @@ class HParams:
                 value = spec.check(default)
             except _Mismatch:
                 raise ValueError(f"default of {name} must be {spec}, got {default!r}") from None
-        self._entries[name] = _Entry(spec, value, doc)
+        self._entries[name] = _Entry(spec, value, doc, fixed_because)
         return self
 
     def set(self, name: str, value: Any) -> None:
@@ -326,7 +339,9 @@ class HParams:
             entry.value = entry.spec.check(value)
         except _Mismatch:
             if _is_number_kind(entry.spec) and isinstance(value, Schedule):
-                raise UserError(_NO_SCHEDULE.format(key=name, value=value.spec())) from None
+                raise UserError(
+                    _NO_SCHEDULE.format(key=name, reason=entry.fixed_because, value=value.spec())
+                ) from None
             raise UserError(f"{name} expects {entry.spec}, got {value!r}") from None
         except UserError as e:  # e.g. a schedule string naming an unknown schedule
             raise UserError(f"{name}: {e}") from None
@@ -366,7 +381,9 @@ class HParams:
             value = entry.spec.from_text(text)
         except _Mismatch:
             if _is_number_kind(entry.spec) and _names_a_schedule(text):
-                raise UserError(_NO_SCHEDULE.format(key=key, value=text)) from None
+                raise UserError(
+                    _NO_SCHEDULE.format(key=key, reason=entry.fixed_because, value=text)
+                ) from None
             raise UserError(f"{key} expects {entry.spec}, got {text!r}") from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
@@ -430,7 +447,7 @@ class HParams:
         new = HParams()
         for name, e in self._entries.items():
             value = e.value.copy() if e.spec.kind == "hparams" else e.spec.check(e.value)
-            new._entries[name] = _Entry(e.spec, value, e.doc)
+            new._entries[name] = _Entry(e.spec, value, e.doc, e.fixed_because)
         return new
 
     # --- reading ---
@@ -484,7 +501,8 @@ class HParams:
         lines = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
             old, new = mine.get(key), theirs.get(key)
-            if old == new or (key in my_numbers and my_numbers[key] == their_numbers.get(key)):
+            same_number = key in my_numbers and key in their_numbers
+            if old == new or (same_number and my_numbers[key] == their_numbers[key]):
                 continue
             if old and new and old[0] != new[0]:
                 lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
@@ -501,7 +519,7 @@ class HParams:
     def constant_number(self, name: str) -> float | None:
         """Key `name` as a number: a float key's value or a constant schedule's; None for
         anything else (a schedule that changes, an int, a string, None)."""
-        return self._constant_numbers().get(name)
+        return self._constant_numbers().get(name)  # an optional key set to None is None too
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
         out = {}
@@ -512,17 +530,23 @@ class HParams:
                 out[name] = (str(e.spec), json.dumps(e.spec.to_json(e.value)))
         return out
 
-    def _constant_numbers(self) -> dict[str, float]:
-        """{dotted key: number} of the float keys and the constant schedules: a constant
-        schedule is its number, so a run saved when a key was a float (ent_coef, tau, ...
-        became schedules) resumes unless the value changed."""
-        out = {}
+    def _constant_numbers(self) -> dict[str, float | None]:
+        """{dotted key: number} of the float keys and the constant schedules, optional ones
+        included (None where they are None): a constant schedule is its number, so a run
+        saved when a key was a float (ent_coef, tau, target_kl, ... became schedules) resumes
+        unless the value changed."""
+        out: dict[str, float | None] = {}
         for name, e in self._entries.items():
+            kind = e.spec.elem.kind if e.spec.kind == "optional" else e.spec.kind
             if e.spec.kind == "hparams":
                 out.update({f"{name}.{k}": v for k, v in e.value._constant_numbers().items()})
-            elif e.spec.kind == "float" and e.value is not None:
+            elif kind not in ("float", "schedule"):
+                continue
+            elif e.value is None:
+                out[name] = None
+            elif kind == "float":
                 out[name] = float(e.value)
-            elif e.spec.kind == "schedule" and e.value.name == "constant":
+            elif e.value.name == "constant":
                 out[name] = float(e.value.args["value"])
         return out
 

@@ -39,20 +39,22 @@ def impala() -> HParams:
         "vtrace_rho_bar",
         1.0,
         "V-trace rho_bar: truncation of the importance weights in delta_t V and in the policy "
-        "gradient (None: no truncation).",
-        type=float | None,
+        "gradient (None: no truncation); a number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     hp.add(
         "vtrace_c_bar",
         1.0,
-        "V-trace c_bar: truncation of the trace coefficients c_t (None: no truncation).",
-        type=float | None,
+        "V-trace c_bar: truncation of the trace coefficients c_t (None: no truncation);"
+        " a number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     hp.add(
         "vtrace_lambda",
         1.0,
         "lambda of the traces c_t = lambda min(c_bar, rho_t) (section 4.2 of the paper); also "
-        "GAE's lambda with advantage_estimator=gae.",
+        "GAE's lambda with advantage_estimator=gae; a number or a schedule of the gradient step.",
+        type=Schedule,
     )
     hp.add("n_epochs", 1, "Passes over each batch of unrolls per update (> 1: off-policy data).")
     hp.add(

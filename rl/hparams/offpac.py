@@ -35,20 +35,24 @@ def offpac() -> HParams:
     hp.add(
         "trace_lambda",
         1.0,
-        "Trace decay lambda of the critic's off-policy lambda-return (0: one-step TD targets).",
+        "Trace decay lambda of the critic's off-policy lambda-return (0: one-step TD targets);"
+        " a number or a schedule of the gradient step.",
+        type=Schedule,
     )
     hp.add(
         "rho_bar",
         1.0,
         "Truncation of the importance weights pi/b in the actor loss and the critic's target "
-        "(None: untruncated, the paper's unbiased weights).",
-        type=float | None,
+        "(None: untruncated, the paper's unbiased weights); a number or a schedule of the "
+        "gradient step.",
+        type=Schedule | None,
     )
     hp.add(
         "c_bar",
         1.0,
-        "Truncation of the trace coefficients lambda min(c_bar, pi/b) (None: untruncated).",
-        type=float | None,
+        "Truncation of the trace coefficients lambda min(c_bar, pi/b) (None: untruncated);"
+        " a number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     hp.add("normalize_advantage", False, "Normalize the actor's advantages per gradient step.")
     hp.add(

@@ -39,7 +39,13 @@ def on_policy() -> HParams:
         "gae",
         "Registered advantage estimator: gae or discounted_returns (train.py --list).",
     )
-    hp.add("gae_lambda", 0.95, "GAE lambda (1: n-step returns minus V; 0: one-step TD error).")
+    hp.add(
+        "gae_lambda",
+        0.95,
+        "GAE lambda (1: n-step returns minus V; 0: one-step TD error); a number or a schedule "
+        "of the gradient step.",
+        type=Schedule,
+    )
     hp.add("n_epochs", 1, "Passes over each rollout per update.")
     hp.add(
         "batch_size",

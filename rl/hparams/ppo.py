@@ -31,8 +31,9 @@ def ppo() -> HParams:
     hp.add(
         "clip_range_vf",
         None,
-        "Clip the value update to this distance from the old value (None: no clipping).",
-        type=float | None,
+        "Clip the value update to this distance from the old value (None: no clipping);"
+        " a number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     hp.add(
         "target_kl",
@@ -42,8 +43,9 @@ def ppo() -> HParams:
         "current weights) is computed in an extra forward pass; above 1.5 * target_kl that step "
         "and the rest of the update's epochs are skipped (train/update_steps counts the steps "
         "taken). None: off, every epoch runs. Not under distribution strategies; with --copies "
-        "on a TF-ops env the seeds then train as separate programs, each stopping on its own.",
-        type=float | None,
+        "on a TF-ops env the seeds then train as separate programs, each stopping on its own. "
+        "A number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     return hp
 

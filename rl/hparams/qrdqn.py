@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rl.hparams.dqn import dqn, dqn_cartpole, dqn_tiny
 from rl.hparams.hparams import HParams
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
@@ -20,7 +21,13 @@ def with_qrdqn(hp: HParams, num_quantiles: int = 200) -> HParams:
     hp.loss = "quantile_huber_loss"
     hp.double_q = False
     hp.add("num_quantiles", num_quantiles, "QR-DQN: quantiles of each action's return (>= 2).")
-    hp.add("kappa", 1.0, "QR-DQN: Huber threshold of the quantile loss (> 0; the paper's 1).")
+    hp.add(
+        "kappa",
+        1.0,
+        "QR-DQN: Huber threshold of the quantile loss (> 0; the paper's 1); a number or a "
+        "schedule of the gradient step.",
+        type=Schedule,
+    )
     return hp
 
 

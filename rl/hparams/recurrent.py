@@ -190,7 +190,9 @@ def drqn() -> HParams:
     hp.add(
         "priority_eta",
         0.9,
-        "Prioritized replay: a sequence's priority is eta * max |TD error| + (1 - eta) * mean.",
+        "Prioritized replay: a sequence's priority is eta * max |TD error| + (1 - eta) * mean;"
+        " a number or a schedule of the gradient step.",
+        type=Schedule,
     )
     hp.train_every = 16
     return hp

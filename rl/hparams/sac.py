@@ -12,6 +12,7 @@ from rl.hparams.off_policy_continuous import (
     pendulum_protocol,
     smoke_test_replay,
 )
+from rl.hparams.schedules import Schedule
 from rl.registry import register_hparams
 
 
@@ -25,8 +26,9 @@ def sac() -> HParams:
     hp.add(
         "target_entropy",
         None,
-        "Entropy the learned alpha aims for (None: -|A|, the number of action dimensions).",
-        type=float | None,
+        "Entropy the learned alpha aims for (None: -|A|, the number of action dimensions);"
+        " a number or a schedule of the gradient step.",
+        type=Schedule | None,
     )
     return hp
 

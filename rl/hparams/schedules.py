@@ -56,6 +56,11 @@ class Schedule:
     def _value(self, step: tf.Tensor) -> tf.Tensor:
         raise NotImplementedError
 
+    def value_range(self) -> tuple[float, float]:
+        """(lowest, highest) value over all steps >= 0, limits included (a decay toward 0
+        reaches 0 in float32): what a key's check (`kappa > 0`, ...) must hold for."""
+        raise NotImplementedError
+
     def value(self, step: int) -> float:
         """Python convenience (eager only): the value at `step` as a float."""
         return float(self(step).numpy())
@@ -126,6 +131,9 @@ class Constant(Schedule):
         del step
         return tf.constant(self.args["value"], tf.float32)
 
+    def value_range(self) -> tuple[float, float]:
+        return self.args["value"], self.args["value"]
+
 
 class Linear(Schedule):
     """`linear(start, end, steps, begin=0)`: start until `begin`, then linearly to `end` over
@@ -148,6 +156,9 @@ class Linear(Schedule):
         frac = tf.cast(done, tf.float32) / float(a["steps"])
         # start*(1-frac) + end*frac hits both endpoints exactly.
         return a["start"] * (1.0 - frac) + a["end"] * frac
+
+    def value_range(self) -> tuple[float, float]:
+        return _ends(self.args["start"], self.args["end"])
 
 
 class Exponential(Schedule):
@@ -175,6 +186,13 @@ class Exponential(Schedule):
         exponent = tf.cast(step, tf.float32) / float(a["decay_steps"])
         decayed = a["start"] * tf.pow(tf.constant(a["decay_rate"], tf.float32), exponent)
         return tf.maximum(decayed, a["minimum"])
+
+    def value_range(self) -> tuple[float, float]:
+        start, rate, minimum = self.args["start"], self.args["decay_rate"], self.args["minimum"]
+        # start * rate^x for x >= 0 runs from start toward 0 (rate < 1) or +-inf (rate > 1).
+        limit = 0.0 if rate < 1 else start if rate == 1 or start == 0 else start * math.inf
+        low, high = _ends(start, limit)
+        return max(low, minimum), max(high, minimum)
 
 
 class Piecewise(Schedule):
@@ -208,6 +226,9 @@ class Piecewise(Schedule):
         index = tf.reduce_sum(tf.cast(step >= bounds, tf.int32))
         return tf.gather(tf.constant(self.args["values"], tf.float32), index)
 
+    def value_range(self) -> tuple[float, float]:
+        return min(self.args["values"]), max(self.args["values"])
+
 
 class Cosine(Schedule):
     """`cosine(start, end, steps)`: half a cosine from `start` to `end` over `steps`, then `end`
@@ -228,6 +249,13 @@ class Cosine(Schedule):
         frac = tf.cast(done, tf.float32) / float(a["steps"])
         weight = 0.5 * (1.0 + tf.cos(math.pi * frac))  # 1 at the start, 0 at the end
         return a["start"] * weight + a["end"] * (1.0 - weight)
+
+    def value_range(self) -> tuple[float, float]:
+        return _ends(self.args["start"], self.args["end"])
+
+
+def _ends(a: float, b: float) -> tuple[float, float]:
+    return min(a, b), max(a, b)
 
 
 for _cls in (Constant, Linear, Exponential, Piecewise, Cosine):

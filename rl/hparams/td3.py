@@ -51,7 +51,13 @@ def td3() -> HParams:
         "env step.",
         type=Schedule,
     )
-    hp.add("ou_theta", 0.15, "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1).")
+    hp.add(
+        "ou_theta",
+        0.15,
+        "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1); a number or a schedule of the "
+        "env step.",
+        type=Schedule,
+    )
     return hp
 
 

@@ -168,7 +168,7 @@ def test_sac_moves_alpha_towards_the_target_entropy(target_entropy, direction):
 
 def test_sac_default_target_entropy_is_minus_the_action_dimensions():
     agent, *_ = make_agent("sac_tiny")
-    assert agent.target_entropy == -1.0  # Pendulum: one action dimension
+    assert agent.default_target_entropy == -1.0  # Pendulum: one action dimension
 
 
 def test_sac_fixed_alpha_stays():

@@ -1,6 +1,7 @@
 """Float hparams an agent reads while training follow a schedule of the step, by hand: A2C's
-ent_coef and vf_coef (gradient step), DQN's tau (gradient step) and per_alpha (env step); a
-float read only when the agent is built refuses a schedule with one line."""
+ent_coef and vf_coef (gradient step), DQN's tau (gradient step) and per_alpha (env step). The
+other keys, and the one-line refusal of a key that stays a number, are in
+test_schedules_of_every_training_float.py."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,6 @@ import rl  # noqa: F401
 from rl import registry
 from rl.driver import Driver
 from rl.envs import make_vector_env
-from rl.errors import UserError
 
 
 def build(set_name: str, overrides: str, env_id: str = "CartPole-v1"):
@@ -91,17 +91,6 @@ def test_dqn_priority_exponent_follows_per_alpha_of_the_env_step():
         assert agent.replay.alpha == pytest.approx(alpha)  # float32 schedule
         del agent.replay.sample  # the replay's own method again
     env.close()
-
-
-@pytest.mark.parametrize("key", ["gamma", "n_step", "per_epsilon"])
-def test_a_key_read_at_build_time_refuses_a_schedule_with_one_line(key):
-    hp = registry.get_hparams("dqn_tiny")()
-    with pytest.raises(UserError) as error:
-        hp.override(f"{key}=linear(0.9, 0.99, 100)")
-    message = str(error.value)
-    assert "\n" not in message
-    assert f"{key} is read once, when the agent is built" in message
-    assert "not the schedule 'linear(0.9, 0.99, 100)'" in message
 
 
 def test_a_run_saved_when_the_key_was_a_float_resumes_unless_the_value_changed():

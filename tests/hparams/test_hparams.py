@@ -526,8 +526,18 @@ def test_diff():
     ]
     assert new.diff(old)[-1] == "n_step: 3 -> (absent)"
     a = HParams().add("x", 1.0, "doc")
-    b = HParams().add("x", 1.0, "doc", type=float | None)
-    assert a.diff(b) == ["x: float 1.0 -> optional[float] 1.0"]
+    b = HParams().add("x", "1.0", "doc")
+    assert a.diff(b) == ['x: float 1.0 -> str "1.0"']  # a type change is shown
+    # A number key that became optional or a schedule keeps its meaning: the same number (or
+    # None) is no change, so runs saved before resume (clip_range_vf, target_kl, ...).
+    c = HParams().add("x", 1.0, "doc", type=float | None)
+    d = HParams().add("x", 1.0, "doc", type=Schedule | None)
+    assert a.diff(c) == [] and a.diff(d) == [] and c.diff(d) == []
+    c.x, d.x = None, None
+    assert c.diff(d) == []
+    assert a.diff(c) == ["x: float 1.0 -> optional[float] null"]
+    d.x = "linear(1.0, 0.5, 10)"
+    assert c.diff(d) == ['x: optional[float] null -> optional[schedule] "linear(1.0, 0.5, 10)"']
 
 
 def test_repr():

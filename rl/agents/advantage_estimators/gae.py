@@ -21,7 +21,7 @@ def gae(
     values: tf.Tensor,
     discounts: tf.Tensor,
     bootstrap_value: tf.Tensor,
-    lambda_: float = 0.95,
+    lambda_: float | tf.Tensor = 0.95,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns (advantages, returns) with returns = advantages + values (the value target)."""
     next_values = tf.concat([values[1:], bootstrap_value[None]], axis=0)

@@ -43,9 +43,9 @@ def vtrace(
     discounts: tf.Tensor,
     bootstrap_value: tf.Tensor,
     log_rhos: tf.Tensor,
-    rho_bar: float | None = 1.0,
-    c_bar: float | None = 1.0,
-    lambda_: float = 1.0,
+    rho_bar: float | tf.Tensor | None = 1.0,
+    c_bar: float | tf.Tensor | None = 1.0,
+    lambda_: float | tf.Tensor = 1.0,
     pg_rho_bar: float | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns (policy-gradient advantages A_s, value targets v_s), both [T, N].
@@ -76,6 +76,6 @@ def vtrace(
     return advantages, vs
 
 
-def _clip(rhos: tf.Tensor, threshold: float | None) -> tf.Tensor:
+def _clip(rhos: tf.Tensor, threshold: float | tf.Tensor | None) -> tf.Tensor:
     """min(threshold, rhos); rhos unchanged for None."""
     return rhos if threshold is None else tf.minimum(tf.cast(threshold, rhos.dtype), rhos)

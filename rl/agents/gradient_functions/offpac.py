@@ -53,7 +53,7 @@ from rl.registry import register_gradient_function
 
 @register_gradient_function("truncated_importance_weights")
 def truncated_importance_weights(
-    log_prob: tf.Tensor, behaviour_log_prob: tf.Tensor, rho_bar: float | None
+    log_prob: tf.Tensor, behaviour_log_prob: tf.Tensor, rho_bar: float | tf.Tensor | None
 ) -> tf.Tensor:
     """min(rho_bar, pi/b) from log-probs (rho_bar None: no truncation); a constant (no
     gradient): the weights correct the sampling distribution, they are not optimized."""
@@ -68,9 +68,9 @@ def offpac_critic_targets(
     discounts: tf.Tensor,
     bootstrap_value: tf.Tensor,
     log_rhos: tf.Tensor,
-    lambda_: float = 1.0,
-    rho_bar: float | None = 1.0,
-    c_bar: float | None = 1.0,
+    lambda_: float | tf.Tensor = 1.0,
+    rho_bar: float | tf.Tensor | None = 1.0,
+    c_bar: float | tf.Tensor | None = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns (value targets v_s, advantages A_s = r_s + discount_s ((1 - lambda) V(s_{s+1}) +
     lambda v_{s+1}) - V(s_s)), both [T, N] and constant. Time-major inputs as in the module
@@ -92,7 +92,7 @@ def offpac_actor_loss(
     log_prob: tf.Tensor,
     behaviour_log_prob: tf.Tensor,
     advantage: tf.Tensor,
-    rho_bar: float | None = 1.0,
+    rho_bar: float | tf.Tensor | None = 1.0,
     mask: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Returns (loss, mean untruncated rho, share of samples with rho > rho_bar) of

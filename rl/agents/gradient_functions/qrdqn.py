@@ -57,7 +57,7 @@ def quantile_huber_loss(
     action: tf.Tensor,
     target_quantiles: tf.Tensor,
     weights: tf.Tensor | None = None,
-    kappa: float = 1.0,
+    kappa: float | tf.Tensor = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """The paper's eq. 10: sum_i mean_j rho^kappa_{tau_hat_i}(T theta_j - theta_i(s, a)).
 

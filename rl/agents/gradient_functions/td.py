@@ -34,7 +34,7 @@ def double_q_learning_target(
     return reward + discount * tf.gather(next_q_target, next_action, axis=-1, batch_dims=1)
 
 
-def huber(error: tf.Tensor, delta: float = 1.0) -> tf.Tensor:
+def huber(error: tf.Tensor, delta: float | tf.Tensor = 1.0) -> tf.Tensor:
     """Elementwise Huber: 0.5 e^2 for |e| <= delta, delta (|e| - 0.5 delta) beyond."""
     abs_error = tf.abs(error)
     quadratic = tf.minimum(abs_error, delta)

@@ -1,0 +1,36 @@
+"""Global-norm gradient clipping whose limit may be a schedule (`max_grad_norm`).
+
+Why not `tf.clip_by_global_norm` alone: a schedule's limit is a tensor that may reach 0, and
+"0: no clipping" is the key's meaning for a number. A number keeps TF's own function (the
+same bits as before schedules); a tensor limit scales by TF's factor limit / max(norm, limit)
+at the steps where it is > 0 and leaves the gradients as they are where it is <= 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+
+def clip_factor(limit: float | tf.Tensor, norm: tf.Tensor) -> tf.Tensor:
+    """The scale `tf.clip_by_global_norm` applies for `norm` (1 where a tensor `limit` <= 0);
+    `limit` a number > 0 or a tensor, broadcast against `norm`. NaN/inf norms propagate."""
+    factor = limit / tf.maximum(norm, limit)
+    if isinstance(limit, float | int):
+        return factor
+    return tf.where(limit > 0, factor, tf.ones_like(factor) + (norm - norm))
+
+
+def clip_by_global_norm(
+    grads: Sequence[tf.Tensor | None], limit: float | tf.Tensor | None, norm: tf.Tensor
+) -> list[tf.Tensor | None]:
+    """`grads` clipped to global norm `limit` (None: unchanged; a number: TF's
+    `tf.clip_by_global_norm`; a tensor: see the module docstring). `norm` is their global norm."""
+    if limit is None:
+        return list(grads)
+    if isinstance(limit, float | int):
+        clipped, _ = tf.clip_by_global_norm(grads, limit, norm)
+        return clipped
+    factor = clip_factor(limit, norm)
+    return [None if g is None else g * factor for g in grads]
