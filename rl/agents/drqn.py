@@ -126,6 +126,7 @@ class DRQN(RecurrentStateMixin, Agent):
         self._loss_function = resolve_function(self, "loss")
         self.per_beta = as_schedule(hp.per_beta)
         self.per_alpha = as_schedule(hp.per_alpha)  # of the env step, like per_beta
+        self.per_epsilon = as_schedule(hp.per_epsilon)
         self._build_recurrent_state(self.q_network.state_size)
         self.replay = SequenceReplay(
             capacity=hp.buffer_size,
@@ -139,7 +140,7 @@ class DRQN(RecurrentStateMixin, Agent):
             seed=self.seed,
             prioritized=hp.memory == "prioritized",
             alpha=float(self.per_alpha(self.env_steps)),
-            epsilon=hp.per_epsilon,
+            epsilon=float(self.per_epsilon(self.env_steps)),
         )
         steps = hp.burn_in + hp.sequence_length
         lead = [None, None]  # [K batches, B items]
@@ -224,7 +225,8 @@ class DRQN(RecurrentStateMixin, Agent):
         out = self._train_fn(batch)
         if self.replay.prioritized:
             alpha = float(self.per_alpha(self.env_steps))
-            self.replay.update_priorities(indices, out["priority"].numpy(), alpha)
+            epsilon = float(self.per_epsilon(self.env_steps))
+            self.replay.update_priorities(indices, out["priority"].numpy(), alpha, epsilon)
         return {
             "train/loss": float(out["loss"]),
             "train/grad_norm": float(out["grad_norm"]),

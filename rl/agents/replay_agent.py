@@ -43,6 +43,7 @@ class ReplayAgent(Agent):
         hp, spec = self.hparams, self.spec
         self.per_beta = as_schedule(hp.per_beta)
         self.per_alpha = as_schedule(hp.per_alpha)
+        self.per_epsilon = as_schedule(hp.per_epsilon)
         fields = {
             "obs": (spec.obs_shape, spec.obs_dtype),
             "action": (action_shape, np.dtype(action_dtype)),
@@ -51,8 +52,10 @@ class ReplayAgent(Agent):
             "discount": ((), np.dtype(np.float32)),
         }
         memory_cls = get_memory(hp.memory)
-        # alpha at the current env step; every priority update passes the schedule's value then.
-        options = {"alpha": float(self.per_alpha(self.env_steps)), "epsilon": hp.per_epsilon}
+        # alpha and epsilon at the current env step; every priority update passes the
+        # schedules' values then (`_priority_exponent_and_floor`).
+        alpha, epsilon = self._priority_exponent_and_floor()
+        options = {"alpha": alpha, "epsilon": epsilon}
         if uses_frame_replay(spec, hp.memory):
             # Frame stacks (Atari): every frame stored once, stacks and n-step returns rebuilt
             # at sample time (rl/memory/frame_replay.py); the replay takes raw steps.
@@ -139,9 +142,13 @@ class ReplayAgent(Agent):
         indices = batch.pop("indices")
         out = self._train_fn(batch)
         if hp.memory == "prioritized":
-            alpha = float(self.per_alpha(self.env_steps))
-            self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha)
+            alpha, epsilon = self._priority_exponent_and_floor()
+            self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha, epsilon)
         return out
+
+    def _priority_exponent_and_floor(self) -> tuple[float, float]:
+        """`per_alpha` and `per_epsilon` at the current env step (Python floats)."""
+        return float(self.per_alpha(self.env_steps)), float(self.per_epsilon(self.env_steps))
 
     def _numpy_state_parts(self) -> dict[str, object]:
         if self.n_step is None:

@@ -274,7 +274,13 @@ def add_prioritized_replay_keys(hp: HParams) -> HParams:
         "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
         type=Schedule,
     )
-    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to |TD error| before alpha.")
+    hp.add(
+        "per_epsilon",
+        1e-6,
+        "Prioritized replay: added to |TD error| before alpha; a number or a schedule of the "
+        "env step (as per_alpha: stored priorities keep theirs until replayed).",
+        type=Schedule,
+    )
     return hp
 
 

@@ -186,7 +186,13 @@ def drqn() -> HParams:
         "Prioritized replay: importance-sampling exponent, a schedule of the env step (R2D2: 0.6).",
         type=Schedule,
     )
-    hp.add("per_epsilon", 1e-6, "Prioritized replay: added to the priority before alpha.")
+    hp.add(
+        "per_epsilon",
+        1e-6,
+        "Prioritized replay: added to the priority before alpha; a number or a schedule of the "
+        "env step (as per_alpha).",
+        type=Schedule,
+    )
     hp.add(
         "priority_eta",
         0.9,

@@ -253,15 +253,20 @@ class FrameReplay:
         return np.moveaxis(frames, 1, -1)
 
     def update_priorities(
-        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+        self,
+        indices: np.ndarray,
+        priorities: np.ndarray,
+        alpha: float | None = None,
+        epsilon: float | None = None,
     ) -> None:
-        """Prioritized: rows' priorities from |TD error|, raised to `alpha` (the exponent from
-        now on; None keeps the current one). Uniform: nothing to do."""
+        """Prioritized: rows' priorities (|TD error| + epsilon)^alpha, with the exponent and
+        floor from now on (None keeps the current one). Uniform: nothing to do."""
         if not self.prioritized:
             return
-        if alpha is not None:
-            check_alpha_epsilon(alpha, self.epsilon)
-            self.alpha = float(alpha)
+        alpha = self.alpha if alpha is None else float(alpha)
+        epsilon = self.epsilon if epsilon is None else float(epsilon)
+        check_alpha_epsilon(alpha, epsilon)
+        self.alpha, self.epsilon = alpha, epsilon
         indices = np.asarray(indices, np.int64).reshape(-1)
         priorities = np.asarray(priorities, np.float64).reshape(-1)
         if indices.shape != priorities.shape:
@@ -286,7 +291,6 @@ class FrameReplay:
             "n_step": self.n_step,
             "gamma": self.gamma,
             "prioritized": self.prioritized,
-            "epsilon": self.epsilon,
         }
 
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -294,8 +298,9 @@ class FrameReplay:
         filled = int(min(self._written.max(), self.rows_per_env))
         return {
             "config": np.array(json.dumps(self._config(), sort_keys=True)),
-            # The exponent the stored priorities were last raised to (it may follow a schedule).
+            # The exponent and floor the stored priorities were last made with (schedules).
             "alpha": np.array(self.alpha, np.float64),
+            "epsilon": np.array(self.epsilon, np.float64),
             "frames": self._frames[:, :filled],
             "action": self._action[:, :filled],
             "reward": self._reward[:, :filled],
@@ -312,8 +317,10 @@ class FrameReplay:
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         config = json.loads(str(state["config"]))
-        # Checkpoints before alpha could follow a schedule kept it in the config.
+        # Checkpoints before alpha and epsilon could follow schedules kept them in the config.
         alpha = float(state["alpha"]) if "alpha" in state else config.pop("alpha", self.alpha)
+        epsilon = config.pop("epsilon", self.epsilon)
+        epsilon = float(state["epsilon"]) if "epsilon" in state else epsilon
         if config != self._config():
             raise ValueError(f"checkpoint frame replay is {config}, this one {self._config()}")
         filled = int(np.asarray(state["frames"]).shape[1])
@@ -331,5 +338,5 @@ class FrameReplay:
         self._tree.update(np.arange(self.capacity), priorities)
         self._valid = (priorities > 0).reshape(self.num_envs, self.rows_per_env)
         self._max_priority = float(state["max_priority"])
-        self.alpha = float(alpha)
+        self.alpha, self.epsilon = float(alpha), float(epsilon)
         self._rng.bit_generator.state = json.loads(str(state["rng_state"]))

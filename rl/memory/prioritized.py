@@ -19,10 +19,11 @@ rows from the low end of the prefix-sum range.
 New rows get the largest priority seen so far (1.0 before any update), so every transition is
 replayed at least about once before its TD error is known.
 
-alpha may change while training (a `per_alpha` schedule): `update_priorities(..., alpha=a)`
-raises the new |TD errors| to `a` and keeps `a` for later ones. Rows not updated since keep the
-priority they were stored with, as in the paper, where a row's priority changes only when it is
-replayed. A checkpoint carries the current alpha.
+alpha and epsilon may change while training (`per_alpha` / `per_epsilon` schedules):
+`update_priorities(..., alpha=a, epsilon=e)` stores the new |TD errors| as (|delta| + e)^a and
+keeps both for later ones. Rows not updated since keep the priority they were stored with, as in
+the paper, where a row's priority changes only when it is replayed. A checkpoint carries the
+current alpha and epsilon, and a restored replay adopts them.
 """
 
 from __future__ import annotations
@@ -104,11 +105,17 @@ class PrioritizedSampler:
         return indices.reshape(shape), weights.astype(np.float32).reshape(shape)
 
     def update_priorities(
-        self, indices: np.ndarray, priorities: np.ndarray, size: int, alpha: float | None = None
+        self,
+        indices: np.ndarray,
+        priorities: np.ndarray,
+        size: int,
+        alpha: float | None = None,
+        epsilon: float | None = None,
     ) -> None:
-        if alpha is not None:
-            check_alpha_epsilon(alpha, self._epsilon)
-            self._alpha = float(alpha)
+        alpha = self._alpha if alpha is None else float(alpha)
+        epsilon = self._epsilon if epsilon is None else float(epsilon)
+        check_alpha_epsilon(alpha, epsilon)
+        self._alpha, self._epsilon = alpha, epsilon
         if indices.size and (indices.min() < 0 or indices.max() >= size):
             raise ValueError(
                 f"update_priorities indices must be in [0, {size}), "
@@ -125,11 +132,9 @@ class PrioritizedSampler:
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
-        saved, ours = float(state["epsilon"]), self._epsilon
-        if saved != ours:
-            raise ValueError(f"checkpoint replay has epsilon={saved}, this replay epsilon={ours}")
-        # The exponent the stored priorities were last raised to (it may follow a schedule).
-        self._alpha = float(state["alpha"])
+        # The exponent and floor the stored priorities were last made with (both may follow a
+        # schedule; the next update passes the schedules' values).
+        self._alpha, self._epsilon = float(state["alpha"]), float(state["epsilon"])
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (size,):
             raise ValueError(f"checkpoint has {priorities.size} priorities for {size} rows")

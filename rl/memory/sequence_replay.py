@@ -218,10 +218,14 @@ class SequenceReplay:
         return self.replay.sample(batch_size, num_batches, beta)
 
     def update_priorities(
-        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+        self,
+        indices: np.ndarray,
+        priorities: np.ndarray,
+        alpha: float | None = None,
+        epsilon: float | None = None,
     ) -> None:
-        """Items' priorities, raised to `alpha` (None: the current exponent; `Replay`)."""
-        self.replay.update_priorities(indices, priorities, alpha)
+        """Items' priorities (p + epsilon)^alpha (None: the current ones; `Replay`)."""
+        self.replay.update_priorities(indices, priorities, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         state = self.replay.state_dict()

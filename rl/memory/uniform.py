@@ -111,19 +111,23 @@ class Replay:
         return out
 
     def update_priorities(
-        self, indices: np.ndarray, priorities: np.ndarray, alpha: float | None = None
+        self,
+        indices: np.ndarray,
+        priorities: np.ndarray,
+        alpha: float | None = None,
+        epsilon: float | None = None,
     ) -> None:
         """Sets rows' priorities from |TD error| (any shape, flattened; last duplicate wins).
 
-        `alpha`: the priority exponent from now on (an agent passes its `per_alpha` schedule's
-        value at each update); None keeps the current one."""
+        `alpha`, `epsilon`: the priority exponent and floor from now on (an agent passes its
+        `per_alpha` / `per_epsilon` schedules' values at each update); None keeps the current."""
         indices = np.asarray(indices, dtype=np.int64).reshape(-1)
         priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
         if indices.shape != priorities.shape:
             raise ValueError(
                 f"update_priorities got {indices.size} indices but {priorities.size} priorities"
             )
-        self._sampler.update_priorities(indices, priorities, self._storage.size, alpha)
+        self._sampler.update_priorities(indices, priorities, self._storage.size, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue, as plain numpy arrays (`np.savez`-able, no pickle).
@@ -170,9 +174,14 @@ class UniformSampler:
         return indices, np.ones(shape, dtype=np.float32)
 
     def update_priorities(
-        self, indices: np.ndarray, priorities: np.ndarray, size: int, alpha: float | None = None
+        self,
+        indices: np.ndarray,
+        priorities: np.ndarray,
+        size: int,
+        alpha: float | None = None,
+        epsilon: float | None = None,
     ) -> None:
-        del indices, priorities, size, alpha
+        del indices, priorities, size, alpha, epsilon
 
     def state_dict(self, size: int) -> dict[str, np.ndarray]:
         del size

@@ -14,11 +14,14 @@ import tensorflow as tf
 
 
 def clip_factor(limit: float | tf.Tensor, norm: tf.Tensor) -> tf.Tensor:
-    """The scale `tf.clip_by_global_norm` applies for `norm` (1 where a tensor `limit` <= 0);
-    `limit` a number > 0 or a tensor, broadcast against `norm`. NaN/inf norms propagate."""
-    factor = limit / tf.maximum(norm, limit)
+    """The scale `tf.clip_by_global_norm` applies for `norm`, and 1 where `limit` <= 0 (no
+    clipping); `limit` a number or a tensor, broadcast against `norm`. NaN/inf norms
+    propagate."""
     if isinstance(limit, float | int):
-        return factor
+        if limit <= 0:
+            return tf.ones_like(norm) + (norm - norm)
+        return limit / tf.maximum(norm, limit)
+    factor = limit / tf.maximum(norm, limit)
     return tf.where(limit > 0, factor, tf.ones_like(factor) + (norm - norm))
 
 
@@ -26,8 +29,9 @@ def clip_by_global_norm(
     grads: Sequence[tf.Tensor | None], limit: float | tf.Tensor | None, norm: tf.Tensor
 ) -> list[tf.Tensor | None]:
     """`grads` clipped to global norm `limit` (None: unchanged; a number: TF's
-    `tf.clip_by_global_norm`; a tensor: see the module docstring). `norm` is their global norm."""
-    if limit is None:
+    `tf.clip_by_global_norm`, none for <= 0; a tensor: see the module docstring). `norm` is
+    their global norm."""
+    if limit is None or (isinstance(limit, float | int) and limit <= 0):
         return list(grads)
     if isinstance(limit, float | int):
         clipped, _ = tf.clip_by_global_norm(grads, limit, norm)

@@ -268,7 +268,7 @@ def test_max_grad_norm_schedule_clips_where_it_is_positive():
     [
         ("gamma", "gamma defines the return every value estimate of the run is of"),
         ("n_step", "n_step is read once, when the agent is built"),
-        ("per_epsilon", "per_epsilon is read once, when the agent is built"),
+        ("adam_epsilon", "adam_epsilon is read once, when the agent is built"),
         ("eval.epsilon", "eval.epsilon is the same at every evaluation"),
         ("stop_at_eval_return", "stop_at_eval_return is the training loop's threshold"),
         ("workers.apex_epsilon", "workers.apex_epsilon fixes each actor's epsilon"),

@@ -101,3 +101,28 @@ def test_a_run_saved_when_the_key_was_a_float_resumes_unless_the_value_changed()
     assert saved.diff(now) == []
     now.ent_coef = "linear(0.01, 0.0, 100)"
     assert saved.diff(now) == ['ent_coef: float 0.01 -> schedule "linear(0.01, 0.0, 100)"']
+
+
+def test_dqn_priority_floor_follows_per_epsilon_of_the_env_step():
+    # per_alpha 1 and per_epsilon 0.5 before env step 1000, 0.01 from it on: an update stores
+    # |delta| + epsilon with epsilon at the env step of that update.
+    agent, env, spec = build(
+        "dqn_tiny",
+        "memory=prioritized,per_alpha=1.0,per_epsilon=piecewise([1000], [0.5, 0.01]),"
+        "gradient_steps=1,learning_starts=8,batch_size=8,train_every=1",
+    )
+    driver = Driver(env, spec, agent)
+    driver.reset(seed=0)
+    driver.collect(16)
+    assert agent.replay.epsilon == 0.5  # built at env step 0
+    for env_step, epsilon in ((400, 0.5), (1500, 0.01)):
+        agent.env_steps.assign(env_step)
+        batch = agent.replay.sample(8, num_batches=1, beta=0.4)
+        indices = batch["indices"][0]
+        agent.replay.sample = lambda *args, batch=batch, **kwargs: dict(batch)
+        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
+        stored = agent.replay.get_priorities(indices)
+        np.testing.assert_allclose(stored, td_error + epsilon, rtol=1e-6)
+        assert agent.replay.epsilon == pytest.approx(epsilon)  # float32 schedule
+        del agent.replay.sample
+    env.close()
