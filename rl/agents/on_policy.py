@@ -311,9 +311,8 @@ class OnPolicyAgent(ActorCriticAgent):
             return minibatch
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
-            return self._gradient_step(
-                self._minibatch_loss, self._trainable_variables(), minibatch(indices, k)
-            )
+            loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
+            return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
 
         metrics = update_epochs(
             hp.n_epochs,
@@ -327,6 +326,13 @@ class OnPolicyAgent(ActorCriticAgent):
         metrics["explained_variance"] = explained_variance(samples["return"], samples["old_value"])
         metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
         return metrics
+
+    def _step_loss_and_inputs(
+        self, minibatch: TensorBatch
+    ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
+        """The loss a gradient step minimizes and its input, for minibatch `minibatch`: the
+        layout a strategy splits along its first axis (recurrent PPO: sequence-major)."""
+        return self._minibatch_loss, minibatch
 
     def _update_stop_rule(
         self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]

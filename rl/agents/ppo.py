@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent
-from rl.errors import UserError
+from rl.distribute import replicated_loss
 from rl.registry import register_agent
 from rl.types import Metrics, TensorBatch
 
@@ -36,14 +36,6 @@ class PPO(OnPolicyAgent):
     # SB3's margin: the update stops once a minibatch's approx KL exceeds 1.5 * target_kl.
     kl_stop_factor = 1.5
 
-    def _build(self) -> None:
-        if self.stops_early and self._distributed:
-            raise UserError(
-                "target_kl does not run under a distribution strategy yet; "
-                "set target_kl=None or train with --strategy default"
-            )
-        super()._build()
-
     @property
     def stops_early(self) -> bool:
         """Whether an update may end before its n_epochs x minibatches (`target_kl` is set)."""
@@ -56,10 +48,21 @@ class PPO(OnPolicyAgent):
             return None
 
         def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
-            # A forward pass of its own (no gradient): the same approx KL as the step's loss.
-            _, aux = self._minibatch_loss(minibatch(indices, k))
+            # A forward pass of its own (no gradient): the same approx KL as the step's loss,
+            # over the whole minibatch. Under a strategy each replica takes its part, as the
+            # step does, and the masked means are combined by their weights (one all-reduce),
+            # so every replica and worker makes the same decision.
+            loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
+
+            def approx_kl(part: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+                return loss_fn(part)[1]["approx_kl"], {}
+
+            if self._distributed:
+                kl = replicated_loss(self.strategy, approx_kl, inputs, self._loss_weight)
+            else:
+                kl = approx_kl(inputs)[0]
             target_kl = self._hparam_now("target_kl", self.gradient_steps)
-            return aux["approx_kl"] > self.kl_stop_factor * target_kl
+            return kl > self.kl_stop_factor * target_kl
 
         return kl_too_far
 

@@ -29,7 +29,7 @@ Learning on one rollout of T steps x N envs, in ONE compiled call:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import tensorflow as tf
@@ -287,11 +287,8 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             return minibatch
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
-            return self._gradient_step(
-                self._sequence_major_loss,
-                self._trainable_variables(),
-                sequence_major(minibatch(indices, k)),
-            )
+            loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
+            return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
 
         metrics = update_epochs(
             hp.n_epochs,
@@ -312,6 +309,12 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     def _learner_batch_size(self) -> int:
         # A strategy splits a minibatch's sequences (not its steps) across the replicas.
         return self.num_sequences // self.num_minibatches
+
+    def _step_loss_and_inputs(
+        self, minibatch: TensorBatch
+    ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
+        # A strategy splits a minibatch's sequences: the step's input is sequence-major.
+        return self._sequence_major_loss, sequence_major(minibatch)
 
     def _sequence_major_loss(
         self, minibatch: TensorBatch

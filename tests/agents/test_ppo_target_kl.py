@@ -12,7 +12,6 @@ import pytest
 from test_policy_gradient import make_agent
 
 import rl  # noqa: F401
-from rl.errors import UserError
 
 STEP_THEN_STOP = "lr=1e-2,target_kl=1e-5"
 NO_XLA = "jit_compile=false"
@@ -82,11 +81,14 @@ def test_recurrent_ppo_stops_too():
     assert int(agent.gradient_steps.numpy()) == 1
 
 
-def test_target_kl_under_a_strategy_is_refused():
+def test_target_kl_under_a_strategy_stops_as_on_one_device():
+    # The replicated KL check (one all-reduce of the replicas' weighted KLs); 2 replicas against
+    # one device: tests/systems/strategy_equivalence.py, case ppo_target_kl_sgd.
     import tensorflow as tf
 
-    with (
-        tf.distribute.OneDeviceStrategy("/cpu:0").scope(),
-        pytest.raises(UserError, match="target_kl"),
-    ):
-        make_agent("ppo_tiny", "target_kl=0.01")
+    with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+        agent, driver = make_agent("ppo_tiny", f"{STEP_THEN_STOP},{NO_XLA}")
+    assert agent.stops_early
+    driver.collect(agent.steps_per_iteration)
+    assert agent.update()["train/update_steps"] == 1.0
+    assert int(agent.gradient_steps.numpy()) == 1

@@ -43,6 +43,9 @@ CASES = [
     # Rainbow (C51 + NoisyNet noise drawn in the learner, dueling, PER, n-step, double Q).
     ("rainbow_sgd", "rainbow_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
     ("ppo_sgd", "ppo_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
+    # PPO's target_kl stop: the KL check is one replicated forward pass of the whole minibatch.
+    ("ppo_target_kl_sgd", "ppo_tiny",
+     f"optimizer=sgd,lr=0.5,max_grad_norm=0.0,target_kl=1e-4,{NO_XLA}"),
     # REINFORCE without a baseline masks out unfinished episodes: masked means over replicas.
     ("reinforce_masked_sgd", "reinforce_tiny", f"optimizer=sgd,lr=0.05,max_grad_norm=0.0,{NO_XLA}"),
     # TD3: two optimizers (critics, then the actor every policy_delay steps) and target smoothing

@@ -92,6 +92,7 @@ def test_one_collective_per_gradient_step(mirrored_results):
         ("dqn_adam_clip", 4),
         ("rainbow_sgd", 4),  # rainbow_tiny: gradient_steps=4
         ("ppo_sgd", 4),  # ppo_tiny: 2 epochs x (train_every 64 / batch_size 32) minibatches
+        ("ppo_target_kl_sgd", 1),  # the KL check before the second step stops the update
         ("reinforce_masked_sgd", 4),  # reinforce_tiny: 2 epochs x (200 / 100)
         ("td3_sgd", 4),  # td3_tiny: gradient_steps=4 (critic steps; 2 actor steps)
         ("ddpg_adam_clip", 4),  # ddpg_tiny: gradient_steps=4, an actor step after each
