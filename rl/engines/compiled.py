@@ -89,18 +89,29 @@ class CompiledEngine(Engine):
                 ]
             )
         self.members = self.group.members
+        self._members_current = False  # whether the members' agents hold the stack's values
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:
         return CheckpointParts(self.members[index].checkpoint)
 
     def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
-        self.group.store_to_members()  # the stacked weights into the members' agents
+        self._store_members()
         return self.members[index].checkpoint
+
+    def _store_members(self) -> None:
+        """The stacked weights into every member's agent, once per iteration: each run's
+        checkpoint or best policy asks for its own, and copying all seeds again for each of
+        them was a fixed cost of `--copies N` that grew with N squared."""
+        if not self._members_current:
+            self.group.store_to_members()
+            self._members_current = True
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
         self.group.load_from_members()
+        self._members_current = True  # the stack was just read from them
 
     def iterate(self, active: Sequence[bool]) -> list[Iteration]:
+        self._members_current = False
         outs = self.group.run_iteration()
         steps = int(self.members[0].agent.env_steps.numpy())
         iterations = []
@@ -123,7 +134,7 @@ class CompiledEngine(Engine):
 
     def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
         # No episode cut: the envs' state is in the checkpoint (see the module docstring).
-        self.group.store_to_members()
+        self._store_members()
 
     def log_metrics(self, index: int) -> dict[str, float]:
         return self.members[index].agent.metrics()
