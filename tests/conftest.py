@@ -11,8 +11,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -192,21 +193,50 @@ def run_train_concurrently() -> Callable[..., list[subprocess.CompletedProcess]]
     return run_train_processes_concurrently
 
 
+class TrainedRuns:
+    """`trained_runs(hparams_set)` -> (output_dir, args, CompletedProcess): the set trained
+    once per session with `--copies 2` (so run_0 and run_1 exist), shared by the error tests
+    and the smoke tests.
+
+    `prefetch(sets)`: one background thread trains those sets in order, so that while a test
+    checks one set's run (and runs its own commands), the next set already trains: a tiny
+    train.py uses less than a core, and the smoke tests of ~20 sets were mostly waiting."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp = tmp_path_factory
+        self._lock = threading.Lock()
+        self._futures: dict[str, Future] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trained_runs")
+
+    def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
+        output_dir = self._tmp.mktemp(f"trained_{hparams_set}") / "out"
+        args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
+        return output_dir, args, run_train_process(args)
+
+    def prefetch(self, hparams_sets: list[str]) -> None:
+        with self._lock:
+            for name in hparams_sets:
+                if name not in self._futures:
+                    self._futures[name] = self._pool.submit(self._train, name)
+
+    def __call__(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
+        with self._lock:
+            future = self._futures.get(hparams_set)
+            if future is None:  # not prefetched: trained here, now
+                future = self._futures[hparams_set] = Future()
+                future.set_result(self._train(hparams_set))
+        return future.result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
-    """`trained_run(hparams_set)` -> (output_dir, args, CompletedProcess): trains the set once
-    per session with `--copies 2` (so run_0 and run_1 exist) and caches the result, so the
-    error tests and the smoke tests share one training subprocess per set."""
-    cache: dict[str, tuple[Path, list[str], subprocess.CompletedProcess]] = {}
-
-    def get(hparams_set: str):
-        if hparams_set not in cache:
-            output_dir = tmp_path_factory.mktemp(f"trained_{hparams_set}") / "out"
-            args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
-            cache[hparams_set] = (output_dir, args, run_train_process(args))
-        return cache[hparams_set]
-
-    return get
+    """`trained_run(hparams_set)`: see `TrainedRuns`."""
+    runs = TrainedRuns(tmp_path_factory)
+    yield runs
+    runs.close()
 
 
 def repository_agents() -> list[str]:
