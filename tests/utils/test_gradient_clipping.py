@@ -43,3 +43,16 @@ def test_a_number_gives_tensorflows_own_bits():
     theirs, _ = tf.clip_by_global_norm(grads, 0.3, norm)
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_per_seed_clipping_takes_a_schedules_tensor():
+    # Two seeds' gradients stacked: seed 0 (3, 4) norm 5, seed 1 (0.3, 0.4) norm 0.5. A
+    # schedule's scalar limit 2.5 clips seed 0 only; at a step where it is 0, nothing is clipped.
+    from rl.compiled.seed_stack import clip_per_seed, per_seed_global_norm
+
+    grads = [tf.constant([3.0, 0.3]), tf.constant([4.0, 0.4])]
+    norms = per_seed_global_norm(grads)
+    clipped = clip_per_seed(grads, tf.constant(2.5), norms)
+    np.testing.assert_allclose([g.numpy() for g in clipped], [[1.5, 0.3], [2.0, 0.4]], rtol=1e-6)
+    unclipped = clip_per_seed(grads, tf.constant(0.0), norms)
+    np.testing.assert_allclose([g.numpy() for g in unclipped], [[3.0, 0.3], [4.0, 0.4]])
