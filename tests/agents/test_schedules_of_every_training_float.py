@@ -178,20 +178,26 @@ def test_ppo_clip_range_vf(monkeypatch):
     assert values == [A, B]
 
 
+def register_recording(monkeypatch, functions, name: str, arg: str, seen: list[dict]) -> str:
+    """Registers (for this test only) a recording twin of registered function `name` under
+    `recording_<name>`, with the same role, so a set can name it; returns that name."""
+    monkeypatch.setattr(functions, "_items", dict(functions._items))
+    monkeypatch.setattr(functions, "_roles", dict(functions._roles))
+    twin = f"recording_{name}"
+    functions.register(
+        twin, recording(functions.get(name), (arg,), seen), role=functions.role(name)
+    )
+    return twin
+
+
 def test_td3_ou_theta_follows_the_env_step(monkeypatch):
     # ou_theta is exploration: a schedule of the env step, read as each action is chosen.
     seen: list[dict] = []
-    monkeypatch.setattr(registry.action_functions, "_items", dict(registry.action_functions._items))
-    monkeypatch.setattr(registry.action_functions, "_roles", dict(registry.action_functions._roles))
-    original = registry.action_functions.get("ornstein_uhlenbeck")
-    registry.action_functions.register(
-        "recording_ou",
-        recording(original, ("theta",), seen),
-        role=registry.action_functions.role("ornstein_uhlenbeck"),
-    )
+    register_recording(monkeypatch, registry.action_functions, "ornstein_uhlenbeck", "theta", seen)
     agent, _ = make_agent(
         "td3_tiny",
-        "action_function=recording_ou,ou_theta=piecewise([100], [0.5, 0.125]),learning_starts=0",
+        "action_function=recording_ornstein_uhlenbeck,ou_theta=piecewise([100], [0.5, 0.125]),"
+        "learning_starts=0",
     )
     obs = tf.zeros([agent.spec.num_envs, *agent.spec.obs_shape])
     with eagerly():
@@ -204,21 +210,12 @@ def test_td3_ou_theta_follows_the_env_step(monkeypatch):
 
 def test_qrdqn_kappa(monkeypatch):
     seen: list[dict] = []
-    monkeypatch.setattr(
-        registry.gradient_functions, "_items", dict(registry.gradient_functions._items)
-    )
-    monkeypatch.setattr(
-        registry.gradient_functions, "_roles", dict(registry.gradient_functions._roles)
-    )
-    original = registry.gradient_functions.get("quantile_huber_loss")
-    registry.gradient_functions.register(
-        "recording_quantile_loss",
-        recording(original, ("kappa",), seen),
-        role=registry.gradient_functions.role("quantile_huber_loss"),
+    register_recording(
+        monkeypatch, registry.gradient_functions, "quantile_huber_loss", "kappa", seen
     )
     agent, driver = make_agent(
         "qrdqn_tiny",
-        "loss=recording_quantile_loss,kappa=piecewise([3], [2.0, 0.5]),learning_starts=0,"
+        "loss=recording_quantile_huber_loss,kappa=piecewise([3], [2.0, 0.5]),learning_starts=0,"
         "gradient_steps=1,train_every=1",
     )
     steps = agent.hparams.batch_size + agent.hparams.n_step  # n-step rows lag n - 1 steps

@@ -67,29 +67,43 @@ def test_dqn_target_update_rate_follows_tau_of_the_gradient_step():
     env.close()
 
 
-def test_dqn_priority_exponent_follows_per_alpha_of_the_env_step():
-    # per_alpha 1.0 -> 0.5 over 1000 env steps: the |TD errors| of an update are stored as
-    # (|delta| + 0.01)^alpha with alpha at the env step of that update (0.8 at 400, 0.5 at 1000+).
+def prioritized_dqn(overrides: str):
+    """dqn_tiny with prioritized replay, one gradient step per update, 16 steps collected."""
     agent, env, spec = build(
         "dqn_tiny",
-        "memory=prioritized,per_alpha=linear(1.0, 0.5, 1000),per_epsilon=0.01,"
-        "gradient_steps=1,learning_starts=8,batch_size=8,train_every=1",
+        f"memory=prioritized,{overrides},gradient_steps=1,learning_starts=8,batch_size=8,"
+        "train_every=1",
     )
     driver = Driver(env, spec, agent)
     driver.reset(seed=0)
     driver.collect(16)
+    return agent, env
+
+
+def update_priorities_at(agent, env_step: int) -> tuple[np.ndarray, np.ndarray]:
+    """One prioritized update at `env_step` on a batch sampled first; returns (|TD errors| of
+    that batch, the priorities then stored for its rows)."""
+    agent.env_steps.assign(env_step)
+    batch = agent.replay.sample(8, num_batches=1, beta=0.4)
+    indices = batch["indices"][0]
+    agent.replay.sample = lambda *args, **kwargs: dict(batch)
+    try:
+        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
+    finally:
+        del agent.replay.sample  # the replay's own method again
+    return td_error, agent.replay.get_priorities(indices)
+
+
+def test_dqn_priority_exponent_follows_per_alpha_of_the_env_step():
+    # per_alpha 1.0 -> 0.5 over 1000 env steps: the |TD errors| of an update are stored as
+    # (|delta| + 0.01)^alpha with alpha at the env step of that update (0.8 at 400, 0.5 at 1000+).
+    agent, env = prioritized_dqn("per_alpha=linear(1.0, 0.5, 1000),per_epsilon=0.01")
     assert agent.replay.alpha == 1.0  # built at env step 0
     for env_step, alpha in ((400, 0.8), (1500, 0.5)):
-        agent.env_steps.assign(env_step)
-        batch = agent.replay.sample(8, num_batches=1, beta=0.4)
-        indices = batch["indices"][0]
-        agent.replay.sample = lambda *args, batch=batch, **kwargs: dict(batch)
-        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
+        td_error, stored = update_priorities_at(agent, env_step)
         assert td_error.max() > 0.05  # far enough from 1 that the exponent shows
-        stored = agent.replay.get_priorities(indices)
         np.testing.assert_allclose(stored, (td_error + 0.01) ** alpha, rtol=1e-6)
         assert agent.replay.alpha == pytest.approx(alpha)  # float32 schedule
-        del agent.replay.sample  # the replay's own method again
     env.close()
 
 
@@ -106,23 +120,10 @@ def test_a_run_saved_when_the_key_was_a_float_resumes_unless_the_value_changed()
 def test_dqn_priority_floor_follows_per_epsilon_of_the_env_step():
     # per_alpha 1 and per_epsilon 0.5 before env step 1000, 0.01 from it on: an update stores
     # |delta| + epsilon with epsilon at the env step of that update.
-    agent, env, spec = build(
-        "dqn_tiny",
-        "memory=prioritized,per_alpha=1.0,per_epsilon=piecewise([1000], [0.5, 0.01]),"
-        "gradient_steps=1,learning_starts=8,batch_size=8,train_every=1",
-    )
-    driver = Driver(env, spec, agent)
-    driver.reset(seed=0)
-    driver.collect(16)
+    agent, env = prioritized_dqn("per_alpha=1.0,per_epsilon=piecewise([1000], [0.5, 0.01])")
     assert agent.replay.epsilon == 0.5  # built at env step 0
     for env_step, epsilon in ((400, 0.5), (1500, 0.01)):
-        agent.env_steps.assign(env_step)
-        batch = agent.replay.sample(8, num_batches=1, beta=0.4)
-        indices = batch["indices"][0]
-        agent.replay.sample = lambda *args, batch=batch, **kwargs: dict(batch)
-        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
-        stored = agent.replay.get_priorities(indices)
+        td_error, stored = update_priorities_at(agent, env_step)
         np.testing.assert_allclose(stored, td_error + epsilon, rtol=1e-6)
         assert agent.replay.epsilon == pytest.approx(epsilon)  # float32 schedule
-        del agent.replay.sample
     env.close()
