@@ -313,7 +313,7 @@ class Agent(tf.Module):
 
         Why: a population of trials in one compiled program (`rl.compiled.population`) gives
         each member its own lr, ent_coef, gamma, ... as tensors, so one trace serves members
-        that differ only in those numbers. Read through `_hparam_at` / `_hparam_value`."""
+        that differ only in those numbers. Read through `_hparam_at` / `_hparam_now`."""
         self._hparam_tensors = tensors
 
     def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
@@ -350,12 +350,6 @@ class Agent(tf.Module):
         if isinstance(limit, float) and limit <= 0:
             return None
         return limit
-
-    def _hparam_value(self, name: str) -> float | tf.Tensor:
-        """A constant float hparam (gamma, gae_lambda, ...): the set's number, or the tensor
-        given by `read_hparams_from`."""
-        tensor = self._hparam_tensors(name)
-        return getattr(self.hparams, name) if tensor is None else tensor
 
     def _check_replica_batch(self) -> None:
         """Every gradient step's batch must split evenly across this worker's replicas."""

@@ -223,7 +223,7 @@ class OnPolicyAgent(ActorCriticAgent):
             final_values = tf.zeros_like(batch["reward"])
             bootstrap = tf.zeros([rollout.num_envs])
             values = tf.zeros_like(batch["reward"])
-        gamma = self._hparam_value("gamma")
+        gamma = self._hparam_now("gamma", self.gradient_steps)
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
         return self.estimate_advantages(rewards, values, discounts, bootstrap)

@@ -216,7 +216,7 @@ def test_agent_loss_and_priorities_match_numpy_double_q_c51():
     assert float(out["loss"]) == pytest.approx(float(np.mean(s["weights"] * per_sample)), rel=1e-4)
     # Rainbow's priority: the per-sample loss, stored as (loss + epsilon)^alpha.
     stored = agent.replay.get_priorities(indices[0])
-    expected = (per_sample + hp.per_epsilon) ** hp.per_alpha.value(0)
+    expected = (per_sample + hp.per_epsilon.value(0)) ** hp.per_alpha.value(0)
     np.testing.assert_allclose(stored, expected, rtol=1e-4)
 
 

@@ -145,7 +145,7 @@ def test_an_actor_outbox_gets_the_n_step_transitions_instead_of_the_replay():
     agent.replay.add_batch(transitions, priorities=np.full(rows, 2.0))
     assert len(agent.replay) == rows
     stored = agent.replay.get_priorities(np.arange(len(agent.replay)))
-    np.testing.assert_allclose(stored, (2.0 + hp.per_epsilon) ** hp.per_alpha.value(0))
+    np.testing.assert_allclose(stored, (2.0 + hp.per_epsilon.value(0)) ** hp.per_alpha.value(0))
 
 
 def _block(worker: int, steps: int, returns: list[float], epsilon: float | None) -> dict:
