@@ -123,6 +123,7 @@ def sb3(args: argparse.Namespace, out: Path) -> dict:
         "frames_per_second": result["steady_steps_per_second"] * FRAME_SKIP,
         "wall": wall,
         "video": "-",
+        "curve": result.get("curve"),  # (agent steps, mean raw score of full games, games)
         "command": " ".join(cmd[1:]),
     }
 

@@ -74,13 +74,26 @@ def make_model(env, seed: int) -> PPO:
 
 class RolloutClock(BaseCallback):
     """(env steps, wall time) at the end of each rollout: the steady rate leaves the first
-    rollout (start-up) out, as benchmarks/atari.py does for ours."""
+    rollout (start-up) out, as benchmarks/atari.py does for ours. Also the training curve:
+    the mean raw score of the full games that ended in each `window` of agent steps (Monitor's
+    info["episode"], below the AtariWrapper), as ours logs train/raw_score_mean."""
 
-    def __init__(self) -> None:
+    def __init__(self, window: int = 10_240) -> None:
         super().__init__()
         self.marks: list[tuple[int, float]] = []
+        self.window = window
+        self.curve: list[tuple[int, float, int]] = []  # (steps, mean raw score, games)
+        self._games: list[float] = []
+        self._next = window
 
     def _on_step(self) -> bool:
+        self._games += [float(i["episode"]["r"]) for i in self.locals["infos"] if "episode" in i]
+        if self.num_timesteps >= self._next:
+            if self._games:
+                mean = sum(self._games) / len(self._games)
+                self.curve.append((self.num_timesteps, round(mean, 2), len(self._games)))
+            self._games = []
+            self._next += self.window
         return True
 
     def _on_rollout_end(self) -> None:
@@ -136,6 +149,7 @@ def budget_run(args: argparse.Namespace) -> dict:
         "steady_steps_per_second": round((steps1 - steps0) / (t1 - t0), 1) if t1 > t0 else None,
         "eval_seconds": round(eval_seconds, 2),
         "eval_scores": scores,
+        "curve": clock.curve,
     }
 
 
