@@ -15,6 +15,7 @@ from test_learning import train_and_read_state
         "ppo_cartpole",  # 25,600 env steps, 17 s
         "a2c_cartpole",  # 25,000 env steps, 9 s (2026-11-22, SB3-faithful update)
         "reinforce_baseline_cartpole",  # 81,920 env steps, 24 s
+        "ppo_cartpole_tuned",  # 10,240 env steps, 17 s (2026-11-27, the Optuna study's winner)
     ],
 )
 def test_policy_gradient_cartpole_seed0_reaches_475(tmp_path, hparams_set):
