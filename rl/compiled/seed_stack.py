@@ -135,14 +135,24 @@ class SeedStack(tf.Module):
 
     # -------------------------------------------------------------------- checkpoints
     def store_to_agents(self) -> None:
-        """Copies each seed's slice of the weights and optimizer state into its agent."""
+        """Copies each seed's slice of the weights and optimizer state into its agent.
+
+        Each stacked variable is split once (`tf.unstack`), not sliced once per seed: this runs
+        eagerly at every evaluation and checkpoint of `--copies N`, where each op costs
+        dispatch time. (A traced version was slower for a run's few calls: tracing and
+        optimizing its graph of S x variables assigns cost seconds.)"""
+        weights = [tf.unstack(stacked, num=self.num_seeds) for stacked in self.stacked]
+        slots = [
+            tf.unstack(stacked, num=self.num_seeds) if _is_stacked(stacked, single) else stacked
+            for stacked, single in zip(
+                self.optimizer.variables, self.agents[0].optimizer.variables, strict=True
+            )
+        ]
         for s, agent in enumerate(self.agents):
-            for variable, stacked in zip(self.per_seed[s], self.stacked, strict=True):
-                variable.assign(stacked[s])
-            for variable, stacked in zip(
-                agent.optimizer.variables, self.optimizer.variables, strict=True
-            ):
-                variable.assign(stacked[s] if _is_stacked(stacked, variable) else stacked)
+            for variable, column in zip(self.per_seed[s], weights, strict=True):
+                variable.assign(column[s])
+            for variable, value in zip(agent.optimizer.variables, slots, strict=True):
+                variable.assign(value[s] if isinstance(value, list) else value)
             if self.member_lr is not None:  # the stack steps with lr 1 (`use_member_values`)
                 agent.optimizer.learning_rate.assign(self.member_lr[s])
 
