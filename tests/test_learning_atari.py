@@ -30,14 +30,15 @@ THRESHOLD = 2.5
 
 
 def _rescaled_override(agent_steps: int) -> str:
-    """The set's linear lr and clip schedules ended at `agent_steps` (as the zoo's `lin_`
-    schedules end at any budget); one small evaluation at the end."""
+    """`agent_steps` of training, the set's linear lr and clip schedules ending there (as the
+    zoo's `lin_` schedules end at any budget); one small evaluation at the end."""
     hp = registry.get_hparams("ppo_breakout")()  # train_every: env steps per rollout
     gradient_steps = agent_steps // hp.train_every * hp.n_epochs * (hp.train_every // hp.batch_size)
     return (
         f"lr=linear({hp.lr.args['start']},0.0,{gradient_steps}),"
         f"clip_range=linear({hp.clip_range.args['start']},0.0,{gradient_steps}),"
-        f"eval.every_steps={agent_steps},eval.episodes=2,checkpoint_every={agent_steps},"
+        f"train_steps={agent_steps},eval.every_steps={agent_steps},eval.episodes=2,"
+        f"checkpoint_every={agent_steps},"
         f"log_every={WINDOW}"
     )
 
@@ -55,6 +56,7 @@ def _raw_scores(train_dir) -> dict[int, float]:
 def test_rescaled_schedules_match_the_benchmark():
     # benchmarks/atari.py's command at 500k frames (docs/benchmarks.md) ended both at 1952.
     override = _rescaled_override(AGENT_STEPS)
+    assert "train_steps=125000" in override
     assert "lr=linear(0.00025,0.0,1952)" in override
     assert "clip_range=linear(0.1,0.0,1952)" in override
 
