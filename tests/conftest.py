@@ -239,6 +239,22 @@ def trained_run(tmp_path_factory):
     runs.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _train_the_smoke_sets_in_the_background(request, trained_run):
+    """The tiny sets whose end-to-end test (tests/test_train_smoke.py) was selected start
+    training when the session starts, one at a time in `trained_run`'s background thread, in
+    test order. The smoke tests come last in the suite, and most tests before them keep one
+    of two cores busy, so the 24 runs mostly use the other core and are done when needed (they
+    used to start with the smoke module, one set ahead of its tests)."""
+    trained_run.prefetch(
+        [
+            item.callspec.params["hparams_set"]
+            for item in request.session.items
+            if getattr(item, "originalname", None) == "test_tiny_set_end_to_end"
+        ]
+    )
+
+
 def repository_agents() -> list[str]:
     """The registered agents defined under `rl/`. Tests register agents of their own (e.g.
     tests/repro_nondeterministic_dqn.py), which tests that go over every agent must skip."""

@@ -1,9 +1,9 @@
 """Every registered `*_tiny` hparams set runs train.py end to end in a temp dir.
 
-Per set, a training run with `--copies 2` (shared with test_cli_errors through the `trained_run`
-fixture, and trained in the background one set ahead of the tests), then `--training False
---test_episodes 3`; for one set per engine (`AGAIN_SETS`), at the same time the same command again
-(already complete, nothing changes).
+Per set, a training run with `--copies 2` (shared with test_cli_errors through the
+`trained_run` fixture, and trained in the background from the session's start: see
+tests/conftest.py), then `--training False --test_episodes 3`; for one set per engine
+(`AGAIN_SETS`), at the same time, the same command again (already complete, nothing changes).
 """
 
 from __future__ import annotations
@@ -106,18 +106,6 @@ def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
     eval_tags = _events(run_dir / "eval")
     for tag in ("return_mean", "return_std"):
         assert eval_tags.get(tag) == "scalars", f"eval/{tag} missing: {sorted(eval_tags)}"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _train_the_selected_sets_ahead(request, trained_run):
-    """The sets whose end-to-end test was selected train in the background, in test order."""
-    trained_run.prefetch(
-        [
-            item.callspec.params["hparams_set"]
-            for item in request.session.items
-            if getattr(item, "originalname", None) == "test_tiny_set_end_to_end"
-        ]
-    )
 
 
 @pytest.mark.parametrize("hparams_set", TINY_SETS)
