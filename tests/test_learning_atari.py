@@ -1,6 +1,6 @@
-"""Atari learning test (`-m slow`, ~10-15 min on 2 cores): `ppo_breakout`, seed 0, for 500k
-frames (125k agent steps) with its lr and clip-range schedules rescaled to end there, as
-`benchmarks/atari.py --frames 500000` trains it.
+"""Atari learning test (`-m slow`; 11.6 min on 2 cores at load 4-5): `ppo_breakout`, seed 0,
+for 500k frames (125k agent steps) with its lr and clip-range schedules rescaled to end there,
+as `benchmarks/atari.py --frames 500000` trains it.
 
 What must show: the full games the agent plays while training (train/raw_score_mean: raw
 Breakout score through lost lives, sampled actions, sticky actions 0.25) average >= 2.5 over
