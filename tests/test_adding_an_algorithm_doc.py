@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import stderr_lines
 
 import train
@@ -140,6 +141,7 @@ def run(copy: Path, argv: list[str], timeout: int = 300) -> subprocess.Completed
     )  # fmt: skip
 
 
+@pytest.mark.e2e  # the guide's commands run as a user types them, in a copy of the repository
 def test_expected_sarsa_example_runs_as_written(tmp_path):
     example = section("Example 1: Expected SARSA (a new target)")
     # Whole files; the `__init__.py` blocks are excerpts (applied by `apply_registration`).

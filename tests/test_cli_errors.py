@@ -178,6 +178,7 @@ def test_missing_required_flags(capsys, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.e2e  # the exit status and stderr of a real process
 def test_bad_input_in_a_real_process(run_train, tmp_path):
     """The process-level contract: status 2 and one line even with TF's own stderr chatter."""
     output_dir = tmp_path / "out"

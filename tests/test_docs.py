@@ -3,6 +3,7 @@ README's commands are the ones setup and CI actually run."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 from rl.hparams.reference import reference_markdown
@@ -44,6 +45,16 @@ def test_ci_runs_the_readme_test_command():
     assert TEST_COMMAND in _lines(README)
     ci_lines = _lines(CI_SCRIPT)
     assert TEST_COMMAND in ci_lines, f".ci/run must run README's test command: {TEST_COMMAND}"
+
+
+def test_ci_runs_the_e2e_tier_after_the_default_one():
+    # README's command runs the default tier (pyproject.toml deselects `e2e` and `slow`); the
+    # tests about the process run next, so every test but the long learning ones runs in CI.
+    ci = CI_SCRIPT.read_text(encoding="utf-8")
+    assert '.venv/bin/python -m pytest -m "e2e and not slow"' in _lines(CI_SCRIPT)
+    assert ci.index(TEST_COMMAND) < ci.index('-m "e2e and not slow"')
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    assert "-m 'not slow and not e2e'" in addopts["ini_options"]["addopts"]
 
 
 def test_ci_runs_the_tpu_compat_step():

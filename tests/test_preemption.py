@@ -82,6 +82,7 @@ def _final_state(run_dir: Path) -> tuple[dict, dict]:
         pytest.param(["--num_workers", "2"], id="apex_actors", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.e2e  # a real SIGTERM to a real train.py
 def test_sigterm_checkpoints_where_it_stopped_and_resumes_there(tmp_path: Path, extra):
     # 3,000 steps: several seconds of training, so the signal comes long before the end.
     override = "train_steps=3000,checkpoint_every=300,eval.every_steps=1500"

@@ -22,6 +22,9 @@ from rl import registry
 from rl.repro.__main__ import main
 from rl.utils.run_dir import manifest, run_dir_path, write_run_files
 
+# e2e: rl.repro check reruns each run in two fresh processes
+pytestmark = pytest.mark.e2e
+
 TESTS_DIR = Path(__file__).resolve().parent
 BASE_OVERRIDE = "checkpoint_every=100,keep_checkpoints=10"
 

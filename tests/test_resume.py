@@ -20,10 +20,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, TINY_SET, describe, train_command, train_env
 
 from rl.utils.checkpoint import read_numpy_state
+
+# e2e: kill -9 of a real train.py, and the same command run again as a process
+pytestmark = pytest.mark.e2e
 
 TRAIN_STEPS = 3000
 KILL_AFTER_STEP = 1000

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 from conftest import (
     REPO_ROOT,
     describe,
@@ -26,6 +27,9 @@ from conftest import (
     train_env,
     tree_hashes,
 )
+
+# e2e: two train.py processes on one run dir (SIGSTOP, SIGKILL)
+pytestmark = pytest.mark.e2e
 
 
 def _start_training(args: list[str], log_path) -> subprocess.Popen:

@@ -1,9 +1,7 @@
 """Env resolution by name, EnvSpec facts, and the autoreset mode every vector env uses."""
 
-import os
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,21 +118,20 @@ def test_accepted_env_kwargs_reach_the_env():
     check_env_name("CartPole-v1", {"sutton_barto_reward": True})
 
 
-def test_train_py_rejects_a_bad_env_kwargs_key_with_exit_2(tmp_path):
-    import subprocess
+def test_train_py_rejects_a_bad_env_kwargs_key_with_exit_2(tmp_path, capsys):
+    # In-process: the exit status and one-line contract of a real process are
+    # tests/test_cli_errors.py's test_bad_input_in_a_real_process (e2e).
+    import train
 
     out = tmp_path / "run"
     override = "env_kwargs={'sutton_barto_rewrd':True}"
-    cmd = [sys.executable, "train.py", "--hparams", "dqn_tiny", "--output_dir", str(out)]
-    proc = subprocess.run(
-        [*cmd, "--hparam_override", override],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    capsys.readouterr()
+    status = train.main(
+        ["--hparams", "dqn_tiny", "--output_dir", str(out), "--hparam_override", override]
     )
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("train.py")]
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert len(lines) == 1 and "did you mean 'sutton_barto_reward'?" in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("train.py")]
+    assert status == 2, err[-2000:]
+    assert len(lines) == 1 and "did you mean 'sutton_barto_reward'?" in lines[0], err
+    assert "Traceback" not in err
     assert not out.exists()

@@ -30,6 +30,7 @@ def run_dir(trained_run):
     return output_dir / "run_0"
 
 
+@pytest.mark.e2e  # python -m rl.export as a process: stdout, stderr, exit status
 def test_exports_a_saved_model_and_says_where(run_dir, tmp_path):
     out = tmp_path / "policy"
     proc = export(run_dir, "--output", out, "--step", "best")

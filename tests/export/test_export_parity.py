@@ -133,6 +133,7 @@ def exported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.e2e  # a process where rl cannot be imported
 def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, family):
     result = exported[family]
     memory, loaded, spec = result["memory"], result["loaded"], result["spec"]

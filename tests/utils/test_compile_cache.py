@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rl.utils import compile_cache
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +61,7 @@ def _layout(cache: Path) -> tuple[list[str], list[str]]:
     return entries, private
 
 
+@pytest.mark.e2e  # the cache between real processes (exit, kill)
 def test_an_exited_process_publishes_and_the_next_loads(tmp_path):
     cache = tmp_path / "cache"
     first = _run(cache, "3.0")
@@ -73,6 +76,7 @@ def test_an_exited_process_publishes_and_the_next_loads(tmp_path):
     assert _layout(cache) == (entries, [])  # nothing new to publish
 
 
+@pytest.mark.e2e  # the cache between real processes (exit, kill)
 def test_a_killed_process_publishes_nothing_and_is_cleaned_up(tmp_path):
     cache = tmp_path / "cache"
     assert _run(cache, "3.0").returncode == 0
@@ -93,6 +97,7 @@ def test_a_killed_process_publishes_nothing_and_is_cleaned_up(tmp_path):
     assert private_now == [] and len(entries_now) == len(entries) + 1
 
 
+@pytest.mark.e2e  # the cache between real processes (exit, kill)
 def test_off_and_a_users_own_cache_are_respected(tmp_path):
     off = _run(tmp_path / "cache", "3.0", env={"RL_XLA_CACHE": "off"})
     assert off.returncode == 0 and "private None" in off.stdout
@@ -126,6 +131,7 @@ print("private entries", len(list(private.iterdir())), flush=True)
 """
 
 
+@pytest.mark.e2e  # the cache between real processes (exit, kill)
 def test_processes_started_after_activate_do_not_inherit_the_directory(tmp_path):
     """A subprocess of an rl process never writes into that process's private directory."""
     cache = tmp_path / "cache"

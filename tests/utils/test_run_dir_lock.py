@@ -76,6 +76,7 @@ class Holder:
         self.proc.stdout.close()
 
 
+@pytest.mark.e2e  # flock between real processes
 def test_a_second_process_is_refused_with_the_holders_pid_and_the_fix(tmp_path):
     run_dir = tmp_path / "out" / "run_0"
     with RunDirLock(str(run_dir)) as lock:
@@ -88,6 +89,7 @@ def test_a_second_process_is_refused_with_the_holders_pid_and_the_fix(tmp_path):
     assert try_lock_elsewhere(run_dir) == "locked"  # released on exit of the `with`
 
 
+@pytest.mark.e2e  # flock between real processes
 def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path):
     run_dir = tmp_path / "run_0"
     holder = Holder(run_dir)
@@ -103,6 +105,7 @@ def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path):
         assert f'"pid": {os.getpid()}' in (run_dir / LOCK_FILE).read_text()
 
 
+@pytest.mark.e2e  # flock between real processes
 def test_a_forked_child_does_not_keep_its_dead_parents_lock(tmp_path):
     run_dir = tmp_path / "run_0"
     holder = Holder(run_dir, fork=True)

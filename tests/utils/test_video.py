@@ -164,6 +164,7 @@ def test_render_mode_errors_name_the_choices():
     assert "supports ['human']" in message
 
 
+@pytest.mark.e2e  # a process without DISPLAY
 def test_rgb_array_renders_headless_in_a_subprocess():
     """No display at all: frames still come out (pygame draws off-screen), and SDL's dummy
     driver keeps it from printing display errors."""
