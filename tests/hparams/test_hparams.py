@@ -549,8 +549,9 @@ def test_repr():
 # --- reference ---
 
 
-def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent():
+def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent(monkeypatch):
     sets = registry.Registry("hparams set")
+    monkeypatch.setattr(registry, "hparams", sets)  # these sets only
 
     def dqn_test():
         """A set registered only for this test."""
@@ -574,7 +575,7 @@ def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent()
     sets.register("dqn_test", dqn_test)
     sets.register("dqn_test_wide", dqn_test_wide)
     sets.register("other_test", other_test)
-    text = reference_markdown(sets)
+    text = reference_markdown()
     # The glossary: one row per key (11 top-level leaves + 3 eval keys + n_step, tau), with the
     # value its declarations (dqn_test and other_test, the sets without a parent) share, none
     # where they disagree, and every meaning it has.
@@ -604,8 +605,9 @@ def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent()
     assert "Parent: [`dqn_test`](#dqn_test). Its changes: `hidden_sizes` = `[256, 256]`." in prose
 
 
-def test_reference_with_no_sets():
-    assert "(no hparams sets are registered)" in reference_markdown(registry.Registry("x"))
+def test_reference_with_no_sets(monkeypatch):
+    monkeypatch.setattr(registry, "hparams", registry.Registry("hparams set"))
+    assert "(no hparams sets are registered)" in reference_markdown()
 
 
 # --- every registered set (DESIGN: builds, freezes and round-trips through JSON) ---
