@@ -108,10 +108,9 @@ def _glossary(declared: dict[str, list[tuple[str, _Key]]]) -> tuple[list[str], d
 def _set_section(
     s: _Set, built: dict[str, _Set], defaults: dict[str, str], common: list[str]
 ) -> list[str]:
-    """The set's docstring, then its changes as `key` = `value` in one wrapped paragraph."""
-    lines = [f"### `{s.name}`", ""]
-    if s.doc:
-        lines += [s.doc, ""]
+    """The set's docstring, then its changes as `key` = `value`, wrapped."""
+    # The docstring and the changes are one paragraph: the changes begin a new sentence.
+    lines = [f"### `{s.name}`", "", *s.doc.splitlines()]
     if s.parent is None:
         own = ", ".join(f"`{k}`" for k in s.keys if k not in common)
         changed = [k for k in s.keys if s.keys[k].value != defaults[k]]
