@@ -5,9 +5,10 @@
   the edited `__init__.py` files checked against the result), then, in that copy, the guide's
   hand-computed test runs under pytest, `train.py --list` must print what the guide's sample
   shows, and the guide's smoke-run commands (a training run, then test mode) must succeed.
-- Example 2 (QR-DQN, part of the repository): every code block is the repository's code (its
-  lines appear in order in the file it names), so the guide cannot drift from the files that
-  tests/agents/test_qrdqn.py and the learning test exercise.
+- Example 2 (QR-DQN, part of the repository): each section links the file it describes and
+  names only functions that file defines, its calls are the file's, and its one code block is
+  the agent's code (its lines appear in order in the file), so the guide cannot drift from the
+  files that tests/agents/test_qrdqn.py and the learning test exercise.
 - The `--show_hparams` command and its sample output, run in-process.
 """
 
@@ -198,22 +199,32 @@ def test_expected_sarsa_example_runs_as_written(tmp_path):
 
 # ---------------------------------------------------------------------- Example 2: QR-DQN
 
+# Each section links its file and names what the file defines; the agent's block is its code.
 QRDQN_FILES = {
-    "The loss": "rl/agents/gradient_functions/qrdqn.py",
-    "A test computed by hand": "tests/agents/test_qrdqn.py",
-    "The agent": "rl/agents/qrdqn.py",
-    "The hparams sets": "rl/hparams/qrdqn.py",
+    "The loss": (
+        "rl/agents/gradient_functions/qrdqn.py",
+        ["quantile_midpoints", "quantile_q_values", "quantile_target", "quantile_huber_loss"],
+    ),
+    "A test computed by hand": ("tests/agents/test_qrdqn.py", ["test_quantile_huber_loss_by_hand"]),
+    "The agent": ("rl/agents/qrdqn.py", ["_build"]),  # its hooks: the block below
+    "The hparams sets": ("rl/hparams/qrdqn.py", ["with_qrdqn", "qrdqn", "qrdqn_cartpole"]),
 }
 
 
-def test_qrdqn_blocks_are_the_repositorys_code():
+def test_qrdqn_sections_are_the_repositorys_code():
     example = section("Example 2: QR-DQN (a new network output, acting and loss)")
-    python_blocks = blocks(example, "python")
-    assert len(python_blocks) == len(QRDQN_FILES)
-    for heading, path in QRDQN_FILES.items():
-        block = block_after(example, f"### {heading}")
-        assert len(block.splitlines()) >= 10, heading
-        assert_lines_in_order(block, (ROOT / path).read_text(), path)
+    parts = re.split(r"\n### ", example)
+    for heading, (path, names) in QRDQN_FILES.items():
+        (text,) = [part for part in parts if part.startswith(heading + "\n")]
+        source = (ROOT / path).read_text()
+        assert f"[`{path}`](../{path})" in text, heading
+        for name in names:
+            assert f"`{name}`" in text and re.search(rf"def {name}\(", source), (heading, name)
+        for call in re.findall(r"`(\w+\([^`]*\))`", text):  # `with_qrdqn(dqn())` and the like
+            assert call in source, (heading, call)
+    (agent,) = blocks(example, "python")
+    assert len(agent.splitlines()) >= 10
+    assert_lines_in_order(agent, (ROOT / "rl/agents/qrdqn.py").read_text(), "rl/agents/qrdqn.py")
     assert commands(block_after(example, "### Learning", "bash")) == [
         ["--hparams", "qrdqn_cartpole", "--seed", "0", "--output_dir", "runs/qrdqn_cartpole"]
     ]

@@ -549,27 +549,65 @@ def test_repr():
 # --- reference ---
 
 
-def test_reference_lists_every_key_of_every_set():
+def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent(monkeypatch):
     sets = registry.Registry("hparams set")
+    monkeypatch.setattr(registry, "hparams", sets)  # these sets only
 
     def dqn_test():
         """A set registered only for this test."""
         return child()
 
+    def dqn_test_wide():
+        """`dqn_test` with wider layers."""
+        hp = sets.get("dqn_test")()  # the way a tuned set reaches its parent
+        hp.hidden_sizes = [256, 256]
+        return hp
+
+    def other_test():
+        hp = base()
+        hp.lr = 3e-4
+        hp.gamma = 0.9
+        hp.eval.episodes = 5
+        hp.add("n_step", 5, "Return length in steps.")
+        hp.add("tau", 0.005, "Polyak rate.")
+        return hp
+
     sets.register("dqn_test", dqn_test)
-    text = reference_markdown(sets)
-    assert "## `dqn_test`" in text
-    assert "A set registered only for this test." in text
+    sets.register("dqn_test_wide", dqn_test_wide)
+    sets.register("other_test", other_test)
+    text = reference_markdown()
+    # The glossary: one row per key (11 top-level leaves + 3 eval keys + n_step, tau), with the
+    # value its declarations (dqn_test and other_test, the sets without a parent) share, none
+    # where they disagree, and every meaning it has.
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == 16
     assert "| `lr` | `float` | `0.0003` | Adam learning rate. |" in text
     assert "| `epsilon` | `schedule` | `linear(1.0, 0.05, 10000)` |" in text
     assert "| `eval.episodes` | `int` | `5` | Episodes per evaluation. |" in text
     assert '| `name` | `str` | `"dqn"` | Run label. |' in text
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert len(rows) == 15  # 11 top-level leaves + 3 eval keys + n_step
+    assert "| `gamma` | `float` | (none) | Discount factor. |" in text
+    assert (
+        "| `n_step` | `int` | (none) | Multi-step return length.<br>In `other_test`: Return "
+        "length in steps. |"
+    ) in text
+    assert "## Sets\n\n### `dqn_test`\n\nA set registered only for this test.\n" in text
+    # A set without a parent: its keys besides the common ones, and what is not the default.
+    prose = text.replace("\n", " ")  # paragraphs are wrapped
+    assert (
+        "No parent. Its values other than the glossary's defaults: `gamma` = `0.99`; "
+        "`n_step` = `3`."
+    ) in prose
+    assert (
+        "No parent. Besides the common keys it has `tau`. Its values other than the glossary's "
+        "defaults: `gamma` = `0.9`; `n_step` = `5`."
+    ) in prose
+    # A set with a parent (reached through the registry) lists only what it changes.
+    assert "Parent: [`dqn_test`](#dqn_test). Its changes: `hidden_sizes` = `[256, 256]`." in prose
 
 
-def test_reference_with_no_sets():
-    assert "(no hparams sets are registered)" in reference_markdown(registry.Registry("x"))
+def test_reference_with_no_sets(monkeypatch):
+    monkeypatch.setattr(registry, "hparams", registry.Registry("hparams set"))
+    assert "(no hparams sets are registered)" in reference_markdown()
 
 
 # --- every registered set (DESIGN: builds, freezes and round-trips through JSON) ---
