@@ -25,19 +25,19 @@ def test_the_winner_trains_from_the_study_dir(tmp_path, capsys):
     winner = write_winner(tmp_path)
     out = tmp_path / "run"
     flags = ["--hparams", "ppo_tiny", "--winner", str(winner), "--output_dir", str(out)]
-    assert train.main([*flags, "--hparam_override", "n_epochs=2"]) == 0
+    assert train.main([*flags, "--hparam_override", "n_epochs=1"]) == 0
     saved = HParams.from_json((out / "run_0" / "hparams.json").read_text())
     changed = [line.split(":")[0] for line in saved.diff(registry.get_hparams("ppo_tiny")())]
     assert sorted(changed) == ["lr", "n_epochs"]
     assert saved.lr.value(0) == pytest.approx(0.00123)
-    assert saved.n_epochs == 2  # --hparam_override comes after the winner
+    assert saved.n_epochs == 1  # --hparam_override comes after the winner
     manifest = json.loads((out / "run_0" / "manifest.json").read_text())
     assert manifest["hparams_set"] == "ppo_tiny"
 
 
 def test_show_hparams_names_the_winner_as_the_source(tmp_path, capsys):
     winner = write_winner(tmp_path)
-    flags = ["--hparams", "ppo_tiny", "--winner", str(winner), "--hparam_override", "n_epochs=2"]
+    flags = ["--hparams", "ppo_tiny", "--winner", str(winner), "--hparam_override", "n_epochs=1"]
     assert train.main([*flags, "--show_hparams"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
     assert lines["lr"].split("<- ")[1].startswith("--winner (set ppo_tiny: ")
