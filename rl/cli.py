@@ -169,7 +169,11 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 
     hparams = registry.get_hparams(args.hparams)()
     if args.winner is not None:
-        hparams.override(winner_override(args.winner, args.hparams))
+        tuned = winner_override(args.winner, args.hparams)
+        try:
+            hparams.override(tuned)
+        except UserError as error:  # e.g. a key renamed since the study
+            raise UserError(f"--winner {args.winner}: {error}") from None
     hparams.override(args.hparam_override)
     if args.env is not None:
         hparams.env = args.env
@@ -219,10 +223,12 @@ def winner_override(path: str, hparams_set: str) -> str:
         winner = read_json(path)
         tuned_set, override = winner["hparams_set"], winner["hparam_override"]
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+        override = None
+    if not isinstance(override, str):
         raise UserError(
             f"--winner {path} is not a winner.json of python -m rl.tune (JSON with "
             "hparams_set and hparam_override)"
-        ) from None
+        )
     if tuned_set != hparams_set:
         raise UserError(
             f"--winner {path} was tuned on hparams set {tuned_set!r}, not {hparams_set!r}; "

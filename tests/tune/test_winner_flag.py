@@ -51,6 +51,8 @@ def bad_winner_commands(tmp_path) -> dict[str, tuple[list, list[str]]]:
     no_override = tmp_path / "no_override.json"
     no_override.write_text(json.dumps({"hparams_set": "ppo_tiny"}))
     winner = write_winner(tmp_path)
+    renamed_key = tmp_path / "renamed_key.json"
+    renamed_key.write_text(json.dumps({**WINNER, "hparam_override": "learning_rate=0.1"}))
     gke = ["--sys", "gke", "--image", "rl:test", "--dry_run"]
     return {
         "missing": (
@@ -63,6 +65,10 @@ def bad_winner_commands(tmp_path) -> dict[str, tuple[list, list[str]]]:
             ["is not a winner.json", "hparams_set and hparam_override"],
         ),
         "no_override": (["--hparams", "ppo_tiny", "--winner", no_override], ["not a winner"]),
+        "renamed_key": (
+            ["--hparams", "ppo_tiny", "--winner", renamed_key],
+            ["renamed_key.json: --hparam_override:", "learning_rate"],
+        ),
         "other_set": (
             ["--hparams", "a2c_tiny", "--winner", winner],
             ["tuned on hparams set 'ppo_tiny', not 'a2c_tiny'", "give --hparams ppo_tiny"],
@@ -74,7 +80,8 @@ def bad_winner_commands(tmp_path) -> dict[str, tuple[list, list[str]]]:
     }
 
 
-CASES = ["missing", "directory", "not_json", "no_override", "other_set", "local_file_for_pods"]
+CASES = ["missing", "directory", "not_json", "no_override", "renamed_key", "other_set"]
+CASES += ["local_file_for_pods"]
 
 
 @pytest.mark.parametrize("case", CASES)
