@@ -33,9 +33,9 @@ def _python_default_warning_filters() -> None:
     what a user's `python train.py` shows, instead of pytest's show-everything."""
     warnings.resetwarnings()
     warnings.simplefilter("default")
-    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
+    ignored = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+    for category in ignored:
         warnings.filterwarnings("ignore", category=category)
-    warnings.filterwarnings("ignore", category=ResourceWarning)
     warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
 
 
@@ -45,7 +45,7 @@ def unexpected_lines(lines: list[str]) -> list[str]:
     return [line for line in lines if line.strip() and not any(p.match(line) for p in allowed)]
 
 
-# 21 sets trained in one process: about 3 minutes on 2 shared cores.
+# 21 sets trained in one process: 2-3 minutes on 2 shared cores.
 @pytest.mark.e2e
 @pytest.mark.parametrize("hparams_set", TINY_SETS)
 def test_a_tiny_run_writes_nothing_unexpected_to_stderr(hparams_set, tmp_path, capfd, caplog):
