@@ -132,6 +132,11 @@ def _run(args, preemption) -> int:
         return 0
     system = registry.get_system(args.sys)  # an unknown --sys lists the registered ones
     if hasattr(system, "launch"):  # --sys tpu/gke: validate everything, render, submit (or print)
+        if args.winner is not None and "://" not in args.winner:
+            raise UserError(
+                f"--winner {args.winner} is on this machine and the Pods cannot read it; copy "
+                "it to gs:// and give that path"
+            )
         from rl.cli import build_parser
 
         return system.launch(args, build_parser(), check_values=_check_values)

@@ -52,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="Where to run: local, tpu (a GKE TPU Job) or gke (CPU/GPU workers); see below.",
     )
     p.add_argument("--hparams", help="Registered hparams set, e.g. dqn_cartpole (see --list).")
+    p.add_argument(
+        "--winner",
+        help="A study's winner.json (python -m rl.tune --output_dir DIR writes DIR/winner.json): "
+        "the tuned values, applied to the --hparams set it tuned before --hparam_override.",
+    )
     p.add_argument("--env", help="Override the set's env (gymnasium id or module:Class).")
     p.add_argument(
         "--hparam_override",
@@ -153,7 +158,7 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
-    """The run's frozen hparams: the registered set, then --hparam_override, --env,
+    """The run's frozen hparams: the registered set, then --winner, --hparam_override, --env,
     --train_steps and --eval_episodes, checked by `check_values`, with every registered name
     they use (env, agent, model, memory, optimizer, the agent's action and gradient functions)
     looked up. A `tf/` env is one of the compiled path's.
@@ -163,6 +168,12 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
     from rl.envs import check_env_name
 
     hparams = registry.get_hparams(args.hparams)()
+    if args.winner is not None:
+        tuned = winner_override(args.winner, args.hparams)
+        try:
+            hparams.override(tuned)
+        except UserError as error:  # e.g. a key renamed since the study
+            raise UserError(f"--winner {args.winner}: {error}") from None
     hparams.override(args.hparam_override)
     if args.env is not None:
         hparams.env = args.env
@@ -194,6 +205,38 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
     return hparams
 
 
+def winner_override(path: str, hparams_set: str) -> str:
+    """The `--hparam_override` text of the tuned values in a study's winner.json (local or
+    gs://), which must be a winner of `hparams_set`. The winner stays in the study's directory:
+    nothing is written into this package to train it (`python -m rl.tune --publish` does)."""
+    import json
+
+    import tensorflow as tf
+
+    from rl.utils.files import read_json
+
+    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+        raise UserError(
+            f"--winner {path}: no such file; give the winner.json in a study's --output_dir"
+        )
+    try:
+        winner = read_json(path)
+        tuned_set, override = winner["hparams_set"], winner["hparam_override"]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+        override = None
+    if not isinstance(override, str):
+        raise UserError(
+            f"--winner {path} is not a winner.json of python -m rl.tune (JSON with "
+            "hparams_set and hparam_override)"
+        )
+    if tuned_set != hparams_set:
+        raise UserError(
+            f"--winner {path} was tuned on hparams set {tuned_set!r}, not {hparams_set!r}; "
+            f"give --hparams {tuned_set}"
+        )
+    return override
+
+
 # The flags that set one hparam each, applied after --hparam_override (see hparams_from_args).
 _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "eval_episodes"}
 
@@ -202,14 +245,20 @@ def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], N
     """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
     is the same one-line error), each value with the set it came from or the flag that set it
     (rl/hparams/provenance.py)."""
+    from rl.hparams.override_parser import split_items
     from rl.hparams.provenance import describe_resolved
 
     hparams = hparams_from_args(args, check_values)
+    tuned = "" if args.winner is None else winner_override(args.winner, args.hparams)
+    winner_keys = {key for key, _ in split_items(tuned)}
+    override_keys = {key for key, _ in split_items(args.hparam_override)}
 
     def flag_for_key(key: str) -> str:
         flag = _FLAG_OF_KEY.get(key)
         if flag is not None and getattr(args, flag) is not None:
             return f"--{flag}"
+        if key in winner_keys and key not in override_keys:
+            return "--winner"
         return "--hparam_override"
 
     return describe_resolved(args.hparams, hparams, flag_for_key)

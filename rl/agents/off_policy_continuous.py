@@ -119,7 +119,9 @@ class OffPolicyContinuousAgent(ReplayAgent):
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
         grads = tape.gradient(loss, variables)
-        if (limit := self.grad_clip_norm()) is not None:
+        # A plain assignment: AutoGraph cannot convert `:=` and would warn on every trace.
+        limit = self.grad_clip_norm()
+        if limit is not None:
             grads = clip_by_global_norm(grads, limit, tf.linalg.global_norm(grads))
         optimizer.apply_gradients(zip(grads, variables, strict=True))
         return loss, aux

@@ -35,7 +35,7 @@ from rl.hparams import (  # noqa: F401
 )
 
 # isort: split
-# Sets written by `python -m rl.tune` (rl/hparams/tuned/): after the sets they derive from.
+# Sets published by `python -m rl.tune --publish` (rl/hparams/tuned/): after their parents.
 from rl.hparams import tuned  # noqa: F401
 
 __all__ = ["HParams", "Schedule", "TypeSpec", "as_schedule", "parse_schedule"]

@@ -3,5 +3,6 @@
 Optuna studies in a real database (an SQLite file in the output dir by default, any Optuna
 storage URL with `--storage`). Every trial trains its seeds through `rl.training.train`, the
 same path as train.py, and an evaluation callback (`rl.tune.objective.TrialReporter`) feeds
-the pruner at every evaluation. The winner of a fresh-seed re-run becomes a named hparams set.
+the pruner at every evaluation. The winner of a fresh-seed re-run goes to the study's
+directory (`train.py --winner DIR/winner.json`); `--publish` makes it a named hparams set.
 """

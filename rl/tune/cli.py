@@ -65,7 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--select", type=parse_bool, nargs="?", const=True, default=True,
         help="at the end, re-run the top-k on fresh seeds and write the winner",
     )  # fmt: skip
-    p.add_argument("--tuned_dir", default=None, help="where the tuned set module goes")
+    p.add_argument(
+        "--publish", type=parse_bool, nargs="?", const=True, default=False,
+        help="also write the winner into this package as the hparams set <hparams>_tuned "
+        "(rl/hparams/tuned/); by default it stays in --output_dir (winner.json)",
+    )  # fmt: skip
     p.add_argument("--sys", default="local", choices=("local", "gke"))
     p.add_argument("--workers", type=int, default=1, help="--sys gke: worker Pods")
     p.add_argument("--image", default=None, help="--sys gke: container image")
@@ -228,22 +232,24 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     winners.write_plots(study, args.output_dir)
     seeds = winners.fresh_seeds(args.fresh_seeds)
     winner = winners.select_winner(study, config, args.top_k, seeds)
-    from pathlib import Path
-
-    tuned_dir = Path(args.tuned_dir) if args.tuned_dir else winners.TUNED_DIR
-    module = winners.write_tuned_module(
-        winner, config, name, plan["storage"].url, seeds, identity["train_steps"], tuned_dir
-    )
-    winners.write_winner_json(winner, join(args.output_dir, "winner.json"), module, seeds)
+    published = None
+    if args.publish:
+        published = winners.write_tuned_module(
+            winner, config, name, plan["storage"].url, seeds, identity["train_steps"]
+        )
+    winner_json = join(args.output_dir, "winner.json")
+    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
     print(
         f"[tune] winner: trial {winner.trial_number} {winner.params}, fresh-seed score "
-        f"{winner.mean:.2f} ± {winner.std:.2f}; registered as "
-        f"{winners.tuned_set_name(args.hparams)} in {module}"
+        f"{winner.mean:.2f} ± {winner.std:.2f}; train it: python train.py --hparams "
+        f"{args.hparams} --winner {winner_json} --output_dir runs/{args.hparams}_tuned"
     )
-    print(
-        "[tune] a new or changed set: regenerate docs/hparams_reference.md "
-        "(.venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md)"
-    )
+    if published is not None:
+        print(
+            f"[tune] published as hparams set {winners.tuned_set_name(args.hparams)} in "
+            f"{published}; regenerate docs/hparams_reference.md "
+            "(.venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md)"
+        )
     return 0
 
 

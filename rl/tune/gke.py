@@ -34,7 +34,7 @@ from rl.systems.manifests import (
 
 # Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
 LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
-LAUNCH_FLAGS |= {"select", "tuned_dir", "help", "storage_secret"}
+LAUNCH_FLAGS |= {"select", "publish", "help", "storage_secret"}
 
 
 def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:

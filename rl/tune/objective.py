@@ -74,6 +74,7 @@ def trial_hparams(config: TrialConfig, values: dict[str, Any]) -> HParams:
     overrides = ",".join(filter(None, [config.base_override, override_text(values)]))
     args = argparse.Namespace(
         hparams=config.hparams_set,
+        winner=None,
         hparam_override=overrides,
         env=None,
         train_steps=config.train_steps,

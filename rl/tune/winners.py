@@ -1,7 +1,8 @@
 """The end of a study: re-run the best trials on fresh seeds, pick the winner on those, and write
-what a user keeps: the winner as a named hparams set (a generated module under
-`rl/hparams/tuned/`), winner.json, trials.csv and two plots (Optuna's matplotlib
-visualization: optimization history, parameter importance).
+what a user keeps, all in the study's directory: winner.json (which `train.py --winner` trains),
+trials.csv and two plots (Optuna's matplotlib visualization: optimization history, parameter
+importance). Only `--publish` writes into the package: the winner as a named hparams set, a
+generated module under `rl/hparams/tuned/`.
 
 A trial's tuning value is the best of many noisy draws, so it is biased upward (the winner's
 curse); the fresh-seed score of the re-run is the number to believe and the one the winner is
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rl.hparams.search_space import override_text
 from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
 from rl.tune.storage import without_password
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join
@@ -164,10 +166,10 @@ def write_tuned_module(
     train_steps: int,
     tuned_dir: Path = TUNED_DIR,
 ) -> Path:
-    """`<tuned_dir>/<set>_tuned.py` registering `<set>_tuned` (the parent set and the winner's
-    values; the study's `--hparam_override` is its protocol, e.g. a shorter budget, so it is named
-    in the docstring but not applied), and `<tuned_dir>/__init__.py` importing every
-    generated module by name (explicit imports, as every registry here)."""
+    """`--publish`: `<tuned_dir>/<set>_tuned.py` registering `<set>_tuned` (the parent set and
+    the winner's values; the study's `--hparam_override` is its protocol, e.g. a shorter budget,
+    so it is named in the docstring but not applied), and `<tuned_dir>/__init__.py` importing
+    every generated module by name (explicit imports, as every registry here)."""
     name = tuned_set_name(config.hparams_set)
     # The tuned keys only (the protocol stays out), as typed literals one per line.
     items = winner.params.items()
@@ -227,7 +229,7 @@ def _write_tuned_init(tuned_dir: Path) -> None:
     imports = "".join(f"    {module},\n" for module in modules)
     body = f"from rl.hparams.tuned import (  # noqa: F401\n{imports})\n" if modules else ""
     (tuned_dir / "__init__.py").write_text(
-        '"""Hparams sets written by `python -m rl.tune` (generated: one import per tuned set)."""'
+        '"""Sets published by `python -m rl.tune --publish` (generated: one import per set)."""'
         f"\n\n{body}"
     )
 
@@ -236,10 +238,21 @@ def _python_literal(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def write_winner_json(winner: FreshScore, path: str, tuned_module: Path, seeds) -> None:
+def write_winner_json(
+    winner: FreshScore,
+    path: str,
+    hparams_set: str,
+    seeds: Sequence[int],
+    published_module: Path | None,
+) -> None:
+    """The winner as `train.py --hparams <hparams_set> --winner <path>` reads it: the tuned set
+    and the winner's values as `--hparam_override` text (the study's own `--hparam_override`
+    is its protocol, not part of the winner), with the scores it won on."""
     atomic_write_json(
         path,
         {
+            "hparams_set": hparams_set,
+            "hparam_override": override_text(winner.params),
             "trial": winner.trial_number,
             "tuning_value": winner.tuning_value,
             "params": winner.params,
@@ -247,6 +260,6 @@ def write_winner_json(winner: FreshScore, path: str, tuned_module: Path, seeds) 
             "fresh_scores": list(winner.scores),
             "fresh_mean": winner.mean,
             "fresh_std": winner.std,
-            "tuned_module": os.fspath(tuned_module),
+            "published_module": None if published_module is None else os.fspath(published_module),
         },
     )

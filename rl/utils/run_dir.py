@@ -136,8 +136,8 @@ def _installed_version(distribution: str) -> str | None:
 
 def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
     """The flags of a train.py command line that change the registered set, as typed
-    (`hparam_override`, `env`, `train_steps`, `eval_episodes`; unset ones left out). None when
-    `argv` is not a train.py command line (a trainer built in-process by other code)."""
+    (`winner`, `hparam_override`, `env`, `train_steps`, `eval_episodes`; unset ones left out).
+    None when `argv` is not a train.py command line (a trainer built in-process by other code)."""
     if not argv or os.path.basename(argv[0]) != "train.py":
         return None
     from rl.cli import build_parser
@@ -147,6 +147,7 @@ def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
     except UserError:
         return None
     given = {
+        "winner": args.winner,
         "hparam_override": args.hparam_override or None,
         "env": args.env,
         "train_steps": args.train_steps,

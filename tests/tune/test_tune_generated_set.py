@@ -1,5 +1,6 @@
-"""The winner's generated module registers `<set>_tuned` = the parent set + the tuned keys
-(typed, through the override path), and that set trains through the one loop."""
+"""`--publish`: the winner's generated module registers `<set>_tuned` = the parent set + the
+tuned keys (typed, through the override path), the tuned dir's `__init__` imports it, and that
+set trains through the one loop."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def test_the_generated_set_loads_and_trains(tmp_path):
     assert "secret" not in text and "postgresql://optuna:***@db/optuna" in text
     assert "fresh-seed score 45.00 ± 5.00 over seeds [10000, 10001] (40.0, 50.0)" in text
     assert "under --hparam_override 'stop_at_eval_return=None'" in text  # named, not applied
+    assert "Study 'ppo_tiny-ppo'" in text
+    assert (
+        "from rl.hparams.tuned import (  # noqa: F401\n    ppo_tiny_tuned,\n)"
+        in (tmp_path / "tuned" / "__init__.py").read_text()
+    )
     spec = importlib.util.spec_from_file_location("ppo_tiny_tuned_generated", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

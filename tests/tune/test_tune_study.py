@@ -1,30 +1,39 @@
 """`python -m rl.tune` end to end on ppo_tiny: a real SQLite study, trial run dirs, the fresh-seed
-re-run, the generated set (which loads and trains), trials.csv, the plots, the HParams tab."""
+re-run, winner.json (which train.py trains from the study dir), trials.csv, the plots, the
+HParams tab; and the checkout stays as it was."""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import sqlite3
+import subprocess
 
 import pytest
 from optuna.trial import TrialState
-from tune_fixtures import load_study, run_tune  # noqa: F401
+from tune_fixtures import REPO_ROOT, load_study, run_tune  # noqa: F401
 
+import train
 from rl import registry
+from rl.hparams import HParams
+
+
+def checkout_status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout
 
 
 # Tuner subprocesses (TF import, several tiny runs): 15-23 s each when the 2 cores are quiet,
 # 98-169 s when other work shares them.
 @pytest.mark.slow
 def test_tiny_study_end_to_end(run_tune, tmp_path):  # noqa: F811
-    out, tuned = tmp_path / "study", tmp_path / "tuned"
-    result = run_tune(
-        out, "--trials", "2", "--top_k", "1", "--fresh_seeds", "1", "--tuned_dir", str(tuned)
-    )
+    out = tmp_path / "study"
+    checkout = checkout_status()
+    result = run_tune(out, "--trials", "2", "--top_k", "1", "--fresh_seeds", "1")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+    assert checkout_status() == checkout  # the winner stays in the study dir
     # A real database: SQLite's own header, Optuna's tables, two complete trials.
     assert (out / "study.db").read_bytes()[:16] == b"SQLite format 3\x00"
     tables = sqlite3.connect(out / "study.db").execute("select name from sqlite_master").fetchall()
@@ -52,27 +61,16 @@ def test_tiny_study_end_to_end(run_tune, tmp_path):  # noqa: F811
     fresh = out / "fresh" / f"trial_{best.number:04d}_seed_10000"
     last = list(csv.DictReader(open(fresh / "progress.csv")))[-1]
     assert winner["fresh_mean"] == float(last["eval_return_mean"])
-    # The generated set: parent + the tuned key, registered as ppo_tiny_tuned; it trains.
-    path = tuned / "ppo_tiny_tuned.py"
-    text = " ".join(path.read_text().split())  # the docstring is wrapped
-    assert "Study 'ppo_tiny-ppo'" in text and "fresh-seed score" in text
-    assert (
-        "from rl.hparams.tuned import (  # noqa: F401\n    ppo_tiny_tuned,\n)"
-        in (tuned / "__init__.py").read_text()
-    )
-    spec = importlib.util.spec_from_file_location("ppo_tiny_tuned_generated", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    try:
-        hparams = registry.get_hparams("ppo_tiny_tuned")()
-        assert hparams.lr.value(0) == pytest.approx(best.params["lr"], rel=1e-6)
-        [changed] = hparams.diff(registry.get_hparams("ppo_tiny")())
-        assert changed.startswith("lr: ")
-        from rl import training
-
-        hparams.freeze()
-        [trained] = training.train(hparams, [str(tmp_path / "tuned_run")], [3], "ppo_tiny_tuned")
-        assert trained.env_steps == 256 and trained.last_eval_return is not None
-    finally:
-        registry.hparams._items.pop("ppo_tiny_tuned", None)  # the test's own registration
-        registry.hparams._roles.pop("ppo_tiny_tuned", None)
+    assert winner["hparams_set"] == "ppo_tiny" and winner["published_module"] is None
+    assert winner["hparam_override"] == f"lr={best.params['lr']!r}"
+    assert not list(out.rglob("*.py"))
+    # train.py trains the winner from the study dir: the parent set with the tuned key.
+    run = tmp_path / "tuned_run"
+    flags = ["--hparams", "ppo_tiny", "--winner", str(out / "winner.json")]
+    assert train.main([*flags, "--output_dir", str(run)]) == 0
+    hparams = HParams.from_json((run / "run_0" / "hparams.json").read_text())
+    assert hparams.lr.value(0) == pytest.approx(best.params["lr"], rel=1e-6)
+    [changed] = hparams.diff(registry.get_hparams("ppo_tiny")())
+    assert changed.startswith("lr: ")
+    last = list(csv.DictReader(open(run / "run_0" / "progress.csv")))[-1]
+    assert int(last["env_steps"]) == 256 and float(last["eval_return_mean"]) >= 0

@@ -1,4 +1,4 @@
-"""Hparams sets written by `python -m rl.tune` (generated: one import per tuned set)."""
+"""Sets published by `python -m rl.tune --publish` (generated: one import per set)."""
 
 from rl.hparams.tuned import (  # noqa: F401
     ppo_cartpole_tuned,
