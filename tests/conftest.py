@@ -7,6 +7,7 @@ in-process (cheap: a user mistake returns 2 before any TF graph work).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -195,23 +196,41 @@ def run_train_concurrently() -> Callable[..., list[subprocess.CompletedProcess]]
 
 class TrainedRuns:
     """`trained_runs(hparams_set)` -> (output_dir, args, CompletedProcess): the set trained
-    once per session with `--copies 2` (so run_0 and run_1 exist), shared by the error tests
-    and the smoke tests.
+    once per session with `--copies 2` (so run_0 and run_1 exist), shared by the error tests,
+    the smoke tests and the tests that read a trained run.
 
-    `prefetch(sets)`: one background thread trains those sets in order, so that while a test
-    checks one set's run (and runs its own commands), the next set already trains: a tiny
-    train.py uses less than a core, and the smoke tests of ~20 sets were mostly waiting."""
+    Every run is `train.main(args)` in one long-lived process (tests/tiny_trainer.py), one run
+    at a time, with its stdout and stderr in files as a `python train.py` process has them: one
+    TF import for all the runs. `prefetch(sets)` queues those sets on its thread, so that while
+    a test checks one set's run, the next set already trains on the core the tests leave free."""
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp = tmp_path_factory
         self._lock = threading.Lock()
         self._futures: dict[str, Future] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trained_runs")
+        self._trainer: subprocess.Popen | None = None
 
     def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
         output_dir = self._tmp.mktemp(f"trained_{hparams_set}") / "out"
         args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
-        return output_dir, args, run_train_process(args)
+        if self._trainer is None or self._trainer.poll() is not None:
+            self._trainer = subprocess.Popen(
+                [sys.executable, str(REPO_ROOT / "tests" / "tiny_trainer.py")],
+                cwd=REPO_ROOT,
+                env=train_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        logs = output_dir.parent
+        request = {"args": args, "stdout": str(logs / "stdout"), "stderr": str(logs / "stderr")}
+        self._trainer.stdin.write(json.dumps(request) + "\n")
+        self._trainer.stdin.flush()
+        reply = self._trainer.stdout.readline()
+        status = int(reply) if reply.strip() else -1  # -1: the trainer process died
+        stdout, stderr = ((logs / name).read_text() for name in ("stdout", "stderr"))
+        return output_dir, args, subprocess.CompletedProcess(args, status, stdout, stderr)
 
     def prefetch(self, hparams_sets: list[str]) -> None:
         with self._lock:
@@ -222,13 +241,15 @@ class TrainedRuns:
     def __call__(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
         with self._lock:
             future = self._futures.get(hparams_set)
-            if future is None:  # not prefetched: trained here, now
-                future = self._futures[hparams_set] = Future()
-                future.set_result(self._train(hparams_set))
+            if future is None:  # not prefetched: queued now, behind the prefetched ones
+                future = self._futures[hparams_set] = self._pool.submit(self._train, hparams_set)
         return future.result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._trainer is not None:
+            self._trainer.stdin.close()
+            self._trainer.wait(timeout=60)
 
 
 @pytest.fixture(scope="session")
@@ -240,19 +261,22 @@ def trained_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _train_the_smoke_sets_in_the_background(request, trained_run):
-    """The tiny sets whose end-to-end test (tests/test_train_smoke.py) was selected start
-    training when the session starts, one at a time in `trained_run`'s background thread, in
-    test order. The smoke tests come last in the suite, and most tests before them keep one
-    of two cores busy, so the 24 runs mostly use the other core and are done when needed (they
-    used to start with the smoke module, one set ahead of its tests)."""
-    trained_run.prefetch(
-        [
-            item.callspec.params["hparams_set"]
-            for item in request.session.items
-            if getattr(item, "originalname", None) == "test_tiny_set_end_to_end"
-        ]
-    )
+def _train_the_shared_runs_in_the_background(request, trained_run):
+    """The sets that the selected tests read through `trained_run` start training when the
+    session starts, one at a time in `trained_run`'s process, in the order the tests need them
+    (a parametrized `hparams_set`, else the test module's `TRAINED_SET`, else TINY_SET). Most
+    tests keep one of the two cores busy, so the runs mostly use the other core and are done
+    when needed."""
+    needed = []
+    for item in request.session.items:
+        if "trained_run" not in getattr(item, "fixturenames", ()):
+            continue
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "hparams_set" in callspec.params:
+            needed.append(callspec.params["hparams_set"])
+        else:
+            needed.append(getattr(item.module, "TRAINED_SET", TINY_SET))
+    trained_run.prefetch(list(dict.fromkeys(needed)))
 
 
 def repository_agents() -> list[str]:
