@@ -8,41 +8,13 @@ from typing import Any
 
 from rl.errors import UserError
 from rl.preemption import DEFAULT_GRACE_SECONDS
+from rl.utils.command_line import UserErrorParser, add_bool_flag
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
-TRUE_WORDS = {"true", "1", "yes"}
-FALSE_WORDS = {"false", "0", "no"}
-
-
-def parse_bool(text: str) -> bool:
-    lowered = text.lower()
-    if lowered in TRUE_WORDS:
-        return True
-    if lowered in FALSE_WORDS:
-        return False
-    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
-        raise UserError(f"{message} (see train.py --help)")
-
-
-def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
-    """`--flag`, `--flag True` and `--flag=false` all work."""
-    parser.add_argument(
-        f"--{name}",
-        nargs="?",
-        const=True,
-        default=default,
-        type=parse_bool,
-        metavar="BOOL",
-        help=help_text,
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = UserErrorParser(
         prog="train.py",
         description="Train, evaluate or test an RL agent composed from registered parts.",
     )
@@ -64,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--test_episodes", type=int, default=10, help="Episodes played with --training False."
     )
-    _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
+    add_bool_flag(
+        p, "training", True, "True: train (or resume); False: test the latest checkpoint."
+    )
     p.add_argument(
         "--checkpoint",
         default="latest",
@@ -72,8 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         "policy, checkpoints/best/) or an env step whose checkpoint is kept.",
     )
     p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
-    _bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
-    _bool_flag(
+    add_bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
+    add_bool_flag(
         p, "record_video", False, "Write mp4s of evaluation/test episodes to run_<i>/videos/."
     )
     p.add_argument(
@@ -105,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Seconds from SIGTERM (a Kubernetes preemption: 30 s before SIGKILL) to exit: the "
         "runs checkpoint where they stand and train.py exits 75 (docs/run_directory.md).",
     )
-    _bool_flag(
+    add_bool_flag(
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
     )
     p.add_argument(
@@ -131,10 +105,10 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")
     g.add_argument("--kube_context", help="kubeconfig context (default: the current one).")
     g.add_argument("--job_name", help="Job name (default: rl-<hparams>-<time>-<random>).")
-    _bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
+    add_bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
     t = parser.add_argument_group("--sys tpu (Cloud TPU slice)")
     t.add_argument("--tpu", help="TPU slice type, e.g. v5e-4, v6e-8, v4-8 or v4-32:2x2x4.")
-    _bool_flag(
+    add_bool_flag(
         t,
         "experimental_multihost",
         False,
