@@ -33,7 +33,6 @@ from typing import Any
 from rl import registry
 from rl.errors import UserError, did_you_mean
 from rl.hparams.override_parser import BareWord, LiteralError, parse_literal, split_items
-from rl.hparams.renamed_keys import renamed_hint, upgrade_saved
 from rl.hparams.schedules import Schedule, as_schedule
 
 _JSON_FORMAT = "rl.hparams/1"
@@ -413,8 +412,9 @@ class HParams:
         for i, part in enumerate(parts):
             if part not in owner._entries:
                 scope = f" in group {'.'.join(parts[:i])!r}" if i else ""
-                hint = renamed_hint(part, owner._entries) or did_you_mean(part, owner._entries)
-                raise UserError(f"unknown hparam {part!r}{scope}{hint}")
+                raise UserError(
+                    f"unknown hparam {part!r}{scope}{did_you_mean(part, owner._entries)}"
+                )
             entry = owner._entries[part]
             rest = parts[i + 1 :]
             if not rest or (into_dicts and entry.spec.kind == "dict"):
@@ -584,7 +584,7 @@ class HParams:
             data = json.loads(text)
             if data.get("format") != _JSON_FORMAT:
                 raise ValueError(f"format is {data.get('format')!r}, expected {_JSON_FORMAT!r}")
-            return cls._rebuild(upgrade_saved(data["hparams"]))  # a run saved before a rename
+            return cls._rebuild(data["hparams"])
         except (ValueError, KeyError, TypeError, AttributeError, UserError) as e:
             raise UserError(f"hparams JSON is not readable: {type(e).__name__}: {e}") from None
 

@@ -41,9 +41,8 @@ def _dict_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
 
 
 def _code(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The git revision and dirty state of each run (manifests older than #17: revision only)."""
-    ga = a.get("git") or {"revision": a.get("git_revision")}
-    gb = b.get("git") or {"revision": b.get("git_revision")}
+    """The git revision and dirty state of each run."""
+    ga, gb = a.get("git") or {}, b.get("git") or {}
     lines = []
     for key in ("revision", "dirty", "diff_sha256"):
         if ga.get(key) != gb.get(key):
@@ -85,12 +84,10 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
     run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
     lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
-    git = ma.get("git") or {"revision": ma.get("git_revision")}
+    git = ma.get("git") or {}
     state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")
     lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
     packages = _dict_lines(ma.get("packages"), mb.get("packages"))
-    if not ma.get("packages") or not mb.get("packages"):  # a manifest from before the freeze
-        packages = _dict_lines(ma.get("versions"), mb.get("versions"))
     lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
     lines += _section(
         "tf determinism",

@@ -83,7 +83,7 @@ def saved_hparams(run_dir: str, defaults: HParams | None = None) -> HParams | No
     if not tf.io.gfile.exists(path):
         return None
     with tf.io.gfile.GFile(path, "r") as f:
-        saved = HParams.from_json(f.read())  # older key names are translated here
+        saved = HParams.from_json(f.read())
     if defaults is None:
         return saved
     merged = json.loads(saved.to_json())
@@ -123,15 +123,6 @@ def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
     what the process imported when it started, so every run it opens shares them (`--copies 8`
     read the package list 8 times, ~0.2 s each, and ran git 24 times)."""
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
-
-
-def _installed_version(distribution: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
@@ -188,9 +179,6 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
 def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
     """How and where this process started the run: command, code, packages, devices, TF
     determinism. write_run_files adds what depends on the hparams."""
-    import gymnasium
-    import numpy
-
     git, packages = copy.deepcopy(_code_and_packages())
     return {
         "hparams_set": hparams_set,
@@ -198,15 +186,8 @@ def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
         "copy_index": copy_index,
         "command_line": [sys.executable, *sys.argv],
         "overrides": overrides_as_given(sys.argv),
-        "git_revision": git["revision"],
         "git": git,
-        "versions": {
-            "python": platform.python_version(),
-            "tensorflow": tf.__version__,
-            "gymnasium": gymnasium.__version__,
-            "numpy": numpy.__version__,
-            "ale_py": _installed_version("ale-py"),  # Atari emulator and ROMs
-        },
+        "python": platform.python_version(),
         "packages": packages,
         "tf_determinism": tf_determinism(),
         "devices": devices(),
@@ -246,7 +227,7 @@ def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, di
 
 def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any]) -> None:
     """Writes hparams.json and manifest.json. A resumed run keeps the first manifest and appends
-    its own start to `resumed`: command line, revision, time and every manifest key whose value
+    its own start to `resumed`: command line, time and every manifest key whose value
     changed since the first start (`changed`), so a run resumed under other code, packages or
     hparams says so."""
     manifest_data = {
@@ -263,7 +244,7 @@ def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any
     path = join(run_dir, MANIFEST_FILE)
     if tf.io.gfile.exists(path):
         existing = read_json(path)
-        entry = {k: manifest_data.get(k) for k in ("command_line", "git_revision", "started_unix")}
+        entry = {k: manifest_data.get(k) for k in ("command_line", "started_unix")}
         entry["changed"] = manifest_changes(existing, manifest_data)
         existing.setdefault("resumed", []).append(entry)
         manifest_data = existing

@@ -184,20 +184,6 @@ def test_unknown_key_suggests_close_name():
     assert not hasattr(hp, "gama")
 
 
-def test_a_renamed_key_points_at_its_new_name_only_where_that_key_exists():
-    hp = base()
-    hp.add("loss", "td_huber", "The TD loss.")
-    with pytest.raises(UserError) as error:
-        hp.override("td_loss=mse")
-    assert str(error.value) == (
-        "--hparam_override: unknown hparam 'td_loss' (did you mean 'loss'? 'td_loss' was "
-        "renamed; td_loss=huber is now loss=td_huber, td_loss=mse is loss=td_mse)"
-    )
-    # A set without the new key gets the ordinary answer.
-    with pytest.raises(UserError, match=r"^unknown hparam 'action_noise'$"):
-        base().action_noise = "gaussian_noise"
-
-
 def test_lists_tuples_dicts_optional_schedule_on_set():
     hp = base()
     hp.hidden_sizes = (128, 128)
@@ -583,44 +569,6 @@ def test_registered_set_builds_freezes_and_round_trips(name):
     hp.freeze()
     rebuilt = HParams.from_json(hp.to_json())
     assert rebuilt == hp and rebuilt.diff(hp) == []
-
-
-def _as_saved_before_the_renames(hp: HParams) -> str:
-    """`hp` as a run saved before issue #12 wrote it: `td_loss` huber/mse instead of `loss`
-    (C51 ignored it and always used categorical_loss), `action_noise` instead of TD3's
-    `action_function`, and no `action_function` where the agent hard-coded its function."""
-    data = json.loads(hp.to_json())
-    entries = data["hparams"]
-    if "loss" in entries:
-        loss = entries.pop("loss")
-        old = {"td_huber": "huber", "td_mse": "mse", "categorical_loss": "huber"}[loss["value"]]
-        entries["td_loss"] = {"type": "str", "value": old, "doc": "Elementwise TD loss."}
-    if hp.agent in ("td3", "ddpg"):
-        entries["action_noise"] = entries.pop("action_function")
-    else:
-        entries.pop("action_function", None)
-    return json.dumps(data)
-
-
-@pytest.mark.parametrize(
-    ("hparams_set", "override"),
-    [
-        ("dqn_tiny", ""),
-        ("dqn_tiny", "loss=td_mse"),
-        ("rainbow_tiny", ""),
-        ("drqn_tiny", ""),
-        ("td3_tiny", ""),
-        ("ddpg_tiny", ""),
-        ("maddpg_tiny", ""),
-        ("ppo_tiny", ""),
-    ],
-)
-def test_hparams_saved_before_the_renames_load_as_the_same_set(hparams_set, override):
-    hp = registry.get_hparams(hparams_set)().override(override)
-    saved = _as_saved_before_the_renames(hp)
-    assert ("td_loss" in saved) == ("loss" in hp) and "action_function" not in saved
-    upgraded = HParams.from_json(saved)
-    assert upgraded == hp, upgraded.diff(hp)
 
 
 def test_auto_type_takes_the_word_auto_or_its_element_type():
