@@ -478,25 +478,31 @@ class HParams:
         """Values as plain JSON-able data: schedules as spec strings, groups as dicts."""
         return {name: e.spec.to_json(e.value) for name, e in self._entries.items()}
 
-    def flat_scalars(self) -> dict[str, bool | int | float | str]:
-        """`"eval.episodes" -> 5`; lists, dicts, schedules and None as strings (TensorBoard)."""
-        out: dict[str, bool | int | float | str] = {}
+    def flat(self) -> dict[str, Any]:
+        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, groups opened into dotted
+        keys, with its value as JSON data (`to_dict`'s). The one flat view: diffs, provenance,
+        manifests and TensorBoard all read it."""
+        out: dict[str, Any] = {}
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value.flat_scalars().items()})
-            elif isinstance(e.value, bool | int | float | str):
-                out[name] = e.value
-            elif e.value is None:
-                out[name] = "None"
-            elif isinstance(data := e.spec.to_json(e.value), str):
-                out[name] = data  # a schedule's spec
+                out.update({f"{name}.{k}": v for k, v in e.value.flat().items()})
             else:
-                out[name] = json.dumps(data)
+                out[name] = e.spec.to_json(e.value)
         return out
+
+    def flat_scalars(self) -> dict[str, bool | int | float | str]:
+        """`flat()` with lists, dicts and None as text: TensorBoard takes scalars only."""
+
+        def scalar(value: Any) -> bool | int | float | str:
+            if value is None:
+                return "None"
+            return value if isinstance(value, bool | int | float | str) else json.dumps(value)
+
+        return {key: scalar(value) for key, value in self.flat().items()}
 
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
-        mine, theirs = self._flat_typed(), other._flat_typed()
+        mine, theirs = self._flat_typed(), other._flat_typed()  # key -> (type, value as JSON)
         my_numbers, their_numbers = self._constant_numbers(), other._constant_numbers()
         lines = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
@@ -522,13 +528,7 @@ class HParams:
         return self._constant_numbers().get(name)  # an optional key set to None is None too
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
-        out = {}
-        for name, e in self._entries.items():
-            if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value._flat_typed().items()})
-            else:
-                out[name] = (str(e.spec), json.dumps(e.spec.to_json(e.value)))
-        return out
+        return {key: (self.type_name(key), json.dumps(v)) for key, v in self.flat().items()}
 
     def _constant_numbers(self) -> dict[str, float | None]:
         """{dotted key: number} of the float keys and the constant schedules, optional ones

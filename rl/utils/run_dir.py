@@ -146,18 +146,6 @@ def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def flat_hparams(hparams: HParams) -> dict[str, Any]:
-    """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, dotted, as JSON data."""
-    data = hparams.to_dict()
-    out: dict[str, Any] = {}
-    for name, value in hparams.items():
-        if isinstance(value, HParams):
-            out.update({f"{name}.{k}": v for k, v in flat_hparams(value).items()})
-        else:
-            out[name] = data[name]
-    return out
-
-
 def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, Any]] | None:
     """`{key: {"set": registered value, "run": this run's value}}` for every key where the
     run's final hparams differ from the registered set `hparams_set` (a key only one side has
@@ -168,7 +156,7 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
         registered = registry.get_hparams(hparams_set)()
     except UserError:
         return None
-    base, run = flat_hparams(registered), flat_hparams(hparams)
+    base, run = registered.flat(), hparams.flat()
     return {
         key: {"set": base.get(key), "run": run.get(key)}
         for key in sorted(set(base) | set(run))

@@ -487,6 +487,13 @@ def test_unreadable_json_is_a_user_error(text):
         HParams.from_json(text)
 
 
+def test_flat_opens_groups_into_dotted_keys_with_json_data():
+    flat = base().flat()
+    assert flat["eval.episodes"] == 10 and "eval" not in flat
+    assert flat["hidden_sizes"] == [64, 64] and flat["env_kwargs"] == {}
+    assert flat["epsilon"] == "linear(1.0, 0.05, 10000)" and flat["max_grad_norm"] is None
+
+
 def test_flat_scalars():
     flat = base().flat_scalars()
     assert flat["lr"] == 0.001 and flat["double_q"] is True and flat["name"] == "dqn"
