@@ -175,8 +175,8 @@ _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "ev
 def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], None]) -> list[str]:
     """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
     is the same one-line error), each value with the set it came from or the flag that set it
-    (rl/hparams/provenance.py)."""
-    from rl.hparams.provenance import describe_resolved
+    (rl/hparams/inheritance.py)."""
+    from rl.hparams.inheritance import describe_resolved
 
     hparams = hparams_from_args(args, check_values)
 
@@ -192,7 +192,7 @@ def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], N
 def hparams_chain_lines() -> list[str]:
     """`--list`: every registered hparams set with its parent chain (`set <- parent <- ...`)."""
     from rl import registry
-    from rl.hparams.provenance import parent_chain
+    from rl.hparams.inheritance import parent_chain
 
     lines = ["hparams parent chains (set <- parent <- ...; train.py --hparams X --show_hparams):"]
     lines += [f"  {' <- '.join(parent_chain(name))}" for name in registry.hparams.names()]

@@ -480,7 +480,7 @@ class HParams:
 
     def flat(self) -> dict[str, Any]:
         """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, groups opened into dotted
-        keys, with its value as JSON data (`to_dict`'s). The one flat view: diffs, provenance,
+        keys, with its value as JSON data (`to_dict`'s). The one flat view: diffs, inheritance,
         manifests and TensorBoard all read it."""
         out: dict[str, Any] = {}
         for name, e in self._entries.items():

@@ -20,7 +20,7 @@ import tensorflow as tf
 from rl.errors import UserError
 from rl.hparams import HParams
 from rl.utils.files import atomic_write_json, join, read_json
-from rl.utils.provenance import (
+from rl.utils.repro_facts import (
     cpu,
     devices,
     env_spec,

@@ -1,4 +1,4 @@
-"""manifest.json says what a run was made with (rl/utils/run_dir.py, rl/utils/provenance.py):
+"""manifest.json says what a run was made with (rl/utils/run_dir.py, rl.utils.repro_facts.py):
 every key is there, the git dirty flag follows tracked files only, the hparams changes and
 overrides are the ones given, and a resume records what changed since the first start."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rl import registry
-from rl.utils.provenance import git_state, installed_packages
+from rl.utils.repro_facts import git_state, installed_packages
 from rl.utils.run_dir import (
     hparams_changes,
     manifest,
