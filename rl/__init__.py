@@ -17,6 +17,6 @@ if "tensorflow" not in sys.modules:
         import tensorflow  # noqa: F401
 
 # isort: split
-from rl import agents, envs, hparams, memory, models, systems  # noqa: E402, F401
+from rl import agents, envs, hparams, memory, models, systems, tune  # noqa: E402, F401
 
 __version__ = "0.1.0"

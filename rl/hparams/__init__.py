@@ -32,7 +32,6 @@ from rl.hparams import (  # noqa: F401
     recurrent,
     reinforce,
     sac,
-    search_spaces,
     td3,
 )
 

@@ -5,3 +5,6 @@ storage URL with `--storage`). Every trial trains its seeds through `rl.training
 same path as train.py, and an evaluation callback (`rl.tune.objective.TrialReporter`) feeds
 the pruner at every evaluation. The winner of a fresh-seed re-run becomes a named hparams set.
 """
+
+# The registered search spaces (`--space NAME`, listed by `train.py --list`).
+from rl.tune import search_spaces  # noqa: E402, F401

@@ -199,7 +199,7 @@ def write_tuned_module(
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.search_space import override_text
+from rl.hparams.override_parser import override_text
 from rl.registry import get_hparams, register_hparams
 
 PARENT = {json.dumps(config.hparams_set)}
