@@ -188,6 +188,7 @@ def _check_and_run(
             select_checkpoint(run_dir, args.checkpoint)
 
     from rl import training
+    from rl.cli import overrides_as_given
 
     flags = training.Flags(
         record_video=args.record_video,
@@ -201,7 +202,13 @@ def _check_and_run(
     if args.training:  # every copy through the one loop (the compiled engine: one program)
         jobs = [
             lambda: training.train(
-                hparams, run_dirs, seeds, args.hparams, flags, preemption=preemption
+                hparams,
+                run_dirs,
+                seeds,
+                args.hparams,
+                flags,
+                preemption=preemption,
+                overrides=overrides_as_given(args),
             )
         ]
     else:

@@ -172,6 +172,14 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "eval_episodes"}
 
 
+def overrides_as_given(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags that change the registered set, as typed (`hparam_override`, `env`,
+    `train_steps`, `eval_episodes`; unset ones left out): manifest.json's `overrides`."""
+    given = {"hparam_override": args.hparam_override or None}
+    given.update({flag: getattr(args, flag) for flag in _FLAG_OF_KEY.values()})
+    return {flag: value for flag, value in given.items() if value is not None}
+
+
 def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], None]) -> list[str]:
     """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
     is the same one-line error), each value with the set it came from or the flag that set it

@@ -125,27 +125,6 @@ def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
 
 
-def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
-    """The flags of a train.py command line that change the registered set, as typed
-    (`hparam_override`, `env`, `train_steps`, `eval_episodes`; unset ones left out). None when
-    `argv` is not a train.py command line (a trainer built in-process by other code)."""
-    if not argv or os.path.basename(argv[0]) != "train.py":
-        return None
-    from rl.cli import build_parser
-
-    try:
-        args, _ = build_parser().parse_known_args(argv[1:])
-    except UserError:
-        return None
-    given = {
-        "hparam_override": args.hparam_override or None,
-        "env": args.env,
-        "train_steps": args.train_steps,
-        "eval_episodes": args.eval_episodes,
-    }
-    return {k: v for k, v in given.items() if v is not None}
-
-
 def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, Any]] | None:
     """`{key: {"set": registered value, "run": this run's value}}` for every key where the
     run's final hparams differ from the registered set `hparams_set` (a key only one side has
@@ -164,16 +143,20 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
     }
 
 
-def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
+def manifest(
+    seed: int, copy_index: int, hparams_set: str, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """How and where this process started the run: command, code, packages, devices, TF
-    determinism. write_run_files adds what depends on the hparams."""
+    determinism. `overrides`: the train.py flags that changed the set, as typed
+    (`rl.cli.overrides_as_given`; None when other code trains). write_run_files adds what
+    depends on the hparams."""
     git, packages = copy.deepcopy(_code_and_packages())
     return {
         "hparams_set": hparams_set,
         "seed": seed,
         "copy_index": copy_index,
         "command_line": [sys.executable, *sys.argv],
-        "overrides": overrides_as_given(sys.argv),
+        "overrides": overrides,
         "git": git,
         "python": platform.python_version(),
         "packages": packages,
