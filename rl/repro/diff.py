@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rl.repro.run_info import RunInfo, eval_curve, read_run
+from rl.utils.run_dir import open_one_level
 
 MAX_LINES = 8  # per section: one screen for the whole report
 
@@ -91,7 +92,9 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
     lines += _section(
         "tf determinism",
-        _dict_lines(_flat(ma.get("tf_determinism")), _flat(mb.get("tf_determinism"))),
+        _dict_lines(
+            open_one_level(ma.get("tf_determinism")), open_one_level(mb.get("tf_determinism"))
+        ),
         "same",
     )
     devices = []
@@ -102,16 +105,6 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("env", _dict_lines(ma.get("env"), mb.get("env")), "same")
     lines.append(_curves(a, b))
     return lines
-
-
-def _flat(data: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in (data or {}).items():
-        if isinstance(value, dict):
-            out.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            out[key] = value
-    return out
 
 
 def _names(devices: list[dict[str, Any]] | None) -> str:

@@ -172,12 +172,11 @@ def manifest(
 _ALWAYS_NEW = frozenset({"started_unix", "resumed"})
 
 
-def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
-    """Top-level keys, with dict values opened one level (`packages.numpy`, `git.dirty`)."""
+def open_one_level(data: dict[str, Any] | None) -> dict[str, Any]:
+    """Top-level keys, with dict values opened one level (`packages.numpy`, `git.dirty`): how
+    manifests are compared."""
     out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _ALWAYS_NEW:
-            continue
+    for key, value in (data or {}).items():
         if isinstance(value, dict):
             out.update({f"{key}.{k}": v for k, v in value.items()})
         else:
@@ -188,7 +187,9 @@ def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
 def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """`{key: {"first": ..., "now": ...}}` for every (one level dotted) manifest key whose value
     differs between the first start of a run and this one."""
-    a, b = _flat_manifest(first), _flat_manifest(now)
+    a, b = (
+        open_one_level({k: v for k, v in m.items() if k not in _ALWAYS_NEW}) for m in (first, now)
+    )
     return {
         key: {"first": a.get(key), "now": b.get(key)}
         for key in sorted(set(a) | set(b))
