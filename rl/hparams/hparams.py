@@ -503,12 +503,10 @@ class HParams:
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
         mine, theirs = self._flat_typed(), other._flat_typed()  # key -> (type, value as JSON)
-        my_numbers, their_numbers = self._constant_numbers(), other._constant_numbers()
         lines = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
             old, new = mine.get(key), theirs.get(key)
-            same_number = key in my_numbers and key in their_numbers
-            if old == new or (same_number and my_numbers[key] == their_numbers[key]):
+            if old == new:
                 continue
             if old and new and old[0] != new[0]:
                 lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
@@ -525,30 +523,16 @@ class HParams:
     def constant_number(self, name: str) -> float | None:
         """Key `name` as a number: a float key's value or a constant schedule's; None for
         anything else (a schedule that changes, an int, a string, None)."""
-        return self._constant_numbers().get(name)  # an optional key set to None is None too
+        entry = self._walk(name)[1]
+        kind = entry.spec.elem.kind if entry.spec.kind == "optional" else entry.spec.kind
+        if entry.value is None or kind not in ("float", "schedule"):
+            return None
+        if kind == "float":
+            return float(entry.value)
+        return float(entry.value.args["value"]) if entry.value.name == "constant" else None
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
         return {key: (self.type_name(key), json.dumps(v)) for key, v in self.flat().items()}
-
-    def _constant_numbers(self) -> dict[str, float | None]:
-        """{dotted key: number} of the float keys and the constant schedules, optional ones
-        included (None where they are None): a constant schedule is its number, so a run
-        saved when a key was a float (ent_coef, tau, target_kl, ... became schedules) resumes
-        unless the value changed."""
-        out: dict[str, float | None] = {}
-        for name, e in self._entries.items():
-            kind = e.spec.elem.kind if e.spec.kind == "optional" else e.spec.kind
-            if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value._constant_numbers().items()})
-            elif kind not in ("float", "schedule"):
-                continue
-            elif e.value is None:
-                out[name] = None
-            elif kind == "float":
-                out[name] = float(e.value)
-            elif e.value.name == "constant":
-                out[name] = float(e.value.args["value"])
-        return out
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HParams):

@@ -521,15 +521,9 @@ def test_diff():
     a = HParams().add("x", 1.0, "doc")
     b = HParams().add("x", "1.0", "doc")
     assert a.diff(b) == ['x: float 1.0 -> str "1.0"']  # a type change is shown
-    # A number key that became optional or a schedule keeps its meaning: the same number (or
-    # None) is no change, so runs saved before resume (clip_range_vf, target_kl, ...).
-    c = HParams().add("x", 1.0, "doc", type=float | None)
-    d = HParams().add("x", 1.0, "doc", type=Schedule | None)
-    assert a.diff(c) == [] and a.diff(d) == [] and c.diff(d) == []
-    c.x, d.x = None, None
-    assert c.diff(d) == []
+    c = HParams().add("x", None, "doc", type=float | None)
+    d = HParams().add("x", "linear(1.0, 0.5, 10)", "doc", type=Schedule | None)
     assert a.diff(c) == ["x: float 1.0 -> optional[float] null"]
-    d.x = "linear(1.0, 0.5, 10)"
     assert c.diff(d) == ['x: optional[float] null -> optional[schedule] "linear(1.0, 0.5, 10)"']
 
 
@@ -599,3 +593,14 @@ def test_auto_type_takes_the_word_auto_or_its_element_type():
         assert rebuilt == hp and rebuilt.jit == value
     with pytest.raises(ValueError, match="unsupported hparam type"):
         TypeSpec.parse("auto[str]")  # "auto" would be ambiguous
+
+
+def test_constant_number_reads_float_keys_and_constant_schedules_only():
+    hp = HParams().add("lr", 0.5, "doc").add("ent_coef", Constant(0.25), "doc")
+    hp.add("clip", None, "doc", type=float | None).add("n", 3, "doc")
+    hp.add("eval", HParams().add("epsilon", 0.125, "doc"), "doc")
+    assert hp.constant_number("lr") == 0.5 and hp.constant_number("ent_coef") == 0.25
+    assert hp.constant_number("eval.epsilon") == 0.125
+    assert hp.constant_number("clip") is None and hp.constant_number("n") is None
+    hp.ent_coef = "linear(1.0, 0.5, 10)"
+    assert hp.constant_number("ent_coef") is None
