@@ -12,35 +12,10 @@ Adding an algorithm never edits this file: it composes registered parts only.
 from __future__ import annotations
 
 import faulthandler
-import os
 import signal
 import sys
 import threading
 import time
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-
-def _import_tensorflow_quietly() -> None:
-    """Imports TensorFlow with stderr muted at the file-descriptor level.
-
-    TF 2.21 logs INFO lines from C++ (oneDNN, CUDA probing) while loading, before
-    TF_CPP_MIN_LOG_LEVEL takes effect; they would break the one-line error contract and bury
-    the progress output. Python exceptions from the import still surface normally.
-    RL_SHOW_TF_LOGS=1 keeps them.
-    """
-    if os.environ.get("RL_SHOW_TF_LOGS"):
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        import tensorflow  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(devnull)
-        os.close(saved)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
-    _import_tensorflow_quietly()
-    from rl.cli import build_parser
+    from rl.cli import build_parser  # rl/__init__.py imports TensorFlow with stderr muted
     from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, Diverged, Preempted, UserError
     from rl.preemption import PreemptionNotice
 
@@ -219,6 +193,7 @@ def _check_and_run(
             select_checkpoint(run_dir, args.checkpoint)
 
     from rl import training
+    from rl.cli import overrides_as_given
 
     flags = training.Flags(
         record_video=args.record_video,
@@ -232,7 +207,13 @@ def _check_and_run(
     if args.training:  # every copy through the one loop (the compiled engine: one program)
         jobs = [
             lambda: training.train(
-                hparams, run_dirs, seeds, args.hparams, flags, preemption=preemption
+                hparams,
+                run_dirs,
+                seeds,
+                args.hparams,
+                flags,
+                preemption=preemption,
+                overrides=overrides_as_given(args),
             )
         ]
     else:

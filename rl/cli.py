@@ -8,41 +8,13 @@ from typing import Any
 
 from rl.errors import UserError
 from rl.preemption import DEFAULT_GRACE_SECONDS
+from rl.utils.command_line import UserErrorParser, add_bool_flag
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
-TRUE_WORDS = {"true", "1", "yes"}
-FALSE_WORDS = {"false", "0", "no"}
-
-
-def parse_bool(text: str) -> bool:
-    lowered = text.lower()
-    if lowered in TRUE_WORDS:
-        return True
-    if lowered in FALSE_WORDS:
-        return False
-    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
-        raise UserError(f"{message} (see train.py --help)")
-
-
-def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
-    """`--flag`, `--flag True` and `--flag=false` all work."""
-    parser.add_argument(
-        f"--{name}",
-        nargs="?",
-        const=True,
-        default=default,
-        type=parse_bool,
-        metavar="BOOL",
-        help=help_text,
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = UserErrorParser(
         prog="train.py",
         description="Train, evaluate or test an RL agent composed from registered parts.",
     )
@@ -69,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--test_episodes", type=int, default=10, help="Episodes played with --training False."
     )
-    _bool_flag(p, "training", True, "True: train (or resume); False: test the latest checkpoint.")
+    add_bool_flag(
+        p, "training", True, "True: train (or resume); False: test the latest checkpoint."
+    )
     p.add_argument(
         "--checkpoint",
         default="latest",
@@ -77,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         "policy, checkpoints/best/) or an env step whose checkpoint is kept.",
     )
     p.add_argument("--copies", type=int, default=1, help="Independent runs with seeds seed+i.")
-    _bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
-    _bool_flag(
+    add_bool_flag(p, "render", False, "With --training False: show test episodes in a window.")
+    add_bool_flag(
         p, "record_video", False, "Write mp4s of evaluation/test episodes to run_<i>/videos/."
     )
     p.add_argument(
@@ -110,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Seconds from SIGTERM (a Kubernetes preemption: 30 s before SIGKILL) to exit: the "
         "runs checkpoint where they stand and train.py exits 75 (docs/run_directory.md).",
     )
-    _bool_flag(
+    add_bool_flag(
         p, "allow_hparams_change", False, "Resume even if the saved hparams differ from these."
     )
     p.add_argument(
@@ -136,10 +110,10 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")
     g.add_argument("--kube_context", help="kubeconfig context (default: the current one).")
     g.add_argument("--job_name", help="Job name (default: rl-<hparams>-<time>-<random>).")
-    _bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
+    add_bool_flag(g, "dry_run", False, "Print the manifests as YAML and send nothing.")
     t = parser.add_argument_group("--sys tpu (Cloud TPU slice)")
     t.add_argument("--tpu", help="TPU slice type, e.g. v5e-4, v6e-8, v4-8 or v4-32:2x2x4.")
-    _bool_flag(
+    add_bool_flag(
         t,
         "experimental_multihost",
         False,
@@ -241,12 +215,20 @@ def winner_override(path: str, hparams_set: str) -> str:
 _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "eval_episodes"}
 
 
+def overrides_as_given(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags that change the registered set, as typed (`winner`, `hparam_override`, `env`,
+    `train_steps`, `eval_episodes`; unset ones left out): manifest.json's `overrides`."""
+    given = {"winner": args.winner, "hparam_override": args.hparam_override or None}
+    given.update({flag: getattr(args, flag) for flag in _FLAG_OF_KEY.values()})
+    return {flag: value for flag, value in given.items() if value is not None}
+
+
 def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], None]) -> list[str]:
     """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
     is the same one-line error), each value with the set it came from or the flag that set it
-    (rl/hparams/provenance.py)."""
+    (rl/hparams/inheritance.py)."""
+    from rl.hparams.inheritance import describe_resolved
     from rl.hparams.override_parser import split_items
-    from rl.hparams.provenance import describe_resolved
 
     hparams = hparams_from_args(args, check_values)
     tuned = "" if args.winner is None else winner_override(args.winner, args.hparams)
@@ -267,7 +249,7 @@ def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], N
 def hparams_chain_lines() -> list[str]:
     """`--list`: every registered hparams set with its parent chain (`set <- parent <- ...`)."""
     from rl import registry
-    from rl.hparams.provenance import parent_chain
+    from rl.hparams.inheritance import parent_chain
 
     lines = ["hparams parent chains (set <- parent <- ...; train.py --hparams X --show_hparams):"]
     lines += [f"  {' <- '.join(parent_chain(name))}" for name in registry.hparams.names()]

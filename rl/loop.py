@@ -110,12 +110,14 @@ class Run:
         seed: int,
         hparams_set: str,
         extra_state: dict[str, Any] | None = None,
+        overrides: dict[str, Any] | None = None,
     ) -> None:
         self.hp = hparams
         self.run_dir = run_dir
         self.write_dir = run_dir
         self.seed = seed
         self.hparams_set = hparams_set
+        self.overrides = overrides  # the command line's changes to the set (manifest.json)
         self.label = run_label(run_dir)
         self.console_label = self.label
         self.store = CheckpointStore(join(run_dir, "checkpoints"), hparams.keep_checkpoints)
@@ -155,7 +157,7 @@ class Run:
     def open(self, engine_manifest: dict[str, Any], progress_sink) -> None:
         """Writes the run files and opens the sinks; starts the cadence counters."""
         hp = self.hp
-        run_manifest = manifest(self.seed, copy_index(self.label), self.hparams_set)
+        run_manifest = manifest(self.seed, copy_index(self.label), self.hparams_set, self.overrides)
         write_run_files(self.write_dir, hp, {**run_manifest, **engine_manifest})
         self.tensorboard = TensorBoardSink(self.write_dir)
         if self.pointer is None:
@@ -213,17 +215,19 @@ def train(
     extra_state: dict[str, Any] | None = None,
     preemption: PreemptionNotice | None = None,
     run_hparams: Sequence[HParams] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> list[TrainResult]:
     """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
 
     `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
     train together (default: one after another); `extra_state` are the engine's own counters;
     `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring);
-    `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`).
+    `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`);
+    `overrides`: the train.py flags that changed the set, for manifest.json.
     """
     run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
-        Run(run_hp, run_dir, seed, hparams_set, extra_state)
+        Run(run_hp, run_dir, seed, hparams_set, extra_state, overrides)
         for run_hp, run_dir, seed in zip(run_hparams, run_dirs, seeds, strict=True)
     ]
     pending = [run for run in runs if not run.already_complete]

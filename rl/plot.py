@@ -39,6 +39,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.errors import UserError, did_you_mean
+from rl.utils.command_line import UserErrorParser
 from rl.utils.files import atomic_write_bytes, join, read_json
 
 DEFAULT_METRIC = "eval_return_mean"
@@ -371,7 +372,7 @@ def format_report(result: PlotResult, metric: str, resamples: int) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = UserErrorParser(
         prog="python -m rl.plot",
         description="Plot a learning curve (mean and bootstrap 95% CI over copies) and "
         "print the final return across copies.",
@@ -386,11 +387,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=2000, help="Bootstrap resamples.")
     p.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap resampling.")
     return p
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UserError(f"{message} (see python -m rl.plot --help)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,7 +92,7 @@ schedules: Registry[Callable[..., Any]] = Registry("schedule")
 systems: Registry[Callable[..., Any]] = Registry("system")
 reward_augmentations: Registry[Callable[..., Any]] = Registry("reward augmentation")
 optimizers: Registry[Callable[[float, float], Any]] = Registry("optimizer")
-# Hyper-parameter search spaces of `python -m rl.tune` (rl/hparams/search_spaces.py).
+# Hyper-parameter search spaces of `python -m rl.tune` (rl/tune/search_spaces.py).
 search_spaces: Registry[Any] = Registry("search space")
 
 ALL: dict[str, Registry[Any]] = {

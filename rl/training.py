@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rl import loop
 from rl.engines import compiled, driver
@@ -71,11 +72,13 @@ def train(
     callbacks: Sequence[loop.EvaluationCallback] = (),
     preemption: PreemptionNotice | None = None,
     run_hparams: Sequence[HParams] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> list[loop.TrainResult]:
     """Trains every run with the engine `engine_name` picks (all copies through one loop);
     `preemption` turns SIGTERM into checkpoints (`rl.preemption`). `run_hparams[i]`: run i's
     own hparams, differing from `hparams` only in numbers a population reads as tensors
-    (`rl.compiled.population`; TF-ops envs only)."""
+    (`rl.compiled.population`; TF-ops envs only). `overrides`: the train.py flags that changed
+    the set, for manifest.json."""
     flags = flags or Flags()
     check(hparams, flags)
     if run_hparams is not None:
@@ -117,6 +120,7 @@ def train(
         extra_state,
         preemption,
         run_hparams,
+        overrides,
     )
 
 

@@ -103,14 +103,6 @@ BAD_INPUTS = {
         ["--hparams", "c51_tiny", "--hparam_override", "loss=td_mse"],
         ["loss", "'td_mse'", "role 'td_loss'", "agent 'c51'", "categorical_loss"],
     ),
-    "renamed_td_loss": (
-        ["--hparam_override", "td_loss=mse"],
-        ["unknown hparam 'td_loss'", "did you mean 'loss'", "loss=td_mse"],
-    ),
-    "renamed_action_noise": (
-        ["--hparams", "td3_tiny", "--hparam_override", "action_noise=ornstein_uhlenbeck"],
-        ["unknown hparam 'action_noise'", "did you mean 'action_function'"],
-    ),
     "unknown_optimizer": (
         ["--hparam_override", "optimizer=adm"],
         ["unknown optimizer 'adm'", "did you mean 'adam'"],

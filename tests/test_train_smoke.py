@@ -79,11 +79,11 @@ def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["seed"] == seed
-    assert "git_revision" in manifest
+    assert "revision" in manifest["git"]
     assert isinstance(manifest["command_line"], list)
     assert "train.py" in " ".join(manifest["command_line"])
     assert hparams_set in manifest["command_line"]
-    assert manifest["versions"]["tensorflow"] == tf.__version__
+    assert manifest["packages"]["tensorflow"] == tf.__version__
     assert manifest["evaluation_protocol"] == saved.eval.to_dict()
 
     with open(run_dir / "progress.csv", newline="") as f:

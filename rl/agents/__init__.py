@@ -1,6 +1,7 @@
 """Agents (one module per algorithm) and their action, gradient and advantage functions."""
 
 from rl.agents import (  # noqa: F401
+    a2c,
     action_functions,
     advantage_estimators,
     c51,
@@ -11,9 +12,10 @@ from rl.agents import (  # noqa: F401
     impala,
     maddpg,
     offpac,
-    policy_gradient,
+    ppo,
     ppo_recurrent,
     qrdqn,
+    reinforce,
     sac,
     td3,
 )

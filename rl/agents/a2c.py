@@ -39,7 +39,5 @@ class A2C(OnPolicyAgent):
         policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
         critic_loss = value_loss(value, minibatch["return"], mask=mask)
         entropy = entropy_bonus(entropy, mask)
-        vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
-        ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
-        loss = policy_loss + vf_coef * critic_loss - ent_coef * entropy
+        loss = self._actor_critic_loss(policy_loss, critic_loss, entropy)
         return loss, {"policy_loss": policy_loss, "value_loss": critic_loss, "entropy": entropy}

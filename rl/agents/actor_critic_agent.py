@@ -27,6 +27,15 @@ class ActorCriticAgent(Agent):
     records_log_prob: bool = False  # act_with_info returns {"log_prob": log b(a|s)}
     stochastic_policy = True  # pi(.|s): a categorical or a Gaussian
 
+    def _actor_critic_loss(
+        self, policy_loss: tf.Tensor, critic_loss: tf.Tensor, entropy: tf.Tensor
+    ) -> tf.Tensor:
+        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy`, the coefficients (maybe
+        schedules) at this gradient step: how A2C, PPO and Off-PAC weigh their three terms."""
+        vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
+        ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
+        return policy_loss + vf_coef * critic_loss - ent_coef * entropy
+
     def _build_actor_critic(self) -> None:
         """`self.model` from the hparams, its variables created."""
         hp, spec = self.hparams, self.spec

@@ -290,11 +290,29 @@ class Agent(tf.Module):
         batch: dict[str, tf.Tensor] | None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
         """`_gradient_step` under the agent's strategy (the learning rate is already set)."""
+        loss, grad_norm, aux = self._minimize_across_replicas(
+            self.optimizer, loss_fn, variables, batch
+        )
+        if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
+            loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
+            self._diagnostics.record(loss, loss_after, grad_norm)
+        self.gradient_steps.assign_add(1)
+        return loss, grad_norm, aux
+
+    def _minimize_across_replicas(
+        self,
+        optimizer: tf.keras.optimizers.Optimizer,
+        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        variables: list[tf.Variable],
+        batch: dict[str, tf.Tensor] | None,
+    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """One step of `optimizer` on `loss_fn(batch)` across the strategy's replicas, with this
+        agent's clipping, loss weight and XLA choice: (loss, gradient norm, aux)."""
         if batch is None:
-            raise TypeError(f"{type(self).__name__}: pass the batch to _gradient_step")
-        loss, grad_norm, aux = replicated_minimize(
+            raise TypeError(f"{type(self).__name__}: pass the batch to the gradient step")
+        return replicated_minimize(
             self.strategy,
-            self.optimizer,
+            optimizer,
             loss_fn,
             variables,
             batch,
@@ -302,11 +320,6 @@ class Agent(tf.Module):
             self._loss_weight,
             self._replica_xla,
         )
-        if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
-            loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
-            self._diagnostics.record(loss, loss_after, grad_norm)
-        self.gradient_steps.assign_add(1)
-        return loss, grad_norm, aux
 
     def read_hparams_from(self, tensors: Callable[[str], tf.Tensor | None]) -> None:
         """From now on, hparam `name` is `tensors(name)` wherever that is not None.

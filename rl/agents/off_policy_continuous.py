@@ -27,7 +27,6 @@ import tensorflow as tf
 from rl.agents.gradient_functions import critic_loss
 from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent
-from rl.distribute import replicated_minimize
 from rl.errors import UserError
 from rl.types import Metrics
 from rl.utils.gradient_clipping import clip_by_global_norm
@@ -101,18 +100,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
         there) the step is `replicated_minimize` across the replicas, as the base step is."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
-            if batch is None:
-                raise TypeError(f"{type(self).__name__}: pass the batch to _optimizer_step")
-            loss, _, aux = replicated_minimize(
-                self.strategy,
-                optimizer,
-                loss_fn,
-                variables,
-                batch,
-                self.grad_clip_norm(),
-                self._loss_weight,
-                self._replica_xla,
-            )
+            loss, _, aux = self._minimize_across_replicas(optimizer, loss_fn, variables, batch)
             return loss, aux
         if batch is not None:
             loss_fn = functools.partial(loss_fn, batch)

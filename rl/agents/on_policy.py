@@ -301,11 +301,22 @@ class OnPolicyAgent(ActorCriticAgent):
         return self._loss(minibatch, log_prob, entropy, value)
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         samples = self.training_samples(batch)
+        metrics = self._update_epochs(samples, self.num_samples)
+        metrics["explained_variance"] = explained_variance(samples["return"], samples["old_value"])
+        metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
+        return metrics
+
+    def _update_epochs(self, samples: TensorBatch, num_items: int) -> dict[str, tf.Tensor]:
+        """`n_epochs` passes over `samples` in `num_minibatches` shuffled minibatches of its
+        `num_items` items (along each key's `_minibatch_axis`), one gradient step each."""
+        hp = self.hparams
 
         def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
-            minibatch = {key: tf.gather(value, indices[k]) for key, value in samples.items()}
+            minibatch = {
+                key: tf.gather(value, indices[k], axis=self._minibatch_axis(key))
+                for key, value in samples.items()
+            }
             if hp.normalize_advantage:
                 minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
             return minibatch
@@ -314,18 +325,20 @@ class OnPolicyAgent(ActorCriticAgent):
             loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
             return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
 
-        metrics = update_epochs(
+        return update_epochs(
             hp.n_epochs,
             self.num_minibatches,
-            lambda: minibatch_indices(self.generator, self.num_samples, self.num_minibatches),
+            lambda: minibatch_indices(self.generator, num_items, self.num_minibatches),
             step,
             self.loss_metrics,
             tf.constant(0.0),
             self._update_stop_rule(minibatch),
         )
-        metrics["explained_variance"] = explained_variance(samples["return"], samples["old_value"])
-        metrics["advantage_mean"] = masked_mean(samples["advantage"], samples["mask"])
-        return metrics
+
+    def _minibatch_axis(self, key: str) -> int:
+        """The axis of `samples[key]` that `_update_epochs` draws minibatches along."""
+        del key
+        return 0
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch

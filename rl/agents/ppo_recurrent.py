@@ -36,7 +36,6 @@ import tensorflow as tf
 
 from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
-from rl.agents.on_policy import normalize, update_epochs
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.agents.stateless_generator import StatelessGenerator
@@ -48,7 +47,6 @@ from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import (
     action_log_prob,
     greedy_action,
-    minibatch_indices,
     sample_action,
     swap_lead_axes,
 )
@@ -273,38 +271,19 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return sequences, replayed
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         sequences, replayed = self._sequences(batch)
         mask = self._sample_mask(batch)
-
-        def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
-            minibatch = {
-                key: tf.gather(value, indices[k], axis=0 if key == "initial_state" else 1)
-                for key, value in sequences.items()
-            }
-            if hp.normalize_advantage:
-                minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-            return minibatch
-
-        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
-            loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
-            return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
-
-        metrics = update_epochs(
-            hp.n_epochs,
-            self.num_minibatches,
-            lambda: minibatch_indices(self.generator, self.num_sequences, self.num_minibatches),
-            step,
-            self.loss_metrics,
-            tf.constant(0.0),
-            self._update_stop_rule(minibatch),
-        )
+        metrics = self._update_epochs(sequences, self.num_sequences)
         returns, values = replayed["return"], replayed["value"]
         metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values) / (
             tf.math.reduce_variance(returns) + 1e-8
         )
         metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
         return metrics
+
+    def _minibatch_axis(self, key: str) -> int:
+        # Sequences are the items: [T, num_sequences, ...] columns, [num_sequences, S] states.
+        return 0 if key == "initial_state" else 1
 
     def _learner_batch_size(self) -> int:
         # A strategy splits a minibatch's sequences (not its steps) across the replicas.

@@ -10,23 +10,18 @@ See docs/export.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-from rl.errors import UserError  # noqa: E402  (after the TF log level is set)
+from rl.errors import UserError
+from rl.utils.command_line import UserErrorParser
 
 PROG = "python -m rl.export"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
-        raise UserError(f"{message} (see {PROG} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Export a run's policy as a SavedModel or TFLite file.")
+    p = UserErrorParser(
+        prog=PROG, description="Export a run's policy as a SavedModel or TFLite file."
+    )
     p.add_argument("run_dir", help="A run dir written by train.py, e.g. runs/dqn/run_0.")
     p.add_argument(
         "--step",

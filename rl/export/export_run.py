@@ -145,7 +145,7 @@ def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any
         "env_id": hparams.env,
         "env_kwargs": json.loads(json.dumps(dict(hparams.env_kwargs), default=str)),
         "step": step,
-        "git_revision": manifest.get("git_revision"),
+        "git_revision": manifest.get("git", {}).get("revision"),
         "observation": {
             "shape": list(spec.obs_shape),
             "dtype": np.dtype(spec.obs_dtype).name,

@@ -11,6 +11,7 @@ from rl.hparams.schedules import Schedule, as_schedule, parse_schedule
 # Registered hparams sets: one module per algorithm family, imported for its registration side
 # effect. Add a family by adding its module name to this one sorted import.
 from rl.hparams import (  # noqa: F401
+    a2c,
     acrobot,
     atari,
     cmaes,
@@ -25,12 +26,12 @@ from rl.hparams import (  # noqa: F401
     mountaincar,
     mountaincar_continuous,
     offpac,
-    policy_gradient,
+    ppo,
     ppo_compiled,
     qrdqn,
     recurrent,
+    reinforce,
     sac,
-    search_spaces,
     td3,
 )
 

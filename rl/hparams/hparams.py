@@ -33,7 +33,6 @@ from typing import Any
 from rl import registry
 from rl.errors import UserError, did_you_mean
 from rl.hparams.override_parser import BareWord, LiteralError, parse_literal, split_items
-from rl.hparams.renamed_keys import renamed_hint, upgrade_saved
 from rl.hparams.schedules import Schedule, as_schedule
 
 _JSON_FORMAT = "rl.hparams/1"
@@ -413,8 +412,9 @@ class HParams:
         for i, part in enumerate(parts):
             if part not in owner._entries:
                 scope = f" in group {'.'.join(parts[:i])!r}" if i else ""
-                hint = renamed_hint(part, owner._entries) or did_you_mean(part, owner._entries)
-                raise UserError(f"unknown hparam {part!r}{scope}{hint}")
+                raise UserError(
+                    f"unknown hparam {part!r}{scope}{did_you_mean(part, owner._entries)}"
+                )
             entry = owner._entries[part]
             rest = parts[i + 1 :]
             if not rest or (into_dicts and entry.spec.kind == "dict"):
@@ -478,31 +478,35 @@ class HParams:
         """Values as plain JSON-able data: schedules as spec strings, groups as dicts."""
         return {name: e.spec.to_json(e.value) for name, e in self._entries.items()}
 
-    def flat_scalars(self) -> dict[str, bool | int | float | str]:
-        """`"eval.episodes" -> 5`; lists, dicts, schedules and None as strings (TensorBoard)."""
-        out: dict[str, bool | int | float | str] = {}
+    def flat(self) -> dict[str, Any]:
+        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, groups opened into dotted
+        keys, with its value as JSON data (`to_dict`'s). The one flat view: diffs, inheritance,
+        manifests and TensorBoard all read it."""
+        out: dict[str, Any] = {}
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value.flat_scalars().items()})
-            elif isinstance(e.value, bool | int | float | str):
-                out[name] = e.value
-            elif e.value is None:
-                out[name] = "None"
-            elif isinstance(data := e.spec.to_json(e.value), str):
-                out[name] = data  # a schedule's spec
+                out.update({f"{name}.{k}": v for k, v in e.value.flat().items()})
             else:
-                out[name] = json.dumps(data)
+                out[name] = e.spec.to_json(e.value)
         return out
+
+    def flat_scalars(self) -> dict[str, bool | int | float | str]:
+        """`flat()` with lists, dicts and None as text: TensorBoard takes scalars only."""
+
+        def scalar(value: Any) -> bool | int | float | str:
+            if value is None:
+                return "None"
+            return value if isinstance(value, bool | int | float | str) else json.dumps(value)
+
+        return {key: scalar(value) for key, value in self.flat().items()}
 
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
-        mine, theirs = self._flat_typed(), other._flat_typed()
-        my_numbers, their_numbers = self._constant_numbers(), other._constant_numbers()
+        mine, theirs = self._flat_typed(), other._flat_typed()  # key -> (type, value as JSON)
         lines = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
             old, new = mine.get(key), theirs.get(key)
-            same_number = key in my_numbers and key in their_numbers
-            if old == new or (same_number and my_numbers[key] == their_numbers[key]):
+            if old == new:
                 continue
             if old and new and old[0] != new[0]:
                 lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
@@ -519,36 +523,16 @@ class HParams:
     def constant_number(self, name: str) -> float | None:
         """Key `name` as a number: a float key's value or a constant schedule's; None for
         anything else (a schedule that changes, an int, a string, None)."""
-        return self._constant_numbers().get(name)  # an optional key set to None is None too
+        entry = self._walk(name)[1]
+        kind = entry.spec.elem.kind if entry.spec.kind == "optional" else entry.spec.kind
+        if entry.value is None or kind not in ("float", "schedule"):
+            return None
+        if kind == "float":
+            return float(entry.value)
+        return float(entry.value.args["value"]) if entry.value.name == "constant" else None
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
-        out = {}
-        for name, e in self._entries.items():
-            if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value._flat_typed().items()})
-            else:
-                out[name] = (str(e.spec), json.dumps(e.spec.to_json(e.value)))
-        return out
-
-    def _constant_numbers(self) -> dict[str, float | None]:
-        """{dotted key: number} of the float keys and the constant schedules, optional ones
-        included (None where they are None): a constant schedule is its number, so a run
-        saved when a key was a float (ent_coef, tau, target_kl, ... became schedules) resumes
-        unless the value changed."""
-        out: dict[str, float | None] = {}
-        for name, e in self._entries.items():
-            kind = e.spec.elem.kind if e.spec.kind == "optional" else e.spec.kind
-            if e.spec.kind == "hparams":
-                out.update({f"{name}.{k}": v for k, v in e.value._constant_numbers().items()})
-            elif kind not in ("float", "schedule"):
-                continue
-            elif e.value is None:
-                out[name] = None
-            elif kind == "float":
-                out[name] = float(e.value)
-            elif e.value.name == "constant":
-                out[name] = float(e.value.args["value"])
-        return out
+        return {key: (self.type_name(key), json.dumps(v)) for key, v in self.flat().items()}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HParams):
@@ -584,7 +568,7 @@ class HParams:
             data = json.loads(text)
             if data.get("format") != _JSON_FORMAT:
                 raise ValueError(f"format is {data.get('format')!r}, expected {_JSON_FORMAT!r}")
-            return cls._rebuild(upgrade_saved(data["hparams"]))  # a run saved before a rename
+            return cls._rebuild(data["hparams"])
         except (ValueError, KeyError, TypeError, AttributeError, UserError) as e:
             raise UserError(f"hparams JSON is not readable: {type(e).__name__}: {e}") from None
 

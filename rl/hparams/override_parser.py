@@ -5,7 +5,8 @@ top-level commas into `(key, value_text)` pairs, and `parse_literal` reads one v
 `ast.parse(mode="eval")`, walking only literal nodes. What a value *means* (is a bare word a
 string or a bool?) depends on the declared type of its key, so that decision is left to
 `rl.hparams.hparams`; this module only reports bare words as `BareWord` and builds the
-registered schedules that a value calls by name.
+registered schedules that a value calls by name. `override_text` writes values back as such text
+(a tuned set, a search's trial).
 
 Rules, in the order they apply:
 - items are separated by commas outside brackets and quotes; empty items (a trailing comma,
@@ -161,3 +162,13 @@ def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         )
         raise UserError(f"{name}({shown}): {e}") from None
     return factory(*args, **kwargs)
+
+
+def override_text(values: dict[str, Any]) -> str:
+    """`{"lr": 0.001, "clip_range": "linear(0.2, 0.0, 7800)"}` -> `lr=0.001,clip_range=linear(...)`
+    (a string is override text already; numbers and bools print as literals)."""
+    return ",".join(f"{key}={_as_text(value)}" for key, value in values.items())
+
+
+def _as_text(value: Any) -> str:
+    return str(value) if isinstance(value, bool | str) else repr(value)

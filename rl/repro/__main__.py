@@ -7,24 +7,19 @@ one line on stderr, before anything is trained. See docs/reproducibility.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-from rl.errors import UserError  # noqa: E402  (after the TF log level is set)
+from rl.errors import UserError
+from rl.utils.command_line import UserErrorParser
 
 PROG = "python -m rl.repro"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print usage + exit 2 itself
-        raise UserError(f"{message} (see {PROG} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Check that a run reproduces; compare two runs.")
-    commands = p.add_subparsers(dest="command", metavar="{check,diff}", parser_class=_Parser)
+    p = UserErrorParser(prog=PROG, description="Check that a run reproduces; compare two runs.")
+    commands = p.add_subparsers(
+        dest="command", metavar="{check,diff}", parser_class=UserErrorParser
+    )
     check = commands.add_parser(
         "check",
         help="Retrain the first N env steps twice and compare every checkpoint bit for bit.",

@@ -33,7 +33,7 @@ from rl.repro.compare import (
 )
 from rl.repro.run_info import RunInfo, read_run
 from rl.utils.files import join
-from rl.utils.run_dir import HPARAMS_FILE, manifest_changes
+from rl.utils.run_dir import HPARAMS_FILE, manifest_changes, open_one_level
 
 # Manifest keys that, when they differ from now, explain a difference from the run dir.
 _ENVIRONMENT_KEYS = ("git.revision", "git.diff_sha256", "packages.", "devices", "cpu.model")
@@ -102,7 +102,7 @@ def environment_notes(run: RunInfo) -> list[str]:
     changed = [
         key
         for key in manifest_changes(run.manifest, now)
-        if key.startswith(_ENVIRONMENT_KEYS) and key in _flat_keys(run.manifest)
+        if key.startswith(_ENVIRONMENT_KEYS) and key in open_one_level(run.manifest)
     ]
     notes = []
     if changed:
@@ -116,16 +116,6 @@ def environment_notes(run: RunInfo) -> list[str]:
             "one process"
         )
     return notes
-
-
-def _flat_keys(data: dict) -> set[str]:
-    keys = set()
-    for key, value in data.items():
-        if isinstance(value, dict) and value:
-            keys.update(f"{key}.{k}" for k in value)
-        else:
-            keys.add(key)
-    return keys
 
 
 def _first_difference(

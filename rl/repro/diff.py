@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rl.repro.run_info import RunInfo, eval_curve, read_run
+from rl.utils.run_dir import open_one_level
 
 MAX_LINES = 8  # per section: one screen for the whole report
 
@@ -41,9 +42,8 @@ def _dict_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]
 
 
 def _code(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The git revision and dirty state of each run (manifests older than #17: revision only)."""
-    ga = a.get("git") or {"revision": a.get("git_revision")}
-    gb = b.get("git") or {"revision": b.get("git_revision")}
+    """The git revision and dirty state of each run."""
+    ga, gb = a.get("git") or {}, b.get("git") or {}
     lines = []
     for key in ("revision", "dirty", "diff_sha256"):
         if ga.get(key) != gb.get(key):
@@ -85,16 +85,16 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
     run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
     lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
-    git = ma.get("git") or {"revision": ma.get("git_revision")}
+    git = ma.get("git") or {}
     state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")
     lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
     packages = _dict_lines(ma.get("packages"), mb.get("packages"))
-    if not ma.get("packages") or not mb.get("packages"):  # a manifest from before the freeze
-        packages = _dict_lines(ma.get("versions"), mb.get("versions"))
     lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
     lines += _section(
         "tf determinism",
-        _dict_lines(_flat(ma.get("tf_determinism")), _flat(mb.get("tf_determinism"))),
+        _dict_lines(
+            open_one_level(ma.get("tf_determinism")), open_one_level(mb.get("tf_determinism"))
+        ),
         "same",
     )
     devices = []
@@ -105,16 +105,6 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("env", _dict_lines(ma.get("env"), mb.get("env")), "same")
     lines.append(_curves(a, b))
     return lines
-
-
-def _flat(data: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in (data or {}).items():
-        if isinstance(value, dict):
-            out.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            out[key] = value
-    return out
 
 
 def _names(devices: list[dict[str, Any]] | None) -> str:

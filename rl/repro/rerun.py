@@ -11,10 +11,7 @@ train.py would show.
 
 from __future__ import annotations
 
-import os
 import sys
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def main(argv: list[str]) -> int:

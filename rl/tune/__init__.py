@@ -6,3 +6,6 @@ same path as train.py, and an evaluation callback (`rl.tune.objective.TrialRepor
 the pruner at every evaluation. The winner of a fresh-seed re-run goes to the study's
 directory (`train.py --winner DIR/winner.json`); `--publish` makes it a named hparams set.
 """
+
+# The registered search spaces (`--space NAME`, listed by `train.py --list`).
+from rl.tune import search_spaces  # noqa: E402, F401

@@ -17,22 +17,17 @@ import sys
 import warnings
 from typing import Any
 
-from rl.cli import parse_bool
 from rl.errors import UserError
+from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
 
 PROG = "python -m rl.tune"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UserError(f"{message} (see {PROG} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from rl.tune.study import PRUNERS, SAMPLERS
 
-    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = UserErrorParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--hparams", required=True, help="registered hparams set to tune")
     p.add_argument("--space", required=True, help="registered search space (train.py --list)")
     p.add_argument("--trials", type=int, required=True, help="trials the study runs in all")
@@ -61,23 +56,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh_seeds", type=int, default=5, help="fresh seeds of the re-run")
     p.add_argument("--storage", default=None, help="Optuna storage URL (default: SQLite file)")
     p.add_argument("--study_name", default=None, help="default: <hparams>-<space>")
-    p.add_argument(
-        "--select", type=parse_bool, nargs="?", const=True, default=True,
-        help="at the end, re-run the top-k on fresh seeds and write the winner",
-    )  # fmt: skip
-    p.add_argument(
-        "--publish", type=parse_bool, nargs="?", const=True, default=False,
-        help="also write the winner into this package as the hparams set <hparams>_tuned "
+    add_bool_flag(
+        p, "select", True, "at the end, re-run the top-k on fresh seeds and write the winner"
+    )
+    add_bool_flag(
+        p,
+        "publish",
+        False,
+        "also write the winner into this package as the hparams set <hparams>_tuned "
         "(rl/hparams/tuned/); by default it stays in --output_dir (winner.json)",
-    )  # fmt: skip
+    )
     p.add_argument("--sys", default="local", choices=("local", "gke"))
     p.add_argument("--workers", type=int, default=1, help="--sys gke: worker Pods")
     p.add_argument("--image", default=None, help="--sys gke: container image")
     p.add_argument("--namespace", default="default", help="--sys gke: Kubernetes namespace")
-    p.add_argument(
-        "--dry_run", type=parse_bool, nargs="?", const=True, default=False,
-        help="--sys gke: print the manifests, send nothing",
-    )  # fmt: skip
+    add_bool_flag(p, "dry_run", False, "--sys gke: print the manifests, send nothing")
     p.add_argument("--storage_secret", default=None, help="--sys gke: Secret with the DB password")
     p.add_argument("--kube_context", default=None, help="--sys gke: kubeconfig context")
     p.add_argument("--job_name", default=None, help="--sys gke: the Job's name")

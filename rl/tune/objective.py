@@ -20,7 +20,8 @@ from typing import Any
 from rl import loop
 from rl.errors import Diverged, UserError
 from rl.hparams import HParams
-from rl.hparams.search_space import Param, SearchSpace, override_text
+from rl.hparams.override_parser import override_text
+from rl.tune.search_space import Param, SearchSpace
 from rl.utils.files import join
 
 TRIALS_DIR = "trials"

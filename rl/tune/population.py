@@ -23,7 +23,6 @@ from typing import Any
 
 from rl import loop
 from rl.errors import Diverged, UserError
-from rl.hparams.search_space import SearchSpace
 from rl.tune.objective import (
     TRIALS_DIR,
     TrialConfig,
@@ -34,6 +33,7 @@ from rl.tune.objective import (
     suggest,
     trial_hparams,
 )
+from rl.tune.search_space import SearchSpace
 from rl.tune.study import past, print_trial, trials_to_run
 
 

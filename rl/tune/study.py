@@ -22,8 +22,8 @@ from typing import Any
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 
 from rl.errors import Diverged, UserError
-from rl.hparams.search_space import SearchSpace
 from rl.tune.objective import InvalidTrial, TrialConfig, objective
+from rl.tune.search_space import SearchSpace
 from rl.tune.storage import retry_stale_trial
 from rl.utils.processes import pid_alive
 from rl.utils.seeding import derive_seed

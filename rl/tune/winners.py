@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rl.hparams.search_space import override_text
+from rl.hparams.override_parser import override_text
 from rl.tune.objective import TrialConfig, evaluations_due, run_dir, run_score, trial_hparams
 from rl.tune.storage import without_password
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join
@@ -201,7 +201,7 @@ def write_tuned_module(
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.search_space import override_text
+from rl.hparams.override_parser import override_text
 from rl.registry import get_hparams, register_hparams
 
 PARENT = {json.dumps(config.hparams_set)}

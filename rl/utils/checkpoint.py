@@ -98,9 +98,6 @@ class CheckpointStore:
         directory = join(self.directory, name)
         manifest_path = join(directory, MANIFEST)
         if not tf.io.gfile.exists(manifest_path):
-            # Written before manifests existed (or not a checkpoint at all).
-            if tf.io.gfile.exists(join(directory, "tf.index")):
-                return None
             return "it is missing or incomplete"
         try:
             manifest = read_json(manifest_path)

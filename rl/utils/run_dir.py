@@ -20,7 +20,7 @@ import tensorflow as tf
 from rl.errors import UserError
 from rl.hparams import HParams
 from rl.utils.files import atomic_write_json, join, read_json
-from rl.utils.provenance import (
+from rl.utils.repro_facts import (
     cpu,
     devices,
     env_spec,
@@ -83,7 +83,7 @@ def saved_hparams(run_dir: str, defaults: HParams | None = None) -> HParams | No
     if not tf.io.gfile.exists(path):
         return None
     with tf.io.gfile.GFile(path, "r") as f:
-        saved = HParams.from_json(f.read())  # older key names are translated here
+        saved = HParams.from_json(f.read())
     if defaults is None:
         return saved
     merged = json.loads(saved.to_json())
@@ -125,49 +125,6 @@ def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
 
 
-def _installed_version(distribution: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def overrides_as_given(argv: list[str]) -> dict[str, Any] | None:
-    """The flags of a train.py command line that change the registered set, as typed
-    (`winner`, `hparam_override`, `env`, `train_steps`, `eval_episodes`; unset ones left out).
-    None when `argv` is not a train.py command line (a trainer built in-process by other code)."""
-    if not argv or os.path.basename(argv[0]) != "train.py":
-        return None
-    from rl.cli import build_parser
-
-    try:
-        args, _ = build_parser().parse_known_args(argv[1:])
-    except UserError:
-        return None
-    given = {
-        "winner": args.winner,
-        "hparam_override": args.hparam_override or None,
-        "env": args.env,
-        "train_steps": args.train_steps,
-        "eval_episodes": args.eval_episodes,
-    }
-    return {k: v for k, v in given.items() if v is not None}
-
-
-def flat_hparams(hparams: HParams) -> dict[str, Any]:
-    """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, dotted, as JSON data."""
-    data = hparams.to_dict()
-    out: dict[str, Any] = {}
-    for name, value in hparams.items():
-        if isinstance(value, HParams):
-            out.update({f"{name}.{k}": v for k, v in flat_hparams(value).items()})
-        else:
-            out[name] = data[name]
-    return out
-
-
 def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, Any]] | None:
     """`{key: {"set": registered value, "run": this run's value}}` for every key where the
     run's final hparams differ from the registered set `hparams_set` (a key only one side has
@@ -178,7 +135,7 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
         registered = registry.get_hparams(hparams_set)()
     except UserError:
         return None
-    base, run = flat_hparams(registered), flat_hparams(hparams)
+    base, run = registered.flat(), hparams.flat()
     return {
         key: {"set": base.get(key), "run": run.get(key)}
         for key in sorted(set(base) | set(run))
@@ -186,28 +143,22 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
     }
 
 
-def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
+def manifest(
+    seed: int, copy_index: int, hparams_set: str, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """How and where this process started the run: command, code, packages, devices, TF
-    determinism. write_run_files adds what depends on the hparams."""
-    import gymnasium
-    import numpy
-
+    determinism. `overrides`: the train.py flags that changed the set, as typed
+    (`rl.cli.overrides_as_given`; None when other code trains). write_run_files adds what
+    depends on the hparams."""
     git, packages = copy.deepcopy(_code_and_packages())
     return {
         "hparams_set": hparams_set,
         "seed": seed,
         "copy_index": copy_index,
         "command_line": [sys.executable, *sys.argv],
-        "overrides": overrides_as_given(sys.argv),
-        "git_revision": git["revision"],
+        "overrides": overrides,
         "git": git,
-        "versions": {
-            "python": platform.python_version(),
-            "tensorflow": tf.__version__,
-            "gymnasium": gymnasium.__version__,
-            "numpy": numpy.__version__,
-            "ale_py": _installed_version("ale-py"),  # Atari emulator and ROMs
-        },
+        "python": platform.python_version(),
         "packages": packages,
         "tf_determinism": tf_determinism(),
         "devices": devices(),
@@ -221,12 +172,11 @@ def manifest(seed: int, copy_index: int, hparams_set: str) -> dict[str, Any]:
 _ALWAYS_NEW = frozenset({"started_unix", "resumed"})
 
 
-def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
-    """Top-level keys, with dict values opened one level (`packages.numpy`, `git.dirty`)."""
+def open_one_level(data: dict[str, Any] | None) -> dict[str, Any]:
+    """Top-level keys, with dict values opened one level (`packages.numpy`, `git.dirty`): how
+    manifests are compared."""
     out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _ALWAYS_NEW:
-            continue
+    for key, value in (data or {}).items():
         if isinstance(value, dict):
             out.update({f"{key}.{k}": v for k, v in value.items()})
         else:
@@ -237,7 +187,9 @@ def _flat_manifest(data: dict[str, Any]) -> dict[str, Any]:
 def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """`{key: {"first": ..., "now": ...}}` for every (one level dotted) manifest key whose value
     differs between the first start of a run and this one."""
-    a, b = _flat_manifest(first), _flat_manifest(now)
+    a, b = (
+        open_one_level({k: v for k, v in m.items() if k not in _ALWAYS_NEW}) for m in (first, now)
+    )
     return {
         key: {"first": a.get(key), "now": b.get(key)}
         for key in sorted(set(a) | set(b))
@@ -247,7 +199,7 @@ def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, di
 
 def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any]) -> None:
     """Writes hparams.json and manifest.json. A resumed run keeps the first manifest and appends
-    its own start to `resumed`: command line, revision, time and every manifest key whose value
+    its own start to `resumed`: command line, time and every manifest key whose value
     changed since the first start (`changed`), so a run resumed under other code, packages or
     hparams says so."""
     manifest_data = {
@@ -264,7 +216,7 @@ def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any
     path = join(run_dir, MANIFEST_FILE)
     if tf.io.gfile.exists(path):
         existing = read_json(path)
-        entry = {k: manifest_data.get(k) for k in ("command_line", "git_revision", "started_unix")}
+        entry = {k: manifest_data.get(k) for k in ("command_line", "started_unix")}
         entry["changed"] = manifest_changes(existing, manifest_data)
         existing.setdefault("resumed", []).append(entry)
         manifest_data = existing

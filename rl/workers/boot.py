@@ -1,10 +1,10 @@
 """Entry point of an Ape-X actor process, run BY PATH (`runpy.run_path`), not imported.
 
-Importing anything under `rl` first runs rl/__init__.py, which imports TensorFlow, and TF writes
-INFO lines from C++ while loading, before its log level applies. Run by path, this file gets to
-set the process up first: ignore SIGINT and SIGTERM (they belong to the main process), die with the
-parent (Linux PR_SET_PDEATHSIG), mark the process with RL_WORKER_INDEX (envs may read it), act
-on CPU, and import TensorFlow with file descriptor 2 muted, as train.py does. Then it hands over
+Importing anything under `rl` first runs rl/__init__.py, which imports TensorFlow (with file
+descriptor 2 muted: rl/utils/muted_stderr.py). Run by path, this file gets to set the process up
+before that: ignore SIGINT and SIGTERM (they belong to the main process), die with the parent
+(Linux PR_SET_PDEATHSIG), mark the process with RL_WORKER_INDEX (envs may read it) and act on
+CPU. Then it hands over
 to the actor's main function (`rl.workers.actor.run_actor` unless ACTOR_ARGS["entry"] names
 another, e.g. IMPALA's). Its arguments arrive as the global ACTOR_ARGS: builtins and
 multiprocessing objects only, so unpickling them imports nothing from `rl`.
@@ -28,22 +28,6 @@ def _die_with_parent() -> None:
             ctypes.CDLL(name).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _import_tensorflow_quietly() -> None:
-    if os.environ.get("RL_SHOW_TF_LOGS"):
-        import tensorflow  # noqa: F401
-
-        return
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        import tensorflow  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(devnull)
-        os.close(saved)
-
-
 def _forget_learners_compile_cache() -> None:
     """The learner's private XLA cache directory (rl/utils/compile_cache.py) is its own: an
     actor that inherited the flag would write into it. (`compile_cache.forget_inherited`,
@@ -61,9 +45,7 @@ def _main(args: dict) -> None:
     _die_with_parent()
     _forget_learners_compile_cache()
     os.environ["RL_WORKER_INDEX"] = str(args["index"])
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # actors act on CPU; accelerators are the learner's
-    _import_tensorflow_quietly()
     # The actor's main function, "module:function": Ape-X's by default, IMPALA's
     # (rl.workers.impala_actor) when the pool says so.
     module, _, function = args.pop("entry", "rl.workers.actor:run_actor").partition(":")

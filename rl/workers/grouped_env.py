@@ -27,11 +27,10 @@ import contextlib
 import ctypes
 import ctypes.util
 import functools
-import os
 import signal
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import cloudpickle
@@ -40,6 +39,8 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 
+import rl.utils.muted_stderr
+from rl.utils.muted_stderr import muted_stderr
 from rl.workers.errors import WorkerError
 from rl.workers.processes import children_ignore_stop_signals
 
@@ -82,7 +83,7 @@ def build_group(payload: bytes) -> EnvGroup:
     imports TensorFlow) goes to /dev/null so it does not bury train.py's output.
     """
     _die_with_parent()
-    with _quiet_stderr():
+    with muted_stderr():
         env_fns = cloudpickle.loads(payload)
     return EnvGroup(env_fns)
 
@@ -102,7 +103,8 @@ class GroupedAsyncVectorEnv(gym.vector.VectorEnv):
         self.num_envs = num_envs
         self.num_workers = num_workers
         self.group_size = k = num_envs // num_workers
-        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        for module in (sys.modules[__name__], rl.utils.muted_stderr):
+            cloudpickle.register_pickle_by_value(module)
         groups = [
             functools.partial(build_group, cloudpickle.dumps(list(env_fns[g * k : (g + 1) * k])))
             for g in range(num_workers)
@@ -211,25 +213,8 @@ def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict
     return out
 
 
-# The two helpers below run in the worker process, so they are defined here (pickled by value with
+# The helper below runs in the worker process, so it is defined here (pickled by value with
 # this module) rather than imported from rl.workers.processes, which would import all of rl.
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """File descriptor 2 to /dev/null (C++ logging too); RL_SHOW_TF_LOGS=1 keeps it."""
-    if os.environ.get("RL_SHOW_TF_LOGS"):
-        yield
-        return
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(devnull)
-        os.close(saved)
 
 
 def _die_with_parent() -> None:

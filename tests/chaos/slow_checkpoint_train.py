@@ -22,15 +22,15 @@ import train  # noqa: E402  (the repo's train.py)
 
 def main() -> int:
     delay = float(sys.argv[1])
-    import_tensorflow = train._import_tensorflow_quietly
+    train_main = train._main
 
-    def import_and_slow_down() -> None:
-        # Runs where train.main imports TensorFlow: after it started noting SIGTERMs, so a
-        # signal during these imports is honoured as in a plain train.py.
-        import_tensorflow()
+    def slow_main(argv: list[str], early_sigterm: list[float]) -> int:
+        # Runs where train.main imports rl (and TensorFlow): after it started noting SIGTERMs,
+        # so a signal during these imports is honoured as in a plain train.py.
         _slow_down_writes(delay)
+        return train_main(argv, early_sigterm)
 
-    train._import_tensorflow_quietly = import_and_slow_down
+    train._main = slow_main
     return train.main(sys.argv[2:])
 
 

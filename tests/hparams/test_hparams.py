@@ -184,20 +184,6 @@ def test_unknown_key_suggests_close_name():
     assert not hasattr(hp, "gama")
 
 
-def test_a_renamed_key_points_at_its_new_name_only_where_that_key_exists():
-    hp = base()
-    hp.add("loss", "td_huber", "The TD loss.")
-    with pytest.raises(UserError) as error:
-        hp.override("td_loss=mse")
-    assert str(error.value) == (
-        "--hparam_override: unknown hparam 'td_loss' (did you mean 'loss'? 'td_loss' was "
-        "renamed; td_loss=huber is now loss=td_huber, td_loss=mse is loss=td_mse)"
-    )
-    # A set without the new key gets the ordinary answer.
-    with pytest.raises(UserError, match=r"^unknown hparam 'action_noise'$"):
-        base().action_noise = "gaussian_noise"
-
-
 def test_lists_tuples_dicts_optional_schedule_on_set():
     hp = base()
     hp.hidden_sizes = (128, 128)
@@ -501,6 +487,13 @@ def test_unreadable_json_is_a_user_error(text):
         HParams.from_json(text)
 
 
+def test_flat_opens_groups_into_dotted_keys_with_json_data():
+    flat = base().flat()
+    assert flat["eval.episodes"] == 10 and "eval" not in flat
+    assert flat["hidden_sizes"] == [64, 64] and flat["env_kwargs"] == {}
+    assert flat["epsilon"] == "linear(1.0, 0.05, 10000)" and flat["max_grad_norm"] is None
+
+
 def test_flat_scalars():
     flat = base().flat_scalars()
     assert flat["lr"] == 0.001 and flat["double_q"] is True and flat["name"] == "dqn"
@@ -528,15 +521,9 @@ def test_diff():
     a = HParams().add("x", 1.0, "doc")
     b = HParams().add("x", "1.0", "doc")
     assert a.diff(b) == ['x: float 1.0 -> str "1.0"']  # a type change is shown
-    # A number key that became optional or a schedule keeps its meaning: the same number (or
-    # None) is no change, so runs saved before resume (clip_range_vf, target_kl, ...).
-    c = HParams().add("x", 1.0, "doc", type=float | None)
-    d = HParams().add("x", 1.0, "doc", type=Schedule | None)
-    assert a.diff(c) == [] and a.diff(d) == [] and c.diff(d) == []
-    c.x, d.x = None, None
-    assert c.diff(d) == []
+    c = HParams().add("x", None, "doc", type=float | None)
+    d = HParams().add("x", "linear(1.0, 0.5, 10)", "doc", type=Schedule | None)
     assert a.diff(c) == ["x: float 1.0 -> optional[float] null"]
-    d.x = "linear(1.0, 0.5, 10)"
     assert c.diff(d) == ['x: optional[float] null -> optional[schedule] "linear(1.0, 0.5, 10)"']
 
 
@@ -623,44 +610,6 @@ def test_registered_set_builds_freezes_and_round_trips(name):
     assert rebuilt == hp and rebuilt.diff(hp) == []
 
 
-def _as_saved_before_the_renames(hp: HParams) -> str:
-    """`hp` as a run saved before issue #12 wrote it: `td_loss` huber/mse instead of `loss`
-    (C51 ignored it and always used categorical_loss), `action_noise` instead of TD3's
-    `action_function`, and no `action_function` where the agent hard-coded its function."""
-    data = json.loads(hp.to_json())
-    entries = data["hparams"]
-    if "loss" in entries:
-        loss = entries.pop("loss")
-        old = {"td_huber": "huber", "td_mse": "mse", "categorical_loss": "huber"}[loss["value"]]
-        entries["td_loss"] = {"type": "str", "value": old, "doc": "Elementwise TD loss."}
-    if hp.agent in ("td3", "ddpg"):
-        entries["action_noise"] = entries.pop("action_function")
-    else:
-        entries.pop("action_function", None)
-    return json.dumps(data)
-
-
-@pytest.mark.parametrize(
-    ("hparams_set", "override"),
-    [
-        ("dqn_tiny", ""),
-        ("dqn_tiny", "loss=td_mse"),
-        ("rainbow_tiny", ""),
-        ("drqn_tiny", ""),
-        ("td3_tiny", ""),
-        ("ddpg_tiny", ""),
-        ("maddpg_tiny", ""),
-        ("ppo_tiny", ""),
-    ],
-)
-def test_hparams_saved_before_the_renames_load_as_the_same_set(hparams_set, override):
-    hp = registry.get_hparams(hparams_set)().override(override)
-    saved = _as_saved_before_the_renames(hp)
-    assert ("td_loss" in saved) == ("loss" in hp) and "action_function" not in saved
-    upgraded = HParams.from_json(saved)
-    assert upgraded == hp, upgraded.diff(hp)
-
-
 def test_auto_type_takes_the_word_auto_or_its_element_type():
     hp = HParams()
     hp.add("jit", "auto", "XLA or not, or auto.", type="auto[bool]")
@@ -682,3 +631,14 @@ def test_auto_type_takes_the_word_auto_or_its_element_type():
         assert rebuilt == hp and rebuilt.jit == value
     with pytest.raises(ValueError, match="unsupported hparam type"):
         TypeSpec.parse("auto[str]")  # "auto" would be ambiguous
+
+
+def test_constant_number_reads_float_keys_and_constant_schedules_only():
+    hp = HParams().add("lr", 0.5, "doc").add("ent_coef", Constant(0.25), "doc")
+    hp.add("clip", None, "doc", type=float | None).add("n", 3, "doc")
+    hp.add("eval", HParams().add("epsilon", 0.125, "doc"), "doc")
+    assert hp.constant_number("lr") == 0.5 and hp.constant_number("ent_coef") == 0.25
+    assert hp.constant_number("eval.epsilon") == 0.125
+    assert hp.constant_number("clip") is None and hp.constant_number("n") is None
+    hp.ent_coef = "linear(1.0, 0.5, 10)"
+    assert hp.constant_number("ent_coef") is None

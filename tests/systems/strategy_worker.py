@@ -20,10 +20,10 @@ import train  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    train._import_tensorflow_quietly()
     import numpy as np
     import tensorflow as tf
 
+    import rl  # noqa: F401  (imports TensorFlow with stderr muted)
     from rl.engines import driver
 
     agents = []

@@ -111,7 +111,7 @@ def _check_run(out: Path, proc: subprocess.CompletedProcess, train_steps: int) -
     with open(run_dir / "progress.csv", newline="") as f:
         assert int(list(csv.DictReader(f))[-1]["env_steps"]) == train_steps
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["versions"]["tensorflow"] == tf.__version__
+    assert manifest["packages"]["tensorflow"] == tf.__version__
     pointer = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
     assert pointer["step"] == train_steps
     reader = tf.train.load_checkpoint(str(run_dir / "checkpoints" / pointer["directory"] / "tf"))

@@ -15,8 +15,9 @@ import train  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    train._import_tensorflow_quietly()
     import tensorflow as tf
+
+    import rl  # noqa: F401  (imports TensorFlow with stderr muted)
 
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from tune_fixtures import run_tune  # noqa: F401
 
-from rl.hparams.search_space import Param, SearchSpace
 from rl.registry import register_search_space
 from rl.tune import cli
+from rl.tune.search_space import Param, SearchSpace
 
 register_search_space(
     "test_reversed_range",

@@ -1,4 +1,4 @@
-"""manifest.json says what a run was made with (rl/utils/run_dir.py, rl/utils/provenance.py):
+"""manifest.json says what a run was made with (rl/utils/run_dir.py, rl.utils.repro_facts.py):
 every key is there, the git dirty flag follows tracked files only, the hparams changes and
 overrides are the ones given, and a resume records what changed since the first start."""
 
@@ -12,13 +12,9 @@ from pathlib import Path
 import pytest
 
 from rl import registry
-from rl.utils.provenance import git_state, installed_packages
-from rl.utils.run_dir import (
-    hparams_changes,
-    manifest,
-    overrides_as_given,
-    write_run_files,
-)
+from rl.cli import build_parser, overrides_as_given
+from rl.utils.repro_facts import git_state, installed_packages
+from rl.utils.run_dir import hparams_changes, manifest, write_run_files
 
 MANIFEST_KEYS = {
     "hparams_set",
@@ -26,9 +22,8 @@ MANIFEST_KEYS = {
     "copy_index",
     "command_line",
     "overrides",
-    "git_revision",
     "git",
-    "versions",
+    "python",
     "packages",
     "tf_determinism",
     "devices",
@@ -136,11 +131,13 @@ def test_hparams_changes_name_set_value_and_run_value():
 
 
 def test_overrides_as_given_from_a_train_py_command_line():
-    argv = ["train.py", "--hparams", "dqn_tiny", "--hparam_override", "lr=0.01,gamma=0.9"]
+    argv = ["--hparams", "dqn_tiny", "--hparam_override", "lr=0.01,gamma=0.9"]
     argv += ["--train_steps", "500", "--output_dir", "runs/x"]
-    assert overrides_as_given(argv) == {"hparam_override": "lr=0.01,gamma=0.9", "train_steps": 500}
-    assert overrides_as_given(["train.py", "--hparams", "dqn_tiny"]) == {}
-    assert overrides_as_given(["/usr/bin/pytest", "-q"]) is None
+    given = overrides_as_given(build_parser().parse_args(argv))
+    assert given == {"hparam_override": "lr=0.01,gamma=0.9", "train_steps": 500}
+    assert overrides_as_given(build_parser().parse_args(["--hparams", "dqn_tiny"])) == {}
+    assert manifest(0, 0, "dqn_tiny")["overrides"] is None  # not started by train.py
+    assert manifest(0, 0, "dqn_tiny", given)["overrides"] == given
 
 
 def test_a_resume_records_the_keys_that_changed(tmp_path):

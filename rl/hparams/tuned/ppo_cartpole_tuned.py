@@ -10,7 +10,7 @@ train_steps=20000 under --hparam_override 'stop_at_eval_return=None'. Trial 12: 
 from __future__ import annotations
 
 from rl.hparams.hparams import HParams
-from rl.hparams.search_space import override_text
+from rl.hparams.override_parser import override_text
 from rl.registry import get_hparams, register_hparams
 
 PARENT = "ppo_cartpole"

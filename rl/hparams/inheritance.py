@@ -81,16 +81,8 @@ def parent_chain(name: str) -> list[str]:
 
 
 def flat_values(hparams: HParams) -> dict[str, str]:
-    """`"eval.episodes" -> "5"`: every key (groups flattened) with its value as JSON text."""
-    out: dict[str, str] = {}
-    data = hparams.to_dict()
-    for key in hparams.keys():
-        if hparams.type_name(key) == "hparams":
-            inner = flat_values(getattr(hparams, key))
-            out.update({f"{key}.{k}": v for k, v in inner.items()})
-        else:
-            out[key] = json.dumps(data[key])
-    return out
+    """`"eval.episodes" -> "5"`: `HParams.flat()` with each value as JSON text."""
+    return {key: json.dumps(value) for key, value in hparams.flat().items()}
 
 
 def value_sources(name: str) -> dict[str, str]:

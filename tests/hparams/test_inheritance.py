@@ -15,7 +15,7 @@ from conftest import stderr_lines, tree_hashes
 import rl  # noqa: F401  (fills the registries)
 import train
 from rl import registry
-from rl.hparams.provenance import direct_parents, flat_values, parent_chain, value_sources
+from rl.hparams.inheritance import direct_parents, flat_values, parent_chain, value_sources
 
 
 def test_parent_chains_follow_the_factories_calls():

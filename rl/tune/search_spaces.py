@@ -7,8 +7,8 @@ CartPole sets, and the schedules are offered as choices rather than as free-form
 
 from __future__ import annotations
 
-from rl.hparams.search_space import Param, SearchSpace
 from rl.registry import register_search_space
+from rl.tune.search_space import Param, SearchSpace
 
 PPO = register_search_space(
     "ppo",

@@ -18,6 +18,7 @@ from typing import Any
 
 from rl.errors import UserError
 from rl.hparams.hparams import HParams
+from rl.hparams.override_parser import override_text
 
 KINDS = ("float", "int", "categorical")
 
@@ -60,18 +61,6 @@ class Param:
         if self.kind == "int":
             return [int(self.low), int(self.high)]
         return [float(self.low), float(self.high)]
-
-
-def override_text(values: dict[str, Any]) -> str:
-    """`{"lr": 0.001, "clip_range": "linear(0.2, 0.0, 7800)"}` -> `lr=0.001,clip_range=linear(...)`
-    (a string choice is override text already; numbers and bools print as literals)."""
-    return ",".join(f"{key}={_literal(value)}" for key, value in values.items())
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, bool) or isinstance(value, str):
-        return str(value)
-    return repr(value)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,44 @@
+"""The argument parser of every command (train.py, `python -m rl.plot`, `rl.tune`, `rl.repro`,
+`rl.export`): a bad flag raises `UserError`, which the command prints as one line before it
+exits 2. (argparse itself would print its whole usage first, and exit on its own.)"""
+
+from __future__ import annotations
+
+import argparse
+
+from rl.errors import UserError
+
+TRUE_WORDS = {"true", "1", "yes"}
+FALSE_WORDS = {"false", "0", "no"}
+
+
+class UserErrorParser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose errors are `UserError`s that point at `--help`."""
+
+    def error(self, message: str) -> None:
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def parse_bool(text: str) -> bool:
+    """`True`/`False` in any case, or yes/no, 1/0: the type of a boolean flag."""
+    lowered = text.lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+
+
+def add_bool_flag(
+    parser: argparse._ActionsContainer, name: str, default: bool, help_text: str
+) -> None:
+    """`--flag`, `--flag True` and `--flag=false` all work."""
+    parser.add_argument(
+        f"--{name}",
+        nargs="?",
+        const=True,
+        default=default,
+        type=parse_bool,
+        metavar="BOOL",
+        help=help_text,
+    )

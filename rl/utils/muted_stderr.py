@@ -1,0 +1,33 @@
+"""File descriptor 2 sent to /dev/null while TensorFlow (or an env module that imports it) loads.
+
+TF logs INFO lines from C++ (oneDNN, CUDA probing) while it loads, before TF_CPP_MIN_LOG_LEVEL
+applies; on stderr they would break the one-line error contract of every command and bury the
+progress output. Python exceptions still surface. RL_SHOW_TF_LOGS=1 keeps the lines.
+
+Imports nothing from `rl`: rl/__init__.py uses it before the registries fill, and
+rl/workers/grouped_env.py pickles it by value into env worker processes that never import `rl`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def muted_stderr() -> Iterator[None]:
+    """Mutes file descriptor 2 (C++ logging too) for the block; RL_SHOW_TF_LOGS=1 keeps it."""
+    if os.environ.get("RL_SHOW_TF_LOGS"):
+        yield
+        return
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)
