@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, describe, run_train_process, stderr_lines, train_env
 
+# e2e: two logical CPU devices exist only if set before TF starts: a fresh train.py
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).resolve().parent
 
 

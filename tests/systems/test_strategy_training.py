@@ -64,6 +64,7 @@ def mirrored_results() -> dict:
     return _result(proc)
 
 
+@pytest.mark.e2e  # logical CPU devices exist only if set before TF starts: a fresh process
 def test_replicated_step_matches_a_masked_mean_by_hand(mirrored_results):
     assert mirrored_results["num_replicas_in_sync"] == 2
     hand = mirrored_results["masked_mean_by_hand"]
@@ -76,6 +77,7 @@ def test_replicated_step_matches_a_masked_mean_by_hand(mirrored_results):
     np.testing.assert_allclose(hand["residual"][1], [-1.0, 1.5, -3.0, -4.5])
 
 
+@pytest.mark.e2e  # logical CPU devices exist only if set before TF starts: a fresh process
 def test_one_collective_per_gradient_step(mirrored_results):
     # The weights, the loss and the 3 gradients travel in ONE batched all-reduce; the optimizer
     # does not sum the gradients again, and the norm for clipping needs no all-reduce of its own
@@ -107,6 +109,7 @@ def test_one_collective_per_gradient_step(mirrored_results):
         ("maddpg_adam_clip", 4),
     ],
 )
+@pytest.mark.e2e  # logical CPU devices exist only if set before TF starts: a fresh process
 def test_mirrored_update_equals_one_device_update(mirrored_results, case, gradient_steps):
     result = mirrored_results[case]
     assert len(set(result["replica_devices"])) == 2
@@ -183,6 +186,7 @@ def _two_workers(tmp_path, hparams_set: str) -> tuple[list, list[str], list[dict
     return procs, logs, [dict(np.load(tmp_path / f"worker{i}.npz")) for i in range(2)]
 
 
+@pytest.mark.e2e  # two train.py processes in one MultiWorkerMirroredStrategy collective
 def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     out = tmp_path / "out"
     procs, logs, (chief, worker) = _two_workers(tmp_path, "dqn_tiny")
@@ -224,6 +228,7 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     assert not any((tmp_path / "tmp1").iterdir()) and not any((tmp_path / "tmp0").iterdir())
 
 
+@pytest.mark.e2e  # two train.py processes in one MultiWorkerMirroredStrategy collective
 def test_two_workers_train_td3_with_identical_weights(tmp_path):
     # An off-policy continuous agent with two optimizers (critics; actor every policy_delay).
     _, logs, (chief, worker) = _two_workers(tmp_path, "td3_tiny")
@@ -254,6 +259,7 @@ def test_worker_roles():
 
 
 # ----------------------------------------------------------------------------- ram:// output
+@pytest.mark.e2e  # ram:// lives in one process: train, exit, resume in the next process
 def test_ram_output_dir_train_and_resume(tmp_path):
     copy = tmp_path / "copy"
     proc = subprocess.run(

@@ -124,6 +124,8 @@ SLOW = pytest.mark.slow
 @pytest.mark.parametrize(
     "hparams_set", [pytest.param(s, marks=SLOW) if s in SLOW_SETS else s for s in TPU_SETS]
 )
+# e2e: train.py as a Pod starts it (RL_STRATEGY in its environment), resumed by the next process
+@pytest.mark.e2e
 def test_tpu_set_trains_under_a_strategy(request, tmp_path, hparams_set):
     train_steps = registry.get_hparams(hparams_set)().train_steps
     if hparams_set in SLOW_SETS:

@@ -14,6 +14,7 @@ from rl.workers.errors import WorkerError
 from rl.workers.grouped_env import merge_vector_infos
 
 
+@pytest.mark.e2e  # env worker processes
 def test_two_workers_step_exactly_like_the_sync_env():
     sync, sync_spec = make_vector_env("CartPole-v1", 4, 7, max_episode_steps=25)
     grouped, grouped_spec = make_vector_env(
@@ -47,6 +48,7 @@ def test_two_workers_step_exactly_like_the_sync_env():
     assert not any(alive(p.pid) for p in processes)
 
 
+@pytest.mark.e2e  # env worker processes
 def test_a_failing_env_worker_is_one_error_naming_it(monkeypatch):
     monkeypatch.setenv("RL_TEST_RAISE_AFTER", "3")  # inherited by the spawned workers
     env, _ = make_vector_env("tests.workers.raising_env:RaisingCartPole", 4, 0, num_workers=2)

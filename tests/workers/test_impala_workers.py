@@ -43,6 +43,7 @@ def _tags(event_dir: Path) -> set[str]:
     return tags
 
 
+@pytest.mark.e2e  # actor processes
 def test_impala_tiny_with_two_asynchronous_actors(tmp_path, run_train):
     """impala_tiny with 2 actor processes: the run completes with the usual outputs plus the
     policy lag and per-actor throughput, every actor delivered unrolls, no child process is

@@ -23,6 +23,9 @@ from rl.envs import make_vector_env
 from rl.hparams import HParams
 from rl.utils.checkpoint import CheckpointStore, read_numpy_state
 
+# e2e: worker processes, a crash, Ctrl-C to the process group
+pytestmark = pytest.mark.e2e
+
 RAISING_ENV = "tests.workers.raising_env:RaisingCartPole"
 APEX_ARGS = ["--hparams", "dqn_tiny", "--num_workers", "2", "--env", RAISING_ENV]
 # A checkpoint every block of 50 env steps, so one exists long before the injected failure.
