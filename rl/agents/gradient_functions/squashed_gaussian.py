@@ -15,14 +15,14 @@ tests use as an independent check of the hand-written log-prob.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import tensorflow as tf
-import tensorflow_probability as tfp
 
 from rl.registry import register_gradient_function
 
-tfd = tfp.distributions
-tfb = tfp.bijectors
+if TYPE_CHECKING:
+    from tensorflow_probability import distributions as tfd
 
 LOG_2 = math.log(2.0)
 
@@ -68,7 +68,11 @@ def squashed_gaussian_sample(
 def squashed_gaussian(
     mean: tf.Tensor, std: tf.Tensor, low: tf.Tensor, high: tf.Tensor
 ) -> tfd.Distribution:
-    """The same policy as a tfp distribution: Independent(Shift(c) o Scale(s) o Tanh (N))."""
+    """The same policy as a tfp distribution: Independent(Shift(c) o Scale(s) o Tanh (N)).
+    TF Probability is imported on first use (rl/models/actor_critic.py says why)."""
+    from tensorflow_probability import bijectors as tfb
+    from tensorflow_probability import distributions as tfd
+
     center, scale = bounds_center_scale(low, high, mean.dtype)
     bijector = tfb.Chain([tfb.Shift(center), tfb.Scale(scale), tfb.Tanh()])
     return tfd.Independent(
