@@ -165,7 +165,7 @@ def _run(args, preemption) -> int:
 
     hparams = hparams_from_args(args, _check_values)  # every name in it checked
     compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled engine
-    from rl.systems.strategies import training_strategy
+    from rl.distribute.strategies import training_strategy
 
     agent = hparams.agent if "agent" in hparams.keys() else None
     strategy = training_strategy(args.strategy, agent, compiled, args.training)
@@ -189,7 +189,7 @@ def _writes_run_dirs(args, strategy: str) -> bool:
     """Training writes its run dirs, except a non-chief MultiWorkerMirroredStrategy worker
     (it writes a scratch dir; rl/engines/driver.py)."""
     from rl.distribute import worker_role
-    from rl.systems.strategies import shared_strategy
+    from rl.distribute.strategies import shared_strategy
 
     return bool(args.training) and worker_role(shared_strategy(strategy)).is_chief
 

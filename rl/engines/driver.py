@@ -49,7 +49,7 @@ from rl.evaluation import (
 )
 from rl.hparams import HParams
 from rl.registry import get_agent
-from rl.systems.strategies import shared_strategy
+from rl.distribute.strategies import shared_strategy
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join
 from rl.utils.logger import TensorBoardSink
