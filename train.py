@@ -98,7 +98,7 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
         print("train.py: interrupted; the last checkpoint is intact", file=sys.stderr)
         return 130
     except Exception as error:  # a failed worker process: one line, status 1 (docs/workers.md)
-        from rl.workers.errors import worker_error_line
+        from rl.errors import worker_error_line
 
         line = worker_error_line(error)
         if line is None:

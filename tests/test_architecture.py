@@ -153,7 +153,8 @@ def upward_imports(graph: dict[str, set[str]], ranks: dict[str, int]) -> list[st
         for name, targets in graph.items()
         if name != "rl"
         for target in targets
-        if target != "rl" and package_of(target) != package_of(name)
+        if target != "rl"
+        and package_of(target) != package_of(name)
         and ranks[package_of(target)] >= ranks[package_of(name)]
     )
 

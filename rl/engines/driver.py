@@ -17,7 +17,7 @@ its own replay, the gradients are all-reduced and the weights stay identical; on
 A worker that resumes restores the chief's checkpoint (weights, counters and the chief's replay).
 
 `--num_workers N` for agents without actor processes splits the training env copies over N
-worker processes (rl/workers/grouped_env.py); that is the env factory's business, not this
+worker processes (rl/envs/grouped_env.py); that is the env factory's business, not this
 engine's.
 """
 
@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.distribute import WorkerRole, all_workers_agree, worker_role
+from rl.distribute.strategies import shared_strategy
 from rl.driver import Driver
 from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
 from rl.envs import make_vector_env
@@ -49,7 +50,6 @@ from rl.evaluation import (
 )
 from rl.hparams import HParams
 from rl.registry import get_agent
-from rl.distribute.strategies import shared_strategy
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join
 from rl.utils.logger import TensorBoardSink

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rl.workers.processes import parent_alive
+from rl.utils.processes import parent_alive
 
 POLL_SECONDS = 0.5  # how often a waiting actor checks the stop event and its parent
 # An actor's main function: (index, num_actors, hparams_json, env_seed, agent_seed, parent_pid,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from rl.errors import UserError
 from rl.distribute.tf_config import install_tf_config, tf_config_from_env
+from rl.errors import UserError
 
 JOB_ENV = {
     "JOB_COMPLETION_INDEX": "2",

@@ -12,7 +12,7 @@ in AsyncVectorEnv's shared memory.
 Same results as the sync env: `reset(seed=s)` seeds copy i with s + i exactly as
 SyncVectorEnv(num_envs) does (group g gets s + g * k, and its SyncVectorEnv adds the copy's
 index), so for the same actions both produce the same observations, rewards and final_obs
-(tests/workers/test_grouped_env.py).
+(tests/envs/test_grouped_env.py).
 
 Worker processes start with the spawn method (safe in a process that runs TensorFlow threads),
 ignore SIGINT and SIGTERM (the main process owns them and closes the workers), die with their
@@ -40,8 +40,8 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 
-from rl.workers.errors import WorkerError
-from rl.workers.processes import children_ignore_stop_signals
+from rl.errors import WorkerError
+from rl.utils.processes import children_ignore_stop_signals
 
 # The info key that carries a group's per-copy results of a step through AsyncVectorEnv's info
 # merging, as one plain tuple (reward, terminated, truncated, info): the worker sends it with the
@@ -212,7 +212,7 @@ def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict
 
 
 # The two helpers below run in the worker process, so they are defined here (pickled by value with
-# this module) rather than imported from rl.workers.processes, which would import all of rl.
+# this module) rather than imported from rl.utils.processes, which would import all of rl.
 
 
 @contextlib.contextmanager
