@@ -187,7 +187,7 @@ def _run(args, preemption) -> int:
 
 def _writes_run_dirs(args, strategy: str) -> bool:
     """Training writes its run dirs, except a non-chief MultiWorkerMirroredStrategy worker
-    (it writes a scratch dir; rl/engines/driver.py)."""
+    (it writes a scratch dir; rl/engines/in_process.py)."""
     from rl.distribute import worker_role
     from rl.distribute.strategies import shared_strategy
 

@@ -32,15 +32,12 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.distribute import sum_across_replicas
 from rl.registry import get_advantage_estimator
 from rl.rollout.minibatches import minibatch_indices
-
-# Submodules, not the `rl.rollout` package: its collect module imports the driver, which imports
-# the agents package this module is part of.
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
+from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Metrics, TensorBatch
 

@@ -36,7 +36,6 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.action_functions import sample
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import (
     explained_variance,
@@ -53,6 +52,7 @@ from rl.compiled.seed_stack import NotStackable, SeedStack
 from rl.compiled.stacked import StackedForward
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
+from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.utils.compiler import whole_program_xla
 
 

@@ -62,10 +62,10 @@ class ActorSession:
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         import rl  # noqa: F401  (fills the registries)
-        from rl.driver import Driver
         from rl.envs import make_vector_env
         from rl.envs.reward_augmentation import reward_augmentation_from_hparams
         from rl.registry import get_agent
+        from rl.rollout.driver import Driver
         from rl.workers.weights import SharedWeights, policy_variables
 
         self.hp, self.parent_pid, self.blocks, self.stop = hp, parent_pid, blocks, stop

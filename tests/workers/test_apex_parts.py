@@ -12,9 +12,9 @@ import pytest
 import tensorflow as tf
 
 from rl import registry
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.errors import WorkerError, worker_error_line
+from rl.rollout.driver import Driver
 from rl.workers.exploration import actor_epsilon, actor_hparams, apex_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
 from rl.workers.weights import SharedWeights, policy_variables
