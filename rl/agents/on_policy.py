@@ -87,7 +87,8 @@ def update_epochs(
     `draw_indices()` and taking `num_minibatches` gradient steps, `step(indices, k)` ->
     (loss, grad_norm, aux). Returns the means over all steps of loss, grad_norm and the aux
     named in `names` (a missing one counts 0). The agent's update runs it with scalars; the
-    many-seeds program (rl/compiled/seeds.py) with [S] tensors (`zero`), one step for all seeds.
+    many-seeds program (rl/compiled/ppo_seeds_iteration.py) with [S] tensors (`zero`), one step for
+    all seeds.
 
     `stop_before(indices, k)` (scalar updates only), a bool checked before each gradient step:
     once it is True that step and every later one of this update are skipped (PPO's
