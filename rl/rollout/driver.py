@@ -84,7 +84,7 @@ class Driver:
             collect, input_signature=[tf.TensorSpec([], tf.int32)], autograph=False
         )
 
-    def reset(self, seed: int) -> None:
+    def reset(self, seed: int | None) -> None:
         """Starts fresh episodes in every env (run start, and after a checkpoint cut)."""
         self.obs, _ = self.env.reset(seed=seed)
         self._episode_start = np.ones(self.spec.num_envs, bool)  # a new array: TF may hold the old
