@@ -44,8 +44,7 @@ class StepRecorder:
     """Stands in for an agent in the `Driver`: acts with the collector's policy and keeps every
     step in the `Rollout` layout (`steps`), touching no agent's counters."""
 
-    def __init__(self, policy: Any, num_envs: int) -> None:
-        self.num_envs = num_envs
+    def __init__(self, policy: Any) -> None:
         self.steps: list[dict[str, np.ndarray]] = []
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)  # the driver's count
         self.recurrent = bool(getattr(policy, "recurrent", False))
@@ -119,7 +118,7 @@ class Collector:
             )
         self.env = env
         self.num_envs = env.num_envs
-        self._recorder = StepRecorder(policy, self.num_envs)
+        self._recorder = StepRecorder(policy)
         spec = EnvSpec.from_spaces(
             "collector", self.num_envs, env.single_observation_space, env.single_action_space, None
         )
