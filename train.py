@@ -72,7 +72,7 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
         print("train.py: interrupted; the last checkpoint is intact", file=sys.stderr)
         return 130
     except Exception as error:  # a failed worker process: one line, status 1 (docs/workers.md)
-        from rl.workers.errors import worker_error_line
+        from rl.errors import worker_error_line
 
         line = worker_error_line(error)
         if line is None:
@@ -144,7 +144,7 @@ def _run(args, preemption) -> int:
 
     hparams = hparams_from_args(args, _check_values)  # every name in it checked
     compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled engine
-    from rl.systems.strategies import training_strategy
+    from rl.distribute.strategies import training_strategy
 
     agent = hparams.agent if "agent" in hparams.keys() else None
     strategy = training_strategy(args.strategy, agent, compiled, args.training)
@@ -166,9 +166,9 @@ def _run(args, preemption) -> int:
 
 def _writes_run_dirs(args, strategy: str) -> bool:
     """Training writes its run dirs, except a non-chief MultiWorkerMirroredStrategy worker
-    (it writes a scratch dir; rl/engines/driver.py)."""
+    (it writes a scratch dir; rl/engines/in_process.py)."""
     from rl.distribute import worker_role
-    from rl.systems.strategies import shared_strategy
+    from rl.distribute.strategies import shared_strategy
 
     return bool(args.training) and worker_role(shared_strategy(strategy)).is_chief
 

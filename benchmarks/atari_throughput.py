@@ -43,10 +43,10 @@ import tensorflow as tf  # noqa: E402
 import rl  # noqa: E402,F401
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
-from rl.driver import Driver  # noqa: E402
-from rl.engines.driver import build_agent  # noqa: E402
+from rl.engines.in_process import build_agent  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402
 from rl.hparams import HParams  # noqa: E402
+from rl.rollout.driver import Driver  # noqa: E402
 
 # Per-set changes so a few thousand steps exercise the learner: DQN's replay starts learning at
 # once from a small buffer (the registered 100k-step warm-up would never end in a benchmark).

@@ -2,8 +2,8 @@
 """Many seeds at once: wall time of `train.py --copies 8` against `--copies 1` (one seed), same
 hparams, run back to back and alternating, `--repeats` times; medians, and how many seeds reach
 a greedy eval >= 475. `--copies 8` runs twice per round: as ONE program for all 8 seeds
-(`seed_shards=1`, the default, `rl.compiled.seeds`) and split into one multi-seed program per
-CPU core, run from one thread each (`seed_shards=0`, `rl.compiled.seed_shards`).
+(`seed_shards=1`, the default, `rl.compiled.ppo_seeds_iteration`) and split into one multi-seed
+program per CPU core, run from one thread each (`seed_shards=0`, `rl.compiled.shard_threads`).
 
 Columns: process = the whole train.py subprocess (TF import included); train = the trainer's
 wall clock from the start of its loop to its end (tracing and XLA compilation included, as in

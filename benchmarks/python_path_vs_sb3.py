@@ -83,11 +83,11 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: in
 
     import rl  # noqa: F401
     from rl import loop, registry
-    from rl.engines.driver import DriverEngine
+    from rl.engines.in_process import InProcessEngine
     from rl.evaluation import EvalResult
     from rl.utils.checkpoint import CheckpointStore
 
-    class ThroughputEngine(DriverEngine):
+    class ThroughputEngine(InProcessEngine):
         """The real engine; its evaluations play nothing and its checkpoints cut nothing.
         CPU seconds count from the loop's start (env and agent built)."""
 

@@ -46,7 +46,7 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
     import rl  # noqa: F401
     from benchmarks.timing import median_seconds
     from rl import registry
-    from rl.engines.driver import build_agent
+    from rl.engines.in_process import build_agent
     from rl.envs import make_vector_env
 
     hp = registry.get_hparams(hparams_set)()

@@ -10,8 +10,8 @@ small physics simulator or an emulator costs. This is honestly env-bound: with c
 (Box2D, ~0.1 ms/step) was the other candidate; it is still cheaper than our acting step.
 
 Two measurements, each the median over --repeats runs:
-  env workers  on-policy path: the PPO agent's compiled collect loop (rl/driver.py) over 4 env
-               copies, in this process (--num_workers 1: SyncVectorEnv) or split over 2
+  env workers  on-policy path: the PPO agent's compiled collect loop (rl/rollout/driver.py) over
+               4 env copies, in this process (--num_workers 1: SyncVectorEnv) or split over 2
                processes (make_vector_env(..., num_workers=2): GroupedAsyncVectorEnv).
                Rollout steps/s; the PPO update is not included.
   apex         replay path, whole training runs of a small DQN: the single-process trainer
@@ -86,8 +86,8 @@ def env_step_ms(substeps: int, steps: int = 300) -> float:
 def env_workers_rate(num_workers: int, substeps: int, seconds: float) -> float:
     """PPO rollout steps/s over 4 env copies, in this process or in `num_workers` processes."""
     from rl import registry
-    from rl.driver import Driver
     from rl.envs import make_vector_env
+    from rl.rollout.driver import Driver
 
     hp = registry.get_hparams("ppo_cartpole")()
     hp.env, hp.num_envs, hp.env_kwargs = ENV, 4, {"substeps": substeps}

@@ -266,6 +266,9 @@ def check_values(hparams: Any) -> None:
     from rl.hparams.common import check_evaluation_protocol
 
     check_evaluation_protocol(hparams.eval, hparams.env)
+    from rl.envs.atari import check_sticky_actions
+
+    check_sticky_actions(hparams.env, hparams.eval.sticky_actions)
     from rl.envs.reward_augmentation import check_reward_augmentation
 
     check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

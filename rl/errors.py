@@ -1,8 +1,9 @@
-"""User-facing errors.
+"""The errors train.py tells apart, and the exit statuses it turns them into.
 
 A `UserError` is a mistake the person running `train.py` can fix (a bad name, a bad override, a
 bad path). `train.py` turns it into one line on stderr and exit status 2, before anything is
-written. Anything else is a bug and keeps its traceback.
+written. A `WorkerError` (a failed worker process) becomes one line naming the worker and exit
+status 1. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -40,3 +41,25 @@ class Diverged(Exception):
     def __init__(self, message: str, run_dirs: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.run_dirs = tuple(run_dirs)
+
+
+# A worker failure may reach train.py wrapped: an env worker's error surfaces inside the
+# driver's compiled collect loop, which TF re-raises as a `tf.errors.OpError` whose message
+# quotes the Python exception, so `worker_error_line` also finds it there (after this marker).
+WORKER_ERROR_MARKER = "WorkerError: "
+
+
+class WorkerError(RuntimeError):
+    """A worker process raised or died; the message is one line naming the worker (the full
+    traceback goes to a file in the run dir)."""
+
+
+def worker_error_line(error: BaseException) -> str | None:
+    """The one-line message of a WorkerError, also when TF wrapped it; None for other errors."""
+    if isinstance(error, WorkerError):
+        return str(error).splitlines()[0] if str(error) else "a worker failed"
+    for line in str(error).splitlines():
+        _, found, message = line.partition(WORKER_ERROR_MARKER)
+        if found and message.strip():
+            return message.strip()
+    return None

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.envs import make_vector_env
-from rl.envs.atari import DEFAULT_STICKY
+from rl.envs.atari import DEFAULT_STICKY, check_sticky_actions
 from rl.envs.spec import EnvSpec
 from rl.hparams import HParams
 from rl.hparams.common import check_evaluation_protocol
@@ -80,6 +80,7 @@ def make_eval_env(
     """The env the evaluation protocol describes (no reward augmentation, ever)."""
     protocol = hparams.eval
     check_evaluation_protocol(protocol, hparams.env)
+    check_sticky_actions(hparams.env, protocol.sticky_actions)
     env_kwargs = eval_env_kwargs(hparams)
     if protocol.sticky_actions is not None:
         train_p = float(env_kwargs.get("repeat_action_probability", DEFAULT_STICKY))

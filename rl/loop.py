@@ -100,7 +100,7 @@ class Run:
     """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks.
 
     `write_dir` is where this process writes (the run dir, or a MultiWorkerMirrored non-chief
-    worker's scratch dir; `rl.engines.driver`); checkpoints are read from the run dir.
+    worker's scratch dir; `rl.engines.in_process`); checkpoints are read from the run dir.
     """
 
     def __init__(

@@ -6,7 +6,7 @@ driven by the one loop (`rl.loop`).
 | env written in TF ops ("tf/...") | compiled program (`rl.engines.compiled`) |
 | `--num_workers N > 1`, agent with `asynchronous_actors` (IMPALA) | `rl.engines.impala` |
 | `--num_workers N > 1`, replay agent (DQN, TD3/DDPG, SAC) | Ape-X (`rl.engines.apex`) |
-| otherwise (incl. `--num_workers N` env workers, strategies) | in-process driver |
+| otherwise (incl. `--num_workers N` env workers, strategies) | `rl.engines.in_process` |
 
 `engine_name` is the one place that choice is made.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl import loop
-from rl.engines import compiled, driver
+from rl.engines import compiled, in_process
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
@@ -44,7 +44,7 @@ def is_compiled(hparams: HParams) -> bool:
 
 
 def engine_name(hparams: HParams, flags: Flags) -> str:
-    """ "compiled", "impala", "apex" or "driver" (see the module docstring)."""
+    """ "compiled", "impala", "apex" or "in_process" (see the module docstring)."""
     if is_compiled(hparams):
         return "compiled"
     if flags.num_workers > 1:
@@ -52,7 +52,7 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
             return "impala"
         if uses_apex(hparams):
             return "apex"
-    return "driver"
+    return "in_process"
 
 
 def check(hparams: HParams, flags: Flags) -> None:
@@ -101,7 +101,7 @@ def train(
     else:
 
         def build(runs):
-            return driver.DriverEngine(
+            return in_process.InProcessEngine(
                 hparams,
                 runs[0],
                 record_video=flags.record_video,
@@ -159,7 +159,7 @@ def test(
     else:
 
         def play(test_seed, tensorboard):
-            return driver.play_test(
+            return in_process.play_test(
                 hparams, run_dir, seed, checkpoint, test_seed, tensorboard, episodes,
                 flags.render, flags.record_video,
             )  # fmt: skip

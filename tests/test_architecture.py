@@ -1,8 +1,10 @@
 """The layering of `rl/`, read from the source with `ast` (docs/architecture.md, "Layers").
 
-- no import circle between modules of `rl/` (imports inside functions count: they are the
-  usual way a circle is hidden);
-- `rl/agents` never imports the loop, the engines, the compiled programs or the workers;
+- every package of `rl/` has a rank (`RANKS`), and imports only packages of a lower rank: a
+  helper that two layers need moves down, it is not imported upward (imports inside functions
+  count: they are the usual way an upward import is hidden);
+- no import circle between modules of `rl/`;
+- no module imports another module's private (`_name`) function or class;
 - code outside `rl/agents` never touches a protected member (`x._name`) of an agent;
 - no module cites a file outside the repository (DESIGN.md).
 """
@@ -16,8 +18,39 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rl"
-# What the algorithm layer must never reach up into.
-ABOVE_AGENTS = ("rl.loop", "rl.training", "rl.engines", "rl.compiled", "rl.workers", "rl.driver")
+# Which package may import which: a package imports only packages of a lower rank (and its own
+# modules). Packages of one rank do not import each other. `rl/__init__.py` imports the
+# registries' packages to fill them and is no layer.
+RANKS = {
+    # names every layer shares
+    "types": 0,
+    "errors": 0,
+    "registry": 1,
+    "preemption": 1,
+    "hparams": 2,
+    "utils": 3,
+    # what an algorithm is made of
+    "envs": 4,
+    "distribute": 5,
+    "models": 5,
+    "memory": 5,
+    "rollout": 6,
+    "agents": 7,
+    # what runs the agents
+    "evaluation": 8,
+    "compiled": 8,
+    "workers": 8,
+    "engines": 9,
+    "loop": 10,
+    "training": 11,
+    # entry points and tools
+    "cli": 12,
+    "systems": 13,
+    "export": 14,
+    "plot": 14,
+    "repro": 14,
+    "tune": 14,
+}
 # Names under which code outside rl/agents holds an agent.
 AGENT_NAMES = {"agent", "agents", "template", "learner", "member_agent"}
 
@@ -107,15 +140,55 @@ def test_no_import_circle_inside_rl():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-def test_agents_never_import_the_layers_above_them():
-    graph = import_graph()
-    offenders = sorted(
-        f"{name} imports {target}"
+def package_of(module: str) -> str:
+    """`rl.agents.dqn` -> "agents", `rl.loop` -> "loop"."""
+    return module.split(".")[1]
+
+
+def upward_imports(graph: dict[str, set[str]], ranks: dict[str, int]) -> list[str]:
+    """Every import of a package of the same or a higher rank than the importer's."""
+    return sorted(
+        f"{name} imports {target} ({package_of(name)} {ranks[package_of(name)]} -> "
+        f"{package_of(target)} {ranks[package_of(target)]})"
         for name, targets in graph.items()
-        if name.startswith("rl.agents")
+        if name != "rl"
         for target in targets
-        if target.startswith(ABOVE_AGENTS)
+        if target != "rl"
+        and package_of(target) != package_of(name)
+        and ranks[package_of(target)] >= ranks[package_of(name)]
     )
+
+
+def test_the_rank_check_refuses_upward_and_sideways_imports():
+    graph = {"rl.a.x": {"rl.b", "rl.a.y"}, "rl.b": {"rl.c.z"}, "rl.c.z": set(), "rl.a.y": set()}
+    assert upward_imports(graph, {"a": 1, "b": 0, "c": 0}) == ["rl.b imports rl.c.z (b 0 -> c 0)"]
+    assert upward_imports(graph, {"a": 2, "b": 1, "c": 0}) == []
+
+
+def test_every_package_has_a_rank():
+    packages = {package_of(name) for name in import_graph() if name != "rl"}
+    assert packages == set(RANKS), (packages - set(RANKS), set(RANKS) - packages)
+
+
+def test_packages_import_only_lower_ranks():
+    offenders = upward_imports(import_graph(), RANKS)
+    assert not offenders, "\n".join(offenders)
+
+
+def private_imports(name: str, tree: ast.Module) -> list[str]:
+    """`from rl.x import _y` in module `name`, where rl.x is another module."""
+    return [
+        f"{name} imports {node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rl")
+        and node.module != name
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]  # fmt: skip
+
+
+def test_no_module_imports_a_private_name_of_another():
+    offenders = [line for name, tree in modules().items() for line in private_imports(name, tree)]
     assert not offenders, offenders
 
 

@@ -63,7 +63,7 @@ class UniformRandomPolicy:
 
 def random_policy_return(episodes: int, env_seed: int, reset_seed: int) -> float:
     """Mean return of the random policy on the episodes that the in-process engine
-    (rl/engines/driver.py) plays with an eval env of `episodes` copies built with `env_seed` and
+    (rl/engines/in_process.py) plays with an eval env of `episodes` copies built with `env_seed` and
     reset with `reset_seed`."""
     hp = registry.get_hparams(HPARAMS)()
     env, spec = make_eval_env(hp, episodes, env_seed)

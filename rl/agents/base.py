@@ -218,7 +218,7 @@ class Agent(tf.Module):
 
     def learner_variables(self) -> list[tf.Variable]:
         """The variables the learner's optimizer updates (e.g. stacked over seeds by
-        rl/compiled/seed_stack.py)."""
+        rl/compiled/stacked_variables.py)."""
         return self._trainable_variables()
 
     def metrics(self) -> Metrics:

@@ -35,7 +35,6 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
-from rl.agents.advantage_estimators import fold_truncation
 from rl.agents.gradient_functions.impala import impala_loss
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
@@ -46,6 +45,7 @@ from rl.rollout import (
     minibatch_indices,
     reevaluate,
 )
+from rl.rollout.returns import fold_truncation
 from rl.types import Metrics, TensorBatch
 
 # The rollout fields the learner reads; `log_prob` is the behaviour policy's.

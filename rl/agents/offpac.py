@@ -34,7 +34,6 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
-from rl.agents.advantage_estimators import fold_truncation
 from rl.agents.gradient_functions import entropy_bonus, value_loss
 from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
 from rl.agents.on_policy import normalize, repeat
@@ -42,6 +41,7 @@ from rl.errors import UserError
 from rl.memory import RolloutBuffer, UniformReplay
 from rl.registry import register_agent
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
+from rl.rollout.returns import fold_truncation
 from rl.rollout.rollout import Rollout
 from rl.types import Metrics, TensorBatch
 

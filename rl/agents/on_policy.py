@@ -32,15 +32,12 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.distribute import sum_across_replicas
 from rl.registry import get_advantage_estimator
 from rl.rollout.minibatches import minibatch_indices
-
-# Submodules, not the `rl.rollout` package: its collect module imports the driver, which imports
-# the agents package this module is part of.
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
+from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Metrics, TensorBatch
 
@@ -90,7 +87,8 @@ def update_epochs(
     `draw_indices()` and taking `num_minibatches` gradient steps, `step(indices, k)` ->
     (loss, grad_norm, aux). Returns the means over all steps of loss, grad_norm and the aux
     named in `names` (a missing one counts 0). The agent's update runs it with scalars; the
-    many-seeds program (rl/compiled/seeds.py) with [S] tensors (`zero`), one step for all seeds.
+    many-seeds program (rl/compiled/ppo_seeds_iteration.py) with [S] tensors (`zero`), one step for
+    all seeds.
 
     `stop_before(indices, k)` (scalar updates only), a bool checked before each gradient step:
     once it is True that step and every later one of this update are skipped (PPO's

@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
@@ -50,6 +49,7 @@ from rl.rollout import (
     sample_action,
     swap_lead_axes,
 )
+from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
 
 # Per-step fields a minibatch holds, time-major [sequence_length, sequences, ...].

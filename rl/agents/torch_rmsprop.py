@@ -12,7 +12,7 @@ Inside the root, eps = 1e-5 bounds the denominator below by sqrt(1e-5) ~ 3.2e-3 
 smaller than torch's. A Keras optimizer with rho 0.99 still is not torch's, hence this class.
 
 Element-wise, with the Keras slot layout (one "velocity" per variable), so the compiled
-many-seeds program (`rl.compiled.seed_stack`) can stack it like Keras' own optimizers.
+many-seeds program (`rl.compiled.stacked_variables`) can stack it like Keras' own optimizers.
 """
 
 from __future__ import annotations

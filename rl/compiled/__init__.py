@@ -8,7 +8,7 @@ from rl.compiled.base import CompiledRun
 from rl.compiled.dqn_iteration import CompiledDQN
 from rl.compiled.env_variables import EnvVariables
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.seeds import CompiledPPOSeeds
+from rl.compiled.ppo_seeds_iteration import CompiledPPOSeeds
 
 __all__ = [
     "CompiledDQN",

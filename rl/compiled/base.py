@@ -30,7 +30,7 @@ class CompiledRun:
     """One seed: the agent, the training envs' variables and the compiled iteration/evaluation.
 
     `seed` is the run's seed; the weight init, agent generator and env seeds derive from it
-    exactly as in the in-process engine, `rl.engines.driver`
+    exactly as in the in-process engine, `rl.engines.in_process`
     (`derive_seed(seed, "init" | "agent" | "train_env")`).
     """
 

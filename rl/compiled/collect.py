@@ -19,7 +19,7 @@ from rl.envs.tf import EnvState, TFEnv
 Act = Callable[[tf.Tensor], tf.Tensor]
 
 
-class Rollout(NamedTuple):
+class CollectedSteps(NamedTuple):
     """What `collect` returns: the envs' next state and episode stats, and the time-major
     [T, S * N, ...] transitions, with per-seed [S] sums over the episodes that ended."""
 
@@ -42,7 +42,7 @@ def collect(
     num_steps: int,
     num_seeds: int = 1,
     after_step: Callable[[], None] | None = None,
-) -> Rollout:
+) -> CollectedSteps:
     """Steps the S * N envs `num_steps` times acting with `act`; `after_step` runs once per
     step (e.g. the agents' env-step counters, which exploration schedules read)."""
     rows = int(state.elapsed.shape[0])
@@ -88,7 +88,7 @@ def collect(
         lambda x: x[-1], carries
     )
     names = ("obs", "action", "reward", "terminated", "truncated", "final_obs")
-    return Rollout(
+    return CollectedSteps(
         state,
         ep_return,
         ep_length,

@@ -7,8 +7,8 @@ mid-episode exactly where it stopped (no episode cut, unlike the Python-env trai
 
 Why joining: a TF-ops env is a pure per-row function of its state (`rl.envs.tf.base`), so the N
 envs of each of S seeds can step as ONE batch of S * N rows and split again afterwards, with
-every row computing exactly what it would alone. The multi-seed path (`rl.compiled.seeds`)
-relies on that.
+every row computing exactly what it would alone. The multi-seed path
+(`rl.compiled.ppo_seeds_iteration`) relies on that.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Why: a hyper-parameter search on a TF-ops env (`python -m rl.tune --population N`) would
 otherwise trace, compile and run one program per trial. Trials that differ only in lr,
-ent_coef, clip_range, gamma, ... need the same program: the seed stack (`rl.compiled.seeds`)
-already trains S members in lockstep, so each member here gets its own values of those keys as
+ent_coef, clip_range, gamma, ... need the same program: the seed stack
+(`rl.compiled.ppo_seeds_iteration`) already trains S members in lockstep, so each member here gets
+its own values of those keys as
 [S] variables (`PopulationValues`) that its agent reads instead of the set's numbers
 (`Agent.read_hparams_from`) and the stack reads for its per-member learning rate and clip norm
 (`SeedStack.use_member_values`).

@@ -17,7 +17,7 @@ Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration need
 All state lives in variables: the agent's (weights, optimizer slots, env/gradient step counters,
 generator) and `EnvVariables` (the `EnvState` tensors plus running episode statistics), so one
 `tf.train.Checkpoint(agent=..., env=...)` is the whole run state (`rl.compiled.base`).
-Many seeds at once: `rl.compiled.seeds.CompiledPPOSeeds`.
+Many seeds at once: `rl.compiled.ppo_seeds_iteration.CompiledPPOSeeds`.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from rl.agents.on_policy import OnPolicyAgent
 from rl.compiled.base import CompiledRun
 from rl.compiled.dqn_iteration import CompiledDQN
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.seed_shards import ShardedSeeds, shard_count, split_evenly
-from rl.compiled.seeds import CompiledPPOSeeds
+from rl.compiled.ppo_seeds_iteration import CompiledPPOSeeds
+from rl.compiled.shard_threads import ShardedSeeds, shard_count, split_evenly
 from rl.envs.tf import TFEnv
 from rl.errors import UserError
 from rl.hparams import HParams
@@ -98,7 +98,7 @@ def build_group(
     member_hparams: Sequence[HParams] | None = None,
 ) -> SeedGroup:
     """The seeds as `shard_count` concurrent programs (one per CPU core by default, see
-    `rl.compiled.seed_shards`); each program holds its seeds in one multi-seed program when the
+    `rl.compiled.shard_threads`); each program holds its seeds in one multi-seed program when the
     agent has that path, else it must be a single seed. `member_hparams`: each seed's own
     hparams (a population, `rl.compiled.population`); default `hparams` for all."""
     members = list(member_hparams or [hparams] * len(seeds))

@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
-from rl.engines.driver import build_agent
+from rl.engines.in_process import build_agent
 from rl.envs import make_vector_env
 from rl.evaluation import EvalResult, evaluate, make_eval_env
 from rl.hparams import HParams

@@ -5,7 +5,7 @@ engine owns how env steps turn into updates. Four engines implement this protoco
 
 | engine | module | trains |
 |---|---|---|
-| in-process driver | `rl.engines.driver` | Python (gymnasium) envs, any agent, any strategy |
+| in-process | `rl.engines.in_process` | Python (gymnasium) envs, any agent, any strategy |
 | compiled program | `rl.engines.compiled` | TF-ops envs ("tf/..."), S seeds in one XLA program |
 | Ape-X actors | `rl.engines.apex` | replay agents with `--num_workers N` actor processes |
 | IMPALA unrolls | `rl.engines.impala` | IMPALA with `--num_workers N` asynchronous actors |

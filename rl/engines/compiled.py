@@ -10,10 +10,10 @@ What differs from the in-process engine:
 - checkpoints hold the envs' state (and an in-graph replay) too, so saving cuts no episode and a
   resumed run continues exactly as if uninterrupted (tests/compiled/test_compiled_resume.py);
 - `--copies N` trains the N seeds as ONE program when the agent has a multi-seed path
-  (`rl.compiled.seeds`): each copy still gets its own run dir, logs, evaluations, early stop
-  and checkpoints (the same files as a single-seed run's, interchangeable with them). Copies
-  resuming from different steps (or already complete) are grouped by the step they resume at
-  (`group_runs`);
+  (`rl.compiled.ppo_seeds_iteration`): each copy still gets its own run dir, logs, evaluations,
+  early stop and checkpoints (the same files as a single-seed run's, interchangeable with them).
+  Copies resuming from different steps (or already complete) are grouped by the step they
+  resume at (`group_runs`);
 - --record_video / --render are not available (TF envs do not render).
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 import tensorflow as tf
 
 from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
-from rl.compiled.seed_shards import ShardedSeeds, shard_count
-from rl.compiled.seed_stack import NotStackable
+from rl.compiled.shard_threads import ShardedSeeds, shard_count
+from rl.compiled.stacked_variables import NotStackable
 from rl.engines.base import CheckpointParts, Engine, EvalRequest, Iteration, first_nonfinite
 from rl.envs.tf import TFEnv, make_tf_env
 from rl.errors import UserError

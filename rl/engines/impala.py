@@ -11,7 +11,7 @@ actor). The learner takes unrolls in arrival order, from whichever actors sent t
 soon as it holds N of them (num_envs env rows: the single-process batch shape) it learns from
 them (`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older
 policies) and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
-it IMPALA rather than the lockstep env workers (rl/workers/grouped_env.py): acting and learning
+it IMPALA rather than the lockstep env workers (rl/envs/grouped_env.py): acting and learning
 overlap, and a slow actor delays nobody.
 
 Policy lag: for each unroll learned from, the learner's weights version (publications so far)

@@ -67,6 +67,16 @@ def is_atari_id(name: str) -> bool:
     return spec is not None and spec.entry_point == "ale_py.env:AtariEnv"
 
 
+def check_sticky_actions(env: str, sticky_actions: bool | None) -> None:
+    """`eval.sticky_actions` switches sticky actions on or off, which only Atari envs have
+    (UserError)."""
+    if sticky_actions is not None and not is_atari_id(env):
+        raise UserError(
+            f"eval.sticky_actions={sticky_actions} applies to Atari envs only and "
+            f"env {env!r} has no sticky actions; leave eval.sticky_actions=None"
+        )
+
+
 class GameScore(gym.Wrapper):
     """Adds `game_score` (raw reward sum) and `game_length` (agent steps) to the info of the step
     that ends a full game (terminated: game over; truncated: time limit)."""

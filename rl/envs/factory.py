@@ -125,7 +125,7 @@ def make_vector_env(
     see rl/envs/reward_augmentation.py) wraps each copy outside the time limit, so it sees
     `terminated` and `truncated` apart. `num_workers` > 1 steps the copies in that many worker
     processes instead (gymnasium's AsyncVectorEnv over groups of copies, same seeds and same
-    results: rl/workers/grouped_env.py); `num_envs` must be a multiple of it.
+    results: rl/envs/grouped_env.py); `num_envs` must be a multiple of it.
     """
     if num_envs < 1:
         raise UserError(f"num_envs must be >= 1, got {num_envs}")
@@ -151,7 +151,7 @@ def make_vector_env(
 
     try:
         if num_workers > 1:
-            from rl.workers.grouped_env import GroupedAsyncVectorEnv
+            from rl.envs.grouped_env import GroupedAsyncVectorEnv
 
             vec_env = GroupedAsyncVectorEnv([make_one] * num_envs, num_workers)
             env_limit = vec_env.env_max_episode_steps

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl import loop
-from rl.engines.driver import build_agent
+from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export.policy_module import GREEDY, ExportedPolicy

@@ -63,7 +63,8 @@ def evaluation_protocol() -> HParams:
 
 def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None:
     """Value ranges of the `eval` group that its types cannot express (UserError); with `env`,
-    also that sticky actions are only switched on or off for Atari envs."""
+    also what the compiled path's evaluation cannot change. Whether `env` has sticky actions
+    is the env's to say (`rl.envs.atari.check_sticky_actions`)."""
     from rl.errors import UserError
 
     for key in ("every_steps", "episodes", "video_every"):
@@ -90,14 +91,6 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
                 f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
                 "within max_episode_steps on the training env; leave eval.epsilon=0, "
                 "eval.max_episode_steps=None, eval.step_budget=None and eval.env_kwargs={}"
-            )
-    if env is not None and protocol.sticky_actions is not None:
-        from rl.envs.atari import is_atari_id  # lazily: hparams do not depend on envs
-
-        if not is_atari_id(env):
-            raise UserError(
-                f"eval.sticky_actions={protocol.sticky_actions} applies to Atari envs only and "
-                f"env {env!r} has no sticky actions; leave eval.sticky_actions=None"
             )
 
 

@@ -12,7 +12,8 @@ from rl.hparams.td3 import td3, td3_pendulum, td3_tiny
 from rl.registry import register_hparams
 
 
-def _as_ddpg(hp: HParams) -> HParams:
+def as_ddpg(hp: HParams) -> HParams:
+    """`hp`, a TD3 set, turned into DDPG: any TD3 set has a DDPG twin (e.g. for MountainCar)."""
     hp.agent = "ddpg"
     hp.num_critics = 1
     hp.policy_delay = 1
@@ -24,13 +25,13 @@ def _as_ddpg(hp: HParams) -> HParams:
 @register_hparams("ddpg")
 def ddpg() -> HParams:
     """SB3's DDPG defaults: td3's with one critic, no smoothing, an actor step per critic step."""
-    return _as_ddpg(td3())
+    return as_ddpg(td3())
 
 
 @register_hparams("ddpg_pendulum")
 def ddpg_pendulum() -> HParams:
     """td3_pendulum's settings as DDPG, with 30k steps."""
-    hp = _as_ddpg(td3_pendulum())
+    hp = as_ddpg(td3_pendulum())
     hp.train_steps = 30_000
     return hp
 
@@ -38,7 +39,7 @@ def ddpg_pendulum() -> HParams:
 @register_hparams("ddpg_tiny")
 def ddpg_tiny() -> HParams:
     """td3_tiny as DDPG with Ornstein-Uhlenbeck exploration (the paper's): smoke tests."""
-    hp = _as_ddpg(td3_tiny())
+    hp = as_ddpg(td3_tiny())
     hp.action_function = "ornstein_uhlenbeck"
     hp.memory = "uniform"
     return hp

@@ -12,7 +12,7 @@ Measured numbers: docs/benchmarks.md (benchmarks/algorithm_table.py).
 
 from __future__ import annotations
 
-from rl.hparams.ddpg import _as_ddpg
+from rl.hparams.ddpg import as_ddpg
 from rl.hparams.hparams import HParams
 from rl.hparams.sac import sac
 from rl.hparams.td3 import td3
@@ -50,7 +50,7 @@ def td3_mountaincar_continuous() -> HParams:
 @register_hparams("ddpg_mountaincar_continuous")
 def ddpg_mountaincar_continuous() -> HParams:
     """td3_mountaincar_continuous as DDPG (the zoo's ddpg.yml entry is the same as td3.yml's)."""
-    return _as_ddpg(td3_mountaincar_continuous())
+    return as_ddpg(td3_mountaincar_continuous())
 
 
 @register_hparams("sac_mountaincar_continuous")

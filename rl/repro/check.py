@@ -7,9 +7,9 @@ reruns and, where the run dir still has a checkpoint at the same step, with it.
 
 Only `train_steps` (N) and `keep_checkpoints` (all of the stretch) change in the reruns. The
 reruns checkpoint at the run's own `checkpoint_every`, because every checkpoint is an episode
-boundary (rl/engines/driver.py) and another spacing would train on other data; only when that gives
-no checkpoint before N and the run dir has none to compare with does the check checkpoint four
-times in the stretch instead, to say *where* two reruns part.
+boundary (rl/engines/in_process.py) and another spacing would train on other data; only when
+that gives no checkpoint before N and the run dir has none to compare with does the check
+checkpoint four times in the stretch instead, to say *where* two reruns part.
 """
 
 from __future__ import annotations

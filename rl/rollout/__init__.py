@@ -8,9 +8,12 @@
   forward pass;
 - `minibatch_indices`, `shuffle`, `minibatches` (minibatches.py): shuffling with the agent's
   generator;
-- `Collector`, `collect_steps`, `collect_episodes` (collect.py): stepping a gymnasium vector env;
+- `Collector`, `collect_steps`, `collect_episodes` (collect.py): stepping a gymnasium vector env
+  with a policy, as rollouts; they run `Driver` (driver.py), the collect loop the engines drive
+  their agents with, and its episode bookkeeping `EpisodeStats` (episode_stats.py);
 - `ActorCriticPolicy`, `sample_action`, `greedy_action`, `action_log_prob` (policy.py): acting
-  with an actor-critic model.
+  with an actor-critic model;
+- `monte_carlo_returns` and the return math the agents' advantage estimators share (returns.py).
 
 PPO, A2C, REINFORCE (rl/agents/on_policy.py) and OffPAC (rl/agents/offpac.py) are built on it;
 docs/rollout_api.md walks through writing an algorithm with it.

@@ -1,9 +1,9 @@
 """Collecting rollouts from a gymnasium vector env: a fixed number of steps, or whole episodes.
 
 For notebooks and new algorithms that are not (yet) an `Agent` driven by the in-process engine: a
-`Collector` steps the env with a policy and returns `Rollout`s. The engines' own collect loop is
-`rl.driver.Driver` (one compiled call per iteration, feeding `Agent.observe`); this one is a plain
-Python loop with one compiled policy call per vector step, simpler to read and to step through.
+`Collector` steps the env with a policy and returns `Rollout`s. It runs the engines' own collect
+loop, `rl.rollout.driver.Driver` (one compiled call per `collect_steps`), with a recorder in the
+agent's place that keeps every step.
 
 Autoreset: gymnasium's SAME_STEP mode is required (what `rl.envs.make_vector_env` builds). The
 step that ends an episode then returns the next episode's first observation, and the true last
@@ -14,10 +14,11 @@ place in a [T, N] rollout, so it is refused with a message saying how to build t
 
 A policy is an `Agent` (its `act_with_info`), an `rl.rollout.ActorCriticPolicy`, anything else
 with a TF `act_with_info(obs) -> (action, info)` method, or a plain callable `obs -> (action,
-info)` on numpy arrays. `info` entries named "log_prob" and "value" (the behaviour's
-log mu(a|s) and V(s)) become the rollout's fields of those names. A `recurrent` agent also gets
-the `episode_start` flags it resets its carried state with. The agent's counters are not
-touched: stepping an agent's env_steps is the engine's business.
+info)` on numpy arrays (run through `tf.numpy_function`; its output types are read off its
+first call). `info` entries named "log_prob" and "value" (the behaviour's log mu(a|s) and V(s))
+become the rollout's fields of those names. A `recurrent` agent also gets the `episode_start`
+flags it resets its carried state with. The agent's counters are not touched: stepping an
+agent's env_steps is the engine's business.
 """
 
 from __future__ import annotations
@@ -30,32 +31,78 @@ import numpy as np
 import tensorflow as tf
 from gymnasium.vector import AutoresetMode
 
-from rl.driver import EpisodeStats, true_next_obs
+from rl.envs.spec import EnvSpec
+from rl.rollout.driver import Driver
+from rl.rollout.episode_stats import EpisodeStats
 from rl.rollout.rollout import Rollout
 
-# (obs, episode_start) -> (action, info); episode_start matters to recurrent agents only.
-Policy = Callable[[np.ndarray, np.ndarray], tuple[Any, dict[str, Any]]]
+# The `act_with_info` extras a rollout keeps.
+POLICY_FIELDS = ("log_prob", "value")
 
 
-def as_policy(policy: Any, observation_space: gym.Space) -> Policy:
-    """A numpy-in, numpy-out policy `(obs, episode_start) -> (action, info)` from an object with
-    `act_with_info` (compiled once with a fixed input signature) or a callable `obs -> (action,
-    info)`."""
-    act_with_info = getattr(policy, "act_with_info", None)
-    if act_with_info is None:
-        if not callable(policy):
+class StepRecorder:
+    """Stands in for an agent in the `Driver`: acts with the collector's policy and keeps every
+    step in the `Rollout` layout (`steps`), touching no agent's counters."""
+
+    def __init__(self, policy: Any) -> None:
+        self.steps: list[dict[str, np.ndarray]] = []
+        self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)  # the driver's count
+        self.recurrent = bool(getattr(policy, "recurrent", False))
+        self._numpy_policy: Callable[[np.ndarray], tuple[Any, dict]] | None = None
+        self._first: tuple[np.ndarray, list[np.ndarray]] | None = None  # (obs, outputs)
+        self._out_dtypes: list[tf.DType] = []
+        self._info_keys: list[str] = []
+        if hasattr(policy, "act_with_info"):
+            self._act_with_info = policy.act_with_info
+        elif callable(policy):
+            self._numpy_policy = policy
+        else:
             raise TypeError(f"policy must have act_with_info or be callable, got {policy!r}")
-        return lambda obs, episode_start: policy(obs)
-    obs_spec = tf.TensorSpec([None, *observation_space.shape], observation_space.dtype)
-    recurrent = getattr(policy, "recurrent", False)
-    start_spec = [tf.TensorSpec([None], tf.bool)] if recurrent else []
-    compiled = tf.function(act_with_info, input_signature=[obs_spec, *start_spec])
 
-    def call(obs: np.ndarray, episode_start: np.ndarray) -> tuple[np.ndarray, dict]:
-        action, info = compiled(obs, episode_start) if recurrent else compiled(obs)
-        return action.numpy(), {key: value.numpy() for key, value in info.items()}
+    def prepare(self, obs: np.ndarray) -> None:
+        """Before the first step: a numpy policy's output types, read off its call on the first
+        observations (`act_with_info` then returns that call's result for them)."""
+        if self._numpy_policy is None or self._out_dtypes:
+            return
+        action, info = self._numpy_policy(obs)
+        self._info_keys = [key for key in POLICY_FIELDS if key in info]
+        outputs = [np.asarray(action), *(np.asarray(info[k], np.float32) for k in self._info_keys)]
+        self._first = (obs, outputs)
+        self._out_dtypes = [tf.as_dtype(x.dtype) for x in outputs]
 
-    return call
+    def act_with_info(self, obs: tf.Tensor, *episode_start: tf.Tensor) -> tuple[tf.Tensor, dict]:
+        if self._numpy_policy is None:
+            return self._act_with_info(obs, *episode_start)
+        action, *info = tf.numpy_function(self._call_numpy_policy, [obs], self._out_dtypes)
+        return action, dict(zip(self._info_keys, info, strict=True))
+
+    def _call_numpy_policy(self, obs: np.ndarray) -> list[np.ndarray]:
+        first, self._first = self._first, None
+        if first is not None and np.array_equal(first[0], obs):
+            return first[1]
+        action, info = self._numpy_policy(obs)
+        dtypes = [d.as_numpy_dtype for d in self._out_dtypes]
+        values = [action, *(info[k] for k in self._info_keys)]
+        return [np.asarray(x, dtype) for x, dtype in zip(values, dtypes, strict=True)]
+
+    def observe(self, transition: dict[str, Any]) -> None:
+        terminated = np.asarray(transition["terminated"], bool)
+        truncated = np.asarray(transition["truncated"], bool) & ~terminated
+        real_next = transition["next_obs"]
+        mask = truncated.reshape(truncated.shape + (1,) * (real_next.ndim - 1))
+        step = {
+            "obs": transition["obs"],
+            "action": np.asarray(transition["action"]),
+            "reward": transition["reward"],
+            "terminated": terminated,
+            "truncated": truncated,
+            "final_obs": np.where(mask, real_next, np.zeros_like(real_next)),
+            "next_obs": real_next,
+        }
+        for key in POLICY_FIELDS:
+            if key in transition:
+                step[key] = np.asarray(transition[key], np.float32)
+        self.steps.append(step)
 
 
 class Collector:
@@ -71,27 +118,33 @@ class Collector:
             )
         self.env = env
         self.num_envs = env.num_envs
-        self.policy = as_policy(policy, env.single_observation_space)
-        self.stats = EpisodeStats(self.num_envs)  # returns and lengths of finished episodes
+        self._recorder = StepRecorder(policy)
+        spec = EnvSpec.from_spaces(
+            "collector", self.num_envs, env.single_observation_space, env.single_action_space, None
+        )
+        self._driver = Driver(env, spec, self._recorder)
         self._seed = seed
-        self._obs: np.ndarray | None = None
-        self._episode_start = np.ones(self.num_envs, bool)
+
+    @property
+    def stats(self) -> EpisodeStats:
+        """Returns and lengths of finished episodes (the env's own rewards)."""
+        return self._driver.stats
 
     def reset(self, seed: int | None = None) -> None:
         """Starts fresh episodes in every env."""
-        self._obs, _ = self.env.reset(seed=seed)
-        self._episode_start = np.ones(self.num_envs, bool)
-        self.stats.restart()
+        self._driver.reset(seed)
+        self._recorder.prepare(self._driver.obs)
 
     def collect_steps(self, num_steps: int) -> Rollout:
         """The next `num_steps` vector steps of every env, as a [num_steps, N] rollout."""
         if num_steps < 1:
             raise ValueError(f"collect_steps: num_steps must be >= 1, got {num_steps}")
-        if self._obs is None:
+        if self._driver.obs is None:
             self.reset(self._seed)
-        steps = [self._step() for _ in range(num_steps)]
+        self._driver.collect(num_steps)
+        steps, self._recorder.steps = self._recorder.steps, []
         fields = {key: np.stack([s[key] for s in steps]) for key in steps[0]}
-        return Rollout.from_batch({**fields, "last_next_obs": self._obs.copy()})
+        return Rollout.from_batch({**fields, "last_next_obs": self._driver.obs.copy()})
 
     def collect_episodes(self, num_episodes: int) -> list[Rollout]:
         """`num_episodes` complete episodes, each a [T_i, 1] rollout ending in a termination or
@@ -102,11 +155,12 @@ class Collector:
             raise ValueError(f"collect_episodes: num_episodes must be >= 1, got {num_episodes}")
         quota = [num_episodes // self.num_envs + (i < num_episodes % self.num_envs)
                  for i in range(self.num_envs)]  # fmt: skip
-        self.reset(self._seed if self._obs is None else None)
+        self.reset(self._seed if self._driver.obs is None else None)
         running: list[list[dict[str, np.ndarray]]] = [[] for _ in range(self.num_envs)]
         done: list[list[Rollout]] = [[] for _ in range(self.num_envs)]
         while any(len(d) < q for d, q in zip(done, quota, strict=True)):
-            step = self._step()
+            self._driver.collect(1)
+            step = self._recorder.steps.pop()
             for i in range(self.num_envs):
                 if len(done[i]) == quota[i]:
                     continue
@@ -117,31 +171,6 @@ class Collector:
         # Interleaved by env (episode j of every env, then j + 1), in a deterministic order.
         return [done[i][j] for j in range(max(quota)) for i in range(self.num_envs)
                 if j < len(done[i])]  # fmt: skip
-
-    def _step(self) -> dict[str, np.ndarray]:
-        action, info = self.policy(self._obs, self._episode_start)
-        action = np.asarray(action)
-        next_obs, reward, terminated, truncated, env_info = self.env.step(action)
-        terminated = np.asarray(terminated, bool)
-        truncated = np.asarray(truncated, bool) & ~terminated
-        real_next = true_next_obs(next_obs, env_info)
-        mask = truncated.reshape(truncated.shape + (1,) * (real_next.ndim - 1))
-        step = {
-            "obs": self._obs,
-            "action": action,
-            "reward": np.asarray(reward, np.float32),
-            "terminated": terminated,
-            "truncated": truncated,
-            "final_obs": np.where(mask, real_next, np.zeros_like(real_next)),
-            "next_obs": real_next,
-        }
-        for key in ("log_prob", "value"):
-            if key in info:
-                step[key] = np.asarray(info[key], np.float32)
-        self.stats.add_step(step["reward"], terminated | truncated)
-        self._obs = next_obs
-        self._episode_start = terminated | truncated
-        return step
 
 
 def _episode(steps: list[dict[str, np.ndarray]], last_obs: np.ndarray) -> Rollout:

@@ -1,8 +1,11 @@
 """Acting with an actor-critic model: sampled or greedy actions, and the behaviour's log-prob.
 
+`sample` (Gumbel-max sampling from logits) is also the agents' "sample" action function
+(rl/agents/action_functions/).
+
 The policy-gradient agents act through these functions (rl/agents/on_policy.py, offpac.py), and
 so does `ActorCriticPolicy`, which turns a bare `rl.models.ActorCritic` plus a
-`tf.random.Generator` into a policy that `rl.rollout.collect` can step an env with (a notebook, a
+`tf.random.Generator` into a policy that `rl.rollout.Collector` can step an env with (a notebook, a
 new algorithm without an `Agent`). Sampling uses only the generator (Gumbel-max for categorical
 actions, the generator's normal draws for Gaussian ones), so runs are reproducible and the
 generator's state can be checkpointed.
@@ -13,8 +16,20 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.action_functions import sample
+from rl.registry import register_action_function
 from rl.rollout.reevaluate import ActorCriticModel
+
+
+@register_action_function("sample", role="logits_sample")
+def sample(logits: tf.Tensor, generator: tf.random.Generator) -> tf.Tensor:
+    """Draws one action per row from softmax(`logits`) with the Gumbel-max trick.
+
+    argmax(logits + Gumbel noise) is an exact sample from the categorical distribution and
+    needs only the agent's generator (tf.random.categorical would use global op seeds).
+    """
+    uniform = generator.uniform(tf.shape(logits), minval=1e-20, maxval=1.0)
+    gumbel = -tf.math.log(-tf.math.log(uniform))
+    return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int64)
 
 
 def sample_action(

@@ -1,9 +1,11 @@
-"""Monte-Carlo returns of a time-major rollout that stop at episode ends.
+"""Discounted returns of time-major rollouts that stop at episode ends: the return math the
+rollout API and the agents' advantage estimators share.
 
 G_t = r_t + gamma G_{t+1} inside an episode (Williams 1992, "Simple Statistical
-Gradient-Following Algorithms for Connectionist Reinforcement Learning", Machine Learning 8).
-At an episode end the sum stops, and what follows depends on how it ended (Pardo et al. 2018,
-"Time Limits in Reinforcement Learning", https://arxiv.org/abs/1712.00378):
+Gradient-Following Algorithms for Connectionist Reinforcement Learning", Machine Learning 8):
+REINFORCE weights log pi(a_t|s_t) by the return G_t; with a baseline b(s_t) = V(s_t), by
+G_t - V(s_t). At an episode end the sum stops, and what follows depends on how it ended (Pardo et
+al. 2018, "Time Limits in Reinforcement Learning", https://arxiv.org/abs/1712.00378):
 
 - terminated at t: G_t = r_t (the episode is over);
 - truncated at t: G_t = r_t + gamma V(final_obs_t) with `final_values`, else r_t (the plain
@@ -11,8 +13,13 @@ At an episode end the sum stops, and what follows depends on how it ended (Pardo
 - still running after the last step T-1: G_{T-1} = r_{T-1} + gamma V(s_T) with
   `bootstrap_value`, else r_{T-1}.
 
-It is the same arithmetic as the agents' `discounted_returns` estimator (truncation folded into
-the reward, discount 0 at every end), so a new algorithm and REINFORCE agree on every number.
+Every function takes time-major tensors [T, N] (T steps of N envs): `rewards`, `values` V(s_t),
+`discounts` (gamma where the episode goes on after step t, 0 where it ended at t, terminated OR
+truncated) and `bootstrap_value` [N] = V(s_T) for the state after the last step. Truncation is
+folded into the reward first (`fold_truncation`), so the recursions need no special case for
+either end. `discounted_returns` is also the "discounted_returns" advantage estimator (the
+others, GAE and V-trace, are in rl/agents/advantage_estimators/), so a new algorithm and
+REINFORCE agree on every number.
 """
 
 from __future__ import annotations
@@ -21,7 +28,39 @@ from typing import Any
 
 import tensorflow as tf
 
-from rl.agents.advantage_estimators import discounted_returns, episode_discounts, fold_truncation
+from rl.registry import register_advantage_estimator
+
+
+def fold_truncation(
+    rewards: tf.Tensor, truncated: tf.Tensor, final_values: tf.Tensor, gamma: float
+) -> tf.Tensor:
+    """r_t + gamma V(final_obs_t) where the episode was truncated at t, r_t elsewhere."""
+    truncated = tf.cast(truncated, rewards.dtype)
+    return rewards + gamma * truncated * final_values
+
+
+def episode_discounts(terminated: tf.Tensor, truncated: tf.Tensor, gamma: float) -> tf.Tensor:
+    """gamma where the episode continues after step t, 0 where it ended (either way)."""
+    ended = tf.logical_or(tf.cast(terminated, tf.bool), tf.cast(truncated, tf.bool))
+    return gamma * (1.0 - tf.cast(ended, tf.float32))
+
+
+@register_advantage_estimator("discounted_returns")
+def discounted_returns(
+    rewards: tf.Tensor,
+    values: tf.Tensor,
+    discounts: tf.Tensor,
+    bootstrap_value: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Returns (advantages, returns): G_t = r_t + discount_t G_{t+1}, G_T = bootstrap_value,
+    and advantages G_t - V(s_t). Computed by a reverse `tf.scan` over time."""
+    returns = tf.scan(
+        lambda next_return, step: step[0] + step[1] * next_return,
+        (rewards, discounts),
+        initializer=bootstrap_value,
+        reverse=True,
+    )
+    return returns - values, returns
 
 
 def monte_carlo_returns(

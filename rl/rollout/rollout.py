@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.advantage_estimators import episode_discounts
-from rl.rollout.returns import monte_carlo_returns
+from rl.rollout.returns import episode_discounts, monte_carlo_returns
 
 # Fields with a [T, N] lead; `last_next_obs` is [N, ...]; the last two may be None.
 STEP_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_obs")

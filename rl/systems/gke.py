@@ -7,7 +7,7 @@ Submits, for one worker, a headless Service and an Indexed Job; for several, a J
 same Indexed Job, which restarts all workers together after any one fails and makes the
 Service itself (`rl.systems.manifests.worker_job_manifests`). The Service gives Pod i a stable
 DNS name `<job>-<i>.<service>`; each Pod runs this same train.py with `--sys local` and
-RL_STRATEGY=multi_worker_mirrored, and `rl.systems.tf_config` builds TF_CONFIG from the Job
+RL_STRATEGY=multi_worker_mirrored, and `rl.distribute.tf_config` builds TF_CONFIG from the Job
 controller's JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
 container. `--gpus_per_worker 0` (the default) means CPU workers and the CPU image.
 

@@ -21,7 +21,7 @@ Two shapes, by the number of Pods that must run together:
   fails on its first failed Pod, and the JobSet's `failurePolicy` recreates all of its Jobs
   (after the old Pods are gone: `BlockingRecreate`), with preemptions not counted against
   `maxRestarts` and exits 2/3 failing the JobSet. The JobSet creates the headless Service
-  itself (`network`); each Pod builds TF_CONFIG in-process (`rl.systems.tf_config`).
+  itself (`network`); each Pod builds TF_CONFIG in-process (`rl.distribute.tf_config`).
 
 Why a JobSet rather than a bare Indexed Job: a Job can only replace the Pod that failed, never
 restart its healthy siblings, and a worker rejoining a running MultiWorkerMirroredStrategy
@@ -57,7 +57,7 @@ MAX_JOB_NAME = 52
 WORKDIR = "/app"
 TPU_RUNTIME_PORT = 8471
 WORKER_PORT = 2222
-# RL_STRATEGY of the Pods (`rl.systems.strategies` names): what their train.py trains under.
+# RL_STRATEGY of the Pods (`rl.distribute.strategies` names): what their train.py trains under.
 TPU_STRATEGY = "tpu"
 WORKER_STRATEGY = "multi_worker_mirrored"
 CONTAINER = "trainer"
@@ -410,7 +410,7 @@ def worker_job_manifests(
 
     Each Pod gets JOB_COMPLETION_INDEX from the Job controller and RL_NUM_WORKERS, RL_JOB_NAME
     (the Job's name, the stem of its Pods' hostnames), RL_SERVICE, RL_WORKER_PORT from here;
-    `rl.systems.tf_config.install_tf_config()` turns them into TF_CONFIG inside the trainer
+    `rl.distribute.tf_config.install_tf_config()` turns them into TF_CONFIG inside the trainer
     process. GPUs are requested as `nvidia.com/gpu` (GKE adds the toleration for its GPU node
     taint itself); `gpu_type` selects the node pool by its `cloud.google.com/gke-accelerator`
     label, which Autopilot needs to pick a GPU.

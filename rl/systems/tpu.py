@@ -11,7 +11,7 @@ The rest (image, names, hparams, gs:// output dir, kubeconfig, submission throug
 `kubernetes` client) is `rl.systems.kube_launcher`, shared with `--sys gke`.
 
 The Pod runs this same train.py with the same flags, except `--sys local` and none of the
-launch flags; its environment carries RL_STRATEGY=tpu for `rl.systems.strategies`.
+launch flags; its environment carries RL_STRATEGY=tpu for `rl.distribute.strategies`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ applies; on stderr they would break the one-line error contract of every command
 progress output. Python exceptions still surface. RL_SHOW_TF_LOGS=1 keeps the lines.
 
 Imports nothing from `rl`: rl/__init__.py uses it before the registries fill, and
-rl/workers/grouped_env.py pickles it by value into env worker processes that never import `rl`.
+rl/envs/grouped_env.py pickles it by value into env worker processes that never import `rl`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Python multiprocessing (spawn context) and gymnasium's AsyncVectorEnv.
   learner in the main process, which owns the replay, trains, evaluates and checkpoints
   (`rl.engines.apex.ApexEngine`).
 - On-policy agents (PPO, A2C, REINFORCE): the usual trainer, whose training vector env steps its
-  copies in N worker processes (`grouped_env.GroupedAsyncVectorEnv`, via
+  copies in N worker processes (`rl.envs.grouped_env.GroupedAsyncVectorEnv`, via
   `rl.envs.make_vector_env(..., num_workers=N)`).
 
 docs/workers.md describes the design, the lifecycle (Ctrl-C, worker crashes, parent death) and

@@ -4,8 +4,8 @@ transitions, with initial priorities, to the learner.
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
 The actor builds the same agent class as the learner (from the learner's hparams, with its own
 epsilon and a 1-row replay: rl/workers/exploration.py) and runs the usual compiled collect loop
-(rl/driver.py). The agent's n-step accumulator turns steps into n-step transitions actor-side;
-instead of entering a local replay they go to an outbox installed as the agent's replay
+(rl/rollout/driver.py). The agent's n-step accumulator turns steps into n-step transitions
+actor-side; instead of entering a local replay they go to an outbox installed as the agent's replay
 (rl/workers/outbox.py).
 Every `workers.block_steps` vector steps the actor computes their |TD errors| with its copy of
 the network (`ReplayAgent.initial_priorities`: the paper's actor-side priorities, so the

@@ -11,7 +11,7 @@ Channels (multiprocessing, spawn context):
 
 `check` turns a reported failure, or an actor that died without reporting (killed, OOM), into a
 one-line WorkerError. `stop` is safe to call at any time, more than once, and leaves no child
-process behind (rl/workers/processes.py).
+process behind (rl/utils/processes.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from rl.workers.errors import WorkerError
-from rl.workers.processes import children_ignore_stop_signals, stop_processes
+from rl.errors import WorkerError
+from rl.utils.processes import children_ignore_stop_signals, stop_processes
 from rl.workers.weights import SharedWeights
 
 BOOT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rl.workers.processes import parent_alive
+from rl.utils.processes import parent_alive
 
 POLL_SECONDS = 0.5  # how often a waiting actor checks the stop event and its parent
 # An actor's main function: (index, num_actors, hparams_json, env_seed, agent_seed, parent_pid,
@@ -62,10 +62,10 @@ class ActorSession:
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         import rl  # noqa: F401  (fills the registries)
-        from rl.driver import Driver
         from rl.envs import make_vector_env
         from rl.envs.reward_augmentation import reward_augmentation_from_hparams
         from rl.registry import get_agent
+        from rl.rollout.driver import Driver
         from rl.workers.weights import SharedWeights, policy_variables
 
         self.hp, self.parent_pid, self.blocks, self.stop = hp, parent_pid, blocks, stop

@@ -4,8 +4,8 @@ unrolls, with the behaviour log-probs recorded while acting, to the learner.
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3. Actor i of N builds
 the IMPALA agent from the learner's hparams with num_envs / N env copies (the unroll length T
-unchanged) and runs the usual compiled collect loop (rl/driver.py). Before each unroll it copies
-the newest weights the learner published (rl/workers/weights.py), if any, so the whole unroll
+unchanged) and runs the usual compiled collect loop (rl/rollout/driver.py). Before each unroll it
+copies the newest weights the learner published (rl/workers/weights.py), if any, so the whole unroll
 has one behaviour policy, whose version travels with it; it never waits for the learner except
 when the bounded queue is full. An unroll is T steps of its env copies
 (`rl.workers.unrolls.pop_unroll`: obs, actions, rewards, terminations, truncations with their final

@@ -5,12 +5,8 @@ import pytest
 import tensorflow as tf
 
 from rl import registry
-from rl.agents.advantage_estimators import (
-    discounted_returns,
-    episode_discounts,
-    fold_truncation,
-    gae,
-)
+from rl.agents.advantage_estimators import gae
+from rl.rollout.returns import discounted_returns, episode_discounts, fold_truncation
 
 F = np.float32
 

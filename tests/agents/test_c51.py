@@ -14,9 +14,9 @@ from rl.agents.gradient_functions import (
     categorical_support,
     categorical_target,
 )
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.models import QNetwork
+from rl.rollout.driver import Driver
 
 SUPPORT = categorical_support(-2.0, 2.0, 5)  # atoms -2, -1, 0, 1, 2; dz = 1
 

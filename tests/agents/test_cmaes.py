@@ -12,10 +12,10 @@ import rl  # noqa: F401
 from rl import registry
 from rl.agents.cma_es_optimizer import CMAES, expected_norm, recombination_weights
 from rl.agents.cmaes import CMAESAgent, EpisodeScorer, num_params
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
+from rl.rollout.driver import Driver
 
 
 # --------------------------------------------------------------------------- optimizer

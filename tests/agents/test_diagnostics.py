@@ -10,8 +10,8 @@ import tensorflow as tf
 import rl  # noqa: F401
 from rl import registry
 from rl.agents.diagnostics import LOGGER
-from rl.driver import Driver
 from rl.envs import make_vector_env
+from rl.rollout.driver import Driver
 
 
 class Records(logging.Handler):

@@ -6,8 +6,8 @@ import tensorflow as tf
 
 import rl  # noqa: F401
 from rl import registry
-from rl.driver import Driver
 from rl.envs import make_vector_env
+from rl.rollout.driver import Driver
 
 
 def make_agent(overrides: str = "", num_envs: int = 1, max_episode_steps: int | None = None):

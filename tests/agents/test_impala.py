@@ -7,10 +7,10 @@ import tensorflow as tf
 from test_vtrace import reference_vtrace
 
 from rl.agents.gradient_functions.impala import impala_loss
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.errors import UserError
 from rl.registry import get_agent, get_gradient_function, get_hparams
+from rl.rollout.driver import Driver
 
 
 def test_impala_loss_by_hand():

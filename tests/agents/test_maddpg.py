@@ -13,9 +13,9 @@ from rl.agents.gradient_functions import (
     maddpg_critic_target,
     maddpg_joint_actions,
 )
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.errors import UserError
+from rl.rollout.driver import Driver
 
 SPREAD = "mpe/simple_spread_v3"
 SPEAKER_LISTENER = "mpe/simple_speaker_listener_v4"

@@ -6,10 +6,10 @@ import pytest
 import tensorflow as tf
 
 from rl import registry
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.models import QNetwork
 from rl.models.noisy import NoisyDense, scale_noise
+from rl.rollout.driver import Driver
 
 
 def test_scale_noise_is_signed_square_root():

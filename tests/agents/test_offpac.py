@@ -15,9 +15,9 @@ from rl.agents.gradient_functions.offpac import (
     offpac_critic_targets,
     truncated_importance_weights,
 )
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.rollout import Rollout, reevaluate
+from rl.rollout.driver import Driver
 
 LN = math.log
 
@@ -79,7 +79,7 @@ def test_untruncated_weights_give_the_importance_sampled_lambda_return():
 
 def test_on_policy_targets_are_the_bootstrapped_returns():
     # pi = b, lambda 1: v_s is the n-step return of the discounted_returns estimator.
-    from rl.agents.advantage_estimators import discounted_returns
+    from rl.rollout.returns import discounted_returns
 
     rewards, values, discounts, bootstrap, _ = critic_inputs()
     targets, advantages = offpac_critic_targets(

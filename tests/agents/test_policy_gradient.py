@@ -15,10 +15,10 @@ from rl.agents.gradient_functions import (
     value_loss,
 )
 from rl.agents.on_policy import minibatch_indices, normalize
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
 from rl.models import ActorCritic
+from rl.rollout.driver import Driver
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)  # 0.918939
 

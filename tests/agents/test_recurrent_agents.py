@@ -11,9 +11,9 @@ from gymnasium.vector import AutoresetMode
 import rl.errors
 from rl import registry
 from rl.agents.drqn import sequence_n_step_targets, sequence_priority
-from rl.driver import Driver
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
+from rl.rollout.driver import Driver
 
 
 class CountEnv(gym.Env):

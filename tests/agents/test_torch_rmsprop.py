@@ -51,8 +51,8 @@ def test_keras_rmsprop_is_a_different_update():
 
 
 def test_a_stacked_variable_updates_like_each_slice_on_its_own():
-    """Element-wise, as `rl.compiled.seed_stack` needs: one optimizer over a [2, 2] stack of two
-    seeds' weights equals each seed's own optimizer."""
+    """Element-wise, as `rl.compiled.stacked_variables` needs: one optimizer over a [2, 2] stack of
+    two seeds' weights equals each seed's own optimizer."""
     other_w0, other_grads = [0.3, 0.7], ([1.5, 0.0], [-4.0, 2e-6])
     _, stacked, _ = _steps(
         "rmsprop_torch",

@@ -9,8 +9,8 @@ import tensorflow as tf
 
 import rl  # noqa: F401
 from rl import registry
-from rl.driver import Driver
 from rl.envs import make_vector_env
+from rl.rollout.driver import Driver
 
 
 def build(set_name: str, overrides: str, env_id: str = "CartPole-v1"):

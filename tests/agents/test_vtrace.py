@@ -6,14 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rl.agents.advantage_estimators import (
-    discounted_returns,
-    episode_discounts,
-    fold_truncation,
-    gae,
-    vtrace,
-)
+from rl.agents.advantage_estimators import discounted_returns, gae, vtrace
 from rl.registry import get_advantage_estimator
+from rl.rollout.returns import episode_discounts, fold_truncation
 
 # One env (N = 1), T = 3, gamma = 0.9 everywhere (no episode end), behaviour ratios 2, 0.5, 1.
 REWARDS = [[1.0], [2.0], [3.0]]

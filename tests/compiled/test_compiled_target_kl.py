@@ -20,7 +20,7 @@ from compiled_fixtures import frozen_hparams, tf_env
 from conftest import describe, stderr_lines
 
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
-from rl.compiled.seed_stack import NotStackable
+from rl.compiled.stacked_variables import NotStackable
 
 TINY = "ppo_tf_tiny"
 

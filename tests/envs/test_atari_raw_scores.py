@@ -8,7 +8,7 @@ trains on (its env_kwargs: sticky actions, episodic life, FIRE reset, clipped re
 with only the game swapped, and the numbers go through the two paths the logs are made from:
 
 - training: `Driver` and its `EpisodeStats` (what `train/clipped_return_mean` and
-  `train/raw_score_mean` are computed from in rl/engines/driver.py), with the agent's view of
+  `train/raw_score_mean` are computed from in rl/engines/in_process.py), with the agent's view of
   each step checked against an unclipped twin env played with the same seed and actions;
 - evaluation: `make_eval_env` + `evaluate(full_games=True)` and `EvalResult.metrics`, the
   `eval/raw_score_mean` and `eval/clipped_return_mean` columns.
@@ -20,9 +20,10 @@ import numpy as np
 import tensorflow as tf
 
 from rl import registry
-from rl.driver import Driver, true_next_obs
 from rl.envs import make_vector_env
 from rl.evaluation import evaluate, make_eval_env
+from rl.rollout.driver import Driver
+from rl.rollout.episode_stats import true_next_obs
 
 GAME = "ALE/SpaceInvaders-v5"
 FIRE = 1  # SpaceInvaders' actions: NOOP, FIRE, RIGHT, LEFT, RIGHTFIRE, LEFTFIRE

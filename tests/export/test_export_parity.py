@@ -19,7 +19,7 @@ from conftest import describe, train_env
 
 import rl  # noqa: F401
 from rl import training
-from rl.engines.driver import build_agent
+from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export import export_run

@@ -83,6 +83,22 @@ def test_collect_steps_keeps_true_final_obs_and_resets_by_hand():
     np.testing.assert_array_equal(more.obs[:, 1, 0], [2, 3])
 
 
+def test_a_numpy_policy_acts_once_per_step_and_keeps_its_log_prob():
+    """A plain numpy function runs inside the driver's compiled loop: its output types are read
+    off its first call, whose result is also the first step's, so it still acts once a step."""
+    seen = []
+
+    def policy(obs):
+        seen.append(obs[:, 0].copy())
+        return np.ones(len(obs), np.int64), {"log_prob": np.full(len(obs), -0.5), "x": obs}
+
+    rollout = collect_steps(counter_envs(), policy, 3, seed=0).numpy()
+    np.testing.assert_array_equal(np.stack(seen), rollout.obs[:, :, 0])  # one call per step
+    np.testing.assert_array_equal(rollout.action, np.ones([3, 2]))
+    assert rollout.log_prob.dtype == np.float32 and rollout.value is None
+    np.testing.assert_array_equal(rollout.log_prob, np.full([3, 2], -0.5))
+
+
 def test_collect_episodes_plays_each_envs_quota_from_resets():
     episodes = collect_episodes(counter_envs(), always_zero, 3, seed=0)
     # Quotas: env 0 plays 2 episodes, env 1 one; interleaved by env.

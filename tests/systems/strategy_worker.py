@@ -24,17 +24,17 @@ def main(argv: list[str]) -> int:
     import tensorflow as tf
 
     import rl  # noqa: F401  (imports TensorFlow with stderr muted)
-    from rl.engines import driver
+    from rl.engines import in_process
 
     agents = []
-    build_agent = driver.build_agent
+    build_agent = in_process.build_agent
 
     def recording_build_agent(*args, **kwargs):
         agent = build_agent(*args, **kwargs)
         agents.append(agent)
         return agent
 
-    driver.build_agent = recording_build_agent
+    in_process.build_agent = recording_build_agent
     status = train.main(argv)
     if status != 0 or not agents:
         return status or 1

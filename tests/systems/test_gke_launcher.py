@@ -25,7 +25,7 @@ from launcher_fixtures import (
     run_train,
 )
 
-from rl.systems.tf_config import install_tf_config
+from rl.distribute.tf_config import install_tf_config
 
 CPU_IMAGE = "us-docker.pkg.dev/my-project/rl/rl-cpu:2026-11-21"
 GPU_IMAGE = "europe-west4-docker.pkg.dev/my-project/rl/rl-gpu@sha256:" + "ab" * 32

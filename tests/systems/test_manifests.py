@@ -254,7 +254,7 @@ def test_multi_host_names_are_consistent():
 
 
 def test_worker_job_env_feeds_tf_config():
-    from rl.systems.tf_config import tf_config_from_env
+    from rl.distribute.tf_config import tf_config_from_env
 
     name = "rl-x-20261121-120000-ab12"
     (jobset,) = worker_job_manifests(spec(name), workers=3, gpus_per_worker=2)

@@ -1,4 +1,4 @@
-"""Strategies by name (rl/systems/strategies.py): the TPU path fails fast where there is no TPU."""
+"""Strategies by name (rl/distribute/strategies.py): the TPU path fails fast without a TPU."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 import pytest
 import tensorflow as tf
 
+from rl.distribute import strategies
+from rl.distribute.strategies import make_strategy, strategy_from_env
 from rl.errors import UserError
-from rl.systems import strategies
-from rl.systems.strategies import make_strategy, strategy_from_env
 
 
 def test_tpu_without_a_tpu_fails_fast_and_clearly():

@@ -1,4 +1,4 @@
-"""TF_CONFIG built in-process from an Indexed Job's environment (rl/systems/tf_config.py)."""
+"""TF_CONFIG built in-process from an Indexed Job's environment (rl/distribute/tf_config.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from rl.distribute.tf_config import install_tf_config, tf_config_from_env
 from rl.errors import UserError
-from rl.systems.tf_config import install_tf_config, tf_config_from_env
 
 JOB_ENV = {
     "JOB_COMPLETION_INDEX": "2",

@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     status = train.main(argv)
-    from rl.systems.strategies import shared_strategy
+    from rl.distribute.strategies import shared_strategy
 
     print(f"replicas {shared_strategy('mirrored').num_replicas_in_sync}")
     return status

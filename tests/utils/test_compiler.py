@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rl import registry
-from rl.engines.driver import build_agent
+from rl.engines.in_process import build_agent
 from rl.envs import make_vector_env
 from rl.utils.compiler import choose_compiler, is_convolutional, whole_program_xla
 
@@ -64,7 +64,7 @@ def test_xla_acting_runs_in_the_collect_loop_and_evaluation(monkeypatch):
     import numpy as np
 
     import rl.agents.base
-    from rl.driver import Driver
+    from rl.rollout.driver import Driver
 
     monkeypatch.setattr(rl.agents.base, "device_type", lambda: "GPU")
     hp = registry.get_hparams("dqn_tiny")()

@@ -48,7 +48,7 @@ def test_a_number_gives_tensorflows_own_bits():
 def test_per_seed_clipping_takes_a_schedules_tensor():
     # Two seeds' gradients stacked: seed 0 (3, 4) norm 5, seed 1 (0.3, 0.4) norm 0.5. A
     # schedule's scalar limit 2.5 clips seed 0 only; at a step where it is 0, nothing is clipped.
-    from rl.compiled.seed_stack import clip_per_seed, per_seed_global_norm
+    from rl.compiled.stacked_variables import clip_per_seed, per_seed_global_norm
 
     grads = [tf.constant([3.0, 0.3]), tf.constant([4.0, 0.4])]
     norms = per_seed_global_norm(grads)

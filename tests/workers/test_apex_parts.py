@@ -12,9 +12,9 @@ import pytest
 import tensorflow as tf
 
 from rl import registry
-from rl.driver import Driver
 from rl.envs import make_vector_env
-from rl.workers.errors import WorkerError, worker_error_line
+from rl.errors import WorkerError, worker_error_line
+from rl.rollout.driver import Driver
 from rl.workers.exploration import actor_epsilon, actor_hparams, apex_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
 from rl.workers.weights import SharedWeights, policy_variables
@@ -215,7 +215,7 @@ def test_worker_error_lines_also_through_tf_wrapping():
     )
     wrapped = RuntimeError(
         "Graph execution error:\n\nDetected at node while/PyFunc\n"
-        "rl.workers.errors.WorkerError: env worker 0 (env copies 0-1) failed: KeyError: 'a'\n"
+        "rl.errors.WorkerError: env worker 0 (env copies 0-1) failed: KeyError: 'a'\n"
         "Traceback (most recent call last):\n  ..."
     )
     assert worker_error_line(wrapped) == "env worker 0 (env copies 0-1) failed: KeyError: 'a'"

@@ -21,7 +21,7 @@ from rl.agents.action_functions.ornstein_uhlenbeck import (
     ornstein_uhlenbeck,
     ornstein_uhlenbeck_step,
 )
-from rl.agents.action_functions.sample import sample
+from rl.rollout.policy import sample  # registers "sample", the policy-gradient agents' sampler
 
 __all__ = [
     "epsilon_greedy",

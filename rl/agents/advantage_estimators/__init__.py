@@ -1,14 +1,12 @@
 """Advantage estimators (Monte-Carlo returns, GAE, V-trace), registered by name.
 
-The policy-gradient agents of the algorithms issue fill this registry.
+The policy-gradient agents of the algorithms issue fill this registry. Monte-Carlo returns
+(`discounted_returns`) live with the rollout's return math, below the agents
+(rl/rollout/returns.py).
 """
 
 from rl.agents.advantage_estimators.gae import gae
-from rl.agents.advantage_estimators.returns import (
-    discounted_returns,
-    episode_discounts,
-    fold_truncation,
-)
 from rl.agents.advantage_estimators.vtrace import vtrace
+from rl.rollout.returns import discounted_returns  # registers "discounted_returns"
 
-__all__ = ["discounted_returns", "episode_discounts", "fold_truncation", "gae", "vtrace"]
+__all__ = ["discounted_returns", "gae", "vtrace"]

@@ -4,7 +4,7 @@ Schulman, Moritz, Levine, Jordan & Abbeel 2015, "High-Dimensional Continuous Con
 Generalized Advantage Estimation", https://arxiv.org/abs/1506.02438:
 delta_t = r_t + discount_t V(s_{t+1}) - V(s_t), A_t = delta_t + lambda discount_t A_{t+1}.
 lambda = 1 gives the discounted return minus V, lambda = 0 the one-step TD error. Inputs follow
-`rl.agents.advantage_estimators.returns` (time-major [T, N], truncation already folded into the
+`rl.rollout.returns` (time-major [T, N], truncation already folded into the
 rewards, `discounts` 0 at every episode end so neither the value nor the trace crosses it).
 """
 

@@ -20,7 +20,7 @@ below); c_bar only the speed of convergence (the trace cutting). With pi = mu an
 rho_bar, c_bar >= 1, lambda = 1, v_s is the n-step bootstrapped return and A_s = v_s - V(x_s):
 the on-policy `discounted_returns` estimator; with lambda < 1, v_s is GAE(lambda)'s return.
 
-Inputs follow `rl.agents.advantage_estimators.returns`: time-major [T, N], `discounts` gamma
+Inputs follow `rl.rollout.returns`: time-major [T, N], `discounts` gamma
 where the episode goes on after step t and 0 where it ended there (terminated or truncated),
 truncations already folded into the rewards (`fold_truncation`: r_t + gamma V(final_obs_t)),
 `bootstrap_value` = V(x_T) [N]. So at an episode end the trace and the bootstrap stop and

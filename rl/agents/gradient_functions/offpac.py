@@ -38,7 +38,7 @@ corrected return from t+1 is the critic's target v_{t+1}:
 lambda = 0 gives the paper's TD-error actor (A_t = delta_t); lambda = 1 IMPALA's policy gradient
 (A_t = r_t + gamma v_{t+1} - V(s_t), Espeholt et al. 2018, section 4.2).
 
-Episode ends follow `rl.agents.advantage_estimators.returns`: truncation folded into the rewards
+Episode ends follow `rl.rollout.returns`: truncation folded into the rewards
 (r_t + gamma V(final_obs_t)), discounts 0 at every end, so neither traces nor bootstraps cross.
 """
 

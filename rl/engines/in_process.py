@@ -1,5 +1,5 @@
-"""The in-process engine: Python (gymnasium) vector envs stepped by `rl.driver.Driver`, the
-agent learning in this process, optionally under a tf.distribute strategy.
+"""The in-process engine: Python (gymnasium) vector envs stepped by `rl.rollout.driver.Driver`,
+the agent learning in this process, optionally under a tf.distribute strategy.
 
 Exact resume. A checkpoint holds the agent (weights, optimizer slots, counters, generator),
 its numpy state (replay, priorities, n-step data, numpy RNG) and the loop's counters. Env
@@ -17,7 +17,7 @@ its own replay, the gradients are all-reduced and the weights stay identical; on
 A worker that resumes restores the chief's checkpoint (weights, counters and the chief's replay).
 
 `--num_workers N` for agents without actor processes splits the training env copies over N
-worker processes (rl/workers/grouped_env.py); that is the env factory's business, not this
+worker processes (rl/envs/grouped_env.py); that is the env factory's business, not this
 engine's.
 """
 
@@ -34,7 +34,7 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.distribute import WorkerRole, all_workers_agree, worker_role
-from rl.driver import Driver
+from rl.distribute.strategies import shared_strategy
 from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
 from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
@@ -49,7 +49,7 @@ from rl.evaluation import (
 )
 from rl.hparams import HParams
 from rl.registry import get_agent
-from rl.systems.strategies import shared_strategy
+from rl.rollout.driver import Driver
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join
 from rl.utils.logger import TensorBoardSink
@@ -97,7 +97,7 @@ def video_recorder(run_dir: str, env) -> VideoRecorder:
     return VideoRecorder(join(run_dir, "videos"), fps=env.metadata.get("render_fps", 30))
 
 
-class DriverEngine(OneAgentEngine):
+class InProcessEngine(OneAgentEngine):
     """One run (seed) trained in this process: `Driver` collects, the agent updates."""
 
     def __init__(

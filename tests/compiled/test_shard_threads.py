@@ -1,4 +1,4 @@
-"""Seeds split over CPU cores (`rl.compiled.seed_shards`): shards run concurrently from threads
+"""Seeds split over CPU cores (`rl.compiled.shard_threads`): shards run concurrently from threads
 and every seed ends exactly where it ends when trained alone (sharding changes wall time only).
 """
 
@@ -11,7 +11,7 @@ from compiled_fixtures import frozen_hparams, tf_env
 import rl  # noqa: F401  (fills the registries)
 from rl.compiled import CompiledDQN, CompiledPPO
 from rl.compiled.programs import OneSeed, build_group
-from rl.compiled.seed_shards import ShardedSeeds, shard_count, split_evenly, usable_cores
+from rl.compiled.shard_threads import ShardedSeeds, shard_count, split_evenly, usable_cores
 
 _hparams = frozen_hparams
 _env = tf_env

@@ -9,9 +9,8 @@ import pytest
 from process_tools import alive
 
 from rl.envs import make_vector_env
-from rl.errors import UserError
-from rl.workers.errors import WorkerError
-from rl.workers.grouped_env import merge_vector_infos
+from rl.envs.grouped_env import merge_vector_infos
+from rl.errors import UserError, WorkerError
 
 
 @pytest.mark.e2e  # env worker processes

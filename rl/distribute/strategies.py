@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from rl.distribute.tf_config import install_tf_config
 from rl.errors import UserError, did_you_mean
-from rl.systems.tf_config import install_tf_config
 
 STRATEGY_ENV = "RL_STRATEGY"
 

@@ -1,5 +1,9 @@
 """The collect loop: agent acts, the Python vector env steps, the agent observes.
 
+The one loop over Python (gymnasium) vector envs: the in-process engine and the actor processes
+drive their agents with it, and `rl.rollout.Collector` records its steps as `Rollout`s. (The
+compiled programs step TF-ops envs inside their XLA program: `rl.compiled.collect`.)
+
 The whole loop of `num_steps` vector steps is ONE compiled call (TF-Agents' dynamic step
 driver over a py env): action selection runs in the graph with the agent's generator, and the
 env step runs through `tf.numpy_function`. That removes the per-step tf.function dispatch
@@ -9,77 +13,36 @@ per CartPole step against ~0.38 ms for one tf.function call per step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.base import Agent
 from rl.envs.reward_augmentation import true_rewards
 from rl.envs.spec import EnvSpec
+from rl.rollout.episode_stats import EpisodeStats, true_next_obs
 
 
-@dataclass
-class EpisodeStats:
-    """Returns and lengths of episodes that finished since the last `pop`, and the running
-    return and length of every env's current episode, which `add_step` adds up."""
+class Actor(Protocol):
+    """What a `Driver` steps an env with: an `rl.agents.base.Agent`, or what a `Collector`
+    wraps its policy in."""
 
-    num_envs: int
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    # Raw full-game scores (Atari's info["game_score"]); games can span several episodes.
-    game_scores: list[float] = field(default_factory=list)
+    recurrent: bool  # act_with_info takes the envs' episode_start flags too
+    env_steps: tf.Variable  # counts env steps (exploration schedules read it while acting)
 
-    def __post_init__(self) -> None:
-        self._return = np.zeros(self.num_envs, np.float64)
-        self._length = np.zeros(self.num_envs, np.int64)
+    def act_with_info(self, obs: tf.Tensor, *episode_start: tf.Tensor) -> tuple[tf.Tensor, dict]:
+        """TF actions for `obs`, and extras (log-probs, values, ...) each transition carries."""
 
-    def restart(self) -> None:
-        """Every env begins a fresh episode (the envs were reset)."""
-        self._return[:] = 0.0
-        self._length[:] = 0
-
-    def add_step(self, reward: np.ndarray, done: np.ndarray) -> None:
-        """Adds one vector step's rewards; the episodes that are `done` are recorded and
-        begin again."""
-        self._return += reward
-        self._length += 1
-        for i in np.flatnonzero(done):
-            self.returns.append(float(self._return[i]))
-            self.lengths.append(int(self._length[i]))
-            self._return[i] = 0.0
-            self._length[i] = 0
-
-    def pop(self) -> tuple[list[float], list[int]]:
-        out = (self.returns, self.lengths)
-        self.returns, self.lengths = [], []
-        return out
-
-    def pop_game_scores(self) -> list[float]:
-        out, self.game_scores = self.game_scores, []
-        return out
-
-
-def true_next_obs(next_obs: np.ndarray, info: dict) -> np.ndarray:
-    """The real next observation per env: `final_obs` where an episode just ended.
-
-    With AutoresetMode.SAME_STEP the vector env returns the reset observation for finished
-    envs and keeps the last observation of the episode in info["final_obs"].
-    """
-    mask = info.get("_final_obs")
-    if mask is None or not mask.any():
-        return next_obs
-    result = next_obs.copy()
-    for i in np.flatnonzero(mask):
-        result[i] = info["final_obs"][i]
-    return result
+    def observe(self, transition: dict[str, Any]) -> None:
+        """One vector step: obs, action, reward, next_obs (the true one), terminated,
+        truncated and act_with_info's extras, as numpy arrays."""
 
 
 class Driver:
     """Steps a training vector env with an agent and feeds the agent's `observe`."""
 
-    def __init__(self, env: gym.vector.VectorEnv, spec: EnvSpec, agent: Agent) -> None:
+    def __init__(self, env: gym.vector.VectorEnv, spec: EnvSpec, agent: Actor) -> None:
         self.env = env
         self.spec = spec
         self.agent = agent
@@ -121,7 +84,7 @@ class Driver:
             collect, input_signature=[tf.TensorSpec([], tf.int32)], autograph=False
         )
 
-    def reset(self, seed: int) -> None:
+    def reset(self, seed: int | None) -> None:
         """Starts fresh episodes in every env (run start, and after a checkpoint cut)."""
         self.obs, _ = self.env.reset(seed=seed)
         self._episode_start = np.ones(self.spec.num_envs, bool)  # a new array: TF may hold the old

@@ -12,7 +12,7 @@ in AsyncVectorEnv's shared memory.
 Same results as the sync env: `reset(seed=s)` seeds copy i with s + i exactly as
 SyncVectorEnv(num_envs) does (group g gets s + g * k, and its SyncVectorEnv adds the copy's
 index), so for the same actions both produce the same observations, rewards and final_obs
-(tests/workers/test_grouped_env.py).
+(tests/envs/test_grouped_env.py).
 
 Worker processes start with the spawn method (safe in a process that runs TensorFlow threads),
 ignore SIGINT and SIGTERM (the main process owns them and closes the workers), die with their
@@ -40,9 +40,9 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 
 import rl.utils.muted_stderr
+from rl.errors import WorkerError
 from rl.utils.muted_stderr import muted_stderr
-from rl.workers.errors import WorkerError
-from rl.workers.processes import children_ignore_stop_signals
+from rl.utils.processes import children_ignore_stop_signals
 
 # The info key that carries a group's per-copy results of a step through AsyncVectorEnv's info
 # merging, as one plain tuple (reward, terminated, truncated, info): the worker sends it with the
@@ -214,7 +214,7 @@ def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict
 
 
 # The helper below runs in the worker process, so it is defined here (pickled by value with
-# this module) rather than imported from rl.workers.processes, which would import all of rl.
+# this module) rather than imported from rl.utils.processes, which would import all of rl.
 
 
 def _die_with_parent() -> None:

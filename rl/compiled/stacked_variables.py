@@ -2,7 +2,8 @@
 
 Why: training S seeds as S separate programs pays S times every op's fixed cost (and S times the
 tracing and XLA compilation). Stacked, each optimizer update is one element-wise op per variable
-over [S, ...], and the gradient step's matmuls can be batched over seeds (`rl.compiled.stacked`).
+over [S, ...], and the gradient step's matmuls can be batched over seeds
+(`rl.compiled.batched_forward`).
 
 Semantics stay those of S independent runs:
 - the total loss is the SUM of the per-seed losses, and seed s's loss only reads seed s's slice,

@@ -3,8 +3,8 @@
 Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs one after
 another; here the N seeds share one trace, one compilation and one loop nest, the seeds' envs
 step as one batch, the optimizer updates the stacked [S, ...] weights in one op per variable
-(`rl.compiled.seed_stack`) and the minibatch forward/backward pass runs as batched matmuls
-(`rl.compiled.stacked`) where the model allows.
+(`rl.compiled.stacked_variables`) and the minibatch forward/backward pass runs as batched matmuls
+(`rl.compiled.batched_forward`) where the model allows.
 
 It is S independent runs, not one run with S times the data. Each seed keeps its own agent
 (built exactly as `CompiledPPO` builds it: same weight init, generator and env seeds), its own
@@ -13,7 +13,7 @@ advantage normalization, gradient norm and clipping; the per-seed pieces call th
 code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`) on that seed's slice
 of the stacked weights. The update loop is the agents' own (`update_epochs`) with a seed axis
 in front: only the gradient step is the stack's (`SeedStack.gradient_step`), not each agent's;
-tests/compiled/test_seeds.py checks that seed s of a joint run matches the single-seed
+tests/compiled/test_ppo_seeds_iteration.py checks that seed s of a joint run matches the single-seed
 `CompiledPPO` run, and that changing one seed does not change another bit for bit.
 
 With PPO's `target_kl` the seeds would stop after different numbers of gradient steps, which the
@@ -36,7 +36,6 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.action_functions import sample
-from rl.agents.advantage_estimators import episode_discounts, fold_truncation
 from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import (
     explained_variance,
@@ -45,14 +44,15 @@ from rl.agents.on_policy import (
     update_epochs,
 )
 from rl.compiled.base import checkpoint_values
+from rl.compiled.batched_forward import StackedForward
 from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
 from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.seed_stack import NotStackable, SeedStack
-from rl.compiled.stacked import StackedForward
+from rl.compiled.stacked_variables import NotStackable, SeedStack
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
+from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.utils.compiler import whole_program_xla
 
 

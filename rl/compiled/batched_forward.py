@@ -1,7 +1,8 @@
 """Forward passes of S seeds' networks at once, as batched matmuls over the seed stack.
 
-Why: in the multi-seed program (`rl.compiled.seeds`) the minibatch forward/backward pass is
-most of the work. Run per seed, it is S small matmuls per layer and S times the ops; here each
+Why: in the multi-seed program (`rl.compiled.ppo_seeds_iteration`) the minibatch forward/backward
+pass is most of the work. Run per seed, it is S small matmuls per layer and S times the ops; here
+each
 Dense layer is ONE `einsum("sbi,sio->sbo")` over the stacked [S, in, out] kernels.
 
 Which networks: MLP torsos (Dense and Flatten layers, possibly inside an "auto" torso or a
@@ -21,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
-from rl.compiled.seed_stack import SeedStack
+from rl.compiled.stacked_variables import SeedStack
 
 
 class Unsupported(Exception):
