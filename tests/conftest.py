@@ -214,6 +214,10 @@ class TrainedRuns:
     def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
         output_dir = self._tmp.mktemp(f"trained_{hparams_set}") / "out"
         args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
+        return output_dir, args, self._run(args, output_dir.parent)
+
+    def _run(self, args: list[str], logs: Path) -> subprocess.CompletedProcess:
+        """`train.main(args)` in the trainer process, its stdout and stderr in `logs`."""
         if self._trainer is None or self._trainer.poll() is not None:
             self._trainer = subprocess.Popen(
                 [sys.executable, str(REPO_ROOT / "tests" / "tiny_trainer.py")],
@@ -223,14 +227,19 @@ class TrainedRuns:
                 stdout=subprocess.PIPE,
                 text=True,
             )
-        logs = output_dir.parent
         request = {"args": args, "stdout": str(logs / "stdout"), "stderr": str(logs / "stderr")}
         self._trainer.stdin.write(json.dumps(request) + "\n")
         self._trainer.stdin.flush()
         reply = self._trainer.stdout.readline()
         status = int(reply) if reply.strip() else -1  # -1: the trainer process died
         stdout, stderr = ((logs / name).read_text() for name in ("stdout", "stderr"))
-        return output_dir, args, subprocess.CompletedProcess(args, status, stdout, stderr)
+        return subprocess.CompletedProcess(args, status, stdout, stderr)
+
+    def start(self, args: list[str]) -> Future:
+        """Any train.py command, run in the trainer process (after what is queued there) while
+        the test goes on: a Future of its CompletedProcess."""
+        logs = self._tmp.mktemp("trainer_run")
+        return self._pool.submit(self._run, [str(a) for a in args], logs)
 
     def prefetch(self, hparams_sets: list[str]) -> None:
         with self._lock:
