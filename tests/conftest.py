@@ -188,6 +188,22 @@ def run_train() -> Callable[..., subprocess.CompletedProcess]:
     return run_train_process
 
 
+@pytest.fixture
+def train_here(capsys) -> Callable[..., subprocess.CompletedProcess]:
+    """`train_here(args)`: `train.main(args)` in this process, its exit status and output as a
+    CompletedProcess (the shape `run_train` gives), for tests whose subject is not the process:
+    no TF import or start-up per command."""
+    import train
+
+    def run(args: list) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        status = train.main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, status, out, err)
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def run_train_concurrently() -> Callable[..., list[subprocess.CompletedProcess]]:
     """`run_train_concurrently([args, ...], timeout=180)`: independent train.py runs at once."""

@@ -23,10 +23,10 @@ def _tags(event_dir) -> set[str]:
     return tags
 
 
-def test_train_resume_and_test(tmp_path, run_train):
+def test_train_resume_and_test(tmp_path, train_here):
     out = tmp_path / "out"
     args = ["--hparams", TINY, "--output_dir", out]
-    proc = run_train(args)
+    proc = train_here(args)
     assert proc.returncode == 0, describe(proc)
     run = out / "run_0"
     for name in ("hparams.json", "manifest.json", "progress.csv"):
@@ -47,28 +47,28 @@ def test_train_resume_and_test(tmp_path, run_train):
     assert {"return_mean", "return_std", "length_mean"} <= _tags(run / "eval")
     assert "eval 11" in proc.stdout or "eval " in proc.stdout
 
-    longer = run_train(args + ["--train_steps", "384"])
+    longer = train_here(args + ["--train_steps", "384"])
     assert longer.returncode == 0, describe(longer)
     assert "[run_0] resuming from checkpoint at 256 env steps" in longer.stdout
     rows = list(csv.DictReader(open(run / "progress.csv")))
     assert [int(r["env_steps"]) for r in rows] == [128, 256, 384]
     assert len(json.loads((run / "manifest.json").read_text())["resumed"]) == 1
 
-    tested = run_train(args + ["--training", "False", "--test_episodes", "4"])
+    tested = train_here(args + ["--training", "False", "--test_episodes", "4"])
     assert tested.returncode == 0, describe(tested)
     assert "[run_0] test return" in tested.stdout and "over 4 episodes" in tested.stdout
     assert "test" in {p.name for p in run.iterdir()}
 
 
-def test_record_video_is_refused_cleanly(tmp_path, run_train):
-    proc = run_train(["--hparams", TINY, "--output_dir", tmp_path / "o", "--record_video", "True"])
+def test_record_video_is_refused_cleanly(tmp_path, train_here):
+    proc = train_here(["--hparams", TINY, "--output_dir", tmp_path / "o", "--record_video", "True"])
     assert proc.returncode == 2, describe(proc)
     assert "cannot render" in proc.stderr
     assert not (tmp_path / "o" / "run_0" / "checkpoints").exists()
 
 
-def test_unknown_tf_env_is_a_user_error(tmp_path, run_train):
-    proc = run_train(["--hparams", TINY, "--output_dir", tmp_path / "o", "--env", "tf/CartPol-v1"])
+def test_unknown_tf_env_is_a_user_error(tmp_path, train_here):
+    proc = train_here(["--hparams", TINY, "--output_dir", tmp_path / "o", "--env", "tf/CartPol-v1"])
     assert proc.returncode == 2, describe(proc)
     assert "CartPole" in proc.stderr
     assert not (tmp_path / "o").exists()

@@ -28,15 +28,15 @@ def _final_checkpoint(run_dir) -> dict[str, np.ndarray]:
     }
 
 
-def test_copies_resume_exactly_and_new_copies_train_as_a_group(tmp_path, run_train, trained_run):
+def test_copies_resume_exactly_and_new_copies_train_as_a_group(tmp_path, train_here, trained_run):
     reference_dir, _, reference = trained_run(TRAINED_SET)
     assert reference.returncode == 0, describe(reference)
 
     out = tmp_path / "out"
     args = ["--hparams", TRAINED_SET, "--output_dir", out, "--copies", "2"]
-    first = run_train(args + ["--train_steps", "128"])
+    first = train_here(args + ["--train_steps", "128"])
     assert first.returncode == 0, describe(first)
-    second = run_train(args)  # train_steps back to the set's 256
+    second = train_here(args)  # train_steps back to the set's 256
     assert second.returncode == 0, describe(second)
     for i in range(2):
         assert f"[run_{i}] resuming from checkpoint at 128 env steps" in second.stdout
@@ -53,7 +53,7 @@ def test_copies_resume_exactly_and_new_copies_train_as_a_group(tmp_path, run_tra
         for key in expected:
             np.testing.assert_array_equal(actual[key], expected[key], err_msg=f"run_{i} {key}")
 
-    third = run_train(["--hparams", TRAINED_SET, "--output_dir", out, "--copies", "3"])
+    third = train_here(["--hparams", TRAINED_SET, "--output_dir", out, "--copies", "3"])
     assert third.returncode == 0, describe(third)
     assert "[run_0] already complete at 256 env steps" in third.stdout
     assert "[run_1] already complete at 256 env steps" in third.stdout
