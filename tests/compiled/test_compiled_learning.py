@@ -14,10 +14,10 @@ from conftest import describe
 
 
 @pytest.mark.parametrize("hparams_set, seed", [("ppo_tf_cartpole", 0), ("dqn_tf_cartpole", 1)])
-def test_tf_cartpole_solves(tmp_path, run_train, hparams_set, seed):
+def test_tf_cartpole_solves(tmp_path, train_here, hparams_set, seed):
     out = tmp_path / "out"
     args = ["--hparams", hparams_set, "--output_dir", out, "--seed", str(seed)]
-    proc = run_train(args, 600)
+    proc = train_here(args)
     assert proc.returncode == 0, describe(proc)
     run = out / "run_0"
     pointer = json.loads((run / "checkpoints" / "latest.json").read_text())

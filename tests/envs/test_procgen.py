@@ -96,15 +96,14 @@ def test_rgb_array_render_is_the_large_frame():
     assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8
 
 
-def test_ppo_trains_and_evaluates_on_coinrun_through_train_py(run_train, tmp_path):
+def test_ppo_trains_and_evaluates_on_coinrun_through_train_py(train_here, tmp_path):
     output_dir = tmp_path / "coinrun"
     overrides = (
         "env=procgen/coinrun,env_kwargs={'distribution_mode': 'easy', 'num_levels': 10},"
         "train_steps=128,max_episode_steps=60,eval.every_steps=128,eval.episodes=2,jit_compile=False"
     )
-    proc = run_train(
-        ["--hparams", "ppo_tiny", "--hparam_override", overrides, "--output_dir", output_dir],
-        timeout=300,
+    proc = train_here(
+        ["--hparams", "ppo_tiny", "--hparam_override", overrides, "--output_dir", output_dir]
     )
     assert proc.returncode == 0, describe(proc)
     with open(output_dir / "run_0" / "progress.csv", newline="") as f:
