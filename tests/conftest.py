@@ -285,15 +285,11 @@ def trained_run(tmp_path_factory):
     runs.close()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _train_the_shared_runs_in_the_background(request, trained_run):
-    """The sets that the selected tests read through `trained_run` start training when the
-    session starts, one at a time in `trained_run`'s process, in the order the tests need them
-    (a parametrized `hparams_set`, else the test module's `TRAINED_SET`, else TINY_SET). Most
-    tests keep one of the two cores busy, so the runs mostly use the other core and are done
-    when needed."""
+def _sets_read_by(items: list[pytest.Item]) -> list[str]:
+    """The sets that `items` read through `trained_run`, in the order they need them (a
+    parametrized `hparams_set`, else the test module's `TRAINED_SET`, else TINY_SET)."""
     needed = []
-    for item in request.session.items:
+    for item in items:
         if "trained_run" not in getattr(item, "fixturenames", ()):
             continue
         callspec = getattr(item, "callspec", None)
@@ -301,7 +297,26 @@ def _train_the_shared_runs_in_the_background(request, trained_run):
             needed.append(callspec.params["hparams_set"])
         else:
             needed.append(getattr(item.module, "TRAINED_SET", TINY_SET))
-    trained_run.prefetch(list(dict.fromkeys(needed)))
+    return list(dict.fromkeys(needed))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _train_the_shared_runs_in_the_background(request, trained_run):
+    """In one pytest process, the sets that the selected tests read start training when the
+    session starts, one at a time in `trained_run`'s process. Most tests keep one of the two
+    cores busy, so the runs mostly use the other core and are done when needed. Under
+    pytest-xdist a worker does not know which test files it will get, so there each module
+    queues its own sets as it starts (`_train_this_modules_runs_first`)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        trained_run.prefetch(_sets_read_by(request.session.items))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _train_this_modules_runs_first(request, trained_run):
+    """A module's shared runs are queued when it starts, all at once: its first test waits for
+    the first run, and the next ones train while it checks (no-op for runs already queued)."""
+    module_items = [item for item in request.session.items if item.module is request.module]
+    trained_run.prefetch(_sets_read_by(module_items))
 
 
 def repository_agents() -> list[str]:
