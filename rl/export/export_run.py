@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,18 +73,20 @@ def export_run(
         raise UserError(f"--output {output} exists and is not empty; choose another directory")
     store.restore(tf.train.Checkpoint(agent=agent), pointer)
     metadata = _metadata(run_dir, hparams, agent, int(pointer["step"]))
-    module = ExportedPolicy(agent, metadata)
-    signatures = module.signatures()
-    metadata["signatures"] = sorted(signatures)
+    # TFLite holds the greedy policy alone: sampling's stateless random ops are no TFLite
+    # built-ins (they would need the TF "flex" ops, which LiteRT's interpreter lacks).
+    metadata["signatures"] = (
+        [GREEDY] if fmt == "tflite" else sorted(ExportedPolicy(agent, metadata).signatures())
+    )
     module = ExportedPolicy(agent, metadata)  # again: the metadata names its signatures
-    signatures = module.signatures()
+    signatures = {k: f for k, f in module.signatures().items() if k in metadata["signatures"]}
     if fmt == "tflite":
-        content = _tflite(module)
+        content = _tflite(module, signatures)
         tf.io.gfile.makedirs(output)
         with tf.io.gfile.GFile(join(output, TFLITE_FILE), "wb") as f:
             f.write(content)
         _write_json(join(output, METADATA_FILE), metadata)
-        return Exported(join(output, TFLITE_FILE), int(pointer["step"]), (GREEDY,))
+        return Exported(join(output, TFLITE_FILE), int(pointer["step"]), tuple(signatures))
     tf.saved_model.save(module, output, signatures=signatures)
     _write_json(join(output, "assets.extra", METADATA_FILE), metadata)
     return Exported(output, int(pointer["step"]), tuple(sorted(signatures)))
@@ -165,18 +168,21 @@ def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any
     }
 
 
-def _tflite(module: ExportedPolicy) -> bytes:
-    """The greedy policy as a TFLite flatbuffer (built-in ops only, float32)."""
-    function = module.greedy_action.get_concrete_function()
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([function], module)
-    try:
-        return converter.convert()
-    except Exception as error:  # the converter's ConverterError and friends: ops TFLite lacks
-        text = str(error).strip()
-        first = next((line for line in text.splitlines() if "error" in line.lower()), text)
-        raise UserError(
-            f"TFLite cannot hold this policy ({first.strip()[:160]}); use --format saved_model"
-        ) from None
+def _tflite(module: ExportedPolicy, signatures: dict[str, Any]) -> bytes:
+    """`signatures` as a TFLite flatbuffer (built-in ops only, float32), under their names and
+    with the batch dimension left dynamic. Converted from a SavedModel of them: from a lone
+    concrete function the converter would name the signature `serving_default`."""
+    with tempfile.TemporaryDirectory(prefix="rl-export-tflite-") as saved:
+        tf.saved_model.save(module, saved, signatures=signatures)
+        converter = tf.lite.TFLiteConverter.from_saved_model(saved, list(signatures))
+        try:
+            return converter.convert()
+        except Exception as error:  # the converter's ConverterError and friends: ops TFLite lacks
+            text = str(error).strip()
+            first = next((line for line in text.splitlines() if "error" in line.lower()), text)
+            raise UserError(
+                f"TFLite cannot hold this policy ({first.strip()[:160]}); use --format saved_model"
+            ) from None
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:

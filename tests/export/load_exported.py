@@ -1,9 +1,10 @@
 """Loads exported policies with TensorFlow alone (no `rl`) and writes their actions.
 
-Run as `python load_exported.py CASES.json`: for each case {"name", "path", "format",
-"observations"} it loads the export (a SavedModel, or a .tflite file through the TFLite
-interpreter), acts on the observations (.npy) and writes `<name>.npz` beside the observations.
-It never imports `rl`, and says so in its output (what a user of an exported policy has).
+Run as `python load_exported.py CASES.json`: for each case {"path", "format", "observations",
+"output", and for TFLite "signature"} it loads the export (a SavedModel, or a .tflite file
+through LiteRT's interpreter, by signature name), acts on the observations (.npy) and writes
+the actions to `output` (.npz). It never imports `rl`, and says so in its output (what a user
+of an exported policy has).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
 
 SEEDS = (7, 7, 8)  # sample_action twice with one seed, once with another
 
@@ -55,10 +57,16 @@ def saved_model_actions(path: str, obs: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def tflite_actions(path: str, obs: np.ndarray) -> dict[str, np.ndarray]:
-    interpreter = tf.lite.Interpreter(model_path=path)
-    runner = interpreter.get_signature_runner()
-    return {"greedy": runner(observation=obs)["action"]}
+def tflite_actions(path: str, obs: np.ndarray, signature: str) -> dict[str, np.ndarray]:
+    interpreter = Interpreter(model_path=path)
+    (observation,) = interpreter.get_input_details()
+    runner = interpreter.get_signature_runner(signature)
+    return {
+        "signatures": np.array(sorted(interpreter.get_signature_list())),
+        "input_shape": observation["shape_signature"],  # -1: a dynamic dimension
+        "greedy": runner(observation=obs)["action"],
+        "greedy_one": runner(observation=obs[:1])["action"],  # resized down again
+    }
 
 
 def main(cases_path: str) -> None:
@@ -66,8 +74,10 @@ def main(cases_path: str) -> None:
         cases = json.load(f)
     for case in cases:
         obs = np.load(case["observations"])
-        load = tflite_actions if case["format"] == "tflite" else saved_model_actions
-        out = load(case["path"], obs)
+        if case["format"] == "tflite":
+            out = tflite_actions(case["path"], obs, case["signature"])
+        else:
+            out = saved_model_actions(case["path"], obs)
         np.savez(case["output"], **out)
     print(json.dumps({"rl_imported": any(m == "rl" or m.startswith("rl.") for m in sys.modules)}))
 

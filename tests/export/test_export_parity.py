@@ -2,8 +2,9 @@
 loads each export and returns bit-equal greedy actions on 1,000 fixed observations, for one
 agent of each family (DQN, C51, PPO discrete and continuous, SAC, recurrent PPO, an Atari CNN),
 each trained for a few steps by the real loop into a real run dir. TFLite files of the
-feed-forward policies, run by the TFLite interpreter, give the same discrete actions and
-continuous actions within TFLITE_TOLERANCE."""
+feed-forward policies, run by LiteRT's interpreter through the signature name rl.export
+reports, on a batch of TFLITE_BATCH observations, give the same discrete actions and continuous
+actions within TFLITE_TOLERANCE."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from rl.utils.checkpoint import CheckpointStore
 
 NUM_OBS = 1000
 TFLITE_TOLERANCE = 1e-5  # absolute, on continuous actions (TFLite's kernels are not TF's)
+TFLITE_BATCH = 256  # a batch the converter's default input shape [1, ...] does not hold
 LOADER = Path(__file__).with_name("load_exported.py")
 
 # family: (hparams set, overrides, train_steps): a few iterations of the real loop each.
@@ -105,12 +107,15 @@ def exported(tmp_path_factory):
         )
         if name in FEED_FORWARD_TFLITE:
             lite = export_run(run_dir, fmt="tflite")
+            results[name]["tflite_export"] = lite
+            np.save(root / f"{name}_obs_{TFLITE_BATCH}.npy", obs[:TFLITE_BATCH])
             cases.append(
                 {
                     "name": name,
                     "path": lite.path,
                     "format": "tflite",
-                    "observations": obs_path,
+                    "signature": lite.signatures[0],  # what python -m rl.export prints
+                    "observations": str(root / f"{name}_obs_{TFLITE_BATCH}.npy"),
                     "output": str(root / f"{name}_tflite.npz"),
                 }
             )
@@ -190,14 +195,24 @@ def test_sample_action_depends_on_the_seed_alone(exported, family):
 
 
 @pytest.mark.parametrize("family", FEED_FORWARD_TFLITE)
-def test_tflite_interpreter_matches_within_the_stated_tolerance(exported, family):
+def test_litert_runs_the_tflite_file_by_its_signature_name_at_any_batch(exported, family):
     result = exported[family]
-    lite, memory, spec = result["tflite"], result["memory"], result["spec"]
-    assert lite["greedy"].shape == memory["greedy"].shape
-    if spec.discrete:
-        np.testing.assert_array_equal(lite["greedy"], memory["greedy"])
-    else:
-        np.testing.assert_allclose(lite["greedy"], memory["greedy"], rtol=0, atol=TFLITE_TOLERANCE)
+    lite, spec = result["tflite"], result["spec"]
+    # The SavedModel's greedy actions (bit-equal to the agent's, above) on the same observations.
+    saved = result["loaded"]["greedy"][:TFLITE_BATCH]
+    assert result["tflite_export"].signatures == ("greedy_action",)
+    assert lite["signatures"].tolist() == ["greedy_action"]
+    with open(Path(result["tflite_export"].path).with_name("metadata.json")) as f:
+        assert json.load(f)["signatures"] == ["greedy_action"]
+    assert lite["input_shape"].tolist() == [-1, *spec.obs_shape]
+    assert lite["greedy"].shape == (TFLITE_BATCH, *spec.action_shape)
+    assert lite["greedy_one"].shape == (1, *spec.action_shape)
+    for actions in (lite["greedy"], lite["greedy_one"]):
+        expected = saved[: len(actions)]
+        if spec.discrete:
+            np.testing.assert_array_equal(actions, expected)
+        else:
+            np.testing.assert_allclose(actions, expected, rtol=0, atol=TFLITE_TOLERANCE)
 
 
 def test_tflite_refuses_a_recurrent_policy_before_writing(exported, tmp_path):
