@@ -296,52 +296,50 @@ def run_part(results: dict, part: str, fn: Callable[[], object]) -> None:
     print(f"[{part}] {results['part_seconds'][part]:.1f} s", file=sys.stderr, flush=True)
 
 
+def engine_line(row: dict) -> str:
+    ok = "yes" if row["ok"] else f"NO {row['exit']} {row['checkpoint_steps']}"
+    seconds = f"{row['train_s']:>8.1f} {row['resume_s']:>9.1f}"
+    return f"{row['engine']:<11} {row['set']:<13} {ok:>14} {seconds}"
+
+
+def precision_line(row: dict) -> str:
+    if "skipped" in row:
+        return f"{row['precision']:<22} skipped: {row['skipped']}"
+    return f"{row['precision']:<22} {row['agent_steps_per_s']:>13,.0f} {row['share_in_tf']:>12.0%}"
+
+
+TABLES = (  # (part, header, one row's line)
+    ("engines", f"{'engine':<11} {'set':<13} {'trains+resumes':>14} {'train s':>8} {'resume s':>9}",
+     engine_line),
+    ("compiled_ppo", f"{'compiled PPO envs':>17} {'env steps/s':>12} {'iteration ms':>13} "
+     f"{'first call s':>13}",
+     lambda r: f"{r['num_envs']:>17,} {r['env_steps_per_s']:>12,.0f} "
+     f"{r['iteration_s'] * 1e3:>13.1f} {r['first_call_s']:>13.1f}"),
+    ("ppo_agent", f"{'PPO (Atari) precision':<22} {'agent steps/s':>13} {'share in TF':>12}",
+     precision_line),
+    ("learners", f"{'learner':<22} {'grad steps/s':>12} {'K':>4}  compiler",
+     lambda r: f"{r['set']:<22} {r['gradient_steps_per_s']:>12,.0f} "
+     f"{r['gradient_steps_per_update']:>4}  {r['compiler']}"),
+    ("model_kinds", f"{'model kind':<10} {'set':<22} {'XLA ms/step':>12} {'TF ms/step':>11} "
+     f"{'XLA speedup':>12}",
+     lambda r: f"{r['kind']:<10} {r['set']:<22} {r['xla_ms_per_step']:>12.2f} "
+     f"{r['tf_ms_per_step']:>11.2f} {r['xla_speedup']:>11.2f}x"),
+)  # fmt: skip
+
+
 def print_tables(results: dict) -> None:
-    facts = results.get("devices", {})
-    print(
-        f"== devices: {', '.join(facts.get('devices', []))} (ran on {facts.get('accelerator')}; "
-        f"TF {facts.get('tensorflow')}, CUDA build {facts.get('cuda_build')}; "
-        f"{', '.join(facts.get('gpu_names', [])) or 'no GPU'})"
-    )
-    print(f"\n{'engine':<11} {'set':<13} {'trains+resumes':>14} {'train s':>8} {'resume s':>9}")
-    for row in results.get("engines", []):
-        ok = "yes" if row["ok"] else f"NO {row['exit']} {row['checkpoint_steps']}"
-        print(
-            f"{row['engine']:<11} {row['set']:<13} {ok:>14} {row['train_s']:>8.1f} "
-            f"{row['resume_s']:>9.1f}"
-        )
-    print(
-        f"\n{'compiled PPO envs':>17} {'env steps/s':>12} {'iteration ms':>13} {'first call s':>13}"
-    )
-    for row in results.get("compiled_ppo", []):
-        print(
-            f"{row['num_envs']:>17,} {row['env_steps_per_s']:>12,.0f} "
-            f"{row['iteration_s'] * 1e3:>13.1f} {row['first_call_s']:>13.1f}"
-        )
-    print(f"\n{'PPO (Atari) precision':<22} {'agent steps/s':>13} {'share in TF':>12}")
-    for row in results.get("ppo_agent", []):
-        if "skipped" in row:
-            print(f"{row['precision']:<22} skipped: {row['skipped']}")
-            continue
-        print(
-            f"{row['precision']:<22} {row['agent_steps_per_s']:>13,.0f} {row['share_in_tf']:>12.0%}"
-        )
-    print(f"\n{'learner':<22} {'grad steps/s':>12} {'K':>4}  compiler")
-    for row in results.get("learners", []):
-        print(
-            f"{row['set']:<22} {row['gradient_steps_per_s']:>12,.0f} "
-            f"{row['gradient_steps_per_update']:>4}  {row['compiler']}"
-        )
-    print(
-        f"\n{'model kind':<10} {'set':<22} {'XLA ms/step':>12} {'TF ms/step':>11} "
-        f"{'XLA speedup':>12}"
-    )
-    for row in results.get("model_kinds", []):
-        print(
-            f"{row['kind']:<10} {row['set']:<22} {row['xla_ms_per_step']:>12.2f} "
-            f"{row['tf_ms_per_step']:>11.2f} {row['xla_speedup']:>11.2f}x"
-        )
-    memory = results.get("peak_memory", {})
+    """One table per part that ran, then each failed part's traceback."""
+    facts = results.get("devices")
+    if facts:
+        print(f"== devices: {', '.join(facts['devices'])} (ran on {facts['accelerator']}; "
+              f"TF {facts['tensorflow']}, CUDA build {facts['cuda_build']}; "
+              f"{', '.join(facts.get('gpu_names', [])) or 'no GPU'})")  # fmt: skip
+    for part, header, line in TABLES:
+        if results.get(part):
+            print(f"\n{header}")
+            for row in results[part]:
+                print(line(row))
+    memory = results.get("peak_memory")
     if memory:
         print(f"\npeak memory ({memory['where']}): {memory['peak_mb']:,.0f} MB")
     for part, error in results.get("errors", {}).items():
