@@ -47,8 +47,10 @@ STEP_SIZE = 1e-4
 # ------------------------------------------------------------------------------------ models
 def mlp_params(key, sizes):
     keys = jax.random.split(key, len(sizes) - 1)
-    return [(jax.random.normal(k, (a, b)) * (2 / a) ** 0.5, jnp.zeros(b))
-            for k, a, b in zip(keys, sizes[:-1], sizes[1:], strict=True)]  # fmt: skip
+    return [
+        (jax.random.normal(k, (a, b)) * (2 / a) ** 0.5, jnp.zeros(b))
+        for k, a, b in zip(keys, sizes[:-1], sizes[1:], strict=True)
+    ]
 
 
 def mlp_apply(params, x):
@@ -64,8 +66,10 @@ CONVS = ((8, 4, 4, 32), (4, 2, 32, 64), (3, 1, 64, 64))  # (kernel, stride, in, 
 
 def cnn_params(key, actions):
     keys = jax.random.split(key, 5)
-    convs = [jax.random.normal(k, (s, s, i, o)) * (2 / (s * s * i)) ** 0.5
-             for k, (s, _, i, o) in zip(keys, CONVS, strict=False)]  # fmt: skip
+    convs = [
+        jax.random.normal(k, (s, s, i, o)) * (2 / (s * s * i)) ** 0.5
+        for k, (s, _, i, o) in zip(keys, CONVS, strict=False)
+    ]
     return convs, mlp_params(keys[4], [7 * 7 * 64, 512, actions])
 
 
@@ -73,7 +77,11 @@ def cnn_apply(params, x):
     convs, head = params
     for w, (_, stride, _, _) in zip(convs, CONVS, strict=True):
         x = jax.lax.conv_general_dilated(
-            x, w.astype(x.dtype), (stride, stride), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            x,
+            w.astype(x.dtype),
+            (stride, stride),
+            "VALID",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
         )
         x = jax.nn.relu(x)
     return mlp_apply(head, x.reshape(x.shape[0], -1))
@@ -81,8 +89,11 @@ def cnn_apply(params, x):
 
 def lstm_params(key, inputs, units, outputs):
     k1, k2, k3 = jax.random.split(key, 3)
-    return (jax.random.normal(k1, (inputs + units, 4 * units)) * (1 / (inputs + units)) ** 0.5,
-            jnp.zeros(4 * units), mlp_params(k3, [units, outputs]))  # fmt: skip
+    return (
+        jax.random.normal(k1, (inputs + units, 4 * units)) * (1 / (inputs + units)) ** 0.5,
+        jnp.zeros(4 * units),
+        mlp_params(k3, [units, outputs]),
+    )
 
 
 def lstm_apply(params, x):  # x: [batch, time, inputs]
@@ -140,12 +151,22 @@ def time_jax(fn, params, repeats) -> float:
 def torch_model(kind: str, actions: int) -> torch.nn.Module:
     nn = torch.nn
     if kind == "mlp":
-        return nn.Sequential(nn.Linear(4, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                             nn.Linear(256, actions))  # fmt: skip
+        return nn.Sequential(
+            nn.Linear(4, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, actions)
+        )
     if kind == "cnn":
-        return nn.Sequential(nn.Conv2d(4, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(),
-                             nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(),
-                             nn.Linear(3136, 512), nn.ReLU(), nn.Linear(512, actions))  # fmt: skip
+        return nn.Sequential(
+            nn.Conv2d(4, 32, 8, 4),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 4, 2),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, 1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(3136, 512),
+            nn.ReLU(),
+            nn.Linear(512, actions),
+        )
 
     class Recurrent(nn.Module):
         def __init__(self):
@@ -196,7 +217,8 @@ CASES = (  # (name, kind, batch, gradient steps K)
 def case_inputs(kind: str, batch: int, key):
     kx, ky, kp = jax.random.split(key, 3)
     if kind == "mlp":
-        return mlp_apply, mlp_params(kp, [4, 256, 256, 2]), jax.random.normal(kx, (batch, 4)), jax.random.normal(ky, (batch, 2))  # fmt: skip
+        x = jax.random.normal(kx, (batch, 4))
+        return mlp_apply, mlp_params(kp, [4, 256, 256, 2]), x, jax.random.normal(ky, (batch, 2))
     if kind == "cnn":
         x = jax.random.uniform(kx, (batch, 84, 84, 4))
         return cnn_apply, cnn_params(kp, 6), x, jax.random.normal(ky, (batch, 6))
@@ -228,9 +250,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="K=2, 2 repeats (a CPU try-out)")
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    facts = {"jax": jax.__version__, "jax_devices": [str(d) for d in jax.devices()],
-             "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-             "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu"}  # fmt: skip
+    facts = {
+        "jax": jax.__version__,
+        "jax_devices": [str(d) for d in jax.devices()],
+        "torch": torch.__version__,
+        "cudnn": torch.backends.cudnn.version(),
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+    }
     rows = []
     for name, kind, batch, k in CASES:
         k, repeats = (2, 2) if args.quick else (k, args.repeats)
@@ -238,13 +264,19 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     with open(args.json, "w") as f:
         json.dump({"facts": facts, "rows": rows}, f, indent=2)
-    print(f"\n{facts['device']}: JAX {facts['jax']} ({facts['jax_devices'][0]}), "
-          f"PyTorch {facts['torch']}, cuDNN {facts['cudnn']}; ms per gradient step, median")  # fmt: skip
+    print(
+        f"\n{facts['device']}: JAX {facts['jax']} ({facts['jax_devices'][0]}), "
+        f"PyTorch {facts['torch']}, cuDNN {facts['cudnn']}; ms per gradient step, median"
+    )
     variants = ("xla loop", "xla per step", "kernels", "xla bf16")
     print(f"{'case':<30}" + "".join(f"{v:>14}" for v in variants) + f"{'kernels/xla loop':>18}")
     for row in rows:
-        cells = "".join(f"{row[v]:>14.3f}" if row[v] is not None else f"{'failed':>14}" for v in variants)
-        ratio = row["kernels"] / row["xla loop"] if row["kernels"] and row["xla loop"] else float("nan")
+        cells = "".join(
+            f"{row[v]:>14.3f}" if row[v] is not None else f"{'failed':>14}" for v in variants
+        )
+        ratio = (
+            row["kernels"] / row["xla loop"] if row["kernels"] and row["xla loop"] else float("nan")
+        )
         print(f"{row['case']:<30}{cells}{ratio:>17.2f}x")
 
 
