@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from rl.errors import UserError, did_you_mean
+from rl.errors import UserError, did_you_mean, user_error_exit
 from rl.utils.command_line import UserErrorParser
 from rl.utils.files import atomic_write_bytes, join, read_json
 
@@ -398,8 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             args.output_dir, args.out, args.metric, resamples=args.resamples, seed=args.seed
         )
     except UserError as error:
-        print(f"rl.plot: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit("rl.plot", error)
     print(format_report(result, args.metric, args.resamples))
     return 0
 

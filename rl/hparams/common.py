@@ -311,6 +311,32 @@ def smoke_test_cadence(
     return hp
 
 
+def replay_sizes(
+    hp: HParams,
+    *,
+    buffer_size: int | None = None,
+    batch_size: int | None = None,
+    learning_starts: int | None = None,
+) -> HParams:
+    """Sets the keys of `add_replay_keys` that are given (None: unchanged)."""
+    for key, value in (
+        ("buffer_size", buffer_size),
+        ("batch_size", batch_size),
+        ("learning_starts", learning_starts),
+    ):
+        if value is not None:
+            hp.set(key, value)
+    return hp
+
+
+def replay_ratio(hp: HParams, *, train_every: int, gradient_steps: int) -> HParams:
+    """An update call every `train_every` env steps that runs `gradient_steps` gradient steps
+    (one compiled call): the replay ratio of the replay agents."""
+    hp.train_every = train_every
+    hp.gradient_steps = gradient_steps
+    return hp
+
+
 def rollouts(
     hp: HParams,
     *,

@@ -17,7 +17,7 @@ import sys
 import warnings
 from typing import Any
 
-from rl.errors import UserError
+from rl.errors import UserError, user_error_exit
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
 
@@ -264,8 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit(PROG, error)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the same command continues the study", file=sys.stderr)
         return 130

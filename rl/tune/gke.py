@@ -19,15 +19,15 @@ from rl.errors import UserError
 from rl.systems.kube_launcher import (
     Launch,
     check_image,
+    check_namespace,
     follow_command,
+    job_name,
     load_client_configuration,
     submit,
 )
 from rl.systems.manifests import (
-    MAX_JOB_NAME,
     JobSpec,
     check_dns_label,
-    make_job_name,
     to_yaml,
     tuner_job_manifests,
 )
@@ -67,13 +67,8 @@ def plan_workers(
             "disappears with the Pod, and the trial run dirs are the study's TensorBoard"
         )
     check_image(args.image, "gke", "k8s/Dockerfile.cpu")
-    namespace = check_dns_label(args.namespace or "default", "--namespace")
-    if args.kube_context is not None and not args.kube_context.strip():
-        raise UserError("--kube_context is empty; leave it out to use the current context")
-    if args.job_name:
-        name = check_dns_label(args.job_name, "--job_name", MAX_JOB_NAME)
-    else:
-        name = make_job_name(f"tune-{args.hparams}")
+    namespace = check_namespace(args)
+    name = job_name(args, f"tune-{args.hparams}")
     spec = JobSpec(
         name=name,
         namespace=namespace,

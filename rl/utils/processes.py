@@ -63,17 +63,11 @@ def stop_processes(
     Callers signal a polite stop first (e.g. an Event the children poll); this only makes sure
     that, one way or another, no child outlives the call.
     """
-    deadline = time.monotonic() + timeout
-    for process in processes:
-        if process.pid is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
+    _join_within(processes, timeout)
     for process in processes:
         if process.is_alive():
             process.terminate()
-    deadline = time.monotonic() + 2.0
-    for process in processes:
-        if process.pid is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
+    _join_within(processes, 2.0)
     for process in processes:
         if process.is_alive():
             process.kill()
@@ -89,3 +83,11 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _join_within(processes: Sequence[multiprocessing.process.BaseProcess], seconds: float) -> None:
+    """Joins every started process, all of them within `seconds` in total."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        if process.pid is not None:
+            process.join(max(0.0, deadline - time.monotonic()))
