@@ -312,20 +312,12 @@ def smoke_test_cadence(
 
 
 def replay_sizes(
-    hp: HParams,
-    *,
-    buffer_size: int | None = None,
-    batch_size: int | None = None,
-    learning_starts: int | None = None,
+    hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
 ) -> HParams:
-    """Sets the keys of `add_replay_keys` that are given (None: unchanged)."""
-    for key, value in (
-        ("buffer_size", buffer_size),
-        ("batch_size", batch_size),
-        ("learning_starts", learning_starts),
-    ):
-        if value is not None:
-            hp.set(key, value)
+    """Sets the keys `add_replay_keys` declares."""
+    hp.buffer_size = buffer_size
+    hp.batch_size = batch_size
+    hp.learning_starts = learning_starts
     return hp
 
 

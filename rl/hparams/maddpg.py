@@ -30,7 +30,8 @@ def maddpg() -> HParams:
     hp.tau = 0.01
     hp.max_grad_norm = 0.5
     hp.num_critics = 1  # one centralized critic per agent (the only value maddpg accepts)
-    replay_sizes(hp, batch_size=1024, learning_starts=25_600)
+    hp.batch_size = 1024
+    hp.learning_starts = 25_600
     replay_ratio(hp, train_every=100, gradient_steps=1)
     hp.train_steps = 1_500_000
     hp.eval.every_steps = 25_000

@@ -52,7 +52,8 @@ def pendulum_protocol(hp: HParams) -> HParams:
     steps before learning, evaluated every 2000 env steps."""
     hp.env = "Pendulum-v1"
     hp.train_steps = 20_000
-    replay_sizes(hp, buffer_size=200_000, learning_starts=1000)
+    hp.buffer_size = 200_000
+    hp.learning_starts = 1000
     hp.eval.every_steps = 2000
     hp.checkpoint_every = 10_000
     return hp

@@ -317,10 +317,6 @@ class FrameReplay:
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         config = json.loads(str(state["config"]))
-        # Checkpoints before alpha and epsilon could follow schedules kept them in the config.
-        alpha = float(state["alpha"]) if "alpha" in state else config.pop("alpha", self.alpha)
-        epsilon = config.pop("epsilon", self.epsilon)
-        epsilon = float(state["epsilon"]) if "epsilon" in state else epsilon
         if config != self._config():
             raise ValueError(f"checkpoint frame replay is {config}, this one {self._config()}")
         filled = int(np.asarray(state["frames"]).shape[1])
@@ -338,5 +334,5 @@ class FrameReplay:
         self._tree.update(np.arange(self.capacity), priorities)
         self._valid = (priorities > 0).reshape(self.num_envs, self.rows_per_env)
         self._max_priority = float(state["max_priority"])
-        self.alpha, self.epsilon = float(alpha), float(epsilon)
+        self.alpha, self.epsilon = float(state["alpha"]), float(state["epsilon"])
         self._rng.bit_generator.state = json.loads(str(state["rng_state"]))
