@@ -373,6 +373,19 @@ def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
                 pass
 
 
+def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:
+    """Prints the manifests as YAML (`--dry_run`: False) or submits them and says how to follow
+    them (True)."""
+    if dry_run:
+        sys.stdout.write(to_yaml(launch.manifests))
+        return False
+    submit(launch, load_client_configuration(launch.context, config_file))
+    what = f"{launch.workload['kind'].lower()}/{launch.name}"
+    print(f"submitted {what} to namespace {launch.namespace}: {launch.summary}")
+    print(f"follow the logs:  {follow_command(launch)}")
+    return True
+
+
 def follow_command(launch: Launch) -> str:
     """The kubectl command that streams the logs: one Pod by job name, several by label."""
     context = f" --context {launch.context}" if launch.context else ""
@@ -417,14 +430,7 @@ class KubernetesSystem:
         config_file: str | None = None,
     ) -> int:
         """Checks, renders, then prints (`--dry_run`) or submits; returns the exit status."""
-        launch = self.plan(args, parser, check_values)
-        if args.dry_run:
-            sys.stdout.write(to_yaml(launch.manifests))
-            return 0
-        configuration = load_client_configuration(launch.context, config_file)
-        submit(launch, configuration)
-        what = f"{launch.workload['kind'].lower()}/{launch.name}"
-        print(f"submitted {what} to namespace {launch.namespace}: {launch.summary}")
-        print(f"follow the logs:  {follow_command(launch)}")
-        print(f"resume after a failure: run the same command again (output_dir {args.output_dir})")
+        if send(self.plan(args, parser, check_values), args.dry_run, config_file):
+            resume = f"run the same command again (output_dir {args.output_dir})"
+            print(f"resume after a failure: {resume}")
         return 0
