@@ -207,7 +207,7 @@ def train(
 
     `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
     train together (default: one after another); `extra_state` are the engine's own counters;
-    `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring);
+    `preemption` turns SIGTERM into checkpoints and `Preempted` (docs/architecture.md);
     `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`);
     `overrides`: the train.py flags that changed the set, for manifest.json.
     """

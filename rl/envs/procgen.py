@@ -128,7 +128,7 @@ class ProcgenEnv(gym.Env):
         if not first[0]:
             self._obs = frame
             return frame, float(reward[0]), False, False, info
-        # The episode ended and the game is already in the next level (module docstring).
+        # The episode ended and the game is already in the next level (docs/environments.md).
         self._next_episode_obs = frame
         truncated = self._steps >= self.timeout and not info["level_complete"]
         return self._obs, float(reward[0]), not truncated, truncated, info

@@ -38,7 +38,7 @@ BUILDER_PREFIX = "builder/"
 
 
 class SequenceBuilder:
-    """Turns each env's stream of steps into burn-in + window items (see the module docstring)."""
+    """Turns each env's stream of steps into burn-in + window items (docs/recurrent.md, "DRQN")."""
 
     def __init__(
         self,

@@ -31,7 +31,7 @@ OPTIONAL_FIELDS = ("log_prob", "value")
 
 @dataclasses.dataclass(frozen=True)
 class Rollout:
-    """T vector-env steps of N envs (see the module docstring for every field)."""
+    """T vector-env steps of N envs (every field: docs/rollout_api.md)."""
 
     obs: Any
     action: Any
