@@ -391,15 +391,9 @@ def worker_job_manifests(
 ) -> list[Manifest]:
     """The Pods of MultiWorkerMirroredStrategy: one worker is a headless Service + Indexed Job
     (`_job`), several are a JobSet (`_jobset`, which makes the Service); `backoff_limit` is the
-    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free).
-
-    Each Pod gets JOB_COMPLETION_INDEX from the Job controller and RL_NUM_WORKERS, RL_JOB_NAME
-    (the Job's name, the stem of its Pods' hostnames), RL_SERVICE, RL_WORKER_PORT from here;
-    `rl.distribute.tf_config.install_tf_config()` turns them into TF_CONFIG inside the trainer
-    process. GPUs are requested as `nvidia.com/gpu` (GKE adds the toleration for its GPU node
-    taint itself); `gpu_type` selects the node pool by its `cloud.google.com/gke-accelerator`
-    label, which Autopilot needs to pick a GPU.
-    """
+    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free). The
+    Pods' environment, from which `rl.distribute.tf_config` builds TF_CONFIG, and the GPU
+    requests: docs/tpu_gke.md, "CPU/GPU workers"."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = {
