@@ -38,7 +38,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
     from rl.cli import build_parser  # rl/__init__.py imports TensorFlow with stderr muted
-    from rl.errors import DIVERGED_EXIT, PREEMPTED_EXIT, Diverged, Preempted, UserError
+    from rl.errors import (
+        DIVERGED_EXIT,
+        PREEMPTED_EXIT,
+        Diverged,
+        Preempted,
+        UserError,
+        user_error_exit,
+    )
     from rl.preemption import PreemptionNotice
 
     try:
@@ -56,8 +63,7 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
         with PreemptionNotice(args.preemption_grace).installed(received_at) as preemption:
             return _run(args, preemption)
     except UserError as error:
-        print(f"train.py: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit("train.py", error)
     except Preempted:
         print(
             f"train.py: stopped by SIGTERM; every run saved a checkpoint (status "

@@ -9,11 +9,18 @@ status 1. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable
 
 
 class UserError(Exception):
     """A mistake in the user's input; the message names the problem and the fix."""
+
+
+def user_error_exit(prog: str, error: UserError) -> int:
+    """Every command's answer to a `UserError`: one line `prog: error: ...` on stderr, status 2."""
+    print(f"{prog}: error: {error}", file=sys.stderr)
+    return 2
 
 
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:

@@ -1,26 +1,12 @@
 """The one training loop: the cadence of every run, whatever engine trains it.
 
-`train` takes a list of runs (one run dir and seed per `--copies` copy; one seed is a list of
-one) and an engine factory (`rl.engines.choose`). The loop owns everything that is the same for
-every engine: resuming from the newest checkpoint, the run files (hparams.json, manifest.json,
-TensorBoard events, progress.csv), the cadence of evaluation (`eval.every_steps`), logging
-(`log_every`) and checkpoints (`checkpoint_every`), `stop_at_eval_return`, the wall time carried
-across resumes, the console line, `TrainResult`, and the test-mode table (`test`). An engine
-(`rl.engines.base.Engine`) only turns env steps into updates and plays evaluations.
-
-Callbacks: `on_evaluation(run, step, metrics)` is called after every evaluation of every run;
-returning `STOP` ends that run there (its last checkpoint is written, and a resume treats it as
-complete), `CONTINUE` (or None) lets it go on.
-
-SIGTERM (`preemption`, a `rl.preemption.PreemptionNotice`): between iterations, every run
-writes a checkpoint where it stands and `Preempted` is raised; train.py exits 75 and the same
-command continues from there. A non-finite loss (every iteration) or parameter (before every
-checkpoint) stops that run without saving it (`halt_on_nonfinite`); the others go on, then
-`Diverged` is raised.
-
-Copies train in groups: the engine decides which runs it can train together
-(`group_runs`: the compiled engine trains the copies that resume at the same env step as one
-program; the others train one copy after another).
+`train` takes a list of runs (one run dir and seed per `--copies` copy) and an engine factory
+(`rl.engines.choose`). The loop owns everything that is the same for every engine: resuming,
+the run files, the cadence of evaluation, logging and checkpoints, `stop_at_eval_return`, the
+callbacks (`STOP` / `CONTINUE` after every evaluation), SIGTERM (`Preempted`), divergence
+(`Diverged`), `TrainResult` and the test-mode table (`test`); docs/architecture.md, "The one
+loop", says in which order. An engine (`rl.engines.base.Engine`) only turns env steps into
+updates and plays evaluations.
 """
 
 from __future__ import annotations
@@ -221,7 +207,7 @@ def train(
 
     `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
     train together (default: one after another); `extra_state` are the engine's own counters;
-    `preemption` turns SIGTERM into checkpoints and `Preempted` (the module docstring);
+    `preemption` turns SIGTERM into checkpoints and `Preempted` (docs/architecture.md);
     `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`);
     `overrides`: the train.py flags that changed the set, for manifest.json.
     """

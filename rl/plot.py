@@ -5,23 +5,12 @@
 
 Reads every `run_*/progress.csv` under the output directory (CSV through `tf.io.gfile`, so
 gs:// works; nothing is unpickled or executed), puts the copies on one env-step grid, and draws
-the mean over copies with a bootstrap 95% confidence band plus each copy as a faint line. It
-prints the final value of every copy and a summary across copies: n, mean, interquartile mean
-(IQM) and a bootstrap 95% CI of the mean, following
-
-    Agarwal, Schwarzer, Castro, Courville, Bellemare. "Deep Reinforcement Learning at the Edge
-    of the Statistical Precipice", NeurIPS 2021. https://arxiv.org/abs/2108.13264
-
-Definitions (exact for any n):
-- Bootstrap CI: resample the *copies* with replacement (a seeded numpy Generator, 2000
-  resamples by default), take the mean of each resample; the band is the 2.5th..97.5th
-  percentile of those means (percentile bootstrap).
-- IQM: the mean of the middle 50% of the empirical distribution of the n final values. Sorted
-  value i owns the quantile interval [i/n, (i+1)/n]; its weight is the length of that interval
-  inside [0.25, 0.75], divided by 0.5. For n divisible by 4 this drops the lowest and highest
-  n/4 values, the same as rliable (`scipy.stats.trim_mean(x, 0.25)`); for other n the boundary
-  values count fractionally (n=3: weights 1/6, 2/3, 1/6) where rliable would round the cut down
-  (n=3: the plain mean).
+the mean over copies with a bootstrap 95% confidence band plus each copy as a faint line; prints
+each copy's final value and n, mean, interquartile mean (IQM) and a bootstrap 95% CI of the mean
+across copies (Agarwal et al., "Deep Reinforcement Learning at the Edge of the Statistical
+Precipice", NeurIPS 2021, https://arxiv.org/abs/2108.13264). The exact definitions (the
+percentile bootstrap over copies; the IQM's fractional weights for n not divisible by 4, where
+rliable would round the cut down): docs/watching_agents.md.
 
 User mistakes (no progress.csv, an empty one, an unknown column) exit 2 with one line.
 """
@@ -38,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from rl.errors import UserError, did_you_mean
+from rl.errors import UserError, did_you_mean, user_error_exit
 from rl.utils.command_line import UserErrorParser
 from rl.utils.files import atomic_write_bytes, join, read_json
 
@@ -398,8 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             args.output_dir, args.out, args.metric, resamples=args.resamples, seed=args.seed
         )
     except UserError as error:
-        print(f"rl.plot: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit("rl.plot", error)
     print(format_report(result, args.metric, args.resamples))
     return 0
 

@@ -1,17 +1,10 @@
 """SIGTERM = checkpoint and go: how a run survives a preemption.
 
-Kubernetes (a GKE Spot node or TPU VM being reclaimed, a Pod evicted or deleted) sends SIGTERM
-to the container's main process and SIGKILL `terminationGracePeriodSeconds` later (30 s by
-default). A `PreemptionNotice` turns SIGTERM into a request that the one loop (`rl.loop`) reads
-between iterations: the current update finishes (an evaluation in progress is abandoned: it
-changes nothing that is saved), every run writes a complete checkpoint where it stands, and
-train.py exits with `PREEMPTED_EXIT` (75), which the Job's podFailurePolicy treats as
-"restart me" (docs/tpu_gke.md, "Preemption and restarts"). The same command then resumes where
-the SIGTERM checkpoint was taken.
-
-A watchdog bounds the whole: `grace` seconds after the signal the process exits with the same
-status whatever it was doing. Checkpoints are written atomically, so a write cut short by the
-watchdog (or by SIGKILL) leaves the previous checkpoint as the latest.
+A `PreemptionNotice` turns SIGTERM into a request that the one loop (`rl.loop`) reads between
+iterations: every run writes a checkpoint where it stands and train.py exits with
+`PREEMPTED_EXIT` (75); a watchdog exits with the same status `grace` seconds after the signal
+whatever the process was doing. What a user sees, and why a cut-short checkpoint is harmless:
+docs/run_directory.md, "Preemption and restarts".
 """
 
 from __future__ import annotations

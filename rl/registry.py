@@ -117,19 +117,13 @@ register_model, get_model = models.register, models.get
 register_memory, get_memory = memory.register, memory.get
 register_agent, get_agent = agents.register, agents.get
 register_action_function, get_action_function = action_functions.register, action_functions.get
-register_gradient_function, get_gradient_function = (
-    gradient_functions.register,
-    gradient_functions.get,
-)
-register_advantage_estimator, get_advantage_estimator = (
-    advantage_estimators.register,
-    advantage_estimators.get,
-)
+register_gradient_function = gradient_functions.register
+get_gradient_function = gradient_functions.get
+register_advantage_estimator = advantage_estimators.register
+get_advantage_estimator = advantage_estimators.get
 register_schedule, get_schedule = schedules.register, schedules.get
 register_system, get_system = systems.register, systems.get
-register_reward_augmentation, get_reward_augmentation = (
-    reward_augmentations.register,
-    reward_augmentations.get,
-)
+register_reward_augmentation = reward_augmentations.register
+get_reward_augmentation = reward_augmentations.get
 register_optimizer, get_optimizer = optimizers.register, optimizers.get
 register_search_space, get_search_space = search_spaces.register, search_spaces.get

@@ -5,24 +5,13 @@ the double-Q target of van Hasselt et al. 2015 (https://arxiv.org/abs/1509.06461
 `double_q` is on: the agent is `rl.agents.dqn.DQN`, unchanged.
 
 Why: docs/architecture.md ("Speed rules"). `CompiledDQN.iteration` is a
-`tf.function(jit_compile=True)` without arguments that, like one collect + `update` of the
-Python trainer (`train_every` env steps, then `gradient_steps` gradient steps):
-
-1. steps the N envs T = train_every / N times (`rl.compiled.collect`), acting with the agent's
-   own epsilon-greedy `act` (its generator; epsilon follows the env-step counter, which grows
-   by N every step, and is 1 before `learning_starts`);
-2. appends the T * N one-step transitions, in time-major order, to the in-graph ring buffer
-   (`rl.compiled.replay.TFReplay`): next_obs is the true last observation where an episode
-   ended, discount 0 at termination and gamma otherwise (truncation bootstraps);
-3. once the replay holds `batch_size` rows and `learning_starts` env steps were taken, samples
-   K = `gradient_steps` batches uniformly with the agent's generator and runs the agent's own
-   `_train_on_batches`: target-network syncs, `_gradient_step`s on its `_loss` (the registered
-   TD losses in `rl.agents.gradient_functions`), schedules and clipping as on the Python path.
-
-The replay, the envs and the agent are all variables in one checkpoint, so a restored run
-continues exactly as an uninterrupted one (tests/compiled/test_compiled_dqn.py). The compiled
-replay is uniform and one-step: `memory=prioritized` or `n_step > 1` are refused with a clear
-error.
+`tf.function(jit_compile=True)` without arguments that does what one collect + `update` of the
+Python trainer does (`train_every` env steps, then `gradient_steps` gradient steps), with the
+agent's own `act` and `_train_on_batches` and an in-graph ring buffer
+(`rl.compiled.replay.TFReplay`); docs/compiled.md, "What one iteration is". The replay, the
+envs and the agent are all variables in one checkpoint, so a restored run continues exactly as
+an uninterrupted one. The compiled replay is uniform and one-step: `memory=prioritized` or
+`n_step > 1` are refused with a clear error.
 """
 
 from __future__ import annotations

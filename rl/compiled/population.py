@@ -84,7 +84,6 @@ class PopulationValues(tf.Module):
     def __init__(self, members: Sequence[HParams]) -> None:
         super().__init__(name="population")
         self.keys = varying_keys(members)
-        self.num_members = len(members)
         self.values = {
             key: tf.Variable(
                 [hparams.constant_number(key) for hparams in members],

@@ -1,21 +1,12 @@
 """One on-policy iteration (PPO, A2C, REINFORCE) over TF-ops envs as ONE XLA program: rollout,
 advantages, all update epochs.
 
-Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration needs the host
-(docs/compiled.md), so `CompiledPPO.iteration` is a
-`tf.function(jit_compile=True)` without arguments that
-
-1. steps the N envs T times in a `tf.scan` (`rl.compiled.collect`), sampling actions from the
-   policy with the agent's own `tf.random.Generator` (`agent.act(obs, explore=True)`,
-   Gumbel-max for discrete actions), and keeps per-env running episode returns/lengths;
-2. hands the time-major [T, N] batch to the agent's own compiled-update body
-   (`OnPolicyAgent.learner_step`: behaviour log-probs and values, truncation folded into the rewards
-   with V(final_obs), the registered advantage estimator (GAE), then n_epochs x minibatches of
-   gradient steps shuffled with the agent's generator, lr/clip schedules evaluated at each
-   gradient step). Losses, GAE, model, optimizer and schedules are the agent's, not copies.
-
-All state lives in variables: the agent's (weights, optimizer slots, env/gradient step counters,
-generator) and `EnvVariables` (the `EnvState` tensors plus running episode statistics), so one
+Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration needs the host, so
+`CompiledPPO.iteration` is a `tf.function(jit_compile=True)` without arguments that steps the N
+envs T times (`rl.compiled.collect`, acting with the agent's own `act` and generator) and hands
+the time-major [T, N] batch to the agent's own compiled-update body
+(`OnPolicyAgent.learner_step`); docs/compiled.md, "What one iteration is". Losses, GAE, model,
+optimizer and schedules are the agent's, not copies. All state lives in variables, so one
 `tf.train.Checkpoint(agent=..., env=...)` is the whole run state (`rl.compiled.base`).
 Many seeds at once: `rl.compiled.ppo_seeds_iteration.CompiledPPOSeeds`.
 """

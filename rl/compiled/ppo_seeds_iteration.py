@@ -6,25 +6,15 @@ step as one batch, the optimizer updates the stacked [S, ...] weights in one op 
 (`rl.compiled.stacked_variables`) and the minibatch forward/backward pass runs as batched matmuls
 (`rl.compiled.batched_forward`) where the model allows.
 
-It is S independent runs, not one run with S times the data. Each seed keeps its own agent
-(built exactly as `CompiledPPO` builds it: same weight init, generator and env seeds), its own
-envs (`EnvVariables`), generator (action sampling and minibatch permutations), counters,
-advantage normalization, gradient norm and clipping; the per-seed pieces call the agent's own
-code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`) on that seed's slice
-of the stacked weights. The update loop is the agents' own (`update_epochs`) with a seed axis
-in front: only the gradient step is the stack's (`SeedStack.gradient_step`), not each agent's;
-tests/compiled/test_ppo_seeds_iteration.py checks that seed s of a joint run matches the single-seed
-`CompiledPPO` run, and that changing one seed does not change another bit for bit.
-
-With PPO's `target_kl` the seeds would stop after different numbers of gradient steps, which the
-lockstep stack cannot express exactly, so building raises `NotStackable` and the engine trains
-the seeds as single-seed programs instead.
-
-The members may also be a population (`rl.compiled.population`): runs whose hparams differ only
-in numbers such as lr, ent_coef or gamma, each read from that member's slice of [S] variables.
-
-A seed's checkpoint is the single-seed one (`CompiledPPO.checkpoint`), so a run dir trained
-here can be resumed or tested alone, and the other way round.
+It is S independent runs, not one run with S times the data: what each seed keeps as its own,
+and how that is tested, is docs/compiled.md, "Many seeds in one program". The per-seed pieces
+call the agent's own code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`)
+on that seed's slice of the stacked weights; only the gradient step is the stack's
+(`SeedStack.gradient_step`). With PPO's `target_kl` the seeds would stop after different numbers
+of gradient steps, which the lockstep stack cannot express exactly, so building raises
+`NotStackable` and the engine trains the seeds as single-seed programs instead. The members may
+also be a population (`rl.compiled.population`). A seed's checkpoint is the single-seed one
+(`CompiledPPO.checkpoint`).
 """
 
 from __future__ import annotations

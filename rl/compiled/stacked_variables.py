@@ -3,17 +3,9 @@
 Why: training S seeds as S separate programs pays S times every op's fixed cost (and S times the
 tracing and XLA compilation). Stacked, each optimizer update is one element-wise op per variable
 over [S, ...], and the gradient step's matmuls can be batched over seeds
-(`rl.compiled.batched_forward`).
-
-Semantics stay those of S independent runs:
-- the total loss is the SUM of the per-seed losses, and seed s's loss only reads seed s's slice,
-  so the gradient of the slice is exactly seed s's own gradient;
-- the gradient norm and global-norm clipping are computed per seed (`max_grad_norm`);
-- Adam/RMSprop/SGD are element-wise, and their step counter is the same for every seed (all
-  seeds take their gradient steps in lockstep), so the stacked optimizer does for each slice
-  what each seed's own optimizer would do;
-- everything else per seed stays in that seed's agent: its generator (action sampling,
-  minibatch permutations), counters and any variables outside the stack.
+(`rl.compiled.batched_forward`). Semantics stay those of S independent runs (the loss is the sum
+of the per-seed losses, norms and clipping per seed, element-wise optimizers with one step
+counter): docs/compiled.md, "Many seeds in one program".
 
 The per-seed agents remain the checkpoint view: `store_to_agents` copies the stack (weights and
 optimizer slots) into them before a checkpoint and `load_from_agents` back after a restore, so

@@ -3,26 +3,13 @@ step on the whole batch.
 
 `Agent._gradient_step` calls `replicated_minimize` when the agent was built under a strategy's
 scope (MirroredStrategy, MultiWorkerMirroredStrategy, TPUStrategy). It is the standard custom
-training loop of the TF distributed-training guide, with the scaling made exact:
-
-1. The batch (every entry: examples on axis 0) is cut into equal parts, one per local replica
-   (`experimental_distribute_values_from_function`). With several workers each worker's batch
-   is its own data (its own envs and replay); the *global* batch is all workers' batches.
-2. Each replica computes the algorithm's ordinary mean loss on its part and the gradient of
-   that loss times the part's loss weight `w_r`: the number of examples, or the sum of a sample
-   mask (`Agent._loss_weight`). For a (masked) mean, `sum_r w_r * loss_r / sum_r w_r` is exactly
-   the loss of the whole batch, also with masks that differ between parts.
-3. ONE all-reduce per step (`ReplicaContext.all_reduce` on a list, which TF batches into one
-   collective): it sums `w_r`, the weighted loss and aux scalars, and the weighted gradients.
-   Each replica divides by `sum_r w_r`, so it holds the whole batch's gradient, takes its global
-   norm and clips by it (`tf.clip_by_global_norm`'s factor, as on one device), and applies it
-   with the optimizer's own cross-replica sum switched off (`gradients_already_summed`): Keras
-   3 optimizers sum gradients over replicas inside `apply_gradients` and have no switch for it
-   (tf-keras had `skip_gradients_aggregation`), so that second all-reduce is skipped here.
-4. Outputs: the loss and every scalar in `aux` come out of the same all-reduce as global means
-   (the numbers one device would give); the gradient norm is the same on every replica; `aux`
-   tensors with examples on axis 0 (e.g. per-example TD errors for prioritized replay) are
-   concatenated from this worker's replicas in batch order (local, no collective).
+training loop of the TF distributed-training guide, with the scaling made exact: split the
+batch over the local replicas, weigh each part's mean loss by its loss weight `w_r`
+(`Agent._loss_weight`), sum weights, losses, aux scalars and gradients in ONE all-reduce,
+divide by `sum_r w_r`, clip by the global norm as one device would, and apply with the
+optimizer's own cross-replica sum switched off (`gradients_already_summed`: Keras 3 optimizers
+sum gradients over replicas inside `apply_gradients` and have no switch for it). Why each step
+is exact, and what comes out: docs/distributed.md, "One gradient step across replicas".
 """
 
 from __future__ import annotations

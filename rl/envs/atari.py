@@ -1,32 +1,13 @@
 """Atari 2600 games through ale-py, with the standard DQN/PPO preprocessing.
 
-Any ale-py id works (`ALE/Pong-v5`, `ALE/Breakout-v5`, `PongNoFrameskip-v4`, ...); the ROMs ship
-with the ale-py wheel. The wrapper stack, innermost first:
-
-1. the ALE env with `frameskip=1` (so the preprocessing below does the skipping) and sticky
-   actions (`repeat_action_probability`, 0.25 by default: Machado et al. 2018, "Revisiting the
-   Arcade Learning Environment", https://arxiv.org/abs/1709.06009);
-2. gymnasium's `AtariPreprocessing`: up to `noop_max` no-op actions after a reset, `frame_skip`
-   with a max over the last two frames, `screen_size` x `screen_size` grayscale (Mnih et al.
-   2015, Nature 518). Its own `terminal_on_life_loss` is never used: it resets the whole game on
-   a life loss, so a full game would never be played;
-3. `TimeLimit(max_episode_steps)` when given: a cap on the full game in agent steps;
-4. `GameScore`: puts the raw (unclipped) full-game score into `info["game_score"]` on the step
-   that ends the game, so evaluation can report the number papers report whatever the layers
-   above do to rewards and episodes;
-5. `EpisodicLife` (optional, `terminal_on_life_loss=True`): a lost life ends the agent's
-   episode, but the game only restarts on game over (as baselines' EpisodicLifeEnv does);
-6. `FireReset` (`fire_reset=True`, the default; only for games whose actions start NOOP, FIRE,
-   like Breakout): presses FIRE after every reset, including the one after a lost life with
-   episodic life, as rl-baselines3-zoo's AtariWrapper does. Without it a policy that never
-   presses FIRE waits forever and plays every evaluation game to its time limit;
-7. `ClipReward(-1, 1)` (optional, `clip_rewards=True`), gymnasium's;
-8. `FrameStackObservation(frame_stack)` and `ChannelsLast`: observations are uint8
-   [screen, screen, frame_stack], newest frame last; `ChannelsLast.frame_stack` tells the frame
-   replay that consecutive observations share all but one frame.
-
-Choose the options through `env_kwargs` (docs/environments.md); a misspelled option is a
-UserError that names the valid ones.
+The wrapper stack and its options (`env_kwargs`) are the table in docs/environments.md, built
+by `make_atari` innermost first. Sticky actions default to 0.25 (Machado et al. 2018,
+https://arxiv.org/abs/1709.06009). gymnasium's own `terminal_on_life_loss` is never used: it
+resets the whole game on a life loss, so a full game would never be played (`EpisodicLife`
+instead). `GameScore` sits below the reward clipping and episodic life, so evaluation reports
+the number papers report whatever the layers above do. Without `FireReset`, a policy that never
+presses FIRE waits forever and plays every evaluation game to its time limit. A misspelled
+option is a UserError that names the valid ones.
 """
 
 from __future__ import annotations
@@ -193,7 +174,7 @@ def make_atari(
     max_episode_steps: int | None = None,
     render_mode: str | None = None,
 ) -> gym.Env:
-    """One preprocessed Atari env (see the module docstring for the wrapper order)."""
+    """One preprocessed Atari env (the wrapper order: docs/environments.md)."""
     _register_ale()
     if not 0.0 <= repeat_action_probability <= 1.0:
         raise UserError(

@@ -2,31 +2,15 @@
 agents stacked on a leading axis, and the Multi-Agent Particle Environments registered on it.
 
 Why one gymnasium env: the training loop, driver, vector envs, replay, evaluation and checkpoints
-all work on one env per copy with one scalar reward per step. A *cooperative* task (one team, one
-team reward) fits that contract once every agent's observation and action are stacked:
+all work on one env per copy with one scalar reward per step, and a *cooperative* task (one
+team, one team reward) fits that contract once every agent's observation and action are
+stacked. The stacking, padding, team reward and episode-end rules: docs/environments.md,
+section "Cooperative multi-agent tasks (MPE)". Multi-agent algorithms (rl/agents/maddpg.py)
+read the agent axis.
 
-- observation: Box [n_agents, obs_dim], row i = agent i's own observation (the PettingZoo
-  agent order, `possible_agents`); agents with shorter observations are zero-padded;
-- action: Box [n_agents, act_dim], row i = agent i's action; entries beyond an agent's own
-  action size are padding with bounds [0, 0] (so a policy squashed into the bounds outputs 0
-  there) and are dropped before the step;
-- reward: the team reward, the MEAN of the agents' rewards (an agent already done counts 0).
-  The mean keeps the scale of one agent's reward: in MPE's simple_spread each agent gets
-  (1 - local_ratio) * global + local_ratio * its own collision penalty, so the team reward is
-  (1 - local_ratio) * global + local_ratio * the mean collision penalty;
-- episode end: when every agent is done (PettingZoo drops done agents from `env.agents`; rows
-  of agents that are done early are zeros). `truncated` if any agent's episode was cut by a
-  time limit (MPE's `max_cycles`), else `terminated`, so the agents bootstrap through cuts;
-- info["agent_rewards"]: the agents' own rewards [n_agents], for diagnostics.
-
-Multi-agent algorithms (rl/agents/maddpg.py) read the agent axis: a per-agent actor on row i,
-centralized critics on all rows. Only cooperative MPE tasks are registered, because a single
-team reward would be meaningless for the competitive ones (simple_tag, simple_adversary, ...).
-
-MPE: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed Cooperative-Competitive
-Environments", https://arxiv.org/abs/1706.02275 (the particle tasks); maintained by the Farama
-Foundation as `mpe2` on PettingZoo (Terry et al. 2021, https://arxiv.org/abs/2009.14471).
-mpe2 is imported on first use: importing `rl` does not load it (or pygame).
+MPE: Lowe et al. 2017, https://arxiv.org/abs/1706.02275, maintained by the Farama Foundation as
+`mpe2` on PettingZoo (Terry et al. 2021, https://arxiv.org/abs/2009.14471). mpe2 is imported on
+first use: importing `rl` does not load it (or pygame).
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
 """CoinRun (procgen) as a gymnasium env: "procgen/coinrun".
 
-CoinRun is the environment of Cobbe et al. 2018, "Quantifying Generalization in Reinforcement
-Learning" (https://arxiv.org/abs/1812.02341); procgen is its maintained successor (Cobbe et al.
-2019, "Leveraging Procedural Generation to Benchmark Reinforcement Learning",
-https://arxiv.org/abs/1912.01588). It ships as a C library behind gym3's `libenv` interface,
-which does not fit gymnasium in three ways, adapted here:
-
-- gym3 envs never reset on request: the game restarts by itself when an episode ends and the
-  next `observe()` already shows the NEW level. So the step that ends an episode returns the
-  last frame of the ended episode that was observed (the one before the final step; the true
-  final frame is never rendered) and keeps the new level's first frame for the `reset()` the
-  vector env calls next, which therefore costs nothing.
-- A level sequence is fixed by the C env's `rand_seed`, so `reset(seed=...)` (and a reset in
-  the middle of an episode, e.g. a checkpoint cut) builds a fresh C env, seeded from the
-  gymnasium generator: about 1 ms once the game's assets are loaded (the first env of a
-  process loads them, which takes seconds).
-- Episodes end by dying or collecting the coin (terminated: reward 10 for the coin) or by the
-  game's own time limit of 1000 steps, which is a truncation: the agents bootstrap there.
-
-Options are procgen's (https://github.com/openai/procgen#environment-options):
-`distribution_mode` ("easy" or "hard"), `num_levels` (0: unlimited levels) and `start_level`,
-plus its boolean rendering switches. procgen needs `pip install --no-deps -r
-requirements-procgen.txt` (setup.sh does it; docs/environments.md, section "CoinRun").
+CoinRun is the environment of Cobbe et al. 2018 (https://arxiv.org/abs/1812.02341); procgen is
+its maintained successor (Cobbe et al. 2019, https://arxiv.org/abs/1912.01588), a C library
+behind gym3's `libenv` interface. How gym3 is adapted to gymnasium (episode ends, seeding, the
+free `reset()`), the options and the install: docs/environments.md, section "CoinRun".
 """
 
 from __future__ import annotations
@@ -146,7 +128,7 @@ class ProcgenEnv(gym.Env):
         if not first[0]:
             self._obs = frame
             return frame, float(reward[0]), False, False, info
-        # The episode ended and the game is already in the next level (module docstring).
+        # The episode ended and the game is already in the next level (docs/environments.md).
         self._next_episode_obs = frame
         truncated = self._steps >= self.timeout and not info["level_complete"]
         return self._obs, float(reward[0]), not truncated, truncated, info

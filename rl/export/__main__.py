@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rl.errors import UserError
+from rl.errors import UserError, user_error_exit
 from rl.utils.command_line import UserErrorParser
 
 PROG = "python -m rl.export"
@@ -44,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
         exported = export_run(args.run_dir, args.step, args.output, args.format)
     except UserError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit(PROG, error)
     print(
         f"exported the policy at {exported.step:,} env steps to {exported.path} "
         f"(signatures: {', '.join(exported.signatures)})"

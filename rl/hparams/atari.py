@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import replay_ratio, replay_sizes, rollouts, smoke_test_cadence
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -60,12 +60,9 @@ def dqn_pong() -> HParams:
     hp.env = "ALE/Pong-v5"
     hp.env_kwargs = atari_env_kwargs()
     hp.train_steps = 10_000_000
-    hp.buffer_size = 100_000
-    hp.learning_starts = 100_000
-    hp.batch_size = 32
+    replay_sizes(hp, buffer_size=100_000, batch_size=32, learning_starts=100_000)
     hp.lr = 1e-4
-    hp.train_every = 4
-    hp.gradient_steps = 1
+    replay_ratio(hp, train_every=4, gradient_steps=1)
     hp.target_update_period = 250  # gradient steps: 1000 env steps at one step per 4
     hp.epsilon = "linear(1.0, 0.01, 1000000)"
     hp.hidden_sizes = [512]
@@ -127,11 +124,8 @@ def dqn_atari_tiny() -> HParams:
     hp = dqn_pong()
     hp.env = "ALE/Breakout-v5"
     hp.train_steps = 256
-    hp.buffer_size = 1000
-    hp.learning_starts = 64
-    hp.batch_size = 8
-    hp.train_every = 32
-    hp.gradient_steps = 2
+    replay_sizes(hp, buffer_size=1000, batch_size=8, learning_starts=64)
+    replay_ratio(hp, train_every=32, gradient_steps=2)
     hp.target_update_period = 4
     hp.epsilon = "linear(1.0, 0.1, 200)"
     hp.memory = "prioritized"

@@ -311,6 +311,24 @@ def smoke_test_cadence(
     return hp
 
 
+def replay_sizes(
+    hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
+) -> HParams:
+    """Sets the keys `add_replay_keys` declares."""
+    hp.buffer_size = buffer_size
+    hp.batch_size = batch_size
+    hp.learning_starts = learning_starts
+    return hp
+
+
+def replay_ratio(hp: HParams, *, train_every: int, gradient_steps: int) -> HParams:
+    """An update call every `train_every` env steps that runs `gradient_steps` gradient steps
+    (one compiled call): the replay ratio of the replay agents."""
+    hp.train_every = train_every
+    hp.gradient_steps = gradient_steps
+    return hp
+
+
 def rollouts(
     hp: HParams,
     *,

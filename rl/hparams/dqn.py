@@ -7,6 +7,8 @@ from rl.hparams.common import (
     add_replay_keys,
     base,
     cartpole_protocol,
+    replay_ratio,
+    replay_sizes,
     smoke_test_cadence,
 )
 from rl.hparams.hparams import HParams
@@ -53,11 +55,9 @@ def zoo_small_env_dqn(hp: HParams) -> HParams:
     step (here 16 per call every 16 steps), target copy every 250 gradient steps, epsilon
     1 -> 0.1 over 12k env steps."""
     hp.lr = 6.3e-4
-    hp.batch_size = 128
-    hp.buffer_size = 50_000
-    hp.learning_starts = 0
-    hp.train_every = 16  # zoo: 4 env steps / 4 gradient steps; here as one call per 16
-    hp.gradient_steps = 16
+    replay_sizes(hp, buffer_size=50_000, batch_size=128, learning_starts=0)
+    # zoo: 4 gradient steps every 4 env steps; here as one call per 16
+    replay_ratio(hp, train_every=16, gradient_steps=16)
     hp.target_update_period = 250
     hp.epsilon = "linear(1.0, 0.1, 12000)"
     hp.hidden_sizes = [256, 256]
@@ -96,11 +96,8 @@ def dqn_cartpole() -> HParams:
     hp.num_envs = 2
     hp.train_steps = 50_000
     hp.lr = 2.3e-3
-    hp.batch_size = 64
-    hp.buffer_size = 100_000
-    hp.learning_starts = 1000
-    hp.train_every = 256
-    hp.gradient_steps = 128
+    replay_sizes(hp, buffer_size=100_000, batch_size=64, learning_starts=1000)
+    replay_ratio(hp, train_every=256, gradient_steps=128)
     hp.target_update_period = 128
     hp.epsilon = "linear(1.0, 0.04, 8000)"
     hp.hidden_sizes = [256, 256]
@@ -123,12 +120,9 @@ def dqn_tiny() -> HParams:
     hp = dqn()
     hp.env = "CartPole-v1"
     hp.train_steps = 600
-    hp.learning_starts = 100
-    hp.train_every = 50
-    hp.gradient_steps = 4
+    replay_sizes(hp, buffer_size=1000, batch_size=16, learning_starts=100)
+    replay_ratio(hp, train_every=50, gradient_steps=4)
     hp.target_update_period = 8
-    hp.batch_size = 16
-    hp.buffer_size = 1000
     hp.hidden_sizes = [16]
     hp.memory = "prioritized"
     hp.dueling = True

@@ -12,7 +12,7 @@ and one-step, as `dqn_cartpole`'s is.
 
 from __future__ import annotations
 
-from rl.hparams.common import smoke_test_cadence
+from rl.hparams.common import replay_ratio, replay_sizes, smoke_test_cadence
 from rl.hparams.dqn import dqn_cartpole
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -34,12 +34,9 @@ def dqn_tf_tiny() -> HParams:
     hp = dqn_tf_cartpole()
     hp.num_envs = 4
     hp.train_steps = 384
-    hp.train_every = 64
-    hp.gradient_steps = 4
-    hp.learning_starts = 100
+    replay_ratio(hp, train_every=64, gradient_steps=4)
+    replay_sizes(hp, buffer_size=256, batch_size=16, learning_starts=100)
     hp.target_update_period = 8
-    hp.batch_size = 16
-    hp.buffer_size = 256
     hp.hidden_sizes = [16]
     hp.stop_at_eval_return = None
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

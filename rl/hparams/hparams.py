@@ -4,19 +4,10 @@ Every key is declared once with `add(name, default, doc)`; its type is inferred 
 default or given explicitly, and every later assignment -- in a registered set's factory, from
 `--hparam_override` text, from `hparams.json` -- is checked against it. Strict by design, as in
 tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in a
-key fails with a suggestion instead of silently adding a new hyper-parameter.
-
-How override text is read depends on the key's type (the "bare-word rule"):
-- str keys take unquoted text verbatim (`env=CartPole-v1`, `name=true` -> "true"); quoted text
-  is read as a Python string literal (`opt='adam'`);
-- optional keys read an unquoted `None`/`none`/`null` as None;
-- bool keys accept only `true/false/True/False`;
-- `auto[X]` keys (X a bool or number) take the word `auto` (leave the choice to the code that
-  reads the key, e.g. `jit_compile`) or whatever X takes;
-- list[str]/tuple[str] elements may be bare identifiers (`[a, b]`); dict values read bare
-  `true/false/True/False` as bools, `None/none/null` as None and any other bare identifier as a
-  string; dict keys may be bare identifiers too.
-A dict override replaces the whole dict; `key.entry=value` sets one entry of a dict key.
+key fails with a suggestion instead of silently adding a new hyper-parameter. How override text
+is read for each declared type (the "bare-word rule": unquoted text is a str key's value
+verbatim, `None` for optional keys, `auto` for `auto[X]` keys, ...) is the table in
+docs/hparams.md, "`--hparam_override`".
 """
 
 from __future__ import annotations
@@ -173,7 +164,7 @@ class TypeSpec:
         raise _Mismatch
 
     def from_text(self, text: str) -> Any:
-        """Reads override text under the bare-word rule (module docstring); raises _Mismatch
+        """Reads override text under the bare-word rule (docs/hparams.md); raises _Mismatch
         for text that does not fit, UserError for a bad schedule."""
         kind, elem = self.kind, self.elem
         quoted = text[:1] in ("'", '"')

@@ -8,6 +8,7 @@ tau 0.01, gradient clipping 0.5, one update every 100 env steps after 1024 x 25 
 
 from __future__ import annotations
 
+from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import off_policy_continuous, smoke_test_replay
 from rl.hparams.schedules import Schedule
@@ -25,14 +26,13 @@ def maddpg() -> HParams:
     hp.env_kwargs = dict(SIMPLE_SPREAD)
     hp.lr = 1e-2
     hp.gamma = 0.95
-    hp.batch_size = 1024
     hp.hidden_sizes = [64, 64]
     hp.tau = 0.01
     hp.max_grad_norm = 0.5
     hp.num_critics = 1  # one centralized critic per agent (the only value maddpg accepts)
+    hp.batch_size = 1024
     hp.learning_starts = 25_600
-    hp.train_every = 100
-    hp.gradient_steps = 1
+    replay_ratio(hp, train_every=100, gradient_steps=1)
     hp.train_steps = 1_500_000
     hp.eval.every_steps = 25_000
     hp.checkpoint_every = 100_000
@@ -67,11 +67,8 @@ def maddpg_simple_spread() -> HParams:
     hp.num_envs = 4
     hp.train_steps = 60_000
     hp.lr = 1e-3
-    hp.batch_size = 256
-    hp.learning_starts = 2_500
-    hp.train_every = 100
-    hp.gradient_steps = 25
-    hp.buffer_size = 200_000
+    replay_sizes(hp, buffer_size=200_000, batch_size=256, learning_starts=2_500)
+    replay_ratio(hp, train_every=100, gradient_steps=25)
     hp.eval.every_steps = 10_000
     hp.checkpoint_every = 20_000
     return hp

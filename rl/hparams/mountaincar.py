@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -34,11 +35,8 @@ def dqn_mountaincar() -> HParams:
     hp.gamma = 0.99
     hp.n_step = 3
     hp.lr = 1e-3
-    hp.batch_size = 128
-    hp.buffer_size = 50_000
-    hp.learning_starts = 1000
-    hp.train_every = 16
-    hp.gradient_steps = 8
+    replay_sizes(hp, buffer_size=50_000, batch_size=128, learning_starts=1000)
+    replay_ratio(hp, train_every=16, gradient_steps=8)
     hp.target_update_period = 250
     hp.epsilon = "linear(1.0, 0.05, 20000)"
     hp.hidden_sizes = [256, 256]

@@ -12,6 +12,7 @@ Measured numbers: docs/benchmarks.md (benchmarks/algorithm_table.py).
 
 from __future__ import annotations
 
+from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.ddpg import as_ddpg
 from rl.hparams.hparams import HParams
 from rl.hparams.sac import sac
@@ -70,14 +71,11 @@ def sac_mountaincar_continuous() -> HParams:
     hp.reward_augmentation_kwargs = {"scale": 10.0}
     hp.train_steps = 50_000
     hp.lr = 3e-4
-    hp.buffer_size = 50_000
-    hp.batch_size = 512
+    replay_sizes(hp, buffer_size=50_000, batch_size=512, learning_starts=0)
     hp.auto_alpha = False
     hp.alpha_init = 0.1
-    hp.train_every = 32
-    hp.gradient_steps = 32
+    replay_ratio(hp, train_every=32, gradient_steps=32)
     hp.gamma = 0.9999
     hp.tau = 0.01
-    hp.learning_starts = 0
     hp.hidden_sizes = [64, 64]
     return hp

@@ -11,6 +11,8 @@ from rl.hparams.common import (
     add_prioritized_replay_keys,
     add_replay_keys,
     base,
+    replay_ratio,
+    replay_sizes,
     smoke_test_cadence,
 )
 from rl.hparams.hparams import HParams
@@ -63,11 +65,8 @@ def smoke_test_replay(hp: HParams) -> HParams:
     random ones, 16-unit nets; evaluated and checkpointed every 200 steps. For smoke tests,
     not for learning."""
     hp.train_steps = 400
-    hp.learning_starts = 100
-    hp.train_every = 50
-    hp.gradient_steps = 4
-    hp.batch_size = 16
-    hp.buffer_size = 1000
+    replay_sizes(hp, buffer_size=1000, batch_size=16, learning_starts=100)
+    replay_ratio(hp, train_every=50, gradient_steps=4)
     hp.hidden_sizes = [16]
     hp.memory = "prioritized"
     return smoke_test_cadence(hp, every=200, log_every=100)

@@ -6,17 +6,8 @@ top-level commas into `(key, value_text)` pairs, and `parse_literal` reads one v
 string or a bool?) depends on the declared type of its key, so that decision is left to
 `rl.hparams.hparams`; this module only reports bare words as `BareWord` and builds the
 registered schedules that a value calls by name. `override_text` writes values back as such text
-(a tuned set, a search's trial).
-
-Rules, in the order they apply:
-- items are separated by commas outside brackets and quotes; empty items (a trailing comma,
-  `a=1,,b=2`) are ignored;
-- each item is `key=value`, split at its first `=`; the key is a dotted path of identifiers
-  (`eval.episodes`); a key given twice, or with one of its parts (`a=..,a.b=..`), is an error;
-- a value is a Python literal: numbers (with unary minus), quoted strings, lists, tuples,
-  dicts, bare identifiers (`BareWord`), and calls of registered schedules with literal
-  arguments (`linear(1.0, 0.05, 10000)`). Anything else (operators, attributes, subscripts,
-  calls of other names) is rejected.
+(a tuned set, a search's trial). The rules (items, dotted keys, what a value may be):
+docs/hparams.md, "`--hparam_override`".
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ feed-forward policy sees too little to balance the pole, a recurrent one infers 
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, replay_sizes, rollouts, smoke_test_cadence
 from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo, ppo_cartpole, zoo_cartpole_ppo
@@ -241,11 +241,9 @@ def drqn_tiny() -> HParams:
     hp.hidden_sizes = [16]
     hp.train_steps = 400
     hp.gradient_steps = 2
-    hp.batch_size = 4
-    hp.buffer_size = 100
+    replay_sizes(hp, buffer_size=100, batch_size=4, learning_starts=100)
     hp.sequence_length = 6
     hp.burn_in = 3
-    hp.learning_starts = 100
     hp.target_update_period = 4
     hp.memory = "prioritized"
     hp.dueling = True

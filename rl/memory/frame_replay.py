@@ -36,8 +36,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rl.memory.prioritized import check_alpha_epsilon
-from rl.memory.sum_tree import SumTree
+from rl.memory.prioritized import PrioritizedSampler
 from rl.types import Batch
 
 PAD, OBS, FINAL = 0, 1, 2
@@ -77,8 +76,9 @@ class FrameReplay:
                 f"it needs at least {minimum} (buffer_size >= {minimum * self.num_envs})"
             )
         self.prioritized = bool(prioritized)
-        check_alpha_epsilon(alpha, epsilon)
-        self.alpha, self.epsilon = float(alpha), float(epsilon)
+        # The sum tree over all rows (0: not drawable) and the priority arithmetic; uniform
+        # replay gives every drawable row 1.
+        self._priorities = PrioritizedSampler(self.num_envs * self.rows_per_env, alpha, epsilon)
         rows = (self.num_envs, self.rows_per_env)
         self._frames = np.zeros(rows + self.frame_shape, np.uint8)
         self._action = np.zeros(rows + tuple(action_shape), np.dtype(action_dtype))
@@ -90,8 +90,6 @@ class FrameReplay:
         self._in_episode = np.zeros(self.num_envs, bool)
         self._episode_obs_rows = np.zeros(self.num_envs, np.int64)
         self._last_obs = np.zeros((self.num_envs, *obs_shape), np.uint8)  # latest next_obs
-        self._tree = SumTree(self.num_envs * self.rows_per_env)
-        self._max_priority = 1.0
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self._powers = self.gamma ** np.arange(self.n_step + 1)
         self._updates: list[tuple[int, int, float]] = []  # (env, row, tree value), in order
@@ -109,7 +107,7 @@ class FrameReplay:
     def nbytes(self) -> int:
         """Bytes held: rows, per-row flags and the sum tree."""
         arrays = (self._frames, self._action, self._reward, self._terminated, self._kind)
-        tree = self._tree._sums.nbytes + self._tree._mins.nbytes
+        tree = self._priorities.tree._sums.nbytes + self._priorities.tree._mins.nbytes
         return sum(a.nbytes for a in arrays) + self._valid.nbytes + tree
 
     # ---------------------------------------------------------------------- adding
@@ -189,7 +187,7 @@ class FrameReplay:
         return row
 
     def _mark_valid(self, e: int, row: int) -> None:
-        value = self._max_priority if self.prioritized else 1.0
+        value = self._priorities.max_priority if self.prioritized else 1.0
         self._updates.append((e, row % self.rows_per_env, value))
 
     def _apply_updates(self) -> None:
@@ -200,13 +198,13 @@ class FrameReplay:
         env, slot = updates[:, 0].astype(np.int64), updates[:, 1].astype(np.int64)
         values = updates[:, 2]
         self._valid[env, slot] = values > 0  # numpy fancy assignment: the last write wins
-        self._tree.update(env * self.rows_per_env + slot, values)
+        self._priorities.tree.update(env * self.rows_per_env + slot, values)
 
     # ---------------------------------------------------------------------- sampling
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
         """obs, action, reward, next_obs, discount, weights and indices, each
         [num_batches, batch_size, ...]; obs stacks are uint8 [..., H, W, K]."""
-        total = self._tree.total
+        total = self._priorities.tree.total
         if total <= 0:
             raise ValueError("no complete transition to sample yet; add more steps first")
         shape = (int(num_batches), int(batch_size))
@@ -216,7 +214,7 @@ class FrameReplay:
             prefix = prefix[self._rng.permutation(count)]
         else:
             prefix = self._rng.random(count) * total
-        leaf = self._tree.find(prefix)
+        leaf = self._priorities.tree.find(prefix)
         env, slot = np.divmod(leaf, self.rows_per_env)
         rows_ahead = (slot[:, None] + np.arange(1, self.n_step + 1)) % self.rows_per_env
         is_final = self._kind[env[:, None], rows_ahead] == FINAL
@@ -229,7 +227,7 @@ class FrameReplay:
         last = (slot + m - 1) % self.rows_per_env
         discount = np.where(self._terminated[env, last], 0.0, self._powers[m])
         if self.prioritized:
-            priorities = self._tree.get(leaf).reshape(shape)
+            priorities = self._priorities.tree.get(leaf).reshape(shape)
             weights = (priorities / priorities.min(axis=1, keepdims=True)) ** (-beta)
         else:
             weights = np.ones(shape)
@@ -263,23 +261,14 @@ class FrameReplay:
         floor from now on (None keeps the current one). Uniform: nothing to do."""
         if not self.prioritized:
             return
-        alpha = self.alpha if alpha is None else float(alpha)
-        epsilon = self.epsilon if epsilon is None else float(epsilon)
-        check_alpha_epsilon(alpha, epsilon)
-        self.alpha, self.epsilon = alpha, epsilon
         indices = np.asarray(indices, np.int64).reshape(-1)
         priorities = np.asarray(priorities, np.float64).reshape(-1)
         if indices.shape != priorities.shape:
             raise ValueError(f"{indices.size} indices but {priorities.size} priorities")
-        if not np.all(np.isfinite(priorities)):
-            raise ValueError("priorities must be finite (got NaN or inf; check the TD errors)")
         env, slot = np.divmod(indices, self.rows_per_env)
         if not self._valid[env, slot].all():
             raise ValueError("update_priorities got rows that cannot be sampled")
-        stored = (np.abs(priorities) + self.epsilon) ** self.alpha
-        if stored.size:
-            self._max_priority = max(self._max_priority, float(stored.max()))
-        self._tree.update(indices, stored)
+        self._priorities.update_priorities(indices, priorities, self.capacity, alpha, epsilon)
 
     # ---------------------------------------------------------------------- checkpoints
     def _config(self) -> dict:
@@ -299,28 +288,24 @@ class FrameReplay:
         return {
             "config": np.array(json.dumps(self._config(), sort_keys=True)),
             # The exponent and floor the stored priorities were last made with (schedules).
-            "alpha": np.array(self.alpha, np.float64),
-            "epsilon": np.array(self.epsilon, np.float64),
+            "alpha": np.array(self._priorities.alpha, np.float64),
+            "epsilon": np.array(self._priorities.epsilon, np.float64),
             "frames": self._frames[:, :filled],
             "action": self._action[:, :filled],
             "reward": self._reward[:, :filled],
             "terminated": self._terminated[:, :filled],
             "kind": self._kind[:, :filled],
-            "priorities": self._tree.get(np.arange(self.capacity)),
+            "priorities": self._priorities.tree.get(np.arange(self.capacity)),
             "written": self._written.copy(),
             "in_episode": self._in_episode.copy(),
             "episode_obs_rows": self._episode_obs_rows.copy(),
             "last_obs": self._last_obs.copy(),
-            "max_priority": np.array(self._max_priority),
+            "max_priority": np.array(self._priorities.max_priority),
             "rng_state": np.array(json.dumps(self._rng.bit_generator.state)),
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         config = json.loads(str(state["config"]))
-        # Checkpoints before alpha and epsilon could follow schedules kept them in the config.
-        alpha = float(state["alpha"]) if "alpha" in state else config.pop("alpha", self.alpha)
-        epsilon = config.pop("epsilon", self.epsilon)
-        epsilon = float(state["epsilon"]) if "epsilon" in state else epsilon
         if config != self._config():
             raise ValueError(f"checkpoint frame replay is {config}, this one {self._config()}")
         filled = int(np.asarray(state["frames"]).shape[1])
@@ -333,10 +318,7 @@ class FrameReplay:
             ours[:, filled:] = 0
         for name in ("written", "in_episode", "episode_obs_rows", "last_obs"):
             getattr(self, "_" + name)[...] = state[name]
-        priorities = np.asarray(state["priorities"], np.float64)
-        self._tree = SumTree(self.capacity)
-        self._tree.update(np.arange(self.capacity), priorities)
+        self._priorities.load_state_dict(state, self.capacity)
+        priorities = np.asarray(state["priorities"])
         self._valid = (priorities > 0).reshape(self.num_envs, self.rows_per_env)
-        self._max_priority = float(state["max_priority"])
-        self.alpha, self.epsilon = float(alpha), float(epsilon)
         self._rng.bit_generator.state = json.loads(str(state["rng_state"]))

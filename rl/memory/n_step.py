@@ -39,9 +39,9 @@ class NStepAccumulator:
         missing = [name for name in ("obs", "action") if name not in fields]
         if missing:
             raise ValueError(f"NStepAccumulator fields need 'obs' and 'action'; missing {missing}")
-        self._n = int(n)
-        self._gamma = float(gamma)
-        self._num_envs = int(num_envs)
+        self.n = int(n)
+        self.gamma = float(gamma)
+        self.num_envs = int(num_envs)
         obs_shape, obs_dtype = fields["obs"]
         action_shape, action_dtype = fields["action"]
         self._obs_shape = tuple(int(d) for d in obs_shape)
@@ -58,19 +58,7 @@ class NStepAccumulator:
         self._head = np.zeros(num_envs, dtype=np.int64)
         self._pending = np.zeros(num_envs, dtype=np.int64)
         self._env_range = np.arange(num_envs)
-        self._powers = self._gamma ** np.arange(n + 1)  # gamma^0 .. gamma^n
-
-    @property
-    def n(self) -> int:
-        return self._n
-
-    @property
-    def gamma(self) -> float:
-        return self._gamma
-
-    @property
-    def num_envs(self) -> int:
-        return self._num_envs
+        self._powers = self.gamma ** np.arange(n + 1)  # gamma^0 .. gamma^n
 
     def add(
         self,
@@ -90,7 +78,7 @@ class NStepAccumulator:
         gymnasium's NEXT_STEP autoreset mode. Returns fields obs, action, reward, next_obs,
         discount with 0 or more rows, grouped by env and oldest first within an env.
         """
-        num_envs, n = self._num_envs, self._n
+        num_envs, n = self.num_envs, self.n
         obs = self._check("obs", obs, self._obs_shape)
         action = self._check("action", action, self._action_shape)
         reward = self._check("reward", reward, ())
@@ -104,7 +92,7 @@ class NStepAccumulator:
                 "action": action.astype(self._action_dtype, copy=False),
                 "reward": reward.astype(np.float32, copy=False),
                 "next_obs": next_obs,
-                "discount": np.where(terminated, 0.0, self._gamma).astype(np.float32),
+                "discount": np.where(terminated, 0.0, self.gamma).astype(np.float32),
             }
         envs = self._env_range
         if valid is not None:
@@ -142,14 +130,14 @@ class NStepAccumulator:
         envs are reset): the partial transitions bootstrap from each env's latest next_obs with
         discount gamma^m, exactly as if the env had reported `truncated`.
         """
-        out = self._emit(self._pending.copy(), np.zeros(self._num_envs, dtype=bool))
+        out = self._emit(self._pending.copy(), np.zeros(self.num_envs, dtype=bool))
         self._head[:] = 0
         self._pending[:] = 0
         return out
 
     def _emit(self, count: np.ndarray, terminated: np.ndarray) -> Batch:
         """The `count[e]` oldest pending transitions of every env e, grouped by env."""
-        n = self._n
+        n = self.n
         rows = int(count.sum())
         # Row r is the j-th oldest pending step of env e, and covers m = pending[e] - j steps.
         env = np.repeat(self._env_range, count)
@@ -178,24 +166,24 @@ class NStepAccumulator:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         return {
-            "n": np.array(self._n, dtype=np.int64),
-            "gamma": np.array(self._gamma, dtype=np.float64),
+            "n": np.array(self.n, dtype=np.int64),
+            "gamma": np.array(self.gamma, dtype=np.float64),
             **{name: array.copy() for name, array in self._window().items()},
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-        if int(state["n"]) != self._n or float(state["gamma"]) != self._gamma:
+        if int(state["n"]) != self.n or float(state["gamma"]) != self.gamma:
             raise ValueError(
                 f"checkpoint n-step accumulator has n={int(state['n'])}, "
-                f"gamma={float(state['gamma'])}; this one n={self._n}, gamma={self._gamma}"
+                f"gamma={float(state['gamma'])}; this one n={self.n}, gamma={self.gamma}"
             )
         load_arrays(self._window(), state, "n-step")
 
     def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         value = np.asarray(value)
-        if value.shape != (self._num_envs, *shape):
+        if value.shape != (self.num_envs, *shape):
             raise ValueError(
                 f"NStepAccumulator.add: {name} has shape {list(value.shape)}, "
-                f"expected {[self._num_envs, *shape]}"
+                f"expected {[self.num_envs, *shape]}"
             )
         return value

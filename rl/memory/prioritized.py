@@ -51,57 +51,41 @@ class PrioritizedSampler:
 
     def __init__(self, capacity: int, alpha: float, epsilon: float) -> None:
         check_alpha_epsilon(alpha, epsilon)
-        self._tree = SumTree(capacity)
-        self._alpha = float(alpha)
-        self._epsilon = float(epsilon)
+        self.tree = SumTree(capacity)
+        self.alpha = float(alpha)
+        self.epsilon = float(epsilon)
         # Largest stored priority (p + eps)^alpha seen so far; given to new rows.
-        self._max_priority = 1.0
-
-    @property
-    def tree(self) -> SumTree:
-        return self._tree
-
-    @property
-    def alpha(self) -> float:
-        return self._alpha
-
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
-    def max_priority(self) -> float:
-        return self._max_priority
+        self.max_priority = 1.0
 
     def _stored(self, priorities: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(priorities)):
             raise ValueError("priorities must be finite (got NaN or inf; check the TD errors)")
-        stored = (np.abs(priorities) + self._epsilon) ** self._alpha
-        if self._epsilon == 0 and self._alpha > 0 and np.any(stored == 0):
+        stored = (np.abs(priorities) + self.epsilon) ** self.alpha
+        if self.epsilon == 0 and self.alpha > 0 and np.any(stored == 0):
             # A zero priority would never be drawn again and would zero every IS weight.
             raise ValueError("priority 0 with epsilon=0 is not allowed; use epsilon > 0")
         if stored.size:
-            self._max_priority = max(self._max_priority, float(stored.max()))
+            self.max_priority = max(self.max_priority, float(stored.max()))
         return stored
 
     def on_add(self, indices: np.ndarray, priorities: np.ndarray | None) -> None:
         if priorities is None:
-            stored = np.full(indices.shape, self._max_priority)
+            stored = np.full(indices.shape, self.max_priority)
         else:
             stored = self._stored(priorities)
-        self._tree.update(indices, stored)
+        self.tree.update(indices, stored)
 
     def sample(
         self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
     ) -> tuple[np.ndarray, np.ndarray]:
         count = shape[0] * shape[1]
-        total = self._tree.total
+        total = self.tree.total
         segment = total / count
         prefix = (np.arange(count) + rng.random(count)) * segment
         prefix = prefix[rng.permutation(count)]
-        indices = self._tree.find(prefix)
+        indices = self.tree.find(prefix)
         # P(i) / P_min = p_i / p_min, so (N P(i))^-beta / (N P_min)^-beta = (p_i / p_min)^-beta.
-        weights = (self._tree.get(indices) / self._tree.min) ** (-beta)
+        weights = (self.tree.get(indices) / self.tree.min) ** (-beta)
         return indices.reshape(shape), weights.astype(np.float32).reshape(shape)
 
     def update_priorities(
@@ -112,36 +96,36 @@ class PrioritizedSampler:
         alpha: float | None = None,
         epsilon: float | None = None,
     ) -> None:
-        alpha = self._alpha if alpha is None else float(alpha)
-        epsilon = self._epsilon if epsilon is None else float(epsilon)
+        alpha = self.alpha if alpha is None else float(alpha)
+        epsilon = self.epsilon if epsilon is None else float(epsilon)
         check_alpha_epsilon(alpha, epsilon)
-        self._alpha, self._epsilon = alpha, epsilon
+        self.alpha, self.epsilon = alpha, epsilon
         if indices.size and (indices.min() < 0 or indices.max() >= size):
             raise ValueError(
                 f"update_priorities indices must be in [0, {size}), "
                 f"got range [{indices.min()}, {indices.max()}]"
             )
-        self._tree.update(indices, self._stored(priorities))
+        self.tree.update(indices, self._stored(priorities))
 
     def state_dict(self, size: int) -> dict[str, np.ndarray]:
         return {
-            "priorities": self._tree.get(np.arange(size)),
-            "max_priority": np.array(self._max_priority, dtype=np.float64),
-            "alpha": np.array(self._alpha, dtype=np.float64),
-            "epsilon": np.array(self._epsilon, dtype=np.float64),
+            "priorities": self.tree.get(np.arange(size)),
+            "max_priority": np.array(self.max_priority, dtype=np.float64),
+            "alpha": np.array(self.alpha, dtype=np.float64),
+            "epsilon": np.array(self.epsilon, dtype=np.float64),
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
         # The exponent and floor the stored priorities were last made with (both may follow a
         # schedule; the next update passes the schedules' values).
-        self._alpha, self._epsilon = float(state["alpha"]), float(state["epsilon"])
+        self.alpha, self.epsilon = float(state["alpha"]), float(state["epsilon"])
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (size,):
             raise ValueError(f"checkpoint has {priorities.size} priorities for {size} rows")
         # Inner nodes are a pure function of the leaves, so rebuilding restores the exact tree.
-        self._tree = SumTree(self._tree.capacity)
-        self._tree.update(np.arange(size), priorities)
-        self._max_priority = float(state["max_priority"])
+        self.tree = SumTree(self.tree.capacity)
+        self.tree.update(np.arange(size), priorities)
+        self.max_priority = float(state["max_priority"])
 
 
 @register_memory("prioritized")

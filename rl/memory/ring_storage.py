@@ -32,54 +32,40 @@ class RingStorage:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         if not fields:
             raise ValueError("fields must name at least one field")
-        self._capacity = int(capacity)
+        self.capacity = int(capacity)
         self._specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {
             name: (tuple(int(d) for d in shape), np.dtype(dtype))
             for name, (shape, dtype) in fields.items()
         }
         self._arrays = {
-            name: np.zeros((self._capacity, *shape), dtype=dtype)
+            name: np.zeros((self.capacity, *shape), dtype=dtype)
             for name, (shape, dtype) in self._specs.items()
         }
-        self._next_index = 0
-        self._size = 0
-
-    @property
-    def capacity(self) -> int:
-        return self._capacity
-
-    @property
-    def size(self) -> int:
-        """Number of filled rows; rows [0, size) are valid."""
-        return self._size
-
-    @property
-    def next_index(self) -> int:
-        """Row the next write starts at."""
-        return self._next_index
+        self.next_index = 0  # the row the next write starts at
+        self.size = 0  # rows [0, size) are filled
 
     @property
     def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
         return dict(self._specs)
 
     def __len__(self) -> int:
-        return self._size
+        return self.size
 
     def add_batch(self, batch: Mapping[str, np.ndarray]) -> np.ndarray:
         """Writes B items (leading dim of every field) and returns the int64 rows written."""
         batch_size = self._check_batch(batch)
-        indices = np.arange(self._next_index, self._next_index + batch_size, dtype=np.int64)
-        indices %= self._capacity
-        start, end = self._next_index, self._next_index + batch_size
+        indices = np.arange(self.next_index, self.next_index + batch_size, dtype=np.int64)
+        indices %= self.capacity
+        start, end = self.next_index, self.next_index + batch_size
         for name, array in self._arrays.items():
             values = batch[name]
-            if end <= self._capacity:
+            if end <= self.capacity:
                 # Contiguous slice assignment is several times faster than fancy indexing.
                 array[start:end] = values
             else:
                 array[indices] = values
-        self._next_index = end % self._capacity
-        self._size = min(self._size + batch_size, self._capacity)
+        self.next_index = end % self.capacity
+        self.size = min(self.size + batch_size, self.capacity)
         return indices
 
     def gather(self, indices: np.ndarray) -> Batch:
@@ -91,19 +77,19 @@ class RingStorage:
         """Plain arrays; the field arrays are views of the live buffers (no copy of a possibly
         multi-GB replay), so write them out before adding more."""
         state = {
-            "capacity": np.array(self._capacity, dtype=np.int64),
-            "size": np.array(self._size, dtype=np.int64),
-            "next_index": np.array(self._next_index, dtype=np.int64),
+            "capacity": np.array(self.capacity, dtype=np.int64),
+            "size": np.array(self.size, dtype=np.int64),
+            "next_index": np.array(self.next_index, dtype=np.int64),
         }
         for name, array in self._arrays.items():
-            state[FIELD_PREFIX + name] = array[: self._size]
+            state[FIELD_PREFIX + name] = array[: self.size]
         return state
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         capacity = int(state["capacity"])
-        if capacity != self._capacity:
+        if capacity != self.capacity:
             raise ValueError(
-                f"checkpoint replay capacity {capacity} != this replay's capacity {self._capacity}"
+                f"checkpoint replay capacity {capacity} != this replay's capacity {self.capacity}"
             )
         saved = {k[len(FIELD_PREFIX) :] for k in state if k.startswith(FIELD_PREFIX)}
         if saved != set(self._specs):
@@ -123,7 +109,7 @@ class RingStorage:
         for name, array in self._arrays.items():
             array[:size] = state[FIELD_PREFIX + name]
             array[size:] = 0
-        self._size, self._next_index = size, next_index
+        self.size, self.next_index = size, next_index
 
     def _check_batch(self, batch: Mapping[str, np.ndarray]) -> int:
         if set(batch) != set(self._specs):
@@ -145,8 +131,6 @@ class RingStorage:
                 raise ValueError(f"field {name!r} has shape {list(got)}, expected {expected}")
             batch_size = got[0]
         assert batch_size is not None
-        if batch_size > self._capacity:
-            raise ValueError(
-                f"batch of {batch_size} items exceeds replay capacity {self._capacity}"
-            )
+        if batch_size > self.capacity:
+            raise ValueError(f"batch of {batch_size} items exceeds replay capacity {self.capacity}")
         return int(batch_size)

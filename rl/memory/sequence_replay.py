@@ -4,21 +4,9 @@ Kapturowski et al. 2019, "Recurrent Experience Replay in Distributed Reinforceme
 (R2D2), https://openreview.net/forum?id=r1lyTjAqYX: replay fixed-length sequences together with
 the recurrent state the actor had at their start ("stored state"), and "burn in" the first
 steps of each sequence (run the network over them only to refresh that stale state, no loss)
-before learning on the rest.
-
-How steps become items here. Each env's episode is cut into consecutive LEARNING windows of
-`sequence_length` steps (the last one shorter). An item is a window plus up to `burn_in`
-steps of the same episode just before it, so consecutive items overlap by the burn-in:
-
-    episode steps:  0 1 2 3 4 5 6 7 8 9 10 11 12     (sequence_length 4, burn_in 2)
-    item 1:         [0 1 2 3]                        burn-in 0, learn 0-3 (zero start state)
-    item 2:             [2 3|4 5 6 7]                burn-in 2, learn 4-7
-    item 3:                     [6 7|8 9 10 11]
-    item 4:                             [10 11|12]   episode ended: learn 12, padded
-
-Every step of an episode is learned exactly once; the window at an episode's start needs no
-burn-in (its start state, zeros, is exact). Items never cross episode boundaries: an item ends
-at its episode's end, padded to the fixed length with zeros and a zero `mask`.
+before learning on the rest. How an episode is cut into items (consecutive learning windows
+of `sequence_length` steps, each with up to `burn_in` earlier steps, never crossing an episode
+end): docs/recurrent.md, "DRQN".
 
 Item fields (T = burn_in + sequence_length):
     obs [T + 1, ...]  the steps' observations, then the true next observation of the last
@@ -28,9 +16,9 @@ Item fields (T = burn_in + sequence_length):
     burn_in []: how many leading steps are burn-in (0 at an episode's start);
     state [S]: the recurrent state the actor had before the item's first step.
 
-Items live in a `Replay` (ring storage + uniform or prioritized sampler + numpy RNG), so
-sampling, priorities and checkpoints work as in the other replays; the steps of unfinished
-windows are checkpointed too (`builder/...`), so a resumed run emits the same items.
+Items live in a `Replay` (ring storage + uniform or prioritized sampler + numpy RNG); the steps
+of unfinished windows are checkpointed too (`builder/...`), so a resumed run emits the same
+items.
 """
 
 from __future__ import annotations
@@ -50,7 +38,7 @@ BUILDER_PREFIX = "builder/"
 
 
 class SequenceBuilder:
-    """Turns each env's stream of steps into burn-in + window items (see the module docstring)."""
+    """Turns each env's stream of steps into burn-in + window items (docs/recurrent.md, "DRQN")."""
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rl.errors import UserError
+from rl.errors import UserError, user_error_exit
 from rl.utils.command_line import UserErrorParser
 
 PROG = "python -m rl.repro"
@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return diff(args.run_a, args.run_b)
     except UserError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit(PROG, error)
 
 
 if __name__ == "__main__":

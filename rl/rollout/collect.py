@@ -3,22 +3,10 @@
 For notebooks and new algorithms that are not (yet) an `Agent` driven by the in-process engine: a
 `Collector` steps the env with a policy and returns `Rollout`s. It runs the engines' own collect
 loop, `rl.rollout.driver.Driver` (one compiled call per `collect_steps`), with a recorder in the
-agent's place that keeps every step.
-
-Autoreset: gymnasium's SAME_STEP mode is required (what `rl.envs.make_vector_env` builds). The
-step that ends an episode then returns the next episode's first observation, and the true last
-observation in info["final_obs"]; it is kept as `final_obs` where the episode was truncated (the
-state a critic bootstraps from). A terminal state is never bootstrapped, so its observation is
-not needed. NEXT_STEP mode would insert a no-op reset step after every episode end, which has no
-place in a [T, N] rollout, so it is refused with a message saying how to build the env.
-
-A policy is an `Agent` (its `act_with_info`), an `rl.rollout.ActorCriticPolicy`, anything else
-with a TF `act_with_info(obs) -> (action, info)` method, or a plain callable `obs -> (action,
-info)` on numpy arrays (run through `tf.numpy_function`; its output types are read off its
-first call). `info` entries named "log_prob" and "value" (the behaviour's log mu(a|s) and V(s))
-become the rollout's fields of those names. A `recurrent` agent also gets the `episode_start`
-flags it resets its carried state with. The agent's counters are not touched: stepping an
-agent's env_steps is the engine's business.
+agent's place that keeps every step. The autoreset mode it needs (SAME_STEP; NEXT_STEP is
+refused), the policies it takes and the fields their `info` fills: docs/rollout_api.md,
+"Collecting". The agent's counters are not touched: stepping an agent's env_steps is the
+engine's business.
 """
 
 from __future__ import annotations

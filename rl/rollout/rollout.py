@@ -3,19 +3,10 @@
 Why a type and not a dict: every on-policy or trajectory-replay algorithm needs the same few
 operations on the same fields (cut it, join it, flatten it for minibatches, discount it while
 telling terminations from truncations), and getting the edges right once is the point. The
-layout is the one the agents and advantage estimators already use ([T, N, ...], time first):
-
-- `obs[t, n]` s_t, `action[t, n]` a_t, `reward[t, n]` r_t;
-- `terminated[t, n]`: the episode ended at t in a terminal state (no bootstrap);
-- `truncated[t, n]`: the episode was cut at t by a time limit or a checkpoint cut (bootstrap from
-  V(final_obs[t, n]); never set together with `terminated`). Pardo et al. 2018, "Time Limits in
-  Reinforcement Learning", https://arxiv.org/abs/1712.00378;
-- `final_obs[t, n]`: the true s_{t+1} where `truncated[t, n]` (zeros elsewhere): with gymnasium's
-  SAME_STEP autoreset, `obs[t + 1, n]` is already the next episode's first observation;
-- `last_next_obs[n]`: s_T, the state after the last step (the bootstrap state of a running
-  episode);
-- optional `log_prob[t, n]` (the behaviour policy's log mu(a_t|s_t) when it acted) and
-  `value[t, n]` (its V(s_t)).
+fields ([T, N, ...], time first, as the agents and advantage estimators use them) and the
+operations are the tables in docs/rollout_api.md; `truncated` (a time limit or a checkpoint
+cut: bootstrap from V(final_obs)) follows Pardo et al. 2018, "Time Limits in Reinforcement
+Learning", https://arxiv.org/abs/1712.00378.
 
 Methods are TF ops, so a `Rollout` works eagerly (a notebook) and inside a `tf.function` (an
 agent's compiled update) alike; numpy arrays are accepted as inputs. Fields are immutable:
@@ -40,7 +31,7 @@ OPTIONAL_FIELDS = ("log_prob", "value")
 
 @dataclasses.dataclass(frozen=True)
 class Rollout:
-    """T vector-env steps of N envs (see the module docstring for every field)."""
+    """T vector-env steps of N envs (every field: docs/rollout_api.md)."""
 
     obs: Any
     action: Any

@@ -200,6 +200,25 @@ def _check_output_dir(output_dir: str | None, system: str) -> None:
         )
 
 
+def check_namespace(args: argparse.Namespace) -> str:
+    """`--namespace` ("default" if unset), after checking that a given `--kube_context` is not
+    empty."""
+    namespace = check_dns_label(args.namespace or "default", "--namespace")
+    if args.kube_context is not None and not args.kube_context.strip():
+        raise UserError("--kube_context is empty; leave it out to use the current context")
+    return namespace
+
+
+def job_name(
+    args: argparse.Namespace, stem: str, max_len: int = MAX_JOB_NAME, letter_first: bool = False
+) -> str:
+    """`--job_name` if valid, else a fresh name from `stem`: made once, as every manifest of
+    the launch uses it."""
+    if args.job_name:
+        return check_dns_label(args.job_name, "--job_name", max_len, letter_first)
+    return make_job_name(stem, max_len=max_len)
+
+
 @dataclass(frozen=True)
 class JobShape:
     """What one system adds to a launch, once its own flags are checked."""
@@ -223,9 +242,7 @@ def plan_job(
     """The checks every Kubernetes system shares, in the order a user fixes them, then
     `shape.render(spec)`. The system has checked its own flags and `--image`. Raises
     UserError."""
-    namespace = check_dns_label(args.namespace or "default", "--namespace")
-    if args.kube_context is not None and not args.kube_context.strip():
-        raise UserError("--kube_context is empty; leave it out to use the current context")
+    namespace = check_namespace(args)
     if args.num_workers != 1:
         raise UserError(f"--num_workers {args.num_workers} is not available yet; use 1")
     if args.copies < 1:
@@ -245,11 +262,7 @@ def plan_job(
         )
     _check_hparams(args, check_values, shape.strategy)
     _check_output_dir(args.output_dir, args.sys)
-    if args.job_name:
-        name = check_dns_label(args.job_name, "--job_name", shape.max_name, shape.letter_first)
-    else:
-        # Once: every manifest below uses this name.
-        name = make_job_name(args.hparams, max_len=shape.max_name)
+    name = job_name(args, args.hparams, shape.max_name, shape.letter_first)
     spec = JobSpec(
         name=name,
         namespace=namespace,
@@ -360,6 +373,19 @@ def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
                 pass
 
 
+def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:
+    """Prints the manifests as YAML (`--dry_run`: False) or submits them and says how to follow
+    them (True)."""
+    if dry_run:
+        sys.stdout.write(to_yaml(launch.manifests))
+        return False
+    submit(launch, load_client_configuration(launch.context, config_file))
+    what = f"{launch.workload['kind'].lower()}/{launch.name}"
+    print(f"submitted {what} to namespace {launch.namespace}: {launch.summary}")
+    print(f"follow the logs:  {follow_command(launch)}")
+    return True
+
+
 def follow_command(launch: Launch) -> str:
     """The kubectl command that streams the logs: one Pod by job name, several by label."""
     context = f" --context {launch.context}" if launch.context else ""
@@ -404,14 +430,7 @@ class KubernetesSystem:
         config_file: str | None = None,
     ) -> int:
         """Checks, renders, then prints (`--dry_run`) or submits; returns the exit status."""
-        launch = self.plan(args, parser, check_values)
-        if args.dry_run:
-            sys.stdout.write(to_yaml(launch.manifests))
-            return 0
-        configuration = load_client_configuration(launch.context, config_file)
-        submit(launch, configuration)
-        what = f"{launch.workload['kind'].lower()}/{launch.name}"
-        print(f"submitted {what} to namespace {launch.namespace}: {launch.summary}")
-        print(f"follow the logs:  {follow_command(launch)}")
-        print(f"resume after a failure: run the same command again (output_dir {args.output_dir})")
+        if send(self.plan(args, parser, check_values), args.dry_run, config_file):
+            resume = f"run the same command again (output_dir {args.output_dir})"
+            print(f"resume after a failure: {resume}")
         return 0

@@ -7,26 +7,11 @@ quantities are strings (`google.com/tpu: "4"`): the API's `Quantity` type is a s
 `kubernetes` 37 client refuses integers. One name is generated up front and used everywhere
 (Job, Service, labels, Pod subdomain, worker host names).
 
-Two shapes, by the number of Pods that must run together:
-- one Pod (`tpu_job_manifests` for a one-host slice; `worker_job_manifests` with one worker, plus
-  its headless Service): a Job whose `podFailurePolicy` tells a preemption from a crash. A Pod
-  with the `DisruptionTarget` condition (evicted, preempted, its node reclaimed) or that exited
-  `EXIT_PREEMPTED` (train.py checkpointed on SIGTERM) is replaced without using up
-  `backoffLimit`; exit `EXIT_USER_ERROR` or `EXIT_DIVERGED` fails the Job at once (a rerun would
-  fail the same way); any other failure is a crash and counts against `backoffLimit`. The new
-  Pod runs the same command and resumes from the last checkpoint in `--output_dir`.
-- several Pods (a multi-host TPU slice, `--experimental_multihost`; `--sys gke --workers N>1`):
-  a JobSet (kubernetes-sigs/jobset, `JOBSET_API_VERSION`) around the same Indexed Job. The
-  collective cannot go on without any one Pod, so the group restarts as one: the child Job
-  fails on its first failed Pod, and the JobSet's `failurePolicy` recreates all of its Jobs
-  (after the old Pods are gone: `BlockingRecreate`), with preemptions not counted against
-  `maxRestarts` and exits 2/3 failing the JobSet. The JobSet creates the headless Service
-  itself (`network`); each Pod builds TF_CONFIG in-process (`rl.distribute.tf_config`).
-
-Why a JobSet rather than a bare Indexed Job: a Job can only replace the Pod that failed, never
-restart its healthy siblings, and a worker rejoining a running MultiWorkerMirroredStrategy
-collective (or a TPU slice) is not supported; a JobSet restarts the whole group and says why
-in its status. It needs the JobSet controller in the cluster (docs/tpu_gke.md).
+One Pod is a Job whose `podFailurePolicy` tells a preemption from a crash; several Pods (a
+multi-host TPU slice, `--sys gke --workers N>1`) are a JobSet around the same Indexed Job, which
+restarts the group as one, since a Job can only replace the Pod that failed and a worker
+cannot rejoin a running collective. The rules and exit statuses: docs/tpu_gke.md, "Preemption
+and restarts".
 
 `python -m rl.systems.manifests k8s/` rewrites the example manifests checked into k8s/.
 """
@@ -406,15 +391,9 @@ def worker_job_manifests(
 ) -> list[Manifest]:
     """The Pods of MultiWorkerMirroredStrategy: one worker is a headless Service + Indexed Job
     (`_job`), several are a JobSet (`_jobset`, which makes the Service); `backoff_limit` is the
-    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free).
-
-    Each Pod gets JOB_COMPLETION_INDEX from the Job controller and RL_NUM_WORKERS, RL_JOB_NAME
-    (the Job's name, the stem of its Pods' hostnames), RL_SERVICE, RL_WORKER_PORT from here;
-    `rl.distribute.tf_config.install_tf_config()` turns them into TF_CONFIG inside the trainer
-    process. GPUs are requested as `nvidia.com/gpu` (GKE adds the toleration for its GPU node
-    taint itself); `gpu_type` selects the node pool by its `cloud.google.com/gke-accelerator`
-    label, which Autopilot needs to pick a GPU.
-    """
+    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free). The
+    Pods' environment, from which `rl.distribute.tf_config` builds TF_CONFIG, and the GPU
+    requests: docs/tpu_gke.md, "CPU/GPU workers"."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = {

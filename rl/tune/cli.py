@@ -17,7 +17,7 @@ import sys
 import warnings
 from typing import Any
 
-from rl.errors import UserError
+from rl.errors import UserError, user_error_exit
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
 
@@ -80,11 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_numbers(args: argparse.Namespace) -> None:
     from rl.tune.winners import FRESH_SEED_BASE
 
-    for flag in ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population"):
+    counts = ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population")
+    for flag in (*counts, "fresh_seeds"):
         if getattr(args, flag) < 1:
             raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
-    if args.fresh_seeds < 1:
-        raise UserError(f"--fresh_seeds must be >= 1, got {args.fresh_seeds}")
     if args.seed < 0 or args.seed + args.seeds_per_trial > FRESH_SEED_BASE:
         raise UserError(
             f"tuning seeds {args.seed}..{args.seed + args.seeds_per_trial - 1} must lie in "
@@ -264,8 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit(PROG, error)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the same command continues the study", file=sys.stderr)
         return 130

@@ -12,25 +12,11 @@ storage) re-runs the best trials on fresh seeds and writes the winner.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from rl.errors import UserError
-from rl.systems.kube_launcher import (
-    Launch,
-    check_image,
-    follow_command,
-    load_client_configuration,
-    submit,
-)
-from rl.systems.manifests import (
-    MAX_JOB_NAME,
-    JobSpec,
-    check_dns_label,
-    make_job_name,
-    to_yaml,
-    tuner_job_manifests,
-)
+from rl.systems.kube_launcher import Launch, check_image, check_namespace, job_name, send
+from rl.systems.manifests import JobSpec, check_dns_label, tuner_job_manifests
 
 # Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
 LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
@@ -67,13 +53,8 @@ def plan_workers(
             "disappears with the Pod, and the trial run dirs are the study's TensorBoard"
         )
     check_image(args.image, "gke", "k8s/Dockerfile.cpu")
-    namespace = check_dns_label(args.namespace or "default", "--namespace")
-    if args.kube_context is not None and not args.kube_context.strip():
-        raise UserError("--kube_context is empty; leave it out to use the current context")
-    if args.job_name:
-        name = check_dns_label(args.job_name, "--job_name", MAX_JOB_NAME)
-    else:
-        name = make_job_name(f"tune-{args.hparams}")
+    namespace = check_namespace(args)
+    name = job_name(args, f"tune-{args.hparams}")
     spec = JobSpec(
         name=name,
         namespace=namespace,
@@ -100,13 +81,6 @@ def launch_workers(
     args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
 ) -> int:
     """Prints (`--dry_run`) or submits the worker Job; returns the exit status."""
-    launch = plan_workers(args, plan, parser)
-    if args.dry_run:
-        sys.stdout.write(to_yaml(launch.manifests))
-        return 0
-    configuration = load_client_configuration(launch.context)
-    submit(launch, configuration)
-    print(f"submitted job/{launch.name} to namespace {launch.namespace}: {launch.summary}")
-    print(f"follow the logs:  {follow_command(launch)}")
-    print("when they are done, pick the winner: the same command with --sys local")
+    if send(plan_workers(args, plan, parser), args.dry_run):
+        print("when they are done, pick the winner: the same command with --sys local")
     return 0

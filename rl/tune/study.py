@@ -2,13 +2,10 @@
 has its `--trials` trials.
 
 Any number of workers (processes, machines, Pods) may run this loop on one storage. A trial
-counts toward `--trials` unless it is a failure that says nothing about its values: a trial
-whose worker died (kill -9, a preempted Pod) is marked FAIL and queued again with the same
-values (a WAITING trial, which the next `ask` of any worker takes first), and a claim that
-raced past the budget is marked FAIL as surplus. Diverged and invalid trials are results: they
-count, as FAIL. A trial's worker is known by host and process id, so a restarted tuner on the
-same host fails its own dead trials at once; a trial of another host is failed by Optuna's
-heartbeat once it is `GRACE_SECONDS` old.
+counts toward `--trials` unless it is a failure that says nothing about its values: a dead
+worker's trial is failed and queued again with the same values, a claim that raced past the
+budget is failed as surplus (docs/tuning.md, "Killed, and continued" and "Many workers").
+Diverged and invalid trials are results: they count, as FAIL.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Checkpoints that hold everything needed to continue a run, written atomically, verified
 when read.
 
-Layout under `<run_dir>/checkpoints/`:
-    step_000000010000/   tf.index + tf.data-*  (tf.train.Checkpoint: weights, optimizer slots,
-                                               counters, tf.random.Generator state)
-                         numpy.npz              (small numpy state: partial n-step data, numpy
-                                               RNG states, counters; loaded without pickle)
-                         arrays.json            (the large numpy arrays (replay contents): which
-                                               chunks hold them, `rl.utils.chunks`)
-                         trainer.json           (episode counters, wall time, schedule points)
-                         manifest.json          (every file above with its size and SHA-256, and
-                                               every chunk used with its size: written LAST)
-    chunks/<xxh3-128>    blocks of the large arrays, shared between checkpoints (named by the
-                         hash of their bytes, checked when read)
-    latest.json          {"step": ..., "directory": "step_..."}: written last, by rename
-
-A run killed while writing leaves a step directory that `latest.json` does not name; it is
-ignored and replaced, and its chunks are swept. So the checkpoint `latest.json` names is
+The layout of `<run_dir>/checkpoints/` is in docs/run_directory.md: a step directory per
+checkpoint (tf.train.Checkpoint files, numpy.npz, arrays.json naming the shared `chunks/` of the
+large arrays, trainer.json, and manifest.json, written LAST), and `latest.json`, written last
+by rename. A run killed while writing leaves a step directory that `latest.json` does not name;
+it is ignored and replaced, and its chunks are swept. So the checkpoint `latest.json` names is
 complete. Before it is used its files are checked against its manifest; a damaged one (a file
 cut short, changed or missing) is skipped with one warning line naming it, and the newest
 intact older one is used instead. The damaged directory is never deleted: it stays where it is

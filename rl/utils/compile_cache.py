@@ -1,22 +1,14 @@
 """A persistent XLA compile cache that a killed run cannot corrupt.
 
-Why: on CPU the trace and XLA compile of a compiled PPO iteration are ~3 s of a ~4 s CartPole
-solve, and every new process (a seed, a tuner trial, a resumed run, a test) pays them again.
-TensorFlow can keep compiled executables on disk (`--tf_xla_persistent_cache_directory`, read
-from TF_XLA_FLAGS at the first XLA compile), but it writes each entry in place: a process
-killed mid-write leaves a truncated file, and every later run that needs that program then
-fails with `OutOfRangeError: Read less bytes than requested` (checked with TF 2.21).
-
-So TensorFlow never writes to the shared cache here. Each process gets a private directory
-that links every published entry, TensorFlow reads and writes there, and when the process ends
-normally (`atexit`) each entry it wrote is copied into the shared cache under a temporary name
-and renamed into place (atomic on POSIX). A killed process publishes nothing; its private
-directory is removed by the next process that finds its owner gone. TensorFlow checks on load
-that the entry's HLO equals the program's, so an entry is only ever used for its own program.
-
-Entries are kept per TensorFlow version and CPU (an executable is machine code for this host);
-the oldest are evicted beyond `MAX_BYTES`. `RL_XLA_CACHE=off` turns the cache off,
-`RL_XLA_CACHE=/path` moves it (default `~/.cache/rl/xla`).
+Why: the trace and XLA compile of a compiled iteration are most of a short run, and every new
+process pays them again. TensorFlow's own persistent cache (`--tf_xla_persistent_cache_directory`
+in TF_XLA_FLAGS) writes each entry in place, so a process killed mid-write leaves a truncated
+file that fails every later run needing that program. So TensorFlow never writes to the shared
+cache here: each process gets a private directory that links every published entry, and at a
+normal exit (`atexit`) each entry it wrote is copied into the shared cache under a temporary
+name and renamed into place. A killed process publishes nothing; its private directory is
+removed by the next process that finds its owner gone. Details, `RL_XLA_CACHE` and when it is
+set up: docs/compiled.md, "The compile cache".
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Which compiler runs an agent's functions: XLA or TensorFlow's own (oneDNN) kernels.
 
 The `jit_compile` hparam is true, false or `auto`. Explicit values win. `auto` is resolved here,
-once per agent, by a rule measured with `benchmarks/atari_throughput.py` (tables in
-docs/benchmarks.md, "Choosing the compiler: XLA or TF's kernels"):
-
-- on a GPU or TPU: XLA for the learner and for acting. On an H200 (measured through JAX, as
-  the GPU image has no TensorFlow: benchmarks/xla_gpu_compiler_proxy.py) XLA ran every torso's
-  gradient steps 2.8-49x faster than library kernels, convolutions in the learner's loop
-  included; TPUs run XLA anyway;
-- on CPU, models with convolutions (image observations, the Nature CNN): TF's kernels for both.
-  XLA:CPU's convolution kernels -- above all the kernel gradient inside the learner's loop over
-  minibatches -- made `ppo_breakout`'s whole training loop ~25x slower; acting was a tie;
-- on CPU, all other models (MLPs, recurrent cells): XLA for the learner (it won for every
-  such set measured) and TF's kernels for acting: XLA acting was 15-25% faster per env step,
-  but XLA draws different random numbers from the same generator state, so it would change
-  every seeded result already published (docs/benchmarks.md).
+once per agent, by the rule in docs/benchmarks.md, "Choosing the compiler: XLA or TF's kernels",
+with the measurements behind it: XLA everywhere on a GPU or TPU; on CPU, TF's kernels for
+convolutional models (XLA:CPU's convolution gradients made the learner's loop ~25x slower) and
+XLA for the learner of every other model, acting on TF's kernels (XLA draws different random
+numbers from the same generator state, so it would change every seeded result published).
 
 "Convolutional" means the torso is the Nature CNN (`model=cnn`) or the observation is an image
 ([H, W, C]: `model=auto` then builds that CNN). It is decided before the agent builds its

@@ -2,19 +2,11 @@
 processes, env worker processes) live and die.
 
 `pid_alive` is how a restarted tuner or a new process tells a dead one's leftovers (its RUNNING
-trials, its private compile-cache directory) from a live one's.
-
-Lifecycle rules of child processes (docs/workers.md):
-- Only the main process handles Ctrl-C and SIGTERM. Children start with both ignored (a
-  terminal sends SIGINT to the whole foreground process group, `kill -TERM -<pgid>` or a
-  container runtime may send SIGTERM to all), so a Ctrl-C becomes one KeyboardInterrupt in the
-  main process, and a SIGTERM one checkpoint (rl/preemption.py); the main process then stops
-  every child itself.
-- Children die with their parent: on Linux the kernel sends them SIGKILL when the parent dies
-  (prctl PR_SET_PDEATHSIG, set in rl/workers/boot.py and rl/envs/grouped_env.py, which cannot
-  import this module early), and actors also poll their parent's pid as a portable fallback.
-- Stopping is polite first (an event the children poll), then `terminate`, then `kill`, each
-  with a deadline, so a stuck child can never hang the main process.
+trials, its private compile-cache directory) from a live one's. The lifecycle rules (only the
+main process handles Ctrl-C and SIGTERM; children die with their parent; stopping is polite,
+then `terminate`, then `kill`, each with a deadline) are docs/workers.md, "Lifecycle". The
+parent-death signal (prctl PR_SET_PDEATHSIG) is set in rl/workers/boot.py and
+rl/envs/grouped_env.py, which cannot import this module early.
 """
 
 from __future__ import annotations
@@ -63,17 +55,11 @@ def stop_processes(
     Callers signal a polite stop first (e.g. an Event the children poll); this only makes sure
     that, one way or another, no child outlives the call.
     """
-    deadline = time.monotonic() + timeout
-    for process in processes:
-        if process.pid is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
+    _join_within(processes, timeout)
     for process in processes:
         if process.is_alive():
             process.terminate()
-    deadline = time.monotonic() + 2.0
-    for process in processes:
-        if process.pid is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
+    _join_within(processes, 2.0)
     for process in processes:
         if process.is_alive():
             process.kill()
@@ -89,3 +75,11 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _join_within(processes: Sequence[multiprocessing.process.BaseProcess], seconds: float) -> None:
+    """Joins every started process, all of them within `seconds` in total."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        if process.pid is not None:
+            process.join(max(0.0, deadline - time.monotonic()))

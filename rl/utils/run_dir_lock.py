@@ -1,9 +1,8 @@
 """One training process per run dir: an advisory `fcntl.flock` on `<run_dir>/.lock`.
 
-Two `train.py` runs on the same `--output_dir` (a second terminal, a job resubmitted while the
-first still runs) would both checkpoint, prune each other's old checkpoints and append to the same
-progress.csv and TensorBoard files. Training therefore holds this lock on every run dir it writes,
-for the life of the process; a second one exits with status 2 (a `UserError` naming the holder).
+Two `train.py` runs on the same `--output_dir` would both checkpoint, prune each other's old
+checkpoints and append to the same progress.csv and TensorBoard files; the second exits 2
+(docs/run_directory.md, "One training run per run directory", also for what is not locked).
 
 Why flock: the kernel drops the lock when the holder's file descriptor is closed, which includes
 the process dying in any way (kill -9, OOM, a lost shell), so a crashed run never leaves a stale
@@ -14,15 +13,9 @@ Children must not keep the lock: the descriptor is non-inheritable (spawned and 
 never get it), and a process forked without exec closes its copy at once (`os.register_at_fork`),
 so a stray forked child cannot hold a dead run's lock.
 
-Not locked: remote paths (`gs://`, `ram://`: anything with `://`, as in
-`rl.utils.run_dir.check_writable`). GCS has no flock, and a TPU/GKE job writes its dir as one
-job; two jobs on one bucket path are not detected. The lock is also per host: two machines that
-share a network filesystem are only excluded where that filesystem supports flock across hosts.
-
-The lock file exists only while a run holds it: `release` removes it (while still locked), and
-also removes the run dir (and `--output_dir`) if `acquire` created them and nothing else was
-written there, so a failed start, or a re-run of a complete run, leaves the disk as it was. A
-killed run leaves the file behind, unlocked; the next run simply locks it again.
+`release` removes the lock file (while still locked), and also the run dir (and `--output_dir`)
+if `acquire` created them and nothing else was written there, so a failed start, or a re-run of
+a complete run, leaves the disk as it was.
 """
 
 from __future__ import annotations

@@ -81,7 +81,6 @@ class Acrobot(TFEnv):
     env_id = "tf/Acrobot-v1"
     observation_spec = BoxSpec((6,), -_OBS_HIGH, _OBS_HIGH)
     action_spec = DiscreteSpec(3)
-    physics_size = 4
     num_reset_draws = 4
     default_max_episode_steps = 500
 

@@ -51,7 +51,7 @@ from rl.envs.spec import EnvSpec
 class EnvState(NamedTuple):
     """Everything a batch of `N` envs needs to continue; all tensors have leading dim N."""
 
-    physics: tf.Tensor  # [N, physics_size] in the env's dtype (gymnasium's `env.state`)
+    physics: tf.Tensor  # [N, P]: gymnasium's `env.unwrapped.state` per env, in the env's dtype
     elapsed: tf.Tensor  # [N] int32: steps taken in the current episode (for the time limit)
     key: tf.Tensor  # [N] uint32: per-env RNG key, fixed at reset(seed)
     episode: tf.Tensor  # [N] uint32: episodes started by this env; the RNG counter
@@ -135,7 +135,6 @@ class TFEnv:
     env_id: ClassVar[str]
     observation_spec: ClassVar[BoxSpec]
     action_spec: ClassVar[DiscreteSpec | BoxSpec]
-    physics_size: ClassVar[int]  # length of gymnasium's `env.unwrapped.state`
     num_reset_draws: ClassVar[int]  # uniforms `_initial_physics` consumes per env
     default_max_episode_steps: ClassVar[int]  # gymnasium's registered time limit
 
@@ -217,7 +216,7 @@ class TFEnv:
     # ----------------------------------------------------------------- hooks for subclasses
 
     def _initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
-        """[N, num_reset_draws] uniforms in [0, 1) -> [N, physics_size] initial state."""
+        """[N, num_reset_draws] uniforms in [0, 1) -> [N, P] initial physics."""
         raise NotImplementedError
 
     def _dynamics(
@@ -227,7 +226,7 @@ class TFEnv:
         raise NotImplementedError
 
     def _observe(self, physics: tf.Tensor) -> tf.Tensor:
-        """[N, physics_size] -> [N, *obs_shape] float32."""
+        """[N, P] physics -> [N, *obs_shape] float32."""
         raise NotImplementedError
 
 

@@ -39,7 +39,6 @@ class CartPole(TFEnv):
     env_id = "tf/CartPole-v1"
     observation_spec = BoxSpec((4,), -_OBS_HIGH, _OBS_HIGH)
     action_spec = DiscreteSpec(2)
-    physics_size = 4
     num_reset_draws = 4
     default_max_episode_steps = 500
 

@@ -35,7 +35,6 @@ class _Car(TFEnv):
     `env.unwrapped.state`, its reset, and the move after the velocity update."""
 
     observation_spec = BoxSpec((2,), _LOW, _HIGH)
-    physics_size = 2
     num_reset_draws = 1
     GOAL_POSITION: ClassVar[float]
 

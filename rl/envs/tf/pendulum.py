@@ -41,7 +41,6 @@ class Pendulum(TFEnv):
     action_spec = BoxSpec(
         (1,), np.array([-MAX_TORQUE], np.float32), np.array([MAX_TORQUE], np.float32)
     )
-    physics_size = 2
     num_reset_draws = 2
     default_max_episode_steps = 200
 
