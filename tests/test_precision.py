@@ -46,18 +46,19 @@ def bfloat16_matmuls(function) -> int:
 
 
 @pytest.mark.parametrize(
-    "hparams_set",
+    "tiny_set",
     [*DEFAULT_TIER, *(pytest.param(s, marks=pytest.mark.slow) for s in SLOW_TIER)],
 )
 def test_trains_resumes_bit_exactly_and_exports_in_mixed_bfloat16(
-    tmp_path, trained_run, capsys, hparams_set
+    tmp_path, trained_run, capsys, tiny_set
 ):
-    hp = registry.get_hparams(hparams_set)()
+    hp = registry.get_hparams(tiny_set)()
     iteration = max(1, hp.train_every // hp.num_envs) * hp.num_envs
-    # Checkpoints after the replay warm-up (`learning_starts`), so both halves take gradient steps.
-    every = iteration * -(-max(2 * iteration, getattr(hp, "learning_starts", 0)) // iteration)
+    every = 2 * iteration  # the checkpoint the split run stops and resumes at
     override = f"{BF16},checkpoint_every={every},eval.every_steps={every},train_every={iteration}"
-    base = ["--hparams", hparams_set, "--hparam_override", override]
+    if "learning_starts" in hp:  # replay warm-up: one iteration, so both halves learn
+        override += f",learning_starts={iteration}"
+    base = ["--hparams", tiny_set, "--hparam_override", override]
     straight, split = tmp_path / "straight", tmp_path / "split"
     straight_run = trained_run.start([*base, "--output_dir", straight, "--train_steps", 2 * every])
     assert train.main([*base, "--output_dir", str(split), "--train_steps", str(every)]) == 0
@@ -137,7 +138,7 @@ def test_loss_scaling_keeps_a_gradient_that_float16_flushes_to_zero():
 
 
 @pytest.mark.parametrize(
-    "hparams_set, override, says",
+    "tiny_set, override, says",
     [
         ("cmaes_tiny", BF16, "agent 'cmaes': CMA-ES has no network layers"),
         ("dqn_tf_tiny", "precision=mixed_float16", "precision=mixed_float16 needs loss scaling"),
@@ -145,10 +146,10 @@ def test_loss_scaling_keeps_a_gradient_that_float16_flushes_to_zero():
     ],
 )
 def test_what_cannot_run_exits_2_with_one_line_before_writing(
-    tmp_path, train_here, hparams_set, override, says
+    tmp_path, train_here, tiny_set, override, says
 ):
     out = tmp_path / "run"
-    args = ["--hparams", hparams_set, "--hparam_override", override, "--output_dir", out]
+    args = ["--hparams", tiny_set, "--hparam_override", override, "--output_dir", out]
     proc = train_here(args)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
