@@ -5,6 +5,7 @@ keeps gradients that float16 would flush to zero; what cannot run refuses with o
 import numpy as np
 import pytest
 import tensorflow as tf
+from test_learning import train_and_read_state
 from test_resume_every_agent import final_checkpoint
 
 import rl  # noqa: F401  (fills the registries)
@@ -155,3 +156,11 @@ def test_what_cannot_run_exits_2_with_one_line_before_writing(
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr
     assert not out.exists() or not any(out.rglob("*")), sorted(out.rglob("*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hparams_set", ["dqn_cartpole", "ppo_cartpole"])
+def test_cartpole_seed0_reaches_475_in_mixed_bfloat16(tmp_path, hparams_set):
+    state = train_and_read_state(tmp_path, hparams_set, 0, f"{BF16},stop_at_eval_return=475.0")
+    assert state["first_step_at_threshold"] is not None, state
+    assert state["last_eval_return"] >= 475.0
