@@ -20,6 +20,7 @@ from rl.models.precision import compute_in
 from rl.models.recurrent import RecurrentCore
 
 BF16 = "precision=mixed_bfloat16"
+LOW_TYPES = (np.float16, tf.bfloat16.as_numpy_dtype)  # what no variable may be saved as
 # One tiny set per family; the default tier runs a DQN, a PPO, a SAC and a recurrent agent,
 # the other families share their code paths (replay, rollouts, off-policy actor-critics).
 DEFAULT_TIER = ("dqn_tiny", "ppo_tiny", "sac_tiny", "ppo_recurrent_tiny")
@@ -38,25 +39,36 @@ SLOW_TIER = (
 )
 
 
-def bfloat16_matmuls(function) -> int:
-    """MatMul ops with bfloat16 operands in a concrete function's graph and its library."""
+def matmuls_in(function, dtype: tf.DType) -> int:
+    """MatMul ops on `dtype` operands in a concrete function's graph and its library."""
     graph = function.graph.as_graph_def()
     nodes = [*graph.node, *(n for f in graph.library.function for n in f.node_def)]
-    bf16 = tf.bfloat16.as_datatype_enum
-    return sum(n.op in ("MatMul", "BatchMatMulV2") and n.attr["T"].type == bf16 for n in nodes)
+    enum = dtype.as_datatype_enum
+    return sum(n.op in ("MatMul", "BatchMatMulV2") and n.attr["T"].type == enum for n in nodes)
+
+
+# mixed_float16 adds the loss-scale optimizer's state to checkpoints: one or several optimizers.
+FLOAT16_CASES = (("dqn_tiny", "mixed_float16"), ("sac_tiny", "mixed_float16"))
 
 
 @pytest.mark.parametrize(
-    "tiny_set",
-    [*DEFAULT_TIER, *(pytest.param(s, marks=pytest.mark.slow) for s in SLOW_TIER)],
+    "tiny_set, precision",
+    [
+        *((s, "mixed_bfloat16") for s in DEFAULT_TIER),
+        *(pytest.param(s, "mixed_bfloat16", marks=pytest.mark.slow) for s in SLOW_TIER),
+        *(pytest.param(*case, marks=pytest.mark.slow) for case in FLOAT16_CASES),
+    ],
 )
-def test_trains_resumes_bit_exactly_and_exports_in_mixed_bfloat16(
-    tmp_path, trained_run, capsys, tiny_set
+def test_trains_resumes_bit_exactly_and_exports_in_low_precision(
+    tmp_path, trained_run, capsys, tiny_set, precision
 ):
     hp = registry.get_hparams(tiny_set)()
     iteration = max(1, hp.train_every // hp.num_envs) * hp.num_envs
     every = 2 * iteration  # the checkpoint the split run stops and resumes at
-    override = f"{BF16},checkpoint_every={every},eval.every_steps={every},train_every={iteration}"
+    override = (
+        f"precision={precision},checkpoint_every={every},eval.every_steps={every},"
+        f"train_every={iteration}"
+    )
     if "learning_starts" in hp:  # replay warm-up: one iteration, so both halves learn
         override += f",learning_starts={iteration}"
     base = ["--hparams", tiny_set, "--hparam_override", override]
@@ -74,15 +86,43 @@ def test_trains_resumes_bit_exactly_and_exports_in_mixed_bfloat16(
     assert vars_a.keys() == vars_b.keys() and arrays_a.keys() == arrays_b.keys()
     for key in vars_a:
         np.testing.assert_array_equal(vars_a[key], vars_b[key], err_msg=key)
-        assert vars_a[key].dtype not in (np.float16, tf.bfloat16.as_numpy_dtype), key
+        assert vars_a[key].dtype not in LOW_TYPES, key
     for key in arrays_a:
         np.testing.assert_array_equal(arrays_a[key], arrays_b[key], err_msg=key)
     if hp.env.startswith("tf/"):
         return  # export refuses compiled runs (a seed stack), whatever their precision
     greedy = tf.saved_model.load(export_run(str(split / "run_0")).path).signatures[GREEDY]
-    assert bfloat16_matmuls(greedy) > 0, "the exported torso does not compute in bfloat16"
+    low_type = tf.float16 if precision == "mixed_float16" else tf.bfloat16
+    assert matmuls_in(greedy, low_type) > 0, f"the exported torso does not compute in {low_type}"
     for name, spec in greedy.structured_outputs.items():
         assert not spec.dtype.is_floating or spec.dtype == tf.float32, name
+
+
+def test_a_strategy_trains_in_mixed_bfloat16(tmp_path, train_here):
+    # One replica (a 1-CPU MirroredStrategy): the replicated gradient step, its all-reduce and
+    # the checkpoint under a strategy scope, with bfloat16 torsos.
+    out = tmp_path / "run"
+    args = ["--hparams", "ppo_tiny", "--hparam_override", BF16, "--train_steps", 128]
+    proc = train_here([*args, "--strategy", "mirrored", "--output_dir", out])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    step, variables, _ = final_checkpoint(out)
+    assert step == 128
+    assert any(v.dtype == np.float32 for v in variables.values())
+    assert not [k for k, v in variables.items() if v.dtype in LOW_TYPES], "low-type variables"
+
+
+def test_mixed_float16_checkpoints_every_optimizers_loss_scale(tmp_path):
+    hp = registry.get_hparams("sac_tiny")()
+    hp.precision = "mixed_float16"
+    hp.freeze()
+    env, spec = make_vector_env(hp.env, 1, seed=0)
+    env.close()
+    agent = registry.get_agent(hp.agent)(spec, hp, seed=0)
+    optimizers = [agent.optimizer, agent.actor_optimizer, agent.alpha_optimizer]
+    assert all(isinstance(o, tf.keras.optimizers.LossScaleOptimizer) for o in optimizers)
+    saved = tf.train.Checkpoint(agent=agent).write(str(tmp_path / "ckpt"))
+    names = [name for name, _ in tf.train.list_variables(saved)]
+    assert sum(name.endswith("dynamic_scale/.ATTRIBUTES/VARIABLE_VALUE") for name in names) == 3
 
 
 def test_heads_and_state_stay_float32_while_the_torso_and_core_compute_in_bfloat16():
