@@ -222,6 +222,9 @@ class TrainedRuns:
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp = tmp_path_factory
+        # Made here, in the main thread: the first call creates (or empties) the session's
+        # base dir, and a pool thread racing a test's `tmp_path` there deletes the other's dirs.
+        tmp_path_factory.getbasetemp()
         self._lock = threading.Lock()
         self._futures: dict[str, Future] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trained_runs")

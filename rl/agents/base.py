@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
-from rl.agents.optimizers import make_optimizer
+from rl.agents.optimizers import loss_scale, make_optimizer
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
     all_workers_agree,
@@ -46,6 +46,7 @@ from rl.distribute import (
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
+from rl.models.precision import check_precision, compute_in
 from rl.types import Batch, Metrics
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
@@ -61,6 +62,8 @@ class Agent(tf.Module):
     # Why an agent can never run under a strategy (None: it just does not yet), said instead of
     # "not yet" when one is asked for.
     strategy_refusal: str | None = None
+    # Why an agent cannot compute in a lower `precision` than float32 (None: it can).
+    precision_refusal: str | None = None
     # Whether actions depend on per-env state the agent carries from step to step (an RNN's
     # hidden state; rl/agents/recurrent.py). The driver and `evaluate` then pass `episode_start`
     # flags to `act_with_info` / `greedy_actions`, so the agent can reset that state.
@@ -95,8 +98,9 @@ class Agent(tf.Module):
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: Callable[[str], tf.Tensor | None] = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
+        self._check_precision(hparams.precision)
         self.optimizer = make_optimizer(
-            hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon
+            hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon, hparams.precision
         )
         # XLA or TF's kernels, for the learner and for acting (`jit_compile`, rl/utils/compiler);
         # decided before `_build`, which creates the learner's tf.function.
@@ -114,6 +118,8 @@ class Agent(tf.Module):
             and not self._loss_sums_across_replicas()
         )
         self._build()
+        # Every network the agent holds, once built, computes in `precision` (rl/models).
+        compute_in(hparams.precision, self._flatten(predicate=_is_keras_model))
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
             self._check_replica_batch()
@@ -268,12 +274,7 @@ class Agent(tf.Module):
             loss_fn = functools.partial(loss_fn, batch)
         if self._diagnostics is not None:
             rng_before = self.generator.state.read_value()
-        with tf.GradientTape() as tape:
-            loss, aux = loss_fn()
-        grads = tape.gradient(loss, variables)
-        grad_norm = tf.linalg.global_norm(grads)
-        grads = clip_by_global_norm(grads, self.grad_clip_norm(), grad_norm)
-        self.optimizer.apply_gradients(zip(grads, variables, strict=False))
+        loss, grad_norm, aux = self._minimize(self.optimizer, loss_fn, variables)
         if self._diagnostics is not None:  # before the counter: schedules see the same step
             rng_after = self.generator.state.read_value()
             self.generator.state.assign(rng_before)
@@ -282,6 +283,29 @@ class Agent(tf.Module):
             self._diagnostics.record(loss, loss_after, grad_norm)
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
+
+    def _minimize(
+        self,
+        optimizer: tf.keras.optimizers.Optimizer,
+        loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        variables: list[tf.Variable],
+    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """One step of `optimizer` on `loss_fn()` on one device, gradients clipped to
+        `max_grad_norm`: (loss, gradient norm before clipping, aux). A `LossScaleOptimizer`
+        (precision mixed_float16) gets the loss times its scale, and the clipping works on the
+        scaled gradients with a scaled limit, which is the same clipping of the true ones."""
+        scale = loss_scale(optimizer)
+        with tf.GradientTape() as tape:
+            loss, aux = loss_fn()
+            scaled_loss = loss if scale is None else loss * scale
+        grads = tape.gradient(scaled_loss, variables)
+        grad_norm = tf.linalg.global_norm(grads)
+        limit = self.grad_clip_norm()
+        if scale is not None and limit is not None:
+            limit = limit * scale
+        grads = clip_by_global_norm(grads, limit, grad_norm)
+        optimizer.apply_gradients(zip(grads, variables, strict=False))
+        return loss, grad_norm if scale is None else grad_norm / scale, aux
 
     def _replicated_gradient_step(
         self,
@@ -364,6 +388,22 @@ class Agent(tf.Module):
             return None
         return limit
 
+    def _check_precision(self, precision: str) -> None:
+        """UserError for a `precision` this agent cannot train in, before anything is built."""
+        check_precision(precision)
+        if precision == "float32":
+            return
+        agent = self.hparams.agent
+        if self.precision_refusal:
+            raise UserError(f"agent {agent!r}: {self.precision_refusal}")
+        compiled = self.spec.env_id.startswith("tf/")
+        if precision == "mixed_float16" and (self._distributed or compiled):
+            raise UserError(
+                f"precision=mixed_float16 needs loss scaling, which agent {agent!r} has only on "
+                "one device outside the compiled path (not under --strategy, not on a tf/ env); "
+                "use precision=mixed_bfloat16 (float32's range: no loss scaling needed)"
+            )
+
     def _check_replica_batch(self) -> None:
         """Every gradient step's batch must split evenly across this worker's replicas."""
         replicas = num_local_replicas(self.strategy)
@@ -445,6 +485,10 @@ class Agent(tf.Module):
     def _numpy_state_parts(self) -> dict[str, object]:
         """Named objects with state_dict()/load_state_dict() of numpy arrays."""
         return {}
+
+
+def _is_keras_model(value: object) -> bool:
+    return isinstance(value, tf.keras.Model)
 
 
 def _no_hparam_tensors(name: str) -> None:

@@ -138,6 +138,11 @@ class CMAESAgent(Agent):
         "strategy has no gradient to all-reduce; train it with --strategy default (parallelize "
         "with more env copies: num_envs is its population)"
     )
+    precision_refusal = (
+        "CMA-ES has no network layers to compute in lower precision (its policy is a few "
+        "float32 matmuls over sampled weights, and it takes no gradients); use "
+        "precision=float32"
+    )
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:

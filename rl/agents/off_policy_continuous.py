@@ -29,7 +29,6 @@ from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent
 from rl.errors import UserError
 from rl.types import Metrics
-from rl.utils.gradient_clipping import clip_by_global_norm
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -83,7 +82,9 @@ class OffPolicyContinuousAgent(ReplayAgent):
     def _make_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
         """A second optimizer (actor, temperature) like the base one, built for `variables`."""
         hp = self.hparams
-        optimizer = make_optimizer(hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon)
+        optimizer = make_optimizer(
+            hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon, hp.precision
+        )
         optimizer.build(variables)
         return optimizer
 
@@ -104,14 +105,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
             return loss, aux
         if batch is not None:
             loss_fn = functools.partial(loss_fn, batch)
-        with tf.GradientTape() as tape:
-            loss, aux = loss_fn()
-        grads = tape.gradient(loss, variables)
-        # A plain assignment: AutoGraph cannot convert `:=` and would warn on every trace.
-        limit = self.grad_clip_norm()
-        if limit is not None:
-            grads = clip_by_global_norm(grads, limit, tf.linalg.global_norm(grads))
-        optimizer.apply_gradients(zip(grads, variables, strict=True))
+        loss, _, aux = self._minimize(optimizer, loss_fn, variables)
         return loss, aux
 
     # ------------------------------------------------------------------------ acting

@@ -209,6 +209,13 @@ def base() -> HParams:
     hp.add("hidden_sizes", [64, 64], "Units of each hidden layer of the torso.")
     hp.add("activation", "relu", "Keras activation of the hidden layers.")
     hp.add(
+        "precision",
+        "float32",
+        "What the torsos and recurrent cores compute in: float32, mixed_bfloat16 or "
+        "mixed_float16 (Keras mixed precision: variables, heads, distributions and losses stay "
+        "float32; mixed_float16 adds dynamic loss scaling). Not for cmaes.",
+    )
+    hp.add(
         "optimizer",
         "adam",
         "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon inside "

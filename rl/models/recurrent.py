@@ -67,7 +67,8 @@ class RecurrentCore(tf.keras.layers.Layer):
         """One step: features [B, F], state [B, S] -> (output [B, units], new state [B, S])."""
         states = tf.split(state, self.num_states, axis=-1)
         output, new_states = self.cell(inputs, states)
-        return output, tf.concat(list(new_states), axis=-1)
+        # The state is kept and stored in float32 whatever the cell computes in (`precision`).
+        return output, tf.cast(tf.concat(list(new_states), axis=-1), tf.float32)
 
     def unroll(
         self,
@@ -98,7 +99,7 @@ class RecurrentCore(tf.keras.layers.Layer):
             output, state = self.call(x, state)
             return state, output
 
-        initial = (state, tf.zeros([batch, self.units], inputs.dtype))
+        initial = (state, tf.zeros([batch, self.units], self.compute_dtype))
         states, outputs = tf.scan(step, (inputs, episode_start, detach), initializer=initial)
         return outputs, states
 

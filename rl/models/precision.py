@@ -1,0 +1,51 @@
+"""The `precision` hparam: which dtype the networks compute in (Keras mixed precision).
+
+- `float32`: everything in float32 (the default; nothing is changed).
+- `mixed_bfloat16` / `mixed_float16`: the torsos (what the registered model factories build)
+  and the recurrent cores compute in bfloat16 / float16, while every variable stays float32,
+  and so do the heads: Q-values, logits, means, log-stds and values come out of float32 layers
+  (the torso's output is cast up as it enters them), so distributions, targets and losses are
+  float32 as before. float16's narrow range needs loss scaling (`rl.agents.optimizers`).
+
+Why per layer and not `keras.config.set_dtype_policy`: that is one global for the process,
+and several agents with different settings live in one process (tests, populations). Why by
+walking the built models: Keras 3 layers do not inherit their parent's policy, and the
+`auto` torso builds its body on the first call, so one walk after the networks are built
+reaches every layer, whichever agent built them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import tensorflow as tf
+
+from rl.errors import UserError, did_you_mean
+from rl.models.encoders import AutoTorso
+from rl.models.recurrent import RecurrentCore
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+# The layer types that hold a network's body (registered torsos are Sequential or AutoTorso).
+BODY_TYPES = (AutoTorso, tf.keras.Sequential, RecurrentCore)
+
+
+def check_precision(precision: str) -> None:
+    """Raises UserError unless `precision` is one of PRECISIONS."""
+    if precision not in PRECISIONS:
+        raise UserError(
+            f"unknown precision {precision!r}{did_you_mean(precision, PRECISIONS)}; choose one "
+            f"of {', '.join(PRECISIONS)}"
+        )
+
+
+def compute_in(precision: str, models: Iterable[tf.keras.layers.Layer]) -> None:
+    """Sets `precision`'s dtype policy on every layer of the bodies (torsos, recurrent cores)
+    of the built `models`; heads keep float32. float32 leaves every layer as it is."""
+    check_precision(precision)
+    if precision == "float32":
+        return
+    for model in models:
+        for body in model._flatten_layers(include_self=True):  # Keras' recursive layer walk
+            if isinstance(body, BODY_TYPES):
+                for layer in body._flatten_layers(include_self=True):
+                    layer.dtype_policy = precision
