@@ -4,7 +4,8 @@
 scalars: env steps/s in total and per worker (steps delivered to the learner over wall time,
 so an actor that waits on a full queue shows it), the time an actor spent acting, episodes,
 mean episode return and the epsilon it explores with. They go to TensorBoard (train/ section,
-`workers/<i>/...`) and, at every evaluation, to extra progress.csv columns (`WorkerProgressCSV`).
+`workers/<i>/...`) and, at every evaluation, to extra progress.csv columns (`WorkerProgressCSV`),
+with the actor restarts counted so far (`workers/restarts`: rl/workers/actor_group.py).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class WorkerProgressCSV(CSVSink):
         self.extra = {
             "steps_per_second": "workers/steps_per_second",
             "updates_per_second": "time/updates_per_second",
+            "actor_restarts": "workers/restarts",
         }
         self.extra.update(
             {"replay_size": "workers/replay_size"} if learner_columns is None else learner_columns

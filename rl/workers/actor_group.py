@@ -1,0 +1,212 @@
+"""The learner's handle on its actors, which are Ray actors (https://docs.ray.io): start or join
+Ray, start the actors, publish weights, receive blocks, restart failed actors, stop.
+
+- Ray. `ActorGroup` starts a Ray runtime inside this process (`ray.init`: a small object store,
+  no dashboard, the actors' output in Ray's log files only), or joins the cluster at `address`
+  (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each and spread over the nodes;
+  `resources` (--actor_resources) make them land only on nodes that declare those.
+- Weights. `publish` puts them into the object store once; every call submitted from then on
+  carries that reference, and an actor fetches it only if newer than the weights it holds.
+- Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
+  blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
+  `take` returns finished blocks and submits each delivering actor's next call.
+- Faults. A call that raises (an env's exception) kills its actor's process; Ray restarts an
+  actor whose process or node died (`max_restarts`), the learner training on meanwhile. Every
+  restart is counted (`restarts`) and said on stdout with a traceback file; an actor that fails
+  once more than `max_restarts` times ends the run with one WorkerError line.
+- SIGINT and SIGTERM are this process's (rl/preemption.py): Ray's own processes do not take a
+  terminal's Ctrl-C, and `ray.init`'s SIGTERM handler is replaced by the one it found. `stop`
+  shuts Ray down; the processes it started die with this one in any case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from typing import Any
+
+import numpy as np
+import ray
+from ray.exceptions import ActorUnavailableError, RayActorError, RayTaskError
+
+from rl.errors import WorkerError
+from rl.utils.files import join
+from rl.utils.processes import children_ignore_stop_signals
+
+OBJECT_STORE_BYTES = 256 * 2**20  # a local runtime's: weights and blocks in flight (Ray spills)
+# Where `rl` is imported from here: an embedded runtime's workers import the same code.
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ActorGroup:
+    """`num_actors` Ray actors of `actor_class` (rl/workers/actor.py) feeding this learner."""
+
+    def __init__(
+        self,
+        actor_class: type,
+        num_actors: int,
+        hparams_json: str,
+        seeds: list[tuple[int, int]],
+        depth: int,
+        max_restarts: int,
+        address: str | None = None,
+        resources: dict[str, float] | None = None,
+        traceback_dir: str = ".",
+        label: str = "run",
+    ) -> None:
+        """`seeds[i]`: actor i's (env, agent) seeds."""
+        self.label, self.traceback_dir = label, traceback_dir
+        self.depth, self.max_restarts = depth, max_restarts
+        self.restarts = 0  # since this group started
+        self.version = 0  # weights publications
+        self._weights: list[ray.ObjectRef] = []
+        self._learner_steps = 0
+        self._calls: dict[ray.ObjectRef, tuple[int, int]] = {}  # call -> (actor, incarnation)
+        self._incarnations = [0] * num_actors
+        self._nodes: list[str | None] = [None] * num_actors
+        _start_ray(address, num_actors)
+        self.node_id = ray.get_runtime_context().get_node_id()
+        remote = ray.remote(actor_class).options(
+            num_cpus=1,
+            resources=resources or None,
+            max_restarts=max_restarts,
+            scheduling_strategy="SPREAD",
+        )
+        self.handles = [
+            remote.remote(i, num_actors, hparams_json, seeds[i]) for i in range(num_actors)
+        ]
+        where = f"the Ray cluster at {address}" if address else "a Ray runtime started here"
+        print(f"[{label}] {num_actors} Ray actors on {where}; this learner on node {self.node_id}")
+
+    def publish(self, arrays: list[np.ndarray], env_steps: int) -> None:
+        """New weights (and the learner's env step count) for every call from now on."""
+        self._weights = [ray.put(arrays)]
+        self._learner_steps = int(env_steps)
+        self.version += 1
+
+    def start(self) -> None:
+        """Submits every actor's first calls (after the first `publish`)."""
+        for index in range(len(self.handles)):
+            for _ in range(self.depth):
+                self._submit(index)
+
+    def take(self, max_blocks: int, timeout: float) -> list[dict[str, Any]]:
+        """Up to `max_blocks` finished blocks, oldest calls first; waits up to `timeout`
+        seconds for the first one only. Raises WorkerError for an actor out of restarts."""
+        calls = list(self._calls)
+        ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(calls, num_returns=min(max_blocks, len(calls)), timeout=0)
+        blocks = []
+        for call in ready:
+            index, incarnation = self._calls.pop(call)
+            try:
+                block = ray.get(call)
+            except RayTaskError as error:  # the actor's code raised: restart its process
+                self._failed(index, incarnation, error, kill=True)
+            except ActorUnavailableError:
+                pass  # unreachable for a moment, not dead: ask again
+            except RayActorError as error:  # its process or node died: Ray restarts it
+                self._failed(index, incarnation, error, kill=False)
+            else:
+                if incarnation == self._incarnations[index]:  # not from a failed process
+                    self._arrived(index, block["node_id"])
+                    blocks.append(block)
+            self._submit(index)
+        return blocks
+
+    def queued_blocks(self) -> int:
+        """Finished blocks the learner has not taken yet."""
+        calls = list(self._calls)
+        return len(ray.wait(calls, num_returns=len(calls), timeout=0)[0]) if calls else 0
+
+    def stop(self) -> None:
+        """Stops every actor and disconnects (a runtime started here shuts down); safe to call
+        more than once."""
+        if not ray.is_initialized():
+            return
+        for handle in self.handles:
+            with contextlib.suppress(Exception):
+                ray.kill(handle, no_restart=True)
+        self._calls.clear()
+        ray.shutdown()
+
+    def _submit(self, index: int) -> None:
+        call = self.handles[index].collect.remote(
+            self._weights, self.version, self._learner_steps, self._incarnations[index]
+        )
+        self._calls[call] = (index, self._incarnations[index])
+
+    def _arrived(self, index: int, node_id: str) -> None:
+        if node_id != self._nodes[index]:
+            self._nodes[index] = node_id
+            print(f"[{self.label}] actor {index} runs on node {node_id}")
+
+    def _failed(self, index: int, incarnation: int, error: Exception, kill: bool) -> None:
+        if incarnation != self._incarnations[index]:
+            return  # another call of the process that failed: counted already
+        self._incarnations[index] += 1
+        failures = self._incarnations[index]
+        cause = getattr(error, "cause", None) if kill else None
+        if cause is not None:
+            text = str(cause).strip().splitlines()
+            line = f"{type(cause).__name__}: {text[0] if text else ''}".strip()
+        else:
+            line = "its process or node died" if not kill else type(error).__name__
+        path = _write_traceback(self.traceback_dir, index, str(error))
+        if failures > self.max_restarts:
+            raise WorkerError(
+                f"worker {index} failed: {line} (traceback: {path}); no restart left "
+                f"(--max_actor_restarts {self.max_restarts})"
+            )
+        self.restarts += 1
+        if kill:
+            ray.kill(self.handles[index], no_restart=False)
+        print(
+            f"[{self.label}] worker {index} failed: {line} (traceback: {path}); restarting it "
+            f"(restart {failures} of at most {self.max_restarts})"
+        )
+
+
+def _start_ray(address: str | None, num_actors: int) -> None:
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        # Actors act on CPU (accelerators are the learner's) and import this process's `rl`.
+        "runtime_env": {
+            "env_vars": {
+                "CUDA_VISIBLE_DEVICES": "",
+                "PYTHONPATH": os.pathsep.join(
+                    filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")])
+                ),
+            }
+        },
+    }
+    if address is None:
+        options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
+    else:
+        options["address"] = address
+    main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGTERM) if main_thread else None
+    try:
+        with children_ignore_stop_signals():
+            ray.init(**options)
+    except ConnectionError as error:
+        raise WorkerError(f"no Ray cluster at --ray_address {address}: {error}") from None
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, handler)
+
+
+def _write_traceback(directory: str, index: int, trace: str) -> str:
+    import tensorflow as tf
+
+    tf.io.gfile.makedirs(directory)
+    path = join(directory, f"worker_{index}_traceback.txt")
+    with tf.io.gfile.GFile(path, "w") as f:
+        f.write(trace[-20_000:])
+    return path
