@@ -8,8 +8,8 @@ weights the learner published (a reference into Ray's object store, fetched only
 the ones it holds), collects, and returns the block. The learner keeps a few calls in flight per
 actor, so an actor goes from one block to the next without waiting for the learner.
 
-It builds its envs and agent on its first call, seeded by the learner's `incarnation` of it: an
-actor that Ray restarted (its process or node died) starts new episodes, not the old ones again.
+It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
+died) seeds them anew, so it does not replay its first process's episodes.
 An env's exception surfaces wrapped by TF (the env steps inside the compiled collect loop); the
 call raises the env's own one, which `RecordingEnv` kept.
 """
@@ -46,13 +46,13 @@ class RemoteActor:
         """Collects one block with the current weights: the keys that vary by actor kind."""
         raise NotImplementedError
 
-    def collect(self, weights: list, version: int, learner_steps: int, incarnation: int) -> dict:
+    def collect(self, weights: list, version: int, learner_steps: int) -> dict:
         """One block acted with weights `version` ([object ref] of their arrays, wrapped so that
         Ray passes the reference, not the arrays)."""
         import ray
 
         if self.agent is None:
-            self._build(incarnation)
+            self._build()
         if version != self.version:
             for variable, array in zip(self.variables, ray.get(weights[0]), strict=True):
                 variable.assign(array)
@@ -74,10 +74,13 @@ class RemoteActor:
             collect_seconds=time.monotonic() - start,
             weights_version=version,
             node_id=ray.get_runtime_context().get_node_id(),
+            pid=os.getpid(),
         )
         return block
 
-    def _build(self, incarnation: int) -> None:
+    def _build(self) -> None:
+        import ray
+
         import rl  # noqa: F401  (fills the registries)
         from rl.envs import make_vector_env
         from rl.envs.reward_augmentation import reward_augmentation_from_hparams
@@ -87,8 +90,11 @@ class RemoteActor:
         from rl.workers.weights import policy_variables
 
         hp = self.hp
-        env_seed, agent_seed = (derive_seed(s, "restart", incarnation) if incarnation else s
-                                for s in self.seeds)  # fmt: skip
+        env_seed, agent_seed = self.seeds
+        context = ray.get_runtime_context()
+        if context.was_current_actor_reconstructed:  # new episodes, not the first process's
+            restart = context.get_worker_id()
+            env_seed, agent_seed = (derive_seed(s, "restart", restart) for s in self.seeds)
         env, self.spec = make_vector_env(
             hp.env,
             hp.num_envs,

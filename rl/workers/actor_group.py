@@ -10,10 +10,10 @@ Ray, start the actors, publish weights, receive blocks, restart failed actors, s
 - Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
   blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
   `take` returns finished blocks and submits each delivering actor's next call.
-- Faults. A call that raises (an env's exception) kills its actor's process; Ray restarts an
-  actor whose process or node died (`max_restarts`), the learner training on meanwhile. Every
-  restart is counted (`restarts`) and said on stdout with a traceback file; an actor that fails
-  once more than `max_restarts` times ends the run with one WorkerError line.
+- Faults. A call that raises (an env's exception) has its actor's process replaced, with the
+  failure on stdout and its traceback in a file; Ray restarts an actor whose process or node
+  died, up to `max_restarts` times per actor, while the learner trains on. `restarts` is Ray's
+  count; an actor Ray will not restart any more ends the run with one WorkerError line.
 - SIGINT and SIGTERM are this process's (rl/preemption.py): Ray's own processes do not take a
   terminal's Ctrl-C, and `ray.init`'s SIGTERM handler is replaced by the one it found. `stop`
   shuts Ray down; the processes it started die with this one in any case.
@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 import ray
-from ray.exceptions import ActorUnavailableError, RayActorError, RayTaskError
+from ray._private import state as ray_state
+from ray.exceptions import RayActorError, RayTaskError
 
 from rl.errors import WorkerError
 from rl.utils.files import join
@@ -60,13 +61,14 @@ class ActorGroup:
         """`seeds[i]`: actor i's (env, agent) seeds."""
         self.label, self.traceback_dir = label, traceback_dir
         self.depth, self.max_restarts = depth, max_restarts
-        self.restarts = 0  # since this group started
+        self.restarts = 0  # Ray's count, over every actor (`count_restarts`)
         self.version = 0  # weights publications
         self._weights: list[ray.ObjectRef] = []
         self._learner_steps = 0
-        self._calls: dict[ray.ObjectRef, tuple[int, int]] = {}  # call -> (actor, incarnation)
-        self._incarnations = [0] * num_actors
-        self._nodes: list[str | None] = [None] * num_actors
+        self._calls: dict[ray.ObjectRef, int] = {}  # call -> actor index
+        self._processes: list[tuple[str, int] | None] = [None] * num_actors  # (node id, pid)
+        self._failures: dict[int, str] = {}  # actor -> its last failure's line and traceback
+        self._replacing = [False] * num_actors  # until a new process of a failed one delivers
         _start_ray(address, num_actors)
         self.node_id = ray.get_runtime_context().get_node_id()
         remote = ray.remote(actor_class).options(
@@ -100,23 +102,34 @@ class ActorGroup:
         ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
         if ready:
             ready, _ = ray.wait(calls, num_returns=min(max_blocks, len(calls)), timeout=0)
-        blocks = []
+        blocks, changed = [], False
         for call in ready:
-            index, incarnation = self._calls.pop(call)
+            index = self._calls.pop(call)
             try:
                 block = ray.get(call)
-            except RayTaskError as error:  # the actor's code raised: restart its process
-                self._failed(index, incarnation, error, kill=True)
-            except ActorUnavailableError:
-                pass  # unreachable for a moment, not dead: ask again
-            except RayActorError as error:  # its process or node died: Ray restarts it
-                self._failed(index, incarnation, error, kill=False)
+            except RayTaskError as error:  # the actor's code raised: replace its process
+                changed = True
+                if not self._replacing[index]:  # (its other calls may raise too)
+                    self._replacing[index] = True
+                    self._failed(index, error)
+                    ray.kill(self.handles[index], no_restart=False)
+            except RayActorError as error:  # its process or node died: Ray restarts it, or not
+                changed = True
+                self._check_alive(index, error)
             else:
-                if incarnation == self._incarnations[index]:  # not from a failed process
-                    self._arrived(index, block["node_id"])
-                    blocks.append(block)
+                process = (block["node_id"], block["pid"])
+                if not (self._replacing[index] and process == self._processes[index]):
+                    changed |= self._arrived(index, process)
+                    blocks.append(block)  # (not from a process that failed)
             self._submit(index)
+        if changed:
+            self.count_restarts()
         return blocks
+
+    def count_restarts(self) -> int:
+        """Updates `restarts`: Ray's count of restarts of every actor so far."""
+        self.restarts = sum(_actor_state(handle)["NumRestarts"] for handle in self.handles)
+        return self.restarts
 
     def queued_blocks(self) -> int:
         """Finished blocks the learner has not taken yet."""
@@ -135,40 +148,50 @@ class ActorGroup:
         ray.shutdown()
 
     def _submit(self, index: int) -> None:
-        call = self.handles[index].collect.remote(
-            self._weights, self.version, self._learner_steps, self._incarnations[index]
-        )
-        self._calls[call] = (index, self._incarnations[index])
+        call = self.handles[index].collect.remote(self._weights, self.version, self._learner_steps)
+        self._calls[call] = index
 
-    def _arrived(self, index: int, node_id: str) -> None:
-        if node_id != self._nodes[index]:
-            self._nodes[index] = node_id
-            print(f"[{self.label}] actor {index} runs on node {node_id}")
+    def _arrived(self, index: int, process: tuple[str, int]) -> bool:
+        """Says where actor `index` runs when that changes (a restart); True if it did."""
+        if process == self._processes[index]:
+            return False
+        self._processes[index], self._replacing[index] = process, False
+        print(f"[{self.label}] actor {index} runs on node {process[0]} (pid {process[1]})")
+        return True
 
-    def _failed(self, index: int, incarnation: int, error: Exception, kill: bool) -> None:
-        if incarnation != self._incarnations[index]:
-            return  # another call of the process that failed: counted already
-        self._incarnations[index] += 1
-        failures = self._incarnations[index]
-        cause = getattr(error, "cause", None) if kill else None
-        if cause is not None:
-            text = str(cause).strip().splitlines()
-            line = f"{type(cause).__name__}: {text[0] if text else ''}".strip()
-        else:
-            line = "its process or node died" if not kill else type(error).__name__
-        path = _write_traceback(self.traceback_dir, index, str(error))
-        if failures > self.max_restarts:
-            raise WorkerError(
-                f"worker {index} failed: {line} (traceback: {path}); no restart left "
-                f"(--max_actor_restarts {self.max_restarts})"
-            )
-        self.restarts += 1
-        if kill:
-            ray.kill(self.handles[index], no_restart=False)
-        print(
-            f"[{self.label}] worker {index} failed: {line} (traceback: {path}); restarting it "
-            f"(restart {failures} of at most {self.max_restarts})"
+    def _failed(self, index: int, error: RayTaskError) -> None:
+        cause = error.cause
+        text = str(cause).strip().splitlines()
+        line = f"{type(cause).__name__}: {text[0] if text else ''}".strip()
+        self._failures[index] = f"{line} (traceback: {self._traceback(index, error)})"
+        print(f"[{self.label}] worker {index} failed: {self._failures[index]}; restarting it")
+
+    def _check_alive(self, index: int, error: RayActorError) -> None:
+        """Raises WorkerError if Ray will not restart actor `index` any more."""
+        if _actor_state(self.handles[index])["State"] != "DEAD":
+            return
+        failure = self._failures.get(index)
+        if failure is None:  # it died without an exception of its own (killed, node lost)
+            failure = f"its process or node died (traceback: {self._traceback(index, error)})"
+        raise WorkerError(
+            f"worker {index} failed: {failure}; no restart left "
+            f"(--max_actor_restarts {self.max_restarts})"
         )
+
+    def _traceback(self, index: int, error: Exception) -> str:
+        import tensorflow as tf
+
+        tf.io.gfile.makedirs(self.traceback_dir)
+        path = join(self.traceback_dir, f"worker_{index}_traceback.txt")
+        with tf.io.gfile.GFile(path, "w") as f:
+            f.write(str(error)[-20_000:])
+        return path
+
+
+def _actor_state(handle: Any) -> dict[str, Any]:
+    """The actor's entry in Ray's control store: State (ALIVE, RESTARTING, DEAD, ...) and
+    NumRestarts. (Ray's public state API serves it through the dashboard, which we keep off.)"""
+    return ray_state.actors(handle._actor_id.hex())
 
 
 def _start_ray(address: str | None, num_actors: int) -> None:
@@ -200,13 +223,3 @@ def _start_ray(address: str | None, num_actors: int) -> None:
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, handler)
-
-
-def _write_traceback(directory: str, index: int, trace: str) -> str:
-    import tensorflow as tf
-
-    tf.io.gfile.makedirs(directory)
-    path = join(directory, f"worker_{index}_traceback.txt")
-    with tf.io.gfile.GFile(path, "w") as f:
-        f.write(trace[-20_000:])
-    return path

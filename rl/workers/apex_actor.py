@@ -24,8 +24,8 @@ class ApexActor(RemoteActor):
     def actor_hparams(self, hparams: HParams, index: int, num_actors: int) -> HParams:
         return actor_hparams(hparams, index, num_actors)
 
-    def _build(self, incarnation: int) -> None:
-        super()._build(incarnation)
+    def _build(self) -> None:
+        super()._build()
         self.agent.replay = Outbox()  # completed n-step transitions go to the learner
 
     def block(self) -> dict[str, Any]:

@@ -104,9 +104,7 @@ def test_apex_worker_crash_then_resume_then_ctrl_c(tmp_path):
     assert line.endswith("no restart left (--max_actor_restarts 1); the last checkpoint is intact")
     trace = Path(line.split("(traceback: ")[1].split(")")[0]).read_text()
     assert "raising_env.py" in trace and "injected failure" in trace, trace
-    assert f"[run_0] {failure}" in crash.stdout and "restarting it (restart 1 of at most 1)" in (
-        crash.stdout
-    ), crash.describe()
+    assert f"[run_0] {failure}" in crash.stdout and "; restarting it" in crash.stdout
     assert _trainer_state(run_dir)["actor_restarts"] == 1  # checkpointed after the restart
     assert len(crash.children) >= 4, crash.describe()  # Ray's processes and the actors did run
     assert not crash.orphans(), f"children alive after the exit: {crash.orphans()}"
