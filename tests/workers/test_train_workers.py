@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import stderr_lines
-from process_tools import TrainProcess
+from conftest import stderr_lines, train_env
+from process_tools import REPO_ROOT, TrainProcess
 
 from rl import registry
 from rl.envs import make_vector_env
@@ -200,3 +202,20 @@ def test_ppo_env_workers_give_the_single_process_results(trained_run, tmp_path):
         if name.startswith("_CHECKPOINTABLE_OBJECT_GRAPH"):
             continue
         np.testing.assert_array_equal(ours.get_tensor(name), reference.get_tensor(name), name)
+
+
+def test_a_run_without_actors_never_imports_ray(tmp_path):
+    """Ray is imported by the actors' engines only: `import rl` and a whole dqn_tiny run (in a
+    fresh process, so no other test's import counts) leave it out of sys.modules."""
+    script = (
+        "import sys, rl, train\n"
+        "assert 'ray' not in sys.modules, 'import rl'\n"
+        f"assert train.main(['--hparams', 'dqn_tiny', '--output_dir', {str(tmp_path)!r}]) == 0\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'ray'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, env=train_env(), capture_output=True,
+        text=True, timeout=TIMEOUT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout
