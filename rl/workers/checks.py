@@ -22,7 +22,7 @@ def uses_apex(hparams: HParams) -> bool:
 
 
 def uses_asynchronous_actors(hparams: HParams) -> bool:
-    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actor processes that
+    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actors that
     never wait for the learner (rl/engines/impala.py)."""
     return bool(getattr(registry.get_agent(hparams.agent), "asynchronous_actors", False))
 
