@@ -16,7 +16,8 @@ Ray, start the actors, publish weights, receive blocks, restart failed actors, s
   count; an actor Ray will not restart any more ends the run with one WorkerError line.
 - SIGINT and SIGTERM are this process's (rl/preemption.py): Ray's own processes do not take a
   terminal's Ctrl-C, and `ray.init`'s SIGTERM handler is replaced by the one it found. `stop`
-  shuts Ray down; the processes it started die with this one in any case.
+  shuts Ray down. Should this process be killed, the runtime it started dies with it (two of
+  Ray's helper processes notice within a minute).
 """
 
 from __future__ import annotations
