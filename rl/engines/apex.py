@@ -109,7 +109,7 @@ class ApexEngine(OneAgentEngine):
                     derive_seed(self.seed, "actor_agent", i, starts),
                 )
                 for i in range(n)
-            ],  # fmt: skip
+            ],
             depth=self.hp.workers.queue_blocks + 1,  # blocks waiting + the one being collected
             max_restarts=self.max_actor_restarts,
             address=self.ray_address,

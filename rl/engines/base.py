@@ -140,9 +140,6 @@ class Engine:
         """The name of a parameter of run `index` holding NaN or Inf, or None."""
         return None
 
-    def check_alive(self) -> None:
-        """Raises if a helper process failed (called between iterations)."""
-
     def close(self) -> None:
         """Releases envs, processes and threads."""
 
