@@ -212,6 +212,7 @@ class ApexEngine(OneAgentEngine):
         elapsed = max(now - self._rate_start, 1e-9)
         metrics["time/updates_per_second"] = (updates - self._rate_updates) / elapsed
         metrics["workers/queued_blocks"] = self.group.queued_blocks()
+        self.state["actor_restarts"] = self._restarts_before + self.group.count_restarts()
         metrics["workers/restarts"] = self.state["actor_restarts"]
         metrics.update(self.learner_metrics())
         self._rate_start, self._rate_updates = now, updates

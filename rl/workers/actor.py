@@ -3,10 +3,11 @@ the body of a Ray actor (rl/workers/actor_group.py makes it one).
 
 An actor builds the learner's agent class from the learner's hparams (adapted by its subclass:
 its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
-loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it takes the
-weights the learner published (a reference into Ray's object store, fetched only when newer than
-the ones it holds), collects, and returns the block. The learner keeps a few calls in flight per
-actor, so an actor goes from one block to the next without waiting for the learner.
+loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it asks the
+learner's weights board for the newest weights (a reference into Ray's object store, fetched
+only when newer than the ones it holds), collects, and returns the block. The learner keeps a
+few calls in flight per actor, so an actor goes from one block to the next without waiting for
+the learner.
 
 It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
 died) seeds them anew, so it does not replay its first process's episodes.
@@ -34,7 +35,7 @@ class RemoteActor:
         os.environ["RL_WORKER_INDEX"] = str(index)  # envs may read which actor they run in
         self.index = index
         self.hp = self.actor_hparams(HParams.from_json(hparams_json), index, num_actors)
-        self.seeds = seeds  # (env, agent) seeds of the first incarnation
+        self.seeds = seeds  # (env, agent) seeds of the first process
         self.version = 0  # of the weights in the agent
         self.agent = None
 
@@ -46,18 +47,19 @@ class RemoteActor:
         """Collects one block with the current weights: the keys that vary by actor kind."""
         raise NotImplementedError
 
-    def collect(self, weights: list, version: int, learner_steps: int) -> dict:
-        """One block acted with weights `version` ([object ref] of their arrays, wrapped so that
-        Ray passes the reference, not the arrays)."""
+    def collect(self, board: Any) -> dict:
+        """One block, acted with the newest weights the learner published on `board` (its
+        weights board: rl/workers/actor_group.py)."""
         import ray
 
         if self.agent is None:
             self._build()
+        weights, version, learner_steps = ray.get(board.read.remote())
         if version != self.version:
             for variable, array in zip(self.variables, ray.get(weights[0]), strict=True):
                 variable.assign(array)
-            # Schedules follow the run's progress (the learner's count when this call was made,
-            # which its own steps may have passed meanwhile).
+            # Schedules follow the run's progress (the learner's count when it published, which
+            # this actor's own steps may have passed meanwhile).
             own = int(self.agent.env_steps.numpy())
             self.agent.env_steps.assign(max(own, learner_steps))
             self.version = version

@@ -12,13 +12,14 @@ import os
 
 
 class ScriptedActor:
-    def __init__(self, index: int, num_actors: int, hparams_json: str, seeds: tuple[int, int]):
+    def __init__(self, index: int, num_actors: int, hparams_json: str, seeds) -> None:
         self.index, self.script = index, json.loads(hparams_json)[str(index)]
         self.calls, self.weights, self.fetches = 0, None, 0
 
-    def collect(self, weights: list, version: int, learner_steps: int) -> dict:
+    def collect(self, board) -> dict:
         import ray
 
+        weights, version, learner_steps = ray.get(board.read.remote())
         self.calls += 1
         first_process = not ray.get_runtime_context().was_current_actor_reconstructed
         if first_process and self.calls == self.script.get("raise_on_call"):
