@@ -12,6 +12,7 @@ Adding an algorithm never edits this file: it composes registered parts only.
 from __future__ import annotations
 
 import faulthandler
+import os
 import signal
 import sys
 import threading
@@ -206,6 +207,9 @@ def _check_and_run(
         render=args.render,
         strategy=strategy,
         num_workers=args.num_workers,
+        ray_address=args.ray_address or os.environ.get("RAY_ADDRESS"),
+        actor_resources=args.actor_resources,
+        max_actor_restarts=args.max_actor_restarts,
         checkpoint=args.checkpoint,
     )
     seeds = [args.seed + i for i in range(args.copies)]

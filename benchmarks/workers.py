@@ -1,28 +1,22 @@
 #!/usr/bin/env python3
-"""Env steps/s with 1 and 2 workers (train.py --num_workers) on an env-bound task.
+"""Ape-X and IMPALA actors: the process pool of the commit before Ray against the Ray actors.
 
-The task: `SubstepCartPole`, CartPole-v1 whose step integrates the same equations of motion
-with `substeps` explicit-Euler substeps of tau/substeps in plain Python (default 600: about
-1 ms of real CPU work per step on the dev machine, printed below). The dynamics are CartPole's,
-only integrated more finely, so the agents see a normal CartPole; the env simply costs what a
-small physics simulator or an emulator costs. This is honestly env-bound: with cheap CartPole
-(~20 us/step) the TF acting and learning would dominate and workers could not help. LunarLander
-(Box2D, ~0.1 ms/step) was the other candidate; it is still cheaper than our acting step.
+For each hparams set (default `dqn_cartpole`: Ape-X, `impala_cartpole`: IMPALA) and N actors
+(default 2 and 4), `train.py --num_workers N` runs whole trainings in two source trees, the
+pool's (`--pool_tree`: a git worktree of commit 927cd17, the last with rl/workers' own process
+pool) and this one (Ray actors), alternated within each repeat so that a change of load hits
+both. Each run is a fresh train.py process (`stop_at_eval_return=None`, one evaluation at the
+end); from its TensorBoard events it reports the medians over the log intervals (the first and
+last dropped: actor start-up, final evaluation) of
+  updates/s   learner update calls per second (`time/updates_per_second`)
+  steps/s     actor env steps per second received by the learner (`time/steps_per_second`)
+and the table gives, per cell, the median over --repeats runs and Ray / pool.
 
-Two measurements, each the median over --repeats runs:
-  env workers  on-policy path: the PPO agent's compiled collect loop (rl/rollout/driver.py) over
-               4 env copies, in this process (--num_workers 1: SyncVectorEnv) or split over 2
-               processes (make_vector_env(..., num_workers=2): GroupedAsyncVectorEnv).
-               Rollout steps/s; the PPO update is not included.
-  apex         replay path, whole training runs of a small DQN: the single-process trainer
-               (--num_workers 1) against Ape-X with 2 actor processes + the learner
-               (--num_workers 2). Env steps/s received by the learner, the median over the
-               log intervals of a run (first and last dropped: actor start-up, final eval).
+    git worktree add /tmp/rl-pool 927cd17 && ln -s "$PWD/.venv" /tmp/rl-pool/.venv
+    .venv/bin/python benchmarks/workers.py --pool_tree /tmp/rl-pool --repeats 3
 
-    .venv/bin/python benchmarks/workers.py                # both, 3 repeats
-    .venv/bin/python benchmarks/workers.py --which apex --repeats 5
-
-Run it on an otherwise idle machine: the workers and the main process share the cores.
+Run it on an otherwise idle machine: actors and learner share its cores. `SubstepCartPole`
+below (CartPole with a costly step) is also the env-bound task of benchmarks/impala.py.
 """
 
 from __future__ import annotations
@@ -31,6 +25,7 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +33,8 @@ from pathlib import Path
 
 from gymnasium.envs.classic_control import CartPoleEnv
 
-ENV = "benchmarks.workers:SubstepCartPole"
+ROOT = Path(__file__).resolve().parents[1]
+TAGS = {"updates/s": "time/updates_per_second", "steps/s": "time/steps_per_second"}
 
 
 class SubstepCartPole(CartPoleEnv):
@@ -72,116 +68,65 @@ class SubstepCartPole(CartPoleEnv):
             self.tau = tau
 
 
-def env_step_ms(substeps: int, steps: int = 300) -> float:
-    env = SubstepCartPole(substeps)
-    env.reset(seed=0)
-    start = time.perf_counter()
-    for i in range(steps):
-        _, _, terminated, truncated, _ = env.step(i % 2)
-        if terminated or truncated:
-            env.reset()
-    return (time.perf_counter() - start) / steps * 1e3
-
-
-def env_workers_rate(num_workers: int, substeps: int, seconds: float) -> float:
-    """PPO rollout steps/s over 4 env copies, in this process or in `num_workers` processes."""
-    from rl import registry
-    from rl.envs import make_vector_env
-    from rl.rollout.driver import Driver
-
-    hp = registry.get_hparams("ppo_cartpole")()
-    hp.env, hp.num_envs, hp.env_kwargs = ENV, 4, {"substeps": substeps}
-    hp.freeze()
-    env, spec = make_vector_env(hp.env, 4, 0, env_kwargs=hp.env_kwargs, num_workers=num_workers)
-    try:
-        agent = registry.get_agent(hp.agent)(spec, hp, 0)
-        driver = Driver(env, spec, agent)
-        driver.reset(0)
-        rollout = agent.steps_per_iteration  # vector steps that fill the rollout buffer
-        driver.collect(rollout)  # trace and warm up
-        agent.update()
-        steps, collect_seconds = 0, 0.0
-        while collect_seconds < seconds:
-            start = time.perf_counter()
-            driver.collect(rollout)  # one compiled call
-            collect_seconds += time.perf_counter() - start
-            steps += rollout * spec.num_envs
-            agent.update()  # not timed: only the rollout is parallelized
-        return steps / collect_seconds
-    finally:
-        env.close()
-
-
-def apex_rate(num_workers: int, substeps: int, train_steps: int) -> float:
-    """Learner-received env steps/s of a small DQN run (median over log intervals)."""
+def run_rates(tree: Path, hparams_set: str, workers: int, train_steps: int) -> dict[str, float]:
+    """One train.py run in `tree`: the medians of TAGS over its inner log intervals."""
     import tensorflow as tf
 
-    from rl import registry, training
-
-    hp = registry.get_hparams("dqn")()
-    hp.env, hp.env_kwargs = ENV, {"substeps": substeps}
-    hp.num_envs = 2
-    hp.train_steps = train_steps
-    hp.learning_starts = 500
-    hp.train_every = 64
-    hp.gradient_steps = 8
-    hp.hidden_sizes = [64, 64]
-    hp.log_every = 500
-    hp.eval.every_steps = train_steps
-    hp.eval.episodes = 1
-    hp.max_episode_steps = 200
-    hp.checkpoint_every = train_steps
-    hp.freeze()
-    with tempfile.TemporaryDirectory() as run_dir:
-        flags = training.Flags(num_workers=num_workers)  # Ape-X when > 1
-        training.train(hp, [run_dir], [0], "bench", flags)
-        rates = []
-        for path in sorted(Path(run_dir, "train").glob("events.out.tfevents.*")):
+    override = f"stop_at_eval_return=None,eval.every_steps={train_steps},"
+    override += f"checkpoint_every={train_steps}"
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "train.py", "--hparams", hparams_set, "--num_workers",
+                   str(workers), "--train_steps", str(train_steps), "--hparam_override",
+                   override, "--output_dir", out]  # fmt: skip
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+        done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tree}: {' '.join(command)}\n{done.stderr[-3000:]}")
+        series: dict[str, list[float]] = {name: [] for name in TAGS}
+        for path in sorted(Path(out, "run_0", "train").glob("events.out.tfevents.*")):
             for event in tf.compat.v1.train.summary_iterator(str(path)):
                 for value in event.summary.value:
-                    if value.tag == "time/steps_per_second":
-                        rates.append(float(tf.make_ndarray(value.tensor)))
-    inner = rates[1:-1] or rates
-    return statistics.median(inner)
+                    for name, tag in TAGS.items():
+                        if value.tag == tag:
+                            series[name].append(float(tf.make_ndarray(value.tensor)))
+    return {name: statistics.median(v[1:-1] or v) for name, v in series.items() if v}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--which", choices=["all", "env_workers", "apex"], default="all")
+    parser.add_argument("--pool_tree", required=True, type=Path, help="worktree of 927cd17")
+    parser.add_argument("--sets", default="dqn_cartpole,impala_cartpole")
+    parser.add_argument("--workers", default="2,4")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--substeps", type=int, default=600)
-    parser.add_argument("--seconds", type=float, default=8.0, help="per env-workers timing")
-    parser.add_argument("--train_steps", type=int, default=8000, help="per apex run")
+    parser.add_argument("--train_steps", type=int, default=30_000)
     args = parser.parse_args()
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import rl  # noqa: F401  (fills the registries)
-
-    print(f"env step: {env_step_ms(args.substeps):.2f} ms ({args.substeps} substeps), "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")  # fmt: skip
-    rows = []
-    kinds = ["env_workers", "apex"] if args.which == "all" else [args.which]
-    for kind in kinds:
-        samples: dict[int, list[float]] = {1: [], 2: []}
-        for _ in range(args.repeats):  # 1 and 2 interleaved, so a load change hits both
-            for workers in (1, 2):
-                if kind == "env_workers":
-                    rate = env_workers_rate(workers, args.substeps, args.seconds)
-                else:
-                    rate = apex_rate(workers, args.substeps, args.train_steps)
-                samples[workers].append(rate)
-        medians = {w: statistics.median(samples[w]) for w in samples}
-        rows += [(kind, w, medians[w], samples[w]) for w in (1, 2)]
-        rows.append((kind, "speed-up", medians[2] / medians[1], []))
-    print(f"\n{'path':<12} {'workers':>8} {'env steps/s':>12}  samples")
-    for kind, workers, value, samples in rows:
-        if workers == "speed-up":
-            print(f"{kind:<12} {'2 vs 1':>8} {value:>11.2f}x")
-        else:
-            shown = ", ".join(f"{s:,.0f}" for s in samples)
-            print(f"{kind:<12} {workers:>8} {value:>12,.0f}  [{shown}]")
+    trees = {"pool": args.pool_tree.resolve(), "ray": ROOT}
+    if not (trees["pool"] / "rl" / "workers" / "actor_pool.py").exists():
+        parser.error(f"--pool_tree {args.pool_tree} has no rl/workers/actor_pool.py")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+    cells = [(s, int(n)) for s in args.sets.split(",") for n in args.workers.split(",")]
+    samples: dict[tuple, list[dict[str, float]]] = {}
+    for repeat in range(args.repeats):
+        for hparams_set, workers in cells:
+            order = ("pool", "ray") if repeat % 2 == 0 else ("ray", "pool")
+            for kind in order:
+                start = time.monotonic()
+                rates = run_rates(trees[kind], hparams_set, workers, args.train_steps)
+                samples.setdefault((hparams_set, workers, kind), []).append(rates)
+                print(f"  {hparams_set} N={workers} {kind}: "
+                      + ", ".join(f"{k} {v:,.1f}" for k, v in rates.items())
+                      + f" ({time.monotonic() - start:.0f} s)", flush=True)  # fmt: skip
+    print(f"\n{'set':<16} {'N':>2} {'metric':<10} {'pool':>10} {'ray':>10} {'ray/pool':>9}")
+    for hparams_set, workers in cells:
+        for metric in TAGS:
+            median = {
+                kind: statistics.median(r[metric] for r in samples[hparams_set, workers, kind])
+                for kind in trees
+            }
+            print(f"{hparams_set:<16} {workers:>2} {metric:<10} {median['pool']:>10,.1f} "
+                  f"{median['ray']:>10,.1f} {median['ray'] / median['pool']:>8.2f}x")  # fmt: skip
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rl, and this file's module
     main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -59,8 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--num_workers",
         type=int,
         default=1,
-        help="Worker processes on this machine: Ape-X actors for replay agents, env workers "
-        "for the others (docs/workers.md).",
+        help="Ape-X actors for replay agents and IMPALA actors (Ray actors: in a Ray runtime "
+        "started by the run, or on --ray_address), env worker processes for the others "
+        "(docs/workers.md).",
+    )
+    p.add_argument(
+        "--ray_address",
+        help="With --num_workers: the Ray cluster the actors run on, e.g. 10.0.0.5:6379 (its "
+        "head node; default: $RAY_ADDRESS, else a Ray runtime inside this run).",
+    )
+    p.add_argument(
+        "--actor_resources",
+        type=_resources,
+        help="With --ray_address: Ray resources each actor needs besides one CPU, as JSON, e.g. "
+        "'{\"actor_node\": 1}' (nodes declare them: ray start --resources).",
+    )
+    p.add_argument(
+        "--max_actor_restarts",
+        type=int,
+        default=3,
+        help="With --num_workers: restarts of an actor that failed (an exception, its process "
+        "or node lost) before the run fails.",
     )
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
     p.add_argument(
@@ -100,6 +120,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _launch_flags(p)
     return p
+
+
+def _resources(text: str) -> dict[str, float]:
+    """A JSON object of Ray resource names and positive amounts (--actor_resources)."""
+    try:
+        resources = json.loads(text)
+    except json.JSONDecodeError:
+        resources = None
+    if not isinstance(resources, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in resources.values()
+    ):
+        example = '{"actor_node": 1}'
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object of resource names and positive amounts, e.g. '{example}', "
+            f"got {text!r}"
+        )
+    return resources
 
 
 def _launch_flags(parser: argparse.ArgumentParser) -> None:

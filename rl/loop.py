@@ -260,7 +260,6 @@ def _train_group(
         while any(not run.done for run in runs):
             if engine.agree_to_stop(preemption.requested):
                 _checkpoint_and_stop(engine, runs, preemption)
-            engine.check_alive()
             active = [not run.done for run in runs]
             iterations = engine.iterate(active)
             live = [(i, run) for i, run in enumerate(runs) if active[i]]

@@ -36,6 +36,9 @@ class Flags:
     render: bool = False
     strategy: str = "default"
     num_workers: int = 1
+    ray_address: str | None = None  # Ray actors: the cluster to join (None: Ray starts here)
+    actor_resources: dict[str, float] | None = None
+    max_actor_restarts: int = 3
     checkpoint: str = "latest"  # what test mode plays: latest, best or an env step
 
 
@@ -97,7 +100,14 @@ def train(
         extra_state = engine_class.extra_state
 
         def build(runs):
-            return engine_class(hparams, runs[0], num_workers=flags.num_workers)
+            return engine_class(
+                hparams,
+                runs[0],
+                flags.num_workers,
+                flags.ray_address,
+                flags.actor_resources,
+                flags.max_actor_restarts,
+            )
     else:
 
         def build(runs):

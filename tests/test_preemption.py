@@ -78,7 +78,7 @@ def _final_state(run_dir: Path) -> tuple[dict, dict]:
     "extra",
     [
         pytest.param([], id="in_process"),
-        # Slow (~100 s on 2 busy cores): actor processes start and stop twice.
+        # Slow (~100 s on 2 busy cores): Ray and its actors start and stop twice.
         pytest.param(["--num_workers", "2"], id="apex_actors", marks=pytest.mark.slow),
     ],
 )

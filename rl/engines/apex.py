@@ -1,16 +1,17 @@
-"""The Ape-X engine: N actor processes act, this process learns (train.py --num_workers N > 1
-with a replay agent: DQN, TD3/DDPG, SAC).
+"""The Ape-X engine: N Ray actors act, this process learns (train.py --num_workers N > 1 with a
+replay agent: DQN, TD3/DDPG, SAC).
 
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-Actors (rl/workers/actor.py) each step their own vector env with their own seeds and exploration
-(rl/workers/exploration.py) and stream n-step transitions with actor-side priorities. The
+Actors (rl/workers/apex_actor.py, on this machine or a Ray cluster: rl/workers/actor_group.py)
+each step their own vector env with their own seeds and exploration
+(rl/workers/exploration.py) and send blocks of n-step transitions with actor-side priorities. The
 learner adds every block to its replay, counts the env steps, and trains: one `agent.update()`
 (`gradient_steps` gradient steps in one compiled call) whenever the replay ratio allows
 (`workers.rate_limit`: the set's gradient_steps per train_every env steps, as in single-process
 training; off: as fast as it can, as in the paper). Every `workers.policy_refresh_every`
 updates it publishes its weights to the actors. Evaluation, checkpoints (replay included),
-TensorBoard, progress.csv and the console line are the one loop's (`rl.loop`), plus throughput
-and per-worker statistics (rl/workers/progress.py).
+TensorBoard, progress.csv and the console line are the one loop's (`rl.loop`), plus throughput,
+per-worker statistics and actor restarts (rl/workers/progress.py).
 
 Resume. A checkpoint holds the learner (weights, optimizer, counters), its replay and the
 loop's counters; a resumed run restores them, starts fresh actors (new env seeds, derived from
@@ -37,7 +38,8 @@ from rl.hparams import HParams
 from rl.utils.files import join
 from rl.utils.logger import Sink
 from rl.utils.seeding import derive_seed
-from rl.workers.actor_pool import ActorPool
+from rl.workers.actor_group import ActorGroup
+from rl.workers.apex_actor import ApexActor
 from rl.workers.exploration import actor_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
 from rl.workers.weights import policy_variables
@@ -46,16 +48,28 @@ IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not
 
 
 class ApexEngine(OneAgentEngine):
-    """One run (seed) as a learner here with `num_workers` actor processes."""
+    """One run (seed) as a learner here with `num_workers` Ray actors."""
 
-    extra_state = {"updates": 0, "worker_starts": 0}
-    actor_entry = "rl.workers.actor:run_actor"  # the actor processes' main function
+    extra_state = {"updates": 0, "worker_starts": 0, "actor_restarts": 0}
+    actor_class: type = ApexActor
 
-    def __init__(self, hparams: HParams, run, num_workers: int) -> None:
+    def __init__(
+        self,
+        hparams: HParams,
+        run,
+        num_workers: int,
+        ray_address: str | None = None,
+        actor_resources: dict[str, float] | None = None,
+        max_actor_restarts: int = 3,
+    ) -> None:
+        """`ray_address`: a Ray cluster to join (None: start Ray here); `actor_resources`: what
+        each actor needs besides one CPU; `max_actor_restarts`: per actor, before the run fails."""
         hp = self.hp = hparams
         self.seed = run.seed
         self.label = run.label
         self.num_workers = num_workers
+        self.ray_address, self.actor_resources = ray_address, actor_resources
+        self.max_actor_restarts = max_actor_restarts
         self.traceback_dir = join(run.run_dir, "workers")
         # The learner acts only in evaluation; this env only describes the training envs.
         probe_env, spec = make_vector_env(
@@ -70,7 +84,7 @@ class ApexEngine(OneAgentEngine):
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
         self.variables = policy_variables(self.agent)
         self.stats = WorkerStats(num_workers)
-        self.pool: ActorPool | None = None
+        self.group: ActorGroup | None = None
         self.state: dict[str, Any] = {}
         self._rate_start, self._rate_updates = time.monotonic(), 0
 
@@ -82,17 +96,26 @@ class ApexEngine(OneAgentEngine):
     def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
         return WorkerProgressCSV(path, self.num_workers, resume_at_step)
 
-    def actor_pool(self, starts: int) -> ActorPool:
-        """`num_workers` actor processes running `actor_entry`, seeded by the number of starts."""
+    def actor_group(self, starts: int) -> ActorGroup:
+        """`num_workers` actors of `actor_class`, seeded by the number of starts."""
         n = self.num_workers
-        return ActorPool(
+        return ActorGroup(
+            self.actor_class,
             n,
             self.hp.to_json(),
-            env_seeds=[derive_seed(self.seed, "actor_env", i, starts) for i in range(n)],
-            agent_seeds=[derive_seed(self.seed, "actor_agent", i, starts) for i in range(n)],
-            initial_weights=self.weights(),
-            queue_blocks=self.hp.workers.queue_blocks,
-            entry=self.actor_entry,
+            seeds=[
+                (
+                    derive_seed(self.seed, "actor_env", i, starts),
+                    derive_seed(self.seed, "actor_agent", i, starts),
+                )
+                for i in range(n)
+            ],
+            depth=self.hp.workers.queue_blocks + 1,  # blocks waiting + the one being collected
+            max_restarts=self.max_actor_restarts,
+            address=self.ray_address,
+            resources=self.actor_resources,
+            traceback_dir=self.traceback_dir,
+            label=self.label,
         )
 
     def start_line(self) -> str:
@@ -103,7 +126,7 @@ class ApexEngine(OneAgentEngine):
             if epsilons[0] is not None
             else "the agent's own exploration"
         )
-        return f"Ape-X: {n} actor processes ({exploration}) and this learner"
+        return f"Ape-X: {n} actors ({exploration}) and this learner"
 
     # -------------------------------------------------------------------------- protocol
     def weights(self) -> list[np.ndarray]:
@@ -119,20 +142,18 @@ class ApexEngine(OneAgentEngine):
         (self.state,) = states
         starts = self.state["worker_starts"]
         self.state["worker_starts"] += 1
-        self.pool = self.actor_pool(starts)
-        self.pool.publish(self.weights(), self.state["env_steps"])
-        self.pool.start()
-        self._rate_updates = self.state["updates"]
         print(f"[{self.label}] {self.start_line()}")
-
-    def check_alive(self) -> None:
-        self.pool.check(self.traceback_dir)
+        self.group = self.actor_group(starts)
+        self.group.publish(self.weights(), self.state["env_steps"])
+        self.group.start()
+        self._rate_updates = self.state["updates"]
+        self._restarts_before = self.state["actor_restarts"]
 
     def learned(self, metrics: dict[str, float]) -> None:
         """Counts an update and publishes the weights when it is their turn."""
         self.state["updates"] += 1
         if self.state["updates"] % self.hp.workers.policy_refresh_every == 0:
-            self.pool.publish(self.weights(), self.state["env_steps"])
+            self.group.publish(self.weights(), self.state["env_steps"])
 
     def iterate(self, active: Sequence[bool]) -> list[Iteration]:
         hp, agent = self.hp, self.agent
@@ -147,7 +168,7 @@ class ApexEngine(OneAgentEngine):
         # (actors wait on the full queue meanwhile); otherwise it takes what is there.
         if not metrics or not hp.workers.rate_limit:
             timeout = 0.0 if metrics else IDLE_WAIT_SECONDS
-            for block in self.pool.take(self.num_workers, timeout):
+            for block in self.take(timeout):
                 if int(agent.env_steps.numpy()) >= hp.train_steps:
                     break  # the budget is spent: drop the rest
                 if block["transitions"] is not None:  # n-step transitions, actor priorities
@@ -158,6 +179,12 @@ class ApexEngine(OneAgentEngine):
                 lengths += block["episode_lengths"]
         steps = int(agent.env_steps.numpy())
         return [Iteration.from_episodes(steps, dict(metrics), returns, lengths)]
+
+    def take(self, timeout: float) -> list[dict[str, Any]]:
+        """The blocks the actors delivered (up to one per actor), and restarts counted."""
+        blocks = self.group.take(self.num_workers, timeout)
+        self.state["actor_restarts"] = self._restarts_before + self.group.restarts
+        return blocks
 
     def _may_update(self) -> bool:
         """The rate limit: the set's replay ratio (one update per train_every env steps from
@@ -184,7 +211,9 @@ class ApexEngine(OneAgentEngine):
         metrics.update(self.stats.scalars())
         elapsed = max(now - self._rate_start, 1e-9)
         metrics["time/updates_per_second"] = (updates - self._rate_updates) / elapsed
-        metrics["workers/queued_blocks"] = self.pool.queued_blocks()
+        metrics["workers/queued_blocks"] = self.group.queued_blocks()
+        self.state["actor_restarts"] = self._restarts_before + self.group.count_restarts()
+        metrics["workers/restarts"] = self.state["actor_restarts"]
         metrics.update(self.learner_metrics())
         self._rate_start, self._rate_updates = now, updates
         return metrics
@@ -193,6 +222,6 @@ class ApexEngine(OneAgentEngine):
         return {"workers/replay_size": len(self.agent.replay)}
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.stop()
+        if self.group is not None:
+            self.group.stop()
         self.eval_env.close()

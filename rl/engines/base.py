@@ -7,8 +7,8 @@ engine owns how env steps turn into updates. Four engines implement this protoco
 |---|---|---|
 | in-process | `rl.engines.in_process` | Python (gymnasium) envs, any agent, any strategy |
 | compiled program | `rl.engines.compiled` | TF-ops envs ("tf/..."), S seeds in one XLA program |
-| Ape-X actors | `rl.engines.apex` | replay agents with `--num_workers N` actor processes |
-| IMPALA unrolls | `rl.engines.impala` | IMPALA with `--num_workers N` asynchronous actors |
+| Ape-X actors | `rl.engines.apex` | replay agents with `--num_workers N` Ray actors |
+| IMPALA unrolls | `rl.engines.impala` | IMPALA with `--num_workers N` asynchronous Ray actors |
 
 An engine trains a *list* of runs in lockstep (one seed is a list of one): `iterate` returns
 one `Iteration` per run, `evaluate` plays the evaluations the loop asks for, and
@@ -139,9 +139,6 @@ class Engine:
     def nonfinite_parameter(self, index: int) -> str | None:
         """The name of a parameter of run `index` holding NaN or Inf, or None."""
         return None
-
-    def check_alive(self) -> None:
-        """Raises if a helper process failed (called between iterations)."""
 
     def close(self) -> None:
         """Releases envs, processes and threads."""

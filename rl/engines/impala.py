@@ -1,4 +1,4 @@
-"""The IMPALA engine: N asynchronous actor processes act, this process learns with V-trace
+"""The IMPALA engine: N asynchronous Ray actors act, this process learns with V-trace
 (train.py --num_workers N > 1 with an agent whose class sets `asynchronous_actors`: impala).
 
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
@@ -6,9 +6,9 @@ Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
 
 Actors (rl/workers/impala_actor.py) each step num_envs / N env copies and send unrolls of T
 steps with the behaviour log-probs, tagged with the version of the weights that acted. They
-never wait for the learner, only on the bounded queue (`workers.queue_blocks` unrolls per
-actor). The learner takes unrolls in arrival order, from whichever actors sent them, and as
-soon as it holds N of them (num_envs env rows: the single-process batch shape) it learns from
+never wait for the learner while fewer than `workers.queue_blocks` of their unrolls wait for
+it. The learner takes unrolls in arrival order, from whichever actors sent them, and as soon as
+it holds N of them (num_envs env rows: the single-process batch shape) it learns from
 them (`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older
 policies) and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
 it IMPALA rather than the lockstep env workers (rl/envs/grouped_env.py): acting and learning
@@ -19,11 +19,11 @@ minus the version the unroll was acted with; with policy_refresh_every = 1 that 
 of updates the behaviour policy is behind. Logged as `workers/policy_lag` (mean) and
 `workers/policy_lag_max` over the unrolls since the last log, and a progress.csv column.
 
-Process lifecycle, evaluation, checkpoints and resume are the Ape-X engine's (which this
-subclasses): a checkpoint holds the learner (weights, optimizer, counters) and the loop's
-counters; unrolls in flight or waiting for a batch when the run stops are lost and the actors'
-episodes restart on resume. Exact resume is not promised, and the run may overshoot
-`train_steps` by up to one unroll.
+The actors' lifecycle (rl/workers/actor_group.py), evaluation, checkpoints and resume are the
+Ape-X engine's (which this subclasses): a checkpoint holds the learner (weights, optimizer,
+counters) and the loop's counters; unrolls in flight or waiting for a batch when the run stops
+are lost and the actors' episodes restart on resume. Exact resume is not promised, and the run
+may overshoot `train_steps` by up to one unroll.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from rl.engines.apex import IDLE_WAIT_SECONDS, ApexEngine
 from rl.engines.base import Iteration
 from rl.rollout import Rollout, concatenate
 from rl.utils.logger import Sink
-from rl.workers.impala_actor import ENTRY, actor_hparams
+from rl.workers.impala_actor import ImpalaActor, actor_hparams
 from rl.workers.progress import WorkerProgressCSV
 from rl.workers.unrolls import add_unroll
 
@@ -51,7 +51,7 @@ def concatenate_unrolls(unrolls: list[dict[str, np.ndarray]]) -> dict[str, np.nd
 class ImpalaEngine(ApexEngine):
     """One run (seed) as an IMPALA learner here with `num_workers` asynchronous actors."""
 
-    actor_entry = ENTRY
+    actor_class = ImpalaActor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -73,7 +73,7 @@ class ImpalaEngine(ApexEngine):
         n = self.num_workers
         actor = actor_hparams(self.hp, n)
         return (
-            f"IMPALA: {n} actor processes x {actor.num_envs} env copies, unrolls "
+            f"IMPALA: {n} actors x {actor.num_envs} env copies, unrolls "
             f"of {self.agent.unroll_length} steps; this learner learns from {n} unrolls at a time"
         )
 
@@ -83,7 +83,7 @@ class ImpalaEngine(ApexEngine):
         lengths: list[float] = []
         # Wait (briefly) for unrolls only when there is no batch to learn from meanwhile.
         timeout = 0.0 if len(self.pending) >= n else IDLE_WAIT_SECONDS
-        for block in self.pool.take(n, timeout):
+        for block in self.take(timeout):
             if int(agent.env_steps.numpy()) >= hp.train_steps:
                 break  # the budget is spent: drop the rest
             self.pending.append(block)
@@ -95,7 +95,7 @@ class ImpalaEngine(ApexEngine):
         if len(self.pending) >= n:
             batch, self.pending = self.pending[:n], self.pending[n:]
             add_unroll(agent, concatenate_unrolls([block["unroll"] for block in batch]))
-            version = self.pool.weights.version
+            version = self.group.version
             self.lags.extend(version - block["weights_version"] for block in batch)
             metrics = agent.update()
             self.learned(metrics)

@@ -95,7 +95,7 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
 
 
 def parallel_workers() -> HParams:
-    """How `train.py --num_workers N` (N > 1) runs replay agents: Ape-X actor processes feeding
+    """How `train.py --num_workers N` (N > 1) runs replay agents: Ape-X actors (Ray) feeding
     the learner's replay (docs/workers.md). On-policy agents only split their env copies over
     the N processes and read none of these keys."""
     hp = HParams()

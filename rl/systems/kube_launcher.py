@@ -245,6 +245,11 @@ def plan_job(
     namespace = check_namespace(args)
     if args.num_workers != 1:
         raise UserError(f"--num_workers {args.num_workers} is not available yet; use 1")
+    if args.ray_address is not None or args.actor_resources is not None:
+        raise UserError(
+            "--ray_address and --actor_resources place Ray actors, which a Kubernetes launch "
+            "does not render yet; leave them out (docs/workers.md, GKE)"
+        )
     if args.copies < 1:
         raise UserError(f"--copies must be >= 1, got {args.copies}")
     if args.test_episodes < 1:

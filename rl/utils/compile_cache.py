@@ -92,9 +92,7 @@ def enable() -> Path | None:
 def activate() -> None:
     """Takes this process's cache flag out of the environment, now that TensorFlow has read
     it (the engine's construction started the runtime): processes started from here on (test
-    subprocesses, tools) must not write into this process's directory. Worker processes
-    started earlier drop it themselves (`forget_inherited`; rl/workers/boot.py does the same
-    without importing rl)."""
+    subprocesses, tools, Ray actors) must not write into this process's directory."""
     forget_inherited()
 
 

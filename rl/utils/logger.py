@@ -125,7 +125,16 @@ class CSVSink(Sink):
     def write(self, values: Mapping[str, float], step: int) -> None:
         if "eval/return_mean" not in values:
             return
-        row = {
+        self.rows.append(self.row(values, step))
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=self.COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        atomic_write_bytes(self.path, buffer.getvalue().encode())
+
+    def row(self, values: Mapping[str, float], step: int) -> dict[str, str]:
+        """The row of an evaluation (subclasses add columns: one write, whole rows only)."""
+        return {
             "env_steps": str(step),
             "wall_seconds": f"{values.get('time/wall_seconds', 0.0):.2f}",
             "eval_return_mean": f"{values['eval/return_mean']:.4f}",
@@ -138,12 +147,6 @@ class CSVSink(Sink):
             "train_raw_score_mean": _fmt(values.get("train/raw_score_mean")),
             "best_eval_return_mean": _fmt(values.get("eval/best_return_mean")),
         }
-        self.rows.append(row)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self.COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.rows)
-        atomic_write_bytes(self.path, buffer.getvalue().encode())
 
 
 def _fmt(value: float | None) -> str:

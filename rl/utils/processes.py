@@ -1,23 +1,27 @@
-"""Process plumbing: whether a process still runs, and how the child processes (actor
-processes, env worker processes) live and die.
+"""Process plumbing: whether a process still runs, and how child processes (env worker
+processes, a Ray runtime started by the run) live and die.
 
 `pid_alive` is how a restarted tuner or a new process tells a dead one's leftovers (its RUNNING
-trials, its private compile-cache directory) from a live one's. The lifecycle rules (only the
-main process handles Ctrl-C and SIGTERM; children die with their parent; stopping is polite,
-then `terminate`, then `kill`, each with a deadline) are docs/workers.md, "Lifecycle". The
-parent-death signal (prctl PR_SET_PDEATHSIG) is set in rl/workers/boot.py and
-rl/envs/grouped_env.py, which cannot import this module early.
+trials, its private compile-cache directory) from a live one's.
+
+Lifecycle rules of child processes (docs/workers.md):
+- Only the main process handles Ctrl-C and SIGTERM. Children start with both ignored (a
+  terminal sends SIGINT to the whole foreground process group, `kill -TERM -<pgid>` or a
+  container runtime may send SIGTERM to all), so a Ctrl-C becomes one KeyboardInterrupt in the
+  main process, and a SIGTERM one checkpoint (rl/preemption.py); the main process then stops
+  every child itself.
+- Children die with their parent: on Linux the kernel sends them SIGKILL when the parent dies
+  (prctl PR_SET_PDEATHSIG, set in rl/envs/grouped_env.py, which cannot import this module
+  early; Ray does the same for its processes).
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # the main process's to handle
 
@@ -42,30 +46,6 @@ def children_ignore_stop_signals() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def parent_alive(parent_pid: int) -> bool:
-    """Whether the process that started us still runs (we get re-parented when it dies)."""
-    return os.getppid() == parent_pid
-
-
-def stop_processes(
-    processes: Sequence[multiprocessing.process.BaseProcess], timeout: float = 5.0
-) -> None:
-    """Joins `processes` until `timeout`, then terminates (SIGTERM) and finally kills the rest.
-
-    Callers signal a polite stop first (e.g. an Event the children poll); this only makes sure
-    that, one way or another, no child outlives the call.
-    """
-    _join_within(processes, timeout)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    _join_within(processes, 2.0)
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join(2.0)
-
-
 def pid_alive(pid: int) -> bool:
     """True while process `pid` exists (also when it belongs to another user)."""
     try:
@@ -75,11 +55,3 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _join_within(processes: Sequence[multiprocessing.process.BaseProcess], seconds: float) -> None:
-    """Joins every started process, all of them within `seconds` in total."""
-    deadline = time.monotonic() + seconds
-    for process in processes:
-        if process.pid is not None:
-            process.join(max(0.0, deadline - time.monotonic()))

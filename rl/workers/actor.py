@@ -1,69 +1,130 @@
-"""An Ape-X actor: steps its own envs with its own copy of the policy and streams n-step
-transitions, with initial priorities, to the learner.
+"""What every actor does the same way, whatever it sends (Ape-X transitions, IMPALA unrolls):
+the body of a Ray actor (rl/workers/actor_group.py makes it one).
 
-Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-The actor builds the same agent class as the learner (from the learner's hparams, with its own
-epsilon and a 1-row replay: rl/workers/exploration.py) and runs the usual compiled collect loop
-(rl/rollout/driver.py). The agent's n-step accumulator turns steps into n-step transitions
-actor-side; instead of entering a local replay they go to an outbox installed as the agent's replay
-(rl/workers/outbox.py).
-Every `workers.block_steps` vector steps the actor computes their |TD errors| with its copy of
-the network (`ReplayAgent.initial_priorities`: the paper's actor-side priorities, so the
-learner's replay never has to guess) and sends one block: transitions, priorities, env steps,
-finished episodes. Before each block it takes the newest weights the learner published
-(rl/workers/weights.py) and sets its env step counter to the learner's, so schedules such as
-learning_starts follow the run's total progress.
+An actor builds the learner's agent class from the learner's hparams (adapted by its subclass:
+its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
+loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it asks the
+learner's weights board for the newest weights (a reference into Ray's object store, fetched
+only when newer than the ones it holds), collects, and returns the block. The learner keeps a
+few calls in flight per actor, so an actor goes from one block to the next without waiting for
+the learner.
 
-Lifecycle, weights and the queue: `rl.workers.actor_session`.
+It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
+died) seeds them anew, so it does not replay its first process's episodes.
+An env's exception surfaces wrapped by TF (the env steps inside the compiled collect loop); the
+call raises the env's own one, which `RecordingEnv` kept.
 """
 
 from __future__ import annotations
 
-import functools
+import os
 import time
+from typing import Any
 
-from rl.workers.actor_session import ActorSession, run_actor_process
-
-
-def _act(index, num_actors, hparams_json, env_seed, agent_seed, parent_pid, blocks, stop,
-         weights) -> None:  # fmt: skip
-    from rl.hparams import HParams
-    from rl.workers.exploration import actor_hparams
-    from rl.workers.outbox import Outbox
-
-    hp = actor_hparams(HParams.from_json(hparams_json), index, num_actors)
-    session = ActorSession(hp, env_seed, agent_seed, parent_pid, blocks, stop, weights)
-    agent, spec = session.agent, session.spec
-    outbox = Outbox()
-    agent.replay = outbox  # completed n-step transitions go to the learner, not a replay
-    prioritized = hp.memory == "prioritized"
-    seen = 0
-    try:
-        for version, learner_steps in session.rounds():
-            if version != seen:  # new weights: schedules follow the run's progress
-                agent.env_steps.assign(learner_steps)
-                seen = version
-            start = time.monotonic()
-            session.driver.collect(hp.workers.block_steps)
-            transitions = outbox.drain()
-            priorities = None
-            if prioritized and transitions is not None:
-                priorities = agent.initial_priorities(transitions)
-            returns, lengths = session.driver.stats.pop()
-            block = {
-                "worker": index,
-                "transitions": transitions,
-                "priorities": priorities,
-                "env_steps": hp.workers.block_steps * spec.num_envs,
-                "episode_returns": returns,
-                "episode_lengths": lengths,
-                "epsilon": agent.metrics().get("train/epsilon"),
-                "collect_seconds": time.monotonic() - start,
-                "weights_version": version,
-            }
-            session.send(block)
-    finally:
-        session.close()
+from rl.hparams import HParams
 
 
-run_actor = functools.partial(run_actor_process, _act)  # what rl/workers/boot.py runs
+class RemoteActor:
+    """An actor's envs, agent and collect loop; subclasses say what a block holds."""
+
+    def __init__(self, index: int, num_actors: int, hparams_json: str, seeds: tuple[int, int]):
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        os.environ["RL_WORKER_INDEX"] = str(index)  # envs may read which actor they run in
+        self.index = index
+        self.hp = self.actor_hparams(HParams.from_json(hparams_json), index, num_actors)
+        self.seeds = seeds  # (env, agent) seeds of the first process
+        self.version = 0  # of the weights in the agent
+        self.agent = None
+
+    def actor_hparams(self, hparams: HParams, index: int, num_actors: int) -> HParams:
+        """The hparams this actor builds its agent and envs from."""
+        raise NotImplementedError
+
+    def block(self) -> dict[str, Any]:
+        """Collects one block with the current weights: the keys that vary by actor kind."""
+        raise NotImplementedError
+
+    def collect(self, board: Any) -> dict:
+        """One block, acted with the newest weights the learner published on `board` (its
+        weights board: rl/workers/actor_group.py)."""
+        import ray
+
+        if self.agent is None:
+            self._build()
+        weights, version, learner_steps = ray.get(board.read.remote())
+        if version != self.version:
+            for variable, array in zip(self.variables, ray.get(weights[0]), strict=True):
+                variable.assign(array)
+            # Schedules follow the run's progress (the learner's count when it published, which
+            # this actor's own steps may have passed meanwhile).
+            own = int(self.agent.env_steps.numpy())
+            self.agent.env_steps.assign(max(own, learner_steps))
+            self.version = version
+        start = time.monotonic()
+        try:
+            block = self.block()
+        except BaseException as error:
+            raise (RecordingEnv.last_error or error) from None
+        returns, lengths = self.driver.stats.pop()
+        block.update(
+            worker=self.index,
+            episode_returns=returns,
+            episode_lengths=lengths,
+            collect_seconds=time.monotonic() - start,
+            weights_version=version,
+            node_id=ray.get_runtime_context().get_node_id(),
+            pid=os.getpid(),
+        )
+        return block
+
+    def _build(self) -> None:
+        import ray
+
+        import rl  # noqa: F401  (fills the registries)
+        from rl.envs import make_vector_env
+        from rl.envs.reward_augmentation import reward_augmentation_from_hparams
+        from rl.registry import get_agent
+        from rl.rollout.driver import Driver
+        from rl.utils.seeding import derive_seed
+        from rl.workers.weights import policy_variables
+
+        hp = self.hp
+        env_seed, agent_seed = self.seeds
+        context = ray.get_runtime_context()
+        if context.was_current_actor_reconstructed:  # new episodes, not the first process's
+            restart = context.get_worker_id()
+            env_seed, agent_seed = (derive_seed(s, "restart", restart) for s in self.seeds)
+        env, self.spec = make_vector_env(
+            hp.env,
+            hp.num_envs,
+            env_seed,
+            env_kwargs=hp.env_kwargs,
+            max_episode_steps=hp.max_episode_steps,
+            reward_augmentation=reward_augmentation_from_hparams(hp),
+        )
+        self.agent = get_agent(hp.agent)(self.spec, hp, agent_seed)
+        self.variables = policy_variables(self.agent)
+        self.driver = Driver(RecordingEnv(env), self.spec, self.agent)
+        self.driver.reset(env_seed)
+
+
+class RecordingEnv:
+    """The vector env, with the exception of a failed step kept for the error report."""
+
+    last_error: BaseException | None = None
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+
+    def step(self, actions):
+        try:
+            return self._env.step(actions)
+        except BaseException as error:
+            RecordingEnv.last_error = error
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)

@@ -1,8 +1,10 @@
 """`--num_workers` checks: every unsupported combination is a UserError before anything is
-written; `uses_apex` and `uses_asynchronous_actors` say which trainer runs the workers."""
+written; `uses_apex` and `uses_asynchronous_actors` say which engine runs the workers (Ray
+actors for both; env worker processes for the other agents)."""
 
 from __future__ import annotations
 
+import os
 from argparse import Namespace
 
 from rl import registry
@@ -20,7 +22,7 @@ def uses_apex(hparams: HParams) -> bool:
 
 
 def uses_asynchronous_actors(hparams: HParams) -> bool:
-    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actor processes that
+    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actors that
     never wait for the learner (rl/engines/impala.py)."""
     return bool(getattr(registry.get_agent(hparams.agent), "asynchronous_actors", False))
 
@@ -30,6 +32,20 @@ def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strateg
     n = args.num_workers
     if n < 1:
         raise UserError(f"--num_workers must be >= 1, got {n}")
+    if args.max_actor_restarts < 0:
+        raise UserError(f"--max_actor_restarts must be >= 0, got {args.max_actor_restarts}")
+    actors = n > 1 and (uses_apex(hparams) or uses_asynchronous_actors(hparams))
+    ray_flags = [f for f in ("ray_address", "actor_resources") if getattr(args, f) is not None]
+    if ray_flags and args.training and not actors:
+        raise UserError(
+            f"--{ray_flags[0]} places Ray actors, which train replay agents and IMPALA with "
+            f"--num_workers N > 1; not {hparams.agent} with --num_workers {n}"
+        )
+    if args.actor_resources and not (args.ray_address or os.environ.get("RAY_ADDRESS")):
+        raise UserError(
+            "--actor_resources places actors on the nodes of a Ray cluster that declare those "
+            "resources; give the cluster with --ray_address (or RAY_ADDRESS)"
+        )
     if n == 1 or not args.training:  # test episodes are played in this process
         return
     if compiled:

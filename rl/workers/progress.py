@@ -4,20 +4,18 @@
 scalars: env steps/s in total and per worker (steps delivered to the learner over wall time,
 so an actor that waits on a full queue shows it), the time an actor spent acting, episodes,
 mean episode return and the epsilon it explores with. They go to TensorBoard (train/ section,
-`workers/<i>/...`) and, at every evaluation, to extra progress.csv columns (`WorkerProgressCSV`).
+`workers/<i>/...`) and, at every evaluation, to extra progress.csv columns (`WorkerProgressCSV`),
+with the actor restarts counted so far (`workers/restarts`: rl/workers/actor_group.py).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from rl.utils.files import atomic_write_bytes
 from rl.utils.logger import CSVSink
 
 
@@ -80,6 +78,7 @@ class WorkerProgressCSV(CSVSink):
         self.extra = {
             "steps_per_second": "workers/steps_per_second",
             "updates_per_second": "time/updates_per_second",
+            "actor_restarts": "workers/restarts",
         }
         self.extra.update(
             {"replay_size": "workers/replay_size"} if learner_columns is None else learner_columns
@@ -91,15 +90,8 @@ class WorkerProgressCSV(CSVSink):
         # Rows of an earlier run may have other worker columns: keep only this run's.
         self.rows = [{k: row.get(k) or "" for k in self.COLUMNS} for row in self.rows]
 
-    def write(self, values: Mapping[str, float], step: int) -> None:
-        if "eval/return_mean" not in values:
-            return
-        super().write(values, step)  # appends the usual row (extra columns empty) and writes
-        row = self.rows[-1]
+    def row(self, values: Mapping[str, float], step: int) -> dict[str, str]:
+        row = super().row(values, step)
         for column, key in self.extra.items():
             row[column] = f"{values[key]:.6g}" if key in values else ""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self.COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.rows)
-        atomic_write_bytes(self.path, buffer.getvalue().encode())
+        return row

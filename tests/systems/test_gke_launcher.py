@@ -294,6 +294,10 @@ BAD = {
         [*BASE, *IMAGE, "--kube_context", "elsewhere2"],
         ["--kube_context 'elsewhere2'", "did you mean 'elsewhere'"],
     ),
+    "ray_address": (
+        [*BASE, *IMAGE, "--ray_address", "10.0.0.5:6379"],
+        ["--ray_address and --actor_resources", "not render", "leave them out"],
+    ),
     "render": (
         [*BASE, *IMAGE, "--training", "False", "--render"],
         ["--render", "no display", "--record_video True"],

@@ -3,8 +3,8 @@
 Used by name (`tests.workers.raising_env:RaisingCartPole`), so worker processes import it
 themselves. It raises only when the test asks, through environment variables the worker
 processes inherit: RL_TEST_RAISE_AFTER=K raises on step K+1 of an env instance, and
-RL_TEST_RAISE_IN_WORKER=i restricts that to the Ape-X actor with RL_WORKER_INDEX=i (set by
-rl/workers/boot.py). Without RL_TEST_RAISE_AFTER it is plain CartPole, so a run that crashed
+RL_TEST_RAISE_IN_WORKER=i restricts that to the actor with RL_WORKER_INDEX=i (set by
+rl/workers/actor.py). Without RL_TEST_RAISE_AFTER it is plain CartPole, so a run that crashed
 can be resumed with the same hparams.
 """
 

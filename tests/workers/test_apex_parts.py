@@ -1,11 +1,10 @@
 """The pieces of Ape-X, in-process: per-actor epsilons, actor hparams, the weights an actor
-copies and how they travel, actor-side priorities (checked by hand), the actor's outbox, the
+copies, actor-side priorities (checked by hand), the actor's outbox, the
 learner's worker statistics and progress.csv columns, and the one-line worker errors."""
 
 from __future__ import annotations
 
 import csv
-import multiprocessing
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from rl.errors import WorkerError, worker_error_line
 from rl.rollout.driver import Driver
 from rl.workers.exploration import actor_epsilon, actor_hparams, apex_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
-from rl.workers.weights import SharedWeights, policy_variables
+from rl.workers.weights import policy_variables
 
 
 def _dqn(hparams_set: str = "dqn_tiny", **changes):
@@ -66,27 +65,6 @@ def test_policy_variables_are_the_networks_not_counters():
     expected = agent.q_network.variables + agent.target_network.variables
     assert [v.path for v in variables] == [v.path for v in expected]
     assert not any(v is agent.env_steps or v is agent.gradient_steps for v in variables)
-
-
-def test_shared_weights_publish_and_read_whole_versions():
-    context = multiprocessing.get_context("spawn")
-    arrays = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([7], np.int64)]
-    shared = SharedWeights(context, [np.zeros_like(a) for a in arrays])
-    assert shared.version == 0 and shared.read_if_newer(0) is None
-    shared.publish(arrays, env_steps=123)
-    version, env_steps, got = shared.read_if_newer(0)
-    assert (version, env_steps) == (1, 123)
-    for a, b in zip(arrays, got, strict=True):
-        np.testing.assert_array_equal(a, b)
-        assert a.dtype == b.dtype
-    assert shared.read_if_newer(1) is None
-    reader = SharedWeights.attach(shared.handles())  # what an actor process does
-    shared.publish([a * 2 for a in arrays], env_steps=456)
-    version, env_steps, got = reader.read_if_newer(1)
-    assert (version, env_steps) == (2, 456)
-    np.testing.assert_array_equal(got[0], arrays[0] * 2)
-    with pytest.raises(ValueError, match="2 slots"):
-        shared.publish(arrays[:1], 0)
 
 
 def test_initial_priorities_are_the_double_q_td_errors():

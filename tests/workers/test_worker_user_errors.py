@@ -44,11 +44,28 @@ CASES = {
         ],
         ["workers.policy_refresh_every", ">= 1"],
     ),  # fmt: skip
+    "ray_address_without_actors": (
+        ["--hparams", "ppo_tiny", "--num_workers", "2", "--ray_address", "10.0.0.5:6379"],
+        ["--ray_address", "replay agents and IMPALA", "not ppo with --num_workers 2"],
+    ),
+    "actor_resources_without_a_cluster": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--actor_resources", '{"actor": 1}'],
+        ["--actor_resources", "Ray cluster", "--ray_address"],
+    ),
+    "actor_resources_not_an_object": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--actor_resources", "actor"],
+        ["--actor_resources", "JSON object", "'actor'"],
+    ),
+    "negative_restarts": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--max_actor_restarts", "-1"],
+        ["--max_actor_restarts", ">= 0", "-1"],
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_num_workers_mistakes_are_one_line(case, capsys, tmp_path):
+def test_num_workers_mistakes_are_one_line(case, capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     argv, keywords = CASES[case]
     out = tmp_path / "out"
     before = tree_hashes(tmp_path)

@@ -1,0 +1,246 @@
+"""The learner's handle on its actors, which are Ray actors (https://docs.ray.io): start or join
+Ray, start the actors, publish weights, receive blocks, restart failed actors, stop.
+
+- Ray. `ActorGroup` starts a Ray runtime inside this process (`ray.init`: a small object store,
+  no dashboard, the actors' output in Ray's log files only), or joins the cluster at `address`
+  (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each and spread over the nodes;
+  `resources` (--actor_resources) make them land only on nodes that declare those.
+- Weights. `publish` puts them into the object store once and hands the reference to a small
+  board actor; before each block an actor asks the board for the newest reference, and fetches
+  the arrays only if newer than the weights it holds (as fresh as shared memory on one machine,
+  one transfer per version across machines).
+- Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
+  blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
+  `take` returns finished blocks and submits each delivering actor's next call.
+- Faults. A call that raises (an env's exception) has its actor's process replaced, with the
+  failure on stdout and its traceback in a file; Ray restarts an actor whose process or node
+  died, up to `max_restarts` times per actor, while the learner trains on. `restarts` is Ray's
+  count; an actor Ray will not restart any more ends the run with one WorkerError line.
+- SIGINT and SIGTERM are this process's (rl/preemption.py): Ray's own processes do not take a
+  terminal's Ctrl-C, and `ray.init`'s SIGTERM handler is replaced by the one it found. `stop`
+  shuts Ray down. Should this process be killed, the runtime it started dies with it (two of
+  Ray's helper processes notice within a minute).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from typing import Any
+
+import numpy as np
+import ray
+from ray._private import state as ray_state
+from ray.exceptions import RayActorError, RayTaskError
+
+from rl.errors import WorkerError
+from rl.utils.files import join
+from rl.utils.processes import children_ignore_stop_signals
+
+OBJECT_STORE_BYTES = 256 * 2**20  # a local runtime's: weights and blocks in flight (Ray spills)
+# Where `rl` is imported from here: an embedded runtime's workers import the same code.
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ActorGroup:
+    """`num_actors` Ray actors of `actor_class` (rl/workers/actor.py) feeding this learner."""
+
+    def __init__(
+        self,
+        actor_class: type,
+        num_actors: int,
+        hparams_json: str,
+        seeds: list[tuple[int, int]],
+        depth: int,
+        max_restarts: int,
+        address: str | None = None,
+        resources: dict[str, float] | None = None,
+        traceback_dir: str = ".",
+        label: str = "run",
+    ) -> None:
+        """`seeds[i]`: actor i's (env, agent) seeds."""
+        self.label, self.traceback_dir = label, traceback_dir
+        self.depth, self.max_restarts = depth, max_restarts
+        self.restarts = 0  # Ray's count, over every actor (`count_restarts`)
+        self.version = 0  # weights publications
+        self._calls: dict[ray.ObjectRef, int] = {}  # call -> actor index
+        self._processes: list[tuple[str, int] | None] = [None] * num_actors  # (node id, pid)
+        self._failures: dict[int, str] = {}  # actor -> its last failure's line and traceback
+        self._replacing = [False] * num_actors  # until a new process of a failed one delivers
+        _start_ray(address, num_actors)
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.board = ray.remote(_weights_board()).options(num_cpus=0, max_restarts=-1).remote()
+        remote = ray.remote(actor_class).options(
+            num_cpus=1,
+            resources=resources or None,
+            max_restarts=max_restarts,
+            scheduling_strategy="SPREAD",
+        )
+        self.handles = [
+            remote.remote(i, num_actors, hparams_json, seeds[i]) for i in range(num_actors)
+        ]
+        where = f"the Ray cluster at {address}" if address else "a Ray runtime started here"
+        print(f"[{label}] {num_actors} Ray actors on {where}; this learner on node {self.node_id}")
+
+    def publish(self, arrays: list[np.ndarray], env_steps: int) -> None:
+        """New weights (and the learner's env step count) for every call from now on."""
+        self.version += 1
+        self.board.post.remote([ray.put(arrays)], self.version, int(env_steps))
+
+    def start(self) -> None:
+        """Submits every actor's first calls (after the first `publish`)."""
+        for index in range(len(self.handles)):
+            for _ in range(self.depth):
+                self._submit(index)
+
+    def take(self, max_blocks: int, timeout: float) -> list[dict[str, Any]]:
+        """Up to `max_blocks` finished blocks, oldest calls first; waits up to `timeout`
+        seconds for the first one only. Raises WorkerError for an actor out of restarts."""
+        calls = list(self._calls)
+        ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(calls, num_returns=min(max_blocks, len(calls)), timeout=0)
+        blocks, changed = [], False
+        for call in ready:
+            index = self._calls.pop(call)
+            try:
+                block = ray.get(call)
+            except RayTaskError as error:  # the actor's code raised: replace its process
+                changed = True
+                if not self._replacing[index]:  # (its other calls may raise too)
+                    self._replacing[index] = True
+                    self._failed(index, error)
+                    ray.kill(self.handles[index], no_restart=False)
+            except RayActorError as error:  # its process or node died: Ray restarts it, or not
+                changed = True
+                self._check_alive(index, error)
+            else:
+                process = (block["node_id"], block["pid"])
+                if not (self._replacing[index] and process == self._processes[index]):
+                    changed |= self._arrived(index, process)
+                    blocks.append(block)  # (not from a process that failed)
+            self._submit(index)
+        if changed:
+            self.count_restarts()
+        return blocks
+
+    def count_restarts(self) -> int:
+        """Updates `restarts`: Ray's count of restarts of every actor so far."""
+        self.restarts = sum(_actor_state(handle)["NumRestarts"] for handle in self.handles)
+        return self.restarts
+
+    def queued_blocks(self) -> int:
+        """Finished blocks the learner has not taken yet."""
+        calls = list(self._calls)
+        return len(ray.wait(calls, num_returns=len(calls), timeout=0)[0]) if calls else 0
+
+    def stop(self) -> None:
+        """Stops every actor and disconnects (a runtime started here shuts down); safe to call
+        more than once."""
+        if not ray.is_initialized():
+            return
+        for handle in [*self.handles, self.board]:
+            with contextlib.suppress(Exception):
+                ray.kill(handle, no_restart=True)
+        self._calls.clear()
+        ray.shutdown()
+
+    def _submit(self, index: int) -> None:
+        # The board goes with each call: an actor handle among the constructor's arguments
+        # would have to outlive every restart (Ray warns on stderr).
+        call = self.handles[index].collect.remote(self.board)
+        self._calls[call] = index
+
+    def _arrived(self, index: int, process: tuple[str, int]) -> bool:
+        """Says where actor `index` runs when that changes (a restart); True if it did."""
+        if process == self._processes[index]:
+            return False
+        self._processes[index], self._replacing[index] = process, False
+        print(f"[{self.label}] actor {index} runs on node {process[0]} (pid {process[1]})")
+        return True
+
+    def _failed(self, index: int, error: RayTaskError) -> None:
+        cause = error.cause
+        text = str(cause).strip().splitlines()
+        line = f"{type(cause).__name__}: {text[0] if text else ''}".strip()
+        self._failures[index] = f"{line} (traceback: {self._traceback(index, error)})"
+        print(f"[{self.label}] worker {index} failed: {self._failures[index]}; restarting it")
+
+    def _check_alive(self, index: int, error: RayActorError) -> None:
+        """Raises WorkerError if Ray will not restart actor `index` any more."""
+        if _actor_state(self.handles[index])["State"] != "DEAD":
+            return
+        failure = self._failures.get(index)
+        if failure is None:  # it died without an exception of its own (killed, node lost)
+            failure = f"its process or node died (traceback: {self._traceback(index, error)})"
+        raise WorkerError(
+            f"worker {index} failed: {failure}; no restart left "
+            f"(--max_actor_restarts {self.max_restarts})"
+        )
+
+    def _traceback(self, index: int, error: Exception) -> str:
+        import tensorflow as tf
+
+        tf.io.gfile.makedirs(self.traceback_dir)
+        path = join(self.traceback_dir, f"worker_{index}_traceback.txt")
+        with tf.io.gfile.GFile(path, "w") as f:
+            f.write(str(error)[-20_000:])
+        return path
+
+
+def _weights_board() -> type:
+    """The class of the actor that holds the newest weights: ([object ref], version, the
+    learner's env steps), the reference in a list so that Ray passes it as it is. Defined here
+    so that Ray sends the class by value: its process imports neither `rl` nor TensorFlow."""
+
+    class WeightsBoard:
+        def __init__(self) -> None:
+            self.newest: tuple[list, int, int] = ([], 0, 0)
+
+        def post(self, weights: list, version: int, env_steps: int) -> None:
+            self.newest = (weights, version, env_steps)
+
+        def read(self) -> tuple[list, int, int]:
+            return self.newest
+
+    return WeightsBoard
+
+
+def _actor_state(handle: Any) -> dict[str, Any]:
+    """The actor's entry in Ray's control store: State (ALIVE, RESTARTING, DEAD, ...) and
+    NumRestarts. (Ray's public state API serves it through the dashboard, which we keep off.)"""
+    return ray_state.actors(handle._actor_id.hex())
+
+
+def _start_ray(address: str | None, num_actors: int) -> None:
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        # Actors act on CPU (accelerators are the learner's) and import this process's `rl`.
+        "runtime_env": {
+            "env_vars": {
+                "CUDA_VISIBLE_DEVICES": "",
+                "PYTHONPATH": os.pathsep.join(
+                    filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")])
+                ),
+            }
+        },
+    }
+    if address is None:
+        options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
+    else:
+        options["address"] = address
+    main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGTERM) if main_thread else None
+    try:
+        with children_ignore_stop_signals():
+            ray.init(**options)
+    except ConnectionError as error:
+        raise WorkerError(f"no Ray cluster at --ray_address {address}: {error}") from None
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, handler)

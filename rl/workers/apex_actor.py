@@ -1,0 +1,43 @@
+"""An Ape-X actor: steps its own envs with its own exploration and sends n-step transitions,
+with initial priorities, to the learner.
+
+Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
+The actor's agent is the learner's class with its own epsilon and a 1-row replay
+(rl/workers/exploration.py); its n-step accumulator turns steps into n-step transitions
+actor-side, which go to an outbox installed as the agent's replay (rl/workers/outbox.py). Each
+block is `workers.block_steps` vector steps; the actor computes the transitions' |TD errors|
+with its copy of the network (`ReplayAgent.initial_priorities`: the paper's actor-side
+priorities, so the learner's replay never has to guess). What every actor does: rl/workers/actor.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl.hparams import HParams
+from rl.workers.actor import RemoteActor
+from rl.workers.exploration import actor_hparams
+from rl.workers.outbox import Outbox
+
+
+class ApexActor(RemoteActor):
+    def actor_hparams(self, hparams: HParams, index: int, num_actors: int) -> HParams:
+        return actor_hparams(hparams, index, num_actors)
+
+    def _build(self) -> None:
+        super()._build()
+        self.agent.replay = Outbox()  # completed n-step transitions go to the learner
+
+    def block(self) -> dict[str, Any]:
+        agent, hp = self.agent, self.hp
+        self.driver.collect(hp.workers.block_steps)
+        transitions = agent.replay.drain()
+        priorities = None
+        if hp.memory == "prioritized" and transitions is not None:
+            priorities = agent.initial_priorities(transitions)
+        return {
+            "transitions": transitions,
+            "priorities": priorities,
+            "env_steps": hp.workers.block_steps * self.spec.num_envs,
+            "epsilon": agent.metrics().get("train/epsilon"),
+        }

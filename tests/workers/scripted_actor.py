@@ -1,0 +1,41 @@
+"""Test-only Ray actor with `RemoteActor`'s constructor and `collect` signature that imports
+neither TensorFlow nor `rl`, so that tests/workers/test_actor_group.py exercises the learner's
+side (rl/workers/actor_group.py) in seconds. Its "hparams" say how each actor fails
+({"<index>": script}): `raise_on_call` k raises on the k-th call of its first process,
+`exit_on_call` k ends that process there (a restarted one never fails). Imported by Ray's workers as
+`tests.workers.scripted_actor` (the repository root is on their path)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+
+class ScriptedActor:
+    def __init__(self, index: int, num_actors: int, hparams_json: str, seeds) -> None:
+        self.index, self.script = index, json.loads(hparams_json)[str(index)]
+        self.calls, self.weights, self.fetches = 0, None, 0
+
+    def collect(self, board) -> dict:
+        import ray
+
+        weights, version, learner_steps = ray.get(board.read.remote())
+        self.calls += 1
+        first_process = not ray.get_runtime_context().was_current_actor_reconstructed
+        if first_process and self.calls == self.script.get("raise_on_call"):
+            raise ValueError(f"scripted failure of actor {self.index}")
+        if first_process and self.calls == self.script.get("exit_on_call"):
+            os._exit(1)
+        if version != getattr(self, "version", None):
+            self.weights, self.version = ray.get(weights[0]), version
+            self.fetches += 1
+        return {
+            "worker": self.index,
+            "restarted": first_process is False,
+            "weights": self.weights,
+            "version": version,
+            "learner_steps": learner_steps,
+            "fetches": self.fetches,
+            "pid": os.getpid(),
+            "node_id": ray.get_runtime_context().get_node_id(),
+        }
