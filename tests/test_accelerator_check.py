@@ -1,6 +1,6 @@
 """benchmarks/accelerator_check.py --smoke: the device check runs every part, so it cannot rot
 between the rare runs on a GPU or TPU. The parts run in this process; the engines that start
-worker processes (Ape-X, IMPALA) are in the e2e tier."""
+Ray actors (Ape-X, IMPALA) are in the slow tier."""
 
 from __future__ import annotations
 
@@ -56,7 +56,10 @@ def test_smoke_runs_every_part_in_process(tmp_path, capsys):
         assert header in printed
 
 
-@pytest.mark.e2e  # Ape-X and IMPALA actors are worker processes
+# Slow (~50 s of Ray and actor start-ups): the engines part runs every engine through the same
+# train.main call, which the test above covers; tests/workers trains and resumes Ape-X and
+# IMPALA on Ray actors in the e2e tier.
+@pytest.mark.slow
 def test_smoke_trains_and_resumes_the_worker_engines(tmp_path, capsys):
     results, _ = run_smoke(tmp_path, capsys, "--parts", "engines", "--engines", "Ape-X", "IMPALA")
     check_engines(results, ["Ape-X", "IMPALA"])
