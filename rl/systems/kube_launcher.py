@@ -11,9 +11,9 @@ Pod resumes only from a checkpoint it can read back.
 A system subclasses `KubernetesSystem` and fills `shape()`: it checks its own flags and
 returns a `JobShape` (how to render its manifests from the common `JobSpec`, how many Pods,
 which strategy they train under, how long a name they allow); `plan_job()` does the rest.
-A run of several Pods is a JobSet (`rl.systems.manifests`), created through the client's
-`CustomObjectsApi`; a cluster without the JobSet controller answers 404, and the error line
-says what to install.
+A run of several Pods is a JobSet (`rl.systems.manifests`), and a learner with Ray actors a
+KubeRay RayJob, both created through the client's `CustomObjectsApi`; a cluster without the
+JobSet controller (or the KubeRay operator) answers 404, and the error line says what to install.
 The Pod runs this same train.py with the user's flags, except `--sys local` and none of the
 launch flags (`pod_train_args`).
 """
