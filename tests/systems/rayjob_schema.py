@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +25,38 @@ def validate_rayjob(manifest: dict[str, Any], strict: bool = True) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(manifest))
     if error is not None:
         raise error
+
+
+def kuberay_refusals(rayjob: dict[str, Any]) -> list[str]:
+    """What the KubeRay v1.7.0 operator's Go validation would refuse in this RayJob, for the
+    fields the launcher sets: the rules of `ValidateRayJobMetadata`, `ValidateRayJobSpec`,
+    `validateDeletionConfiguration` and `ValidateRayClusterSpec` (autoscaling off) in
+    ray-operator/controllers/ray/utils/validation.go, restated. Empty: accepted."""
+    refusals = []
+    name, spec = rayjob["metadata"]["name"], rayjob["spec"]
+    if len(name) > 47 or not re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", name):
+        refusals.append("name: a DNS-1035 label of at most 47 characters")
+    if spec.get("ttlSecondsAfterFinished", 0) < 0:
+        refusals.append("ttlSecondsAfterFinished < 0")
+    if spec.get("ttlSecondsAfterFinished", 0) > 0 and not spec.get("shutdownAfterJobFinishes"):
+        refusals.append("ttlSecondsAfterFinished without shutdownAfterJobFinishes")
+    if spec.get("backoffLimit", 0) < 0:
+        refusals.append("backoffLimit < 0")
+    cluster = spec["rayClusterSpec"]
+    groups = [
+        ("head", cluster["headGroupSpec"]),
+        *[(g["groupName"], g) for g in cluster.get("workerGroupSpecs", [])],
+    ]
+    for group_name, group in groups:
+        if not group["template"]["spec"].get("containers"):
+            refusals.append(f"{group_name}: no container")
+        start = group.get("rayStartParams", {})
+        if any(start.get(k) for k in ("num-cpus", "num-gpus", "memory", "resources")) and group.get(
+            "resources"
+        ):
+            refusals.append(f"{group_name}: resources in both rayStartParams and resources")
+        if group_name != "head":
+            low, high = group.get("minReplicas"), group.get("maxReplicas")
+            if low is None or high is None or low < 0 or high < 0 or low > high:
+                refusals.append(f"{group_name}: minReplicas/maxReplicas unset, negative or crossed")
+    return refusals

@@ -25,7 +25,7 @@ from launcher_fixtures import (
     no_local_training_fixture,  # noqa: F401  (pytest fixture `no_local_training`)
     run_train,
 )
-from rayjob_schema import validate_rayjob
+from rayjob_schema import kuberay_refusals, validate_rayjob
 
 from rl.cli import build_parser
 from rl.systems.manifests import LEARNER_STOP
@@ -57,6 +57,7 @@ def test_actors_post_a_rayjob(api, capsys):
     assert request.headers["content-type"] == "application/json"
     rayjob = request.body
     validate_rayjob(rayjob)
+    assert kuberay_refusals(rayjob) == []
     name = rayjob["metadata"]["name"]
     assert len(name) <= 47 and name[0].isalpha()  # KubeRay's limit for a RayJob name
     assert (
@@ -119,6 +120,7 @@ def test_impala_on_cpu_with_default_actor_nodes(api, capsys):
     assert "submitted rayjob/impala-12 to namespace default: a learner (CPU only)" in out
     rayjob = api.requests[0].body
     validate_rayjob(rayjob)
+    assert kuberay_refusals(rayjob) == []
     head_pod = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert "nodeSelector" not in head_pod and "resources" not in head_pod["containers"][0]
     (group,) = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
@@ -259,3 +261,22 @@ def test_the_head_hook_stops_the_learner_and_waits_for_its_checkpoint(tmp_path):
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def test_the_operator_checks_are_not_vacuous(capsys):
+    # Each damage passes the CRD schema but not the operator's Go validation (restated).
+    rayjob = _rayjob(capsys)
+    assert kuberay_refusals(rayjob) == []
+    for damage in ("rayStartParams", "no_shutdown", "crossed_replicas", "long_name"):
+        bad = copy.deepcopy(rayjob)
+        group = bad["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]
+        if damage == "rayStartParams":  # the custom resource declared twice
+            group["rayStartParams"] = {"num-cpus": "6"}
+        elif damage == "no_shutdown":
+            bad["spec"]["shutdownAfterJobFinishes"] = False
+        elif damage == "crossed_replicas":
+            group["minReplicas"] = 3
+        elif damage == "long_name":
+            bad["metadata"]["name"] = "a" * 48
+        validate_rayjob(bad)
+        assert len(kuberay_refusals(bad)) == 1, damage
