@@ -166,6 +166,18 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
         "--gpus_per_worker", type=int, help="GPUs per worker Pod (default 0: CPU workers)."
     )
     w.add_argument("--gpu_type", help="GKE GPU type (node label), e.g. nvidia-l4, nvidia-tesla-t4.")
+    w.add_argument(
+        "--actor_nodes",
+        type=int,
+        help="With --num_workers N > 1 (Ray actors): CPU Pods of the RayJob's actor group "
+        "(default: as many as N actors need).",
+    )
+    w.add_argument(
+        "--actor_node_cpus",
+        type=int,
+        help="With --num_workers N > 1: CPUs of each actor Pod, one actor each (default: "
+        "min(N, 8)).",
+    )
 
 
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:

@@ -11,21 +11,31 @@ RL_STRATEGY=multi_worker_mirrored, and `rl.distribute.tf_config` builds TF_CONFI
 controller's JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
 container. `--gpus_per_worker 0` (the default) means CPU workers and the CPU image.
 
-This module checks what is specific to workers (count, GPUs, GPU type); everything else is
-`rl.systems.kube_launcher`, shared with `--sys tpu`.
+With Ray actors (`--num_workers N > 1`, a replay agent's Ape-X actors or IMPALA's), it submits
+a KubeRay RayJob instead (`rl.systems.manifests.rayjob_manifest`): the learner on the head Pod,
+with the GPUs above, and the actors on `--actor_nodes` CPU Pods of `--actor_node_cpus` CPUs.
+
+This module checks what is specific to workers (count, GPUs, GPU type, actor nodes); everything
+else is `rl.systems.kube_launcher`, shared with `--sys tpu`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+from typing import Any
 
 from rl.errors import UserError, did_you_mean
 from rl.registry import register_system
 from rl.systems.kube_launcher import JobShape, KubernetesSystem, check_image
 from rl.systems.manifests import (
+    ACTOR_RESOURCE,
     MAX_JOB_NAME,
+    MAX_RAYJOB_NAME,
     WORKER_STRATEGY,
     jobset_max_name,
+    rayjob_manifest,
     worker_job_manifests,
 )
 
@@ -33,6 +43,8 @@ from rl.systems.manifests import (
 MAX_WORKERS = 100_000
 # The most GPUs one GKE node has (a2-megagpu-16g: 16 x A100 40GB); a Pod cannot span nodes.
 MAX_GPUS_PER_WORKER = 16
+# --actor_node_cpus when not given: min(N, this), a node size GKE's CPU machine types all offer.
+DEFAULT_ACTOR_NODE_CPUS = 8
 # Values of the `cloud.google.com/gke-accelerator` node label (GKE's GPU platforms page, as of
 # 2026; checked on paper only). A Pod that selects a type no node pool has stays Pending, so a
 # typo is caught here instead.
@@ -71,14 +83,70 @@ def check_gpus(gpus_per_worker: int, gpu_type: str | None) -> None:
         )
 
 
+def check_actor_agent(args: argparse.Namespace, hparams: Any, compiled: bool) -> None:
+    """The RayJob's learner trains with Ray actors: only training replay agents (Ape-X) and
+    IMPALA have them; then what the learner's own `--num_workers` check refuses."""
+    from rl.workers.checks import check_num_workers, uses_apex, uses_asynchronous_actors
+
+    if not args.training or not (uses_apex(hparams) or uses_asynchronous_actors(hparams)):
+        what = "--training False" if not args.training else f"agent {hparams.agent}"
+        raise UserError(
+            f"--sys gke --num_workers {args.num_workers} renders Ray actors, which only replay "
+            f"agents and IMPALA train with, not {what}; use --num_workers 1"
+        )
+    check_num_workers(args, hparams, compiled, "default")
+
+
+def actor_shape(args: argparse.Namespace, gpus: int, device: str) -> JobShape:
+    """The RayJob of a learner with `--num_workers` Ray actors on `--actor_nodes` CPU Pods."""
+    actors = args.num_workers
+    if args.workers not in (None, 1):
+        raise UserError(
+            f"--workers {args.workers} with --num_workers {actors}: the learner of Ray actors is "
+            "one Pod (the RayJob's head); use --workers 1 and GPUs with --gpus_per_worker"
+        )
+    cpus = (
+        min(actors, DEFAULT_ACTOR_NODE_CPUS)
+        if args.actor_node_cpus is None
+        else args.actor_node_cpus
+    )
+    nodes = math.ceil(actors / max(cpus, 1)) if args.actor_nodes is None else args.actor_nodes
+    if cpus < 1 or nodes < 1:
+        raise UserError(f"--actor_nodes and --actor_node_cpus must be >= 1, got {nodes} and {cpus}")
+    if nodes * cpus < actors:
+        raise UserError(
+            f"--num_workers {actors} actors need one CPU each, and --actor_nodes {nodes} x "
+            f"--actor_node_cpus {cpus} give {nodes * cpus}; raise either one"
+        )
+    return JobShape(
+        render=lambda spec: [
+            rayjob_manifest(
+                spec, actor_nodes=nodes, actor_node_cpus=cpus, gpus=gpus, gpu_type=args.gpu_type
+            )
+        ],
+        pods=1 + nodes,
+        summary=f"a learner ({device}), {actors} Ray actors on {nodes} x {cpus} CPUs",
+        strategy="default",  # one learner process: train.py refuses actors with a strategy
+        max_name=MAX_RAYJOB_NAME,
+        letter_first=True,
+        check_actors=check_actor_agent,
+        train_args=(f"--actor_resources={json.dumps({ACTOR_RESOURCE: 1})}",),
+    )
+
+
 class GkeSystem(KubernetesSystem):
     """The `gke` entry of the systems registry: N synchronous workers as one Indexed Job."""
 
     name = "gke"
 
     def shape(self, args: argparse.Namespace) -> JobShape:
-        """Checks --workers, --gpus_per_worker, --gpu_type and --image."""
+        """Checks --workers, --gpus_per_worker, --gpu_type, the actor nodes and --image."""
         workers = 1 if args.workers is None else args.workers
+        if args.num_workers <= 1 and not {args.actor_nodes, args.actor_node_cpus} <= {None}:
+            raise UserError(
+                "--actor_nodes and --actor_node_cpus size the nodes of Ray actors: they need "
+                "--num_workers N > 1 (a replay agent's or IMPALA's actors)"
+            )
         if not 1 <= workers <= MAX_WORKERS:
             raise UserError(
                 f"--workers must be between 1 and {MAX_WORKERS} (an Indexed Job's limit), "
@@ -88,6 +156,8 @@ class GkeSystem(KubernetesSystem):
         check_gpus(gpus, args.gpu_type)
         check_image(args.image, "gke", "k8s/Dockerfile.gpu" if gpus else "k8s/Dockerfile.cpu")
         device = f"{gpus} x {args.gpu_type or 'GPU'} each" if gpus else "CPU only"
+        if args.num_workers > 1:
+            return actor_shape(args, gpus, device.removesuffix(" each"))
         return JobShape(
             # One worker: a failed Pod is replaced and resumes from the checkpoint. Several:
             # MultiWorkerMirroredStrategy cannot continue without one of them, so the JobSet

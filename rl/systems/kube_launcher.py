@@ -11,9 +11,9 @@ Pod resumes only from a checkpoint it can read back.
 A system subclasses `KubernetesSystem` and fills `shape()`: it checks its own flags and
 returns a `JobShape` (how to render its manifests from the common `JobSpec`, how many Pods,
 which strategy they train under, how long a name they allow); `plan_job()` does the rest.
-A run of several Pods is a JobSet (`rl.systems.manifests`), created through the client's
-`CustomObjectsApi`; a cluster without the JobSet controller answers 404, and the error line
-says what to install.
+A run of several Pods is a JobSet (`rl.systems.manifests`), and a learner with Ray actors a
+KubeRay RayJob, both created through the client's `CustomObjectsApi`; a cluster without the
+JobSet controller (or the KubeRay operator) answers 404, and the error line says what to install.
 The Pod runs this same train.py with the user's flags, except `--sys local` and none of the
 launch flags (`pod_train_args`).
 """
@@ -44,7 +44,7 @@ from rl.systems.manifests import (
 COMMON_FLAGS = ("image", "namespace", "kube_context", "dry_run", "job_name")
 SYSTEM_FLAGS = {
     "tpu": ("tpu", "experimental_multihost"),
-    "gke": ("workers", "gpus_per_worker", "gpu_type"),
+    "gke": ("workers", "gpus_per_worker", "gpu_type", "actor_nodes", "actor_node_cpus"),
 }
 LAUNCH_FLAGS = (*COMMON_FLAGS, *(flag for flags in SYSTEM_FLAGS.values() for flag in flags))
 # Where `--preemption_grace` must lie: above 0, and at most what still leaves
@@ -67,6 +67,16 @@ JOBSET_HINT = (
     "is the JobSet controller installed? (kubectl apply --server-side -f "
     "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml)"
 )
+# Custom resources the launch creates (CustomObjectsApi), their plural and the hint for a
+# cluster without their CRD (404).
+CUSTOM_RESOURCES = {
+    "JobSet": ("jobsets", JOBSET_HINT),
+    "RayJob": (
+        "rayjobs",
+        "is the KubeRay operator installed? (helm install kuberay-operator "
+        "kuberay/kuberay-operator --version 1.7.0)",
+    ),
+}
 # kubernetes 37 sends create bodies as JSON but with no Content-Type header (and ignores
 # `_content_type` for these calls); the API server would assume JSON, but we say it.
 REQUEST_OPTIONS = {
@@ -139,10 +149,11 @@ def check_image(image: str | None, system: str, dockerfile: str) -> str:
 
 
 def _check_hparams(
-    args: argparse.Namespace, check_values: Callable[[Any], None] | None, strategy: str
+    args: argparse.Namespace, check_values: Callable[[Any], None] | None, shape: JobShape
 ) -> None:
     """Builds the hparams exactly as the Pod will, so a bad set or override fails here, and
-    refuses what the Pod's train.py would refuse at start under `strategy`."""
+    refuses what the Pod's train.py would refuse at start under `shape.strategy`, or with the
+    actors of `shape.check_actors`."""
     from rl import registry
     from rl.cli import hparams_from_args
 
@@ -150,7 +161,10 @@ def _check_hparams(
         raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
     hparams = hparams_from_args(args, check_values or (lambda hparams: None))
     agent = registry.agents.get(hparams.agent) if "agent" in hparams.keys() else None
-    _check_pod_strategy(args, strategy, agent, compiled=hparams.env.startswith("tf/"))
+    compiled = hparams.env.startswith("tf/")
+    _check_pod_strategy(args, shape.strategy, agent, compiled)
+    if shape.check_actors is not None:
+        shape.check_actors(args, hparams, compiled)
 
 
 def _check_pod_strategy(
@@ -164,7 +178,7 @@ def _check_pod_strategy(
             f"--strategy {flag} conflicts with --sys {args.sys}, whose Pods train with "
             f"strategy {strategy!r}; leave --strategy out"
         )
-    if not args.training:
+    if not args.training or strategy == "default":
         return
     if compiled:
         raise UserError(
@@ -231,6 +245,10 @@ class JobShape:
     # names are DNS-1035 labels: `rl.systems.manifests.jobset_max_name`).
     max_name: int = MAX_JOB_NAME
     letter_first: bool = False
+    # Ray actors (--num_workers N > 1): refuses what the Pod's learner would (args, hparams,
+    # compiled), and the flags the manifests add to the Pod's train.py.
+    check_actors: Callable[[argparse.Namespace, Any, bool], None] | None = None
+    train_args: tuple[str, ...] = ()
 
 
 def plan_job(
@@ -243,12 +261,16 @@ def plan_job(
     `shape.render(spec)`. The system has checked its own flags and `--image`. Raises
     UserError."""
     namespace = check_namespace(args)
-    if args.num_workers != 1:
-        raise UserError(f"--num_workers {args.num_workers} is not available yet; use 1")
+    if args.num_workers != 1 and shape.check_actors is None:
+        raise UserError(
+            f"--num_workers {args.num_workers} with --sys {args.sys} is not available yet; use 1 "
+            "(--sys gke renders Ray actors)"
+        )
     if args.ray_address is not None or args.actor_resources is not None:
         raise UserError(
-            "--ray_address and --actor_resources place Ray actors, which a Kubernetes launch "
-            "does not render yet; leave them out (docs/workers.md, GKE)"
+            "--ray_address and --actor_resources join a Ray cluster you already have; with "
+            f"--sys {args.sys} the launch makes the cluster and places the actors, so leave "
+            "them out (docs/workers.md, GKE)"
         )
     if args.copies < 1:
         raise UserError(f"--copies must be >= 1, got {args.copies}")
@@ -265,14 +287,14 @@ def plan_job(
             f"--render opens a window, and a Pod has no display; with --sys {args.sys} use "
             "--record_video True (videos go to run_<i>/videos/ in --output_dir)"
         )
-    _check_hparams(args, check_values, shape.strategy)
+    _check_hparams(args, check_values, shape)
     _check_output_dir(args.output_dir, args.sys)
     name = job_name(args, args.hparams, shape.max_name, shape.letter_first)
     spec = JobSpec(
         name=name,
         namespace=namespace,
         image=args.image,
-        train_args=pod_train_args(args, parser),
+        train_args=[*pod_train_args(args, parser), *shape.train_args],
         hparams_set=args.hparams,
         preemption_grace=grace,
     )
@@ -331,16 +353,18 @@ def submit(launch: Launch, configuration: Any) -> None:
             try:
                 if kind == "Service":
                     core.create_namespaced_service(launch.namespace, manifest, **REQUEST_OPTIONS)
-                elif kind == "JobSet":
+                elif kind in CUSTOM_RESOURCES:
                     group, version = manifest["apiVersion"].split("/")
+                    plural = CUSTOM_RESOURCES[kind][0]
                     custom.create_namespaced_custom_object(
-                        group, version, launch.namespace, "jobsets", manifest, **REQUEST_OPTIONS
+                        group, version, launch.namespace, plural, manifest, **REQUEST_OPTIONS
                     )
                 else:
                     batch.create_namespaced_job(launch.namespace, manifest, **REQUEST_OPTIONS)
             except ApiException as error:
                 _undo(core, launch.namespace, created)
-                hint = f"; {JOBSET_HINT}" if kind == "JobSet" and error.status == 404 else ""
+                missing = kind in CUSTOM_RESOURCES and error.status == 404
+                hint = f"; {CUSTOM_RESOURCES[kind][1]}" if missing else ""
                 raise UserError(
                     f"the Kubernetes API refused {kind} {launch.name!r} in namespace "
                     f"{launch.namespace!r}: {error.status} {error.reason}"
@@ -394,6 +418,8 @@ def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:
 def follow_command(launch: Launch) -> str:
     """The kubectl command that streams the logs: one Pod by job name, several by label."""
     context = f" --context {launch.context}" if launch.context else ""
+    if launch.workload["kind"] == "RayJob":  # its submitter Job streams the Ray job's logs
+        return f"kubectl logs -f job/{launch.name} -n {launch.namespace}{context}"
     if launch.pods > 1:
         return (
             f"kubectl logs -f -n {launch.namespace}{context} --prefix "

@@ -22,6 +22,7 @@ import datetime
 import math
 import random
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -421,6 +422,105 @@ def worker_job_manifests(
     # TF_CONFIG needs an index even for one worker.
     job = _job(spec, pod, pods=workers, backoff_limit=backoff_limit, indexed=True)
     return [_headless_service(spec, WORKER_PORT, "tf-worker"), job]
+
+
+# KubeRay (ray.io/v1 RayJob): the learner is the Ray job's entrypoint on the head Pod, the actors
+# run on a CPU worker group that alone declares ACTOR_RESOURCE (docs/tpu_gke.md, "Ray actors").
+RAYJOB_API_VERSION = "ray.io/v1"
+# KubeRay refuses a longer RayJob name (its RayCluster is `<rayjob>-<5 chars>`, at most 53).
+MAX_RAYJOB_NAME = 47
+RAY_VERSION = "2.60.0"  # requirements.txt's pin, which the image installs
+ACTOR_RESOURCE = "rl_actor"  # one per actor (train.py --actor_resources), CPUs-per-node per node
+ACTOR_GROUP = "actors"
+ACTOR_MEMORY_GIB = 1  # per actor slot: one Python + TensorFlow process on CPU
+# After the job ends, the cluster (and `kubectl logs` of its head) stays this long.
+RAYJOB_TTL_S = 600
+# The head container's preStop hook. The Ray job runs the learner in a session of its own and
+# SIGKILLs it once Ray stops, so before the kubelet's SIGTERM stops Ray the hook gives the
+# learner SIGTERM itself (it checkpoints and exits 75) and waits for it to end.
+# (`train[.]py` matches the learner's command line and not the hook's own.)
+LEARNER = f"{WORKDIR}/train[.]py"
+LEARNER_STOP = (
+    f"for p in /proc/[0-9]*; do grep -qa '{LEARNER}' $p/cmdline 2>/dev/null && kill -TERM "
+    f"${{p#/proc/}}; done; while grep -qa '{LEARNER}' /proc/[0-9]*/cmdline 2>/dev/null; "
+    "do sleep 1; done"
+)
+
+
+def rayjob_manifest(
+    spec: JobSpec,
+    *,
+    actor_nodes: int,
+    actor_node_cpus: int,
+    gpus: int = 0,
+    gpu_type: str | None = None,
+    backoff_limit: int = CRASH_RETRIES,
+) -> Manifest:
+    """A KubeRay RayJob: the learner (`spec.train_args`, which ask for ACTOR_RESOURCE) is the
+    Ray job's entrypoint on the head Pod, with the GPUs of `--sys gke`; `actor_nodes` CPU Pods of
+    `actor_node_cpus` CPUs each hold one actor per CPU. A lost worker Pod is replaced by the
+    RayCluster (its actors restart on it, train.py --max_actor_restarts); a failed Ray job (the
+    learner's exit 75 after a preemption, or a crash) is retried `backoff_limit` times, each
+    time on a new RayCluster, and resumes from the checkpoint in the (gs://) output dir."""
+
+    def pod(container: Manifest, **pod_spec: Any) -> Manifest:
+        container = {
+            "name": container["name"],
+            "image": spec.image,
+            "workingDir": WORKDIR,
+            **container,
+        }
+        if spec.env:
+            container["env"] = _env(spec.env)
+        return {
+            "metadata": {"labels": spec.labels()},
+            "spec": {**pod_spec, "containers": [container]},
+        }
+
+    head: Manifest = {
+        "name": "ray-head",  # KubeRay's command (`ray start --head`) runs in it
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", LEARNER_STOP]}}},
+    }
+    if gpus:
+        head["resources"] = {key: {"nvidia.com/gpu": str(gpus)} for key in ("requests", "limits")}
+    head_spec: Manifest = {
+        "terminationGracePeriodSeconds": termination_grace_seconds(spec.preemption_grace)
+    }
+    if gpu_type:
+        head_spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu_type}
+    node = {"cpu": str(actor_node_cpus), "memory": f"{actor_node_cpus * ACTOR_MEMORY_GIB}Gi"}
+    worker = {"name": "ray-worker", "resources": {"requests": node, "limits": dict(node)}}
+    return {
+        "apiVersion": RAYJOB_API_VERSION,
+        "kind": "RayJob",
+        "metadata": spec.metadata(),
+        "spec": {
+            # `exec`: the learner itself is the Ray job's process, which the hook finds.
+            "entrypoint": "exec " + shlex.join(["python", f"{WORKDIR}/train.py", *spec.train_args]),
+            "backoffLimit": backoff_limit,
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": RAYJOB_TTL_S,
+            "rayClusterSpec": {
+                "rayVersion": RAY_VERSION,
+                "headGroupSpec": {
+                    "rayStartParams": {"num-cpus": "0"},  # no actor or task on the learner
+                    "template": pod(head, **head_spec),
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": ACTOR_GROUP,
+                        "replicas": actor_nodes,
+                        "minReplicas": actor_nodes,
+                        "maxReplicas": actor_nodes,
+                        # Ray resources of each node (`ray start --resources`): only these
+                        # nodes offer ACTOR_RESOURCE; their CPUs come from the CPU limit.
+                        "resources": {ACTOR_RESOURCE: str(actor_node_cpus)},
+                        "template": pod(worker),
+                    }
+                ],
+            },
+        },
+    }
 
 
 def tuner_job_manifests(

@@ -54,8 +54,10 @@ def _format_checker() -> jsonschema.FormatChecker:
 
 
 @functools.cache
-def _validator(strict: bool) -> jsonschema.Draft4Validator:
-    schema = json.loads(JOBSET_SCHEMA.read_text(encoding="utf-8"))
+def crd_validator(path: Path, strict: bool) -> jsonschema.Draft4Validator:
+    """A validator of the vendored openAPIV3Schema at `path` (strict: unknown fields refused);
+    also used for the KubeRay RayJob schema (rayjob_schema.py)."""
+    schema = json.loads(path.read_text(encoding="utf-8"))
     schema = _strict(schema) if strict else copy.deepcopy(schema)
     jsonschema.Draft4Validator.check_schema(schema)
     return jsonschema.Draft4Validator(schema, format_checker=_format_checker())
@@ -68,7 +70,9 @@ def validate_jobset(manifest: dict[str, Any], strict: bool = True) -> None:
             f"not a jobset.x-k8s.io/v1alpha2 JobSet: {manifest.get('apiVersion')} "
             f"{manifest.get('kind')}"
         )
-    error = jsonschema.exceptions.best_match(_validator(strict).iter_errors(manifest))
+    error = jsonschema.exceptions.best_match(
+        crd_validator(JOBSET_SCHEMA, strict).iter_errors(manifest)
+    )
     if error is not None:
         raise error
 

@@ -296,7 +296,7 @@ BAD = {
     ),
     "ray_address": (
         [*BASE, *IMAGE, "--ray_address", "10.0.0.5:6379"],
-        ["--ray_address and --actor_resources", "not render", "leave them out"],
+        ["--ray_address and --actor_resources", "makes the cluster", "leave them out"],
     ),
     "render": (
         [*BASE, *IMAGE, "--training", "False", "--render"],
