@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
+from timing import median_seconds  # benchmarks/timing.py (this script's folder is on sys.path)
 
 STEP_SIZE = 1e-4
 
@@ -139,12 +138,7 @@ def jax_variants(apply, params, x, y, k):
 
 def time_jax(fn, params, repeats) -> float:
     jax.block_until_ready(fn(params))  # compile + warm up
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(params))
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return median_seconds(lambda: jax.block_until_ready(fn(params)), repeats)
 
 
 # ------------------------------------------------------------------------------------ torch
@@ -197,12 +191,7 @@ def time_torch(kind, x, y, k, repeats, device) -> float:
             torch.cuda.synchronize()
 
     steps()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        steps()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return median_seconds(steps, repeats)
 
 
 # ------------------------------------------------------------------------------------ main
