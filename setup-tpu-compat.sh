@@ -85,11 +85,10 @@ fi
 
 PY="$VENV/bin/python"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
-# As in setup.sh: drop only pip's warning about a configured local wheel folder that is absent;
-# --no-compile as there (byte-compiling every installed module is ~40% of an install).
+# As in setup.sh: drop only pip's warning about a configured local wheel folder that is absent.
 PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
 pip_install() {
-  { "$PY" -m pip install -q --no-compile "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
+  { "$PY" -m pip install -q "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
 }
 
 compat_requirements >"$VENV/requirements-tpu-compat.txt"

@@ -94,11 +94,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
 # once per package that the location "is ignored". That is harmless, so only it is filtered out
 # of stderr; every other warning and error still shows, and pip's exit status is kept.
 PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
-# --no-compile: pip would byte-compile every installed module (TensorFlow's thousands), ~40% of
-# a fresh install's time (155 -> 90 s here); Python compiles the ones a process imports on first
-# use instead (+1.5 s, once).
 pip_install() {
-  { "$PY" -m pip install -q --no-compile "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
+  { "$PY" -m pip install -q "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
 }
 
 pip_major="$("$PY" -m pip --version | awk '{split($2, v, "."); print v[1]}')"
