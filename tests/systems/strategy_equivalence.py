@@ -335,11 +335,13 @@ def collectives_per_step() -> dict:
 
 def main() -> None:
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    names = sys.argv[1:] or [
-        "masked_mean_by_hand",
-        "collectives_per_step",
-        *(name for name, _, _ in CASES),
-    ]
+    # Case names to run, or `--shard I/N`: every N-th case from the I-th (N processes at once).
+    names = ["masked_mean_by_hand", "collectives_per_step", *(name for name, _, _ in CASES)]
+    if sys.argv[1:2] == ["--shard"]:
+        index, count = map(int, sys.argv[2].split("/"))
+        names = names[index::count]
+    elif sys.argv[1:]:
+        names = sys.argv[1:]
     results = {"num_replicas_in_sync": strategy.num_replicas_in_sync}
     if "masked_mean_by_hand" in names:
         results["masked_mean_by_hand"] = masked_mean_by_hand(strategy)
