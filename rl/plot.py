@@ -3,16 +3,10 @@
     python -m rl.plot runs/dqn_cartpole        # writes runs/dqn_cartpole/learning_curve.png
     python -m rl.plot runs/x --metric train_return_mean --out curve.png
 
-Reads every `run_*/progress.csv` under the output directory (CSV through `tf.io.gfile`, so
-gs:// works; nothing is unpickled or executed), puts the copies on one env-step grid, and draws
-the mean over copies with a bootstrap 95% confidence band plus each copy as a faint line; prints
-each copy's final value and n, mean, interquartile mean (IQM) and a bootstrap 95% CI of the mean
-across copies (Agarwal et al., "Deep Reinforcement Learning at the Edge of the Statistical
-Precipice", NeurIPS 2021, https://arxiv.org/abs/2108.13264). The exact definitions (the
-percentile bootstrap over copies; the IQM's fractional weights for n not divisible by 4, where
-rliable would round the cut down): docs/watching_agents.md.
-
-User mistakes (no progress.csv, an empty one, an unknown column) exit 2 with one line.
+The mean over copies with a bootstrap 95% band, each copy as a faint line, and the final values'
+mean, IQM and CI (Agarwal et al. 2021, https://arxiv.org/abs/2108.13264); the exact definitions
+are in docs/watching_agents.md. CSV is read through `tf.io.gfile` (gs:// works); nothing is
+unpickled or executed.
 """
 
 from __future__ import annotations

@@ -1,27 +1,14 @@
 """Agent base class: the public API every algorithm shares (TF-Agents' public-calls-private).
 
-Public methods live here and are not overridden; an algorithm fills the protected hooks
-(`_build`, `_act`, `_observe`, `_ready_to_update`, `_update`, `_numpy_state_parts`). The base
-class owns what every algorithm needs done the same way: step counters as tf.Variables, the
-agent's own `tf.random.Generator`, the optimizer whose learning rate follows a schedule, and the
-gradient step (tape, global-norm clipping, optimizer update, counter).
+Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
+class owns what every algorithm does the same way: step counters as tf.Variables, the agent's
+`tf.random.Generator`, the scheduled optimizer, and the gradient step. Under a strategy the step
+splits its batch across replicas so the update equals the one-device one (docs/distributed.md);
+a loss is then a function of its batch returning the batch's (masked) mean and aux outputs.
 
-Distribution strategies are part of that contract. An agent built under `strategy.scope()`
-(the in-process engine does this for `--strategy mirrored|multi_worker_mirrored|tpu`) keeps the
-strategy, and `_gradient_step(loss_fn, variables, batch)` then splits `batch` across the replicas
-and runs the step under `strategy.run` with the loss scaled so that the update equals the one-device
-update on the whole batch (`rl.distribute.replicated`, docs/distributed.md). For that, a loss is
-a function of its batch (examples on axis 0) returning the batch's (masked) mean and aux
-outputs: scalars (means) or per-example tensors; `_loss_weight` says what the mean divides by.
-An algorithm that follows this sets `supports_strategies = True`. Without a strategy the step
-is the plain one-device code.
-
-Roles (Acme): *acting* is `act` / `act_with_info` (pure TF, so the driver can run it inside a
-compiled collect loop), `greedy_actions` (numpy, evaluation) and `observe` (Python, numpy: feeds
-memory); *learning* is `update` (Python: memory -> one compiled update) and, for programs that
-collect in-graph (rl/compiled), the family's `learner_step(batch)` (TF code: the same update's
-body on a batch they built) with `learner_variables()`. Code outside `rl/agents` uses only
-these public methods (tests/test_architecture.py checks it).
+Roles (Acme): *acting* is `act` / `act_with_info` (pure TF, runs inside compiled collect loops),
+`greedy_actions` and `observe`; *learning* is `update` and, for rl/compiled, `learner_step(batch)`
+with `learner_variables()`.
 """
 
 from __future__ import annotations
@@ -56,21 +43,17 @@ from rl.utils.gradient_clipping import clip_by_global_norm
 class Agent(tf.Module):
     """Base of all agents. Subclasses: fill the `_hooks`; never override public methods."""
 
-    # Whether every gradient step goes through `_gradient_step(loss_fn, variables, batch)` with
-    # a batch-wise loss, so the agent can learn under a distribution strategy (see above).
+    # Whether every gradient step passes a batch-wise loss to `_gradient_step` (see above).
     supports_strategies: bool = False
-    # Why an agent can never run under a strategy (None: it just does not yet), said instead of
-    # "not yet" when one is asked for.
+    # Why an agent can never run under a strategy (None: it just does not yet).
     strategy_refusal: str | None = None
     # Why an agent cannot compute in a lower `precision` than float32 (None: it can).
     precision_refusal: str | None = None
-    # Whether actions depend on per-env state the agent carries from step to step (an RNN's
-    # hidden state; rl/agents/recurrent.py). The driver and `evaluate` then pass `episode_start`
-    # flags to `act_with_info` / `greedy_actions`, so the agent can reset that state.
+    # Whether actions depend on per-env carried state (an RNN's): callers then pass
+    # `episode_start` flags to `act_with_info` / `greedy_actions`.
     recurrent: bool = False
-    # Whether the policy is a distribution to sample from (PPO, SAC, ...), not a deterministic
-    # map with exploration noise bolted on (DQN's epsilon, TD3's Gaussian noise):
-    # `sampled_policy_step` then answers (an exported policy's `sample_action`, rl.export).
+    # Whether the policy is a distribution to sample from (PPO, SAC), not a deterministic map
+    # plus exploration noise: `sampled_policy_step` then answers (rl.export's `sample_action`).
     stochastic_policy: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
@@ -143,13 +126,8 @@ class Agent(tf.Module):
     def act_with_info(
         self, obs: tf.Tensor, episode_start: tf.Tensor | None = None
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Exploring actions plus per-step tensors the agent wants back in `observe`.
-
-        On-policy agents return e.g. {"log_prob": ..., "value": ...} computed while acting,
-        so the learner does not recompute them. TF code: the driver calls it in its loop.
-        `episode_start` [num_envs] (bool; the driver passes it to `recurrent` agents only) marks
-        the envs whose episode begins at `obs`: their carried state is reset first.
-        """
+        """Exploring actions plus per-step tensors (e.g. log_prob, value) wanted back in
+        `observe`. `episode_start` [num_envs] (`recurrent` agents only) resets carried state."""
         if episode_start is not None:
             self._start_episodes(episode_start)
         if self._compiled_act_with_info is not None:
@@ -159,13 +137,8 @@ class Agent(tf.Module):
     def greedy_actions(
         self, obs: np.ndarray, episode_start: np.ndarray | None = None
     ) -> np.ndarray:
-        """Evaluation-time actions for a numpy batch (one compiled call).
-
-        `episode_start` [B] (bool) matters to `recurrent` agents only, which keep a greedy
-        state of their own (apart from training's): rows where it is set start from a zero
-        state. Without it they continue from the previous call's state (zeros on the first
-        call and whenever the batch size changes).
-        """
+        """Evaluation-time actions for a numpy batch. `recurrent` agents keep a greedy state
+        apart from training's; rows flagged in `episode_start` [B] restart it from zeros."""
         return self._greedy_actions(obs, episode_start)
 
     @property
@@ -174,35 +147,27 @@ class Agent(tf.Module):
         return 0
 
     def greedy_policy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """The greedy policy as a pure function: actions for `obs` [B, ...] from `state`
-        [B, policy_state_size] (zeros start an episode), and the next state. Reads variables,
-        writes none, so it can be saved as a graph (rl.export). TF code."""
+        """The greedy policy as a pure function (state [B, policy_state_size], zeros start an
+        episode) -> (actions, next state). Writes no variables, so rl.export can save it."""
         return self._greedy_policy_step(obs, state)
 
     def sampled_policy_step(
         self, obs: tf.Tensor, state: tf.Tensor, seed: tf.Tensor
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """`greedy_policy_step` with actions sampled from the policy's distribution, the
-        randomness coming from `seed` (int64 scalar) alone: same seed, same actions, in any
-        process. Only where `stochastic_policy`. TF code."""
+        """`greedy_policy_step` sampling from the policy, randomness from `seed` alone (same
+        seed, same actions, in any process). Only where `stochastic_policy`."""
         if not self.stochastic_policy:
             raise TypeError(f"{type(self).__name__} has no distribution to sample actions from")
         return self._sampled_policy_step(obs, state, StatelessGenerator(seed))
 
     def observe(self, transition: Batch) -> None:
-        """Feeds one vector-env step: obs, action, reward, next_obs, terminated, truncated,
-        plus the tensors `act_with_info` returned for this step (as numpy arrays).
-
-        `next_obs` is the true next observation (the final one where an episode ended).
-        """
+        """Feeds one vector-env step plus `act_with_info`'s tensors (numpy); `next_obs` is the
+        true next observation (the final one where an episode ended)."""
         self._observe(transition)
 
     def end_all_episodes(self) -> None:
-        """The in-process engine cut every running episode (a checkpoint boundary): flush
-        partial data.
-
-        Cut episodes count as truncations, so their partial transitions bootstrap.
-        """
+        """Every running episode was cut (a checkpoint boundary): flush partial data, as
+        truncations so it bootstraps."""
         self._end_all_episodes()
 
     def update(self) -> Metrics:
@@ -223,8 +188,7 @@ class Agent(tf.Module):
         return max(1, self.hparams.train_every // self.spec.num_envs)
 
     def learner_variables(self) -> list[tf.Variable]:
-        """The variables the learner's optimizer updates (e.g. stacked over seeds by
-        rl/compiled/stacked_variables.py)."""
+        """The variables the learner's optimizer updates."""
         return self._trainable_variables()
 
     def metrics(self) -> Metrics:
@@ -259,13 +223,10 @@ class Agent(tf.Module):
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step on `loss_fn(batch)` (`loss_fn()` if no batch is given); returns
-        (loss, gradient norm, aux outputs).
+        """One optimizer step on `loss_fn(batch)` (or `loss_fn()`): (loss, grad norm, aux).
 
-        The learning rate is set from its schedule at the current gradient step first, so a
-        schedule takes effect inside compiled multi-step loops. At DEBUG, the loss runs again
-        after the update with the same random numbers (rl/agents/diagnostics.py). Under a
-        strategy the step is `rl.distribute.replicated_minimize` on `batch` (required there).
+        The learning rate is set first, so a schedule takes effect inside compiled multi-step
+        loops. At DEBUG the loss runs again after the update with the same random numbers.
         """
         self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
@@ -290,10 +251,8 @@ class Agent(tf.Module):
         loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One step of `optimizer` on `loss_fn()` on one device, gradients clipped to
-        `max_grad_norm`: (loss, gradient norm before clipping, aux). A `LossScaleOptimizer`
-        (precision mixed_float16) gets the loss times its scale, and the clipping works on the
-        scaled gradients with a scaled limit, which is the same clipping of the true ones."""
+        """One step on one device, clipped to `max_grad_norm`: (loss, unclipped norm, aux). With
+        loss scaling (mixed_float16) the limit is scaled too: the same clipping of true grads."""
         scale = loss_scale(optimizer)
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
@@ -330,8 +289,6 @@ class Agent(tf.Module):
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One step of `optimizer` on `loss_fn(batch)` across the strategy's replicas, with this
-        agent's clipping, loss weight and XLA choice: (loss, gradient norm, aux)."""
         if batch is None:
             raise TypeError(f"{type(self).__name__}: pass the batch to the gradient step")
         return replicated_minimize(
@@ -346,27 +303,20 @@ class Agent(tf.Module):
         )
 
     def read_hparams_from(self, tensors: Callable[[str], tf.Tensor | None]) -> None:
-        """From now on, hparam `name` is `tensors(name)` wherever that is not None.
-
-        Why: a population of trials in one compiled program (`rl.compiled.population`) gives
-        each member its own lr, ent_coef, gamma, ... as tensors, so one trace serves members
-        that differ only in those numbers. Read through `_hparam_at` / `_hparam_now`."""
+        """From now on, hparam `name` is `tensors(name)` wherever that is not None: one trace
+        serves population members that differ only in those numbers (rl.compiled.population)."""
         self._hparam_tensors = tensors
 
     def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
-        """Hparam `name`, a number or a schedule of the step (`linear(...)`, ...), at `step`
-        (float32; TF code). For the floats an agent reads while it trains (ent_coef, tau, ...):
-        the gradient step for learner weights and coefficients, the env step for exploration."""
+        """Hparam `name` (a number or a schedule) at `step`, as float32 (TF code)."""
         tensor = self._hparam_tensors(name)
         if tensor is not None:
             return tensor
         return as_schedule(getattr(self.hparams, name))(step)
 
     def _hparam_now(self, name: str, step: tf.Tensor | tf.Variable) -> float | tf.Tensor | None:
-        """Hparam `name` at `step`, keeping constants as Python numbers: a number or a constant
-        schedule stays a float (baked into the graph as before schedules, so the same bits),
-        None stays None (an optional key that is off), a changing schedule is its float32
-        tensor at `step`; a population member's tensor wins (`read_hparams_from`)."""
+        """Hparam `name` at `step`; constants stay Python floats (baked into the graph, so the
+        same bits as before schedules existed), None stays None, a schedule is a tensor."""
         tensor = self._hparam_tensors(name)
         if tensor is not None:
             return tensor
@@ -379,10 +329,8 @@ class Agent(tf.Module):
         return schedule(step)
 
     def grad_clip_norm(self) -> float | tf.Tensor | None:
-        """`max_grad_norm` at the current gradient step: None when clipping is off (0), a
-        number, or a tensor for a schedule (no clipping at the steps where it is <= 0).
-
-        Public because the compiled seed stack (`rl.compiled`) clips as the agent does."""
+        """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor. Public:
+        the compiled seed stack clips as the agent does."""
         limit = self._hparam_now("max_grad_norm", self.gradient_steps)
         if isinstance(limit, float) and limit <= 0:
             return None
@@ -419,15 +367,12 @@ class Agent(tf.Module):
         raise NotImplementedError
 
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
-        """What a loss's mean over `batch` divides by: its number of examples (override for
-        masked means). Under a strategy it weighs each replica's loss (rl/distribute)."""
+        """What a loss's mean over `batch` divides by (override for masked means)."""
         return tf.shape(tf.nest.flatten(batch)[0])[0]
 
     def _loss_sums_across_replicas(self) -> bool:
-        """Whether a loss takes whole-batch statistics with `rl.distribute.sum_across_replicas`
-        (a collective inside the loss); under a strategy its replicas then run on TF's kernels:
-        TF cannot put a collective inside the per-replica XLA program ("`merge_call` called
-        while defining a new graph or a tf.function")."""
+        """Whether a loss holds a collective (`sum_across_replicas`): its replicas then skip
+        XLA, which TF refuses ("`merge_call` called while defining a new graph")."""
         return False
 
     def _learner_batch_size(self) -> int:
@@ -435,11 +380,9 @@ class Agent(tf.Module):
         return self.hparams.batch_size
 
     def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
-        """The learner's `tf.function`: XLA-compiled per the resolved `jit_compile` hparam
-        (`self.compiler`) on one device. Under a strategy the outer loop is not (TF refuses: an
-        XLA program would read other replicas' variables); each replica's forward and backward
-        pass is instead (`rl.distribute.replica_xla`), and TPUStrategy compiles the replicated
-        work with XLA itself."""
+        """The learner's `tf.function`, XLA per `self.compiler` on one device; under a strategy
+        XLA compiles each replica's pass instead (TF refuses an XLA program reading other
+        replicas' variables)."""
         jit = self.compiler.learner and not self._distributed
         return tf.function(fn, input_signature=input_signature, jit_compile=jit)
 

@@ -2,12 +2,10 @@
 
 Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772
 (equations and default constants of its Table 1 and Appendix A), with positive recombination
-weights only (the classical (mu/mu_w, lambda)-CMA-ES; the tutorial's "active" negative weights
-are not used). The separable variant (`diagonal=True`) keeps only the diagonal of C, with the
-covariance learning rates scaled by (n + 2) / 3: Ros & Hansen 2008, "A Simple Modification in
-CMA-ES Achieving Linear Time and Space Complexity", PPSN X, https://doi.org/10.1007/978-3-540-87700-4_30.
-It costs O(n) per sample instead of O(n^2) (and no O(n^3) eigendecomposition), which is what
-makes networks with thousands of weights affordable.
+weights only (no "active" negative weights). The separable variant (`diagonal=True`) keeps only
+the diagonal of C, with the covariance learning rates scaled by (n + 2) / 3: Ros & Hansen 2008,
+https://doi.org/10.1007/978-3-540-87700-4_30. It costs O(n) per sample instead of O(n^2) and no
+eigendecomposition, which makes networks with thousands of weights affordable.
 
 One generation:
 
@@ -18,10 +16,6 @@ One generation:
     sigma <- sigma exp(c_s / d_s (|p_s| / E|N(0, I)| - 1))
     p_c   <- (1 - c_c) p_c + h_s sqrt(c_c (2 - c_c) mu_eff) <y>_w
     C     <- (1 + c_1 delta(h_s) - c_1 - c_mu) C + c_1 p_c p_c^T + c_mu sum_i w_i y_i y_i^T
-
-Every piece of state (mean, sigma, C and its eigendecomposition, both paths, the generation,
-the pending population and the numpy RNG) is in `state_dict()`, so a checkpointed run continues
-bit for bit.
 """
 
 from __future__ import annotations

@@ -2,50 +2,26 @@
 
 Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772 (the
 optimizer is `rl.agents.cma_es_optimizer`); policy search with evolution strategies as in
-Salimans et al. 2017, "Evolution Strategies as a Scalable Alternative to Reinforcement
-Learning", https://arxiv.org/abs/1703.03864, and Heidrich-Meisner & Igel 2009, "Neuroevolution
-strategies for episodic reinforcement learning", https://doi.org/10.1016/j.jalgor.2009.04.002.
+Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
 
-How it fits the agent contract, without any change to the training loop or the driver:
+How it fits the agent contract without changing the loop or the driver:
 
-* **Population = env copies.** The population size is `num_envs`: env copy i always plays
-  candidate i of the current generation. The candidates' flat weight vectors sit stacked in one
-  [P, n] `tf.Variable`, so exploring `act` is ONE batched forward pass (einsum) inside the
-  driver's compiled collect loop, each row with its own weights. Greedy `act` (evaluation, test,
-  videos) uses the distribution mean, CMA-ES's current estimate of the best weights, kept in a
-  second variable (so `--training False` needs only the TF checkpoint).
-* **Fitness = one whole episode.** Candidate i's fitness is the undiscounted return of the
-  first episode env i *starts* after candidate i's weights were installed: an episode already
-  running at a generation switch was (partly) played by the previous candidate and is
-  discarded. Episodes the in-process engine cuts at a checkpoint (`end_all_episodes`) are not whole
-  either: they are discarded and the candidate plays a fresh episode after the envs reset.
-  A time-limit truncation is a normal end of an episode: it is the task's horizon.
-* **A generation ends when every candidate has a fitness.** The loop calls `update` every
-  `train_every` env steps; the first call that finds all P fitnesses does CMA-ES `tell` (losses
-  = -returns) and `ask`, installs the new candidates and mean, and counts one generation in
-  `gradient_steps`. Weights change only between two collect calls, never inside the compiled
-  loop, so every scored episode is played by one candidate. Idle envs (candidate scored, others
-  still playing) keep playing unscored episodes; that, and up to `train_every` steps of delay
-  per generation, is the price of the fixed vector env.
-* **Learning rate.** The base class's `lr` schedule is CMA-ES's learning rate for the mean,
-  c_m (tutorial eq. 9; 1 = standard CMA-ES), read at the generation count: so
-  `train/learning_rate` keeps its meaning. There are no gradients: the base class's optimizer
-  is built over no variables and never stepped; `gamma`, `max_grad_norm` are unused.
-* **Search space.** A small tanh MLP (`hidden_sizes`, often [] = linear policy) with a
-  deterministic head: argmax of logits for discrete actions, tanh squashed to the bounds for
-  Box actions. The search starts at all-zero weights with step size `cmaes_sigma0`. Full CMA
-  costs O(n^2) memory and an O(n^3) eigendecomposition per generation: fine up to ~1000
-  weights; `cmaes_diagonal=True` (sep-CMA-ES) is O(n) for bigger networks. On CartPole-v1
-  (`cmaes_cartpole`, 16 candidates, seeds 0-4) a 16-unit layer (114 weights) first evaluated
-  at 475+ after 50k-130k env steps, a linear policy (10 weights) after 30k-120k.
-* **Checkpoints.** Every checkpoint cuts the running episodes, so `checkpoint_every` must leave
-  room for one whole episode per env copy (num_envs * max episode steps + train_every env
-  steps); a shorter one would never score long episodes, i.e. stall exactly the good
-  candidates, and is refused at start.
-
-Exact resume: CMA-ES state (mean, sigma, C, paths, generation, pending population, numpy RNG)
-and the per-env scoring state are numpy state parts; the weight variables are in the TF
-checkpoint.
+* **Population = env copies.** Env copy i plays candidate i; the candidates' weights sit stacked
+  in one [P, n] variable, so exploring `act` is ONE batched forward pass. Greedy `act` uses the
+  distribution mean, kept in a second variable (so `--training False` needs only the checkpoint).
+* **Fitness = one whole episode**: the undiscounted return of the first episode env i *starts*
+  after candidate i was installed. Episodes running at a generation switch, or cut at a
+  checkpoint, were not played by one candidate and are discarded; a time limit is a normal end.
+* **A generation ends** at the first `update` that finds all P fitnesses: `tell` (losses =
+  -returns), `ask`, install, one generation counted in `gradient_steps`. Weights change only
+  between collect calls, so every scored episode is played by one candidate.
+* **Learning rate**: `lr` is CMA-ES's c_m (tutorial eq. 9; 1 = standard), read at the generation
+  count, so `train/learning_rate` keeps its meaning. No gradients: the optimizer is never stepped.
+* **Search space**: a small tanh MLP (often [] = linear) with a deterministic head, starting at
+  zero weights with step size `cmaes_sigma0`. Full CMA costs O(n^2) memory and O(n^3) per
+  generation: fine up to ~1000 weights; `cmaes_diagonal=True` (sep-CMA-ES) is O(n).
+* **Checkpoints** cut running episodes, so `checkpoint_every` must leave room for one whole
+  episode per env copy; a shorter one would stall exactly the good candidates and is refused.
 """
 
 from __future__ import annotations

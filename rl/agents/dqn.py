@@ -1,21 +1,16 @@
 """DQN with the Rainbow switches that are pure configuration: double-Q, dueling, prioritized
-replay, n-step returns, hard or Polyak target updates.
+replay, n-step returns, hard or Polyak target updates, NoisyNet heads.
 
 Mnih et al. 2015, "Human-level control through deep reinforcement learning" (Nature 518);
 van Hasselt et al. 2015, https://arxiv.org/abs/1509.06461 (double Q);
 Wang et al. 2016, https://arxiv.org/abs/1511.06581 (dueling);
 Schaul et al. 2015, https://arxiv.org/abs/1511.05952 (prioritized replay);
 Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination);
-Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`: NoisyNet heads, whose noise
-is drawn from the agent's generator once per acting step and, independently for the online and
-target networks, before every gradient step; greedy actions use the mean weights).
-The distributional variant (C51, Rainbow) is rl/agents/c51.py: it changes the network's output
-(`_q_network_options`), how Q-values are read from it (`_q_values`) and the loss (`_loss`).
+Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`).
 
-Learning runs `gradient_steps` optimizer steps inside ONE compiled call per `update`: the K
-batches are sampled from the numpy replay up front (stacked [K, B, ...]), so the TF dispatch
-cost is paid once per K steps. With prioritized replay the priorities of all K batches are
-written back after the call (each batch was sampled with priorities at most K-1 steps stale).
+`update` runs `gradient_steps` optimizer steps in ONE compiled call on K batches sampled up
+front, so the TF dispatch cost is paid once per K steps; with prioritized replay the priorities
+are written back after the call (at most K-1 steps stale).
 """
 
 from __future__ import annotations

@@ -4,25 +4,13 @@ Hausknecht & Stone 2015, "Deep Recurrent Q-Learning for Partially Observable MDP
 https://arxiv.org/abs/1507.06527 (the recurrent Q-network); Kapturowski et al. 2019, R2D2,
 https://openreview.net/forum?id=r1lyTjAqYX (the replay: fixed-length sequences stored with the
 actor's recurrent state at their start, and a burn-in that refreshes that stale state before
-the loss). The target is double Q-learning's (van Hasselt et al. 2015), one-step.
+the loss). The target is double Q-learning's (van Hasselt et al. 2015).
 
-Acting: epsilon-greedy on the Q-values of one core step from `recurrent_state` (the state
-contract is rl/agents/recurrent.py); the state each step started from comes back through
-`act_with_info` as "state_in", and the `SequenceReplay` (rl/memory/sequence_replay.py) keeps it
-to start its items from.
-
-Learning, per sampled batch of items [B, T] (T = burn_in + sequence_length): the online and
-the target networks are both unrolled over the item's T + 1 observations from the stored
-state. Gradients do not flow into the burn-in steps (the state is detached before the first
-learning step). For every learning step t,
-
-    td_target_t = r_t + discount_t * Q_target(h_{t+1}, argmax_a Q_online(h_{t+1}, a))
-
-(n_step > 1: the n-step return inside the sequence, `sequence_n_step_targets`)
-
-and the loss is the Huber (or squared) TD error averaged over the learning steps (`mask`),
-weighted by prioritized replay's importance weights. With prioritized replay an item's
-priority is R2D2's mix eta * max_t |delta_t| + (1 - eta) * mean_t |delta_t|.
+Per sampled batch of items [B, T] (T = burn_in + sequence_length), online and target networks
+are unrolled over the T + 1 observations from the stored state; gradients do not flow into the
+burn-in. The loss is the Huber (or squared) TD error averaged over the learning steps (`mask`).
+With prioritized replay an item's priority is R2D2's eta * max_t |delta_t| + (1 - eta) *
+mean_t |delta_t|.
 """
 
 from __future__ import annotations

@@ -4,27 +4,13 @@ V-trace.
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561.
 
-Acting samples from the actor-critic's policy with the agent's generator and records the
-behaviour log-prob log mu(a|x) of every action at acting time (`act_with_info`), because the
-learner's policy pi will have moved on by the time it learns from the step. Data are unrolls of
-T = train_every // num_envs steps of each env copy (a `RolloutBuffer`; episodes run on across
-unrolls and bootstrap from the observation after the last step).
-
-`update` runs on a full unroll batch, as ONE compiled call: `n_epochs` passes, each splitting
-the env copies into `num_minibatches` groups (whole length-T sequences, which V-trace needs).
-Every gradient step recomputes, with the CURRENT weights, pi(a|x), V(x), V(final_obs) of
-truncated steps and V(x_T), then the V-trace targets (`rl.agents.advantage_estimators.vtrace`,
-with rho_t = pi/mu from the recorded behaviour log-probs) and the loss
-(`rl.agents.gradient_functions.impala`). After the first gradient step the data are off-policy
-for pi; with `--num_workers N` they also come from actors acting with weights several updates
-old (rl/engines/impala.py; rl/workers/unrolls.py). V-trace corrects both. Termination and
-truncation are handled as everywhere else (`fold_truncation`, `Rollout.discounts`).
-
-Acting, re-evaluation, bootstrap values and the minibatch split use the rollout API
-(`rl.rollout`: `sample_action`, `reevaluate`, `bootstrap_values`, `Rollout.select_envs`), as the
-other policy-gradient agents do. The advantage estimator is looked up by name: "vtrace", or
-"discounted_returns" / "gae" (targets as if the data were on-policy; with vtrace_lambda = 1,
-discounted_returns is V-trace with every rho = c = 1: the paper's no-correction ablation).
+Acting records the behaviour log-prob log mu(a|x) of every action, because the learner's pi will
+have moved on by the time it learns from the step. Data are unrolls of T = train_every //
+num_envs steps per env copy. `update` is ONE compiled call of `n_epochs` passes over
+`num_minibatches` groups of whole sequences (V-trace needs them); every gradient step recomputes
+pi, V and the V-trace targets with the CURRENT weights. Data are off-policy after the first step,
+and with `--num_workers N` also come from actors several updates old; V-trace corrects both.
+The estimator can also be "discounted_returns" / "gae" (the paper's no-correction ablation).
 """
 
 from __future__ import annotations

@@ -4,34 +4,19 @@ centralized critics that see every agent's observation and action.
 Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
 
-The env is a multi-agent env stacked on a leading agent axis (rl/envs/multi_agent.py):
-observations [N, obs_dim], actions [N, act_dim], one team reward. Per update:
+The env stacks agents on a leading axis (rl/envs/multi_agent.py) with one team reward, so every
+critic regresses the same return, as in the paper's cooperative tasks; each keeps its own
+parameters. Actor i ascends Q_i with the other agents' actions from the replayed sample
+(gradient_functions/maddpg.py); acting is decentralized, with Gaussian noise.
 
-- critic i: Q_i(x, a_1..a_N) -> y = r + discount * Q'_i(x', mu'_1(o'_1), ..., mu'_N(o'_N)),
-  with target actors and critics (Polyak rate `tau`); x = all observations. With one team
-  reward every critic regresses the same return, as in the paper's cooperative tasks (its
-  per-agent rewards are shared there); each keeps its own parameters, per the algorithm.
-- actor i: ascend Q_i(x, a_1, ..., mu_i(o_i), ..., a_N), the other agents' actions taken from
-  the replayed sample and agent i's from its current actor (gradient_functions/maddpg.py).
-- acting: each actor sees only its own row o_i (decentralized execution); exploration adds
-  Gaussian noise (`action_noise_std`, in half-range units) and clips to the bounds.
-
-Reused rather than copied: replay, K gradient steps per compiled call, random warm-up actions
-and the actor optimizer come from `OffPolicyContinuousAgent` (rl/agents/off_policy_continuous.py);
-the actors are `DeterministicActor`s on a per-agent slice of the EnvSpec and the N centralized
-critics are ONE `Critics` model with N heads (rl/models/continuous.py), each head on concat(all
-observations, all actions). Actors live in named attributes (`actor_0`, ...), never in a Python
-list, so checkpoints see them. One Adam optimizer per role (critics, actors) over all agents
-equals per-agent optimizers (Adam is per parameter); gradient clipping (`max_grad_norm`) is the
-one exception: it clips the joint norm of all agents' gradients.
-
-With `share_actor` all agents act through ONE actor network (parameter sharing, a common
-MADDPG variant for interchangeable agents): every agent's experience trains the same weights,
-and the agents still act only on their own observation rows. The critics stay per agent.
+Replay, K steps per compiled call and warm-up come from `OffPolicyContinuousAgent`; the N
+critics are ONE `Critics` model with N heads. Actors live in named attributes (`actor_0`, ...),
+not a Python list, so checkpoints see them. One Adam per role over all agents equals per-agent
+optimizers (Adam is per parameter), except that `max_grad_norm` clips the joint norm.
+`share_actor` makes all agents act through ONE actor (parameter sharing).
 
 Differences from the paper: continuous actions with Gaussian exploration instead of the
-Gumbel-softmax relaxation of discrete actions (mpe2's continuous MPE), no policy ensembles and
-no inferred policies of other agents (the cooperative setting observes their actions).
+Gumbel-softmax relaxation, no policy ensembles, no inferred policies of other agents.
 """
 
 from __future__ import annotations

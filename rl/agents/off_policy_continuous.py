@@ -5,15 +5,9 @@ Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (DDPG); Fujimoto et al. 
 https://arxiv.org/abs/1802.09477 (TD3); Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290
 and https://arxiv.org/abs/1812.05905 (SAC).
 
-As in the DQN agent, `update` samples `gradient_steps` batches from the numpy replay up front
-([K, B, ...]) and runs all K steps in ONE compiled call (XLA with `jit_compile`). With
-prioritized replay the IS weights scale the critic loss and the mean |TD error| over the critics
-becomes each row's new priority after the call. Transitions go through an `NStepAccumulator`
-with n = 1, which stores discount = gamma * (1 - terminated): truncation bootstraps.
-
-The base class's optimizer trains the critics (`_gradient_step`, which also counts gradient
-steps); the actor (and SAC's temperature) have optimizers of their own, stepped with
-`_optimizer_step` here. Their learning rates follow the same `lr` schedule.
+As in DQN, `update` runs `gradient_steps` batches sampled up front in ONE compiled call. The base
+class's optimizer trains the critics; the actor (and SAC's temperature) have their own
+optimizers on the same `lr` schedule, stepped with `_optimizer_step`.
 """
 
 from __future__ import annotations

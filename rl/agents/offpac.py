@@ -1,31 +1,15 @@
 """Off-PAC: an actor-critic that learns from a replay of its own older policies' trajectories.
 
 Degris, White & Sutton 2012, "Off-Policy Actor-Critic", ICML, https://arxiv.org/abs/1205.4839.
-The actor pi is improved from data of a behaviour policy b; here b is the agent's own policy as
-it was when it acted, kept in an experience replay of trajectory segments together with its
-log-probs log b(a|s), so most data are several updates old and the method is truly off-policy
-(as in ACER, Wang et al. 2016, https://arxiv.org/abs/1611.01224). The losses, with the paper's
-notation mapped to the code, are in `rl.agents.gradient_functions.offpac`:
+The behaviour policy b is the agent's own policy as it was when it acted, kept in a replay of
+trajectory segments with log b(a|s), so most data are several updates old (as in ACER, Wang et
+al. 2016, https://arxiv.org/abs/1611.01224). The losses, with the paper's notation mapped to the
+code, are in `rl.agents.gradient_functions.offpac`.
 
-- critic: V regressed on the truncated importance-sampled lambda-return v_s (the forward view of
-  the paper's GTD(lambda) target, with V-trace truncation: `rho_bar`, `c_bar`, `trace_lambda`);
-- actor: -min(rho_bar, pi/b) A_t log pi(a_t|s_t) with the TD advantage
-  A_t = r_t + gamma ((1 - lambda) V(s_{t+1}) + lambda v_{t+1}) - V(s_t), plus an entropy bonus.
-
-Data flow, written with the rollout API (`rl.rollout`):
-
-1. acting samples a ~ pi(.|s) with the agent's generator and records log pi(a|s) at acting time
-   (`act_with_info`): that is log b(a|s) for every later update;
-2. `observe` fills a `RolloutBuffer` of T = train_every // num_envs steps; when it is full, each
-   env's T steps become one replay row (`Rollout.batch_major`: one trajectory segment with its
-   final_obs and bootstrap observation), in a uniform replay of `replay_capacity` segments;
-3. `update` samples `gradient_steps` x `batch_size` segments and runs all those gradient steps
-   in ONE compiled call; each step re-evaluates its segments under the current weights
-   (`rl.rollout.reevaluate`: log pi, V, entropy in one pass; `bootstrap_values`: V(final_obs),
-   V(s_T)) and takes one `_gradient_step` on the loss above.
-
-Terminations and truncations are handled as in every agent here (truncation bootstraps from
-V(final_obs), episode cuts by the in-process engine are truncations).
+Data flow: acting records log pi(a|s) (= log b for every later update); `observe` fills a
+`RolloutBuffer` of T = train_every // num_envs steps, whose per-env segments become replay rows;
+`update` samples `gradient_steps` x `batch_size` segments and runs all those steps in ONE
+compiled call, each re-evaluating its segments under the current weights (`rl.rollout`).
 """
 
 from __future__ import annotations

@@ -1,27 +1,17 @@
 """Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
 
-Built on the rollout API (`rl.rollout`, docs/rollout_api.md). Acting samples from the
-actor-critic's policy with the agent's own generator (`rl.rollout.policy`); `observe` fills a
-`RolloutBuffer` of `steps_per_iteration` vector steps (the storage; its `data()` is a `Rollout`'s
-fields). `update` runs on a full buffer, as ONE compiled call:
+Built on the rollout API (docs/rollout_api.md). `observe` fills a `RolloutBuffer`; `update` runs
+on a full buffer as ONE compiled call:
 
-1. the stored rollout re-evaluated under the current weights (`rl.rollout.reevaluate`: log pi(a|s)
-   and V(s) of every step in one batched forward pass) and `rl.rollout.bootstrap_values`
-   (V(final_obs) of truncated steps, V(last next_obs)). The weights do not change during a
-   rollout, so these equal the acting-time numbers; recomputing them batched costs one forward
-   pass and keeps acting free of the value head;
-2. truncation folded into the rewards, then the registered advantage estimator
-   ("gae": Schulman et al. 2015, https://arxiv.org/abs/1506.02438; "discounted_returns":
-   Williams 1992) over the time-major [T, N] batch;
-3. `n_epochs` passes over the flattened T*N samples (`Rollout.flatten`), each shuffled with
-   `self.generator` and cut into minibatches of `batch_size` (`rl.rollout.minibatch_indices`);
-   one `_gradient_step` per minibatch, advantages normalized per minibatch when
-   `normalize_advantage` is on. The subclass's `_loss` decides the objective. An agent may end
-   the update early (`_update_stop_rule`: PPO's `target_kl`).
+1. the rollout is re-evaluated under the current weights (log pi, V, bootstrap values). The
+   weights do not change during a rollout, so these equal the acting-time numbers; recomputing
+   them batched costs one forward pass and keeps acting free of the value head;
+2. truncation folded into the rewards, then the registered advantage estimator ("gae":
+   https://arxiv.org/abs/1506.02438; "discounted_returns": Williams 1992);
+3. `n_epochs` shuffled passes of minibatches, one `_gradient_step` each; the subclass's `_loss`
+   decides the objective, `_update_stop_rule` may end early (PPO's `target_kl`).
 
-The learning rate (and PPO's clip range) are schedules of the gradient step, evaluated inside the
-compiled loop, so a linear anneal to 0 over `train_steps` is `linear(lr, 0, total gradient
-steps)`. Episode cuts by the in-process engine (checkpoints) become truncations of the latest step.
+Schedules (lr, clip range) are of the gradient step, evaluated inside the compiled loop.
 """
 
 from __future__ import annotations

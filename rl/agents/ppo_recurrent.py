@@ -4,26 +4,14 @@ PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in
 baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the clipped objective and
 GAE are PPO's (`PPO._loss`), only how log-probs and values are computed changes.
 
-Network: torso -> GRU/LSTM core -> heads (rl/models/recurrent.py); with `separate_torsos` (the
-sets' default) the value head has its own torso and core, as in SB3-contrib's RecurrentPPO.
-
-Acting (rl/agents/recurrent.py holds the state contract): the policy runs one core step per env
-step from `recurrent_state`, reset where an episode starts; `act_with_info` hands back the
-state each step started from ("state_in"), which the rollout keeps next to the step.
-
 Learning on one rollout of T steps x N envs, in ONE compiled call:
 
-1. the core is re-run over each env's whole T-step chunk from the chunk's stored initial state,
-   with the state zeroed where an episode starts inside the chunk (after a step that ended
-   one). The weights have not changed since acting, so this reproduces the acting-time
-   log pi(a|s) and V(s) (tests/agents/test_recurrent_agents.py checks it); V of truncation final
-   observations and of the bootstrap observation take one more core step from the state after
-   their step. Then GAE as in PPO;
-2. each env's chunk is cut into T / `sequence_length` sequences (the whole chunk by default),
-   each starting from its stored acting-time state. Minibatches are whole sequences, shuffled
-   as sequences (never as single steps: the core needs the steps in order), and every loss
-   evaluation unrolls the core over the minibatch's sequences with the in-sequence resets.
-   `batch_size` (in steps) sets how many sequences make a minibatch.
+1. the core is re-run over each env's chunk from its stored initial state, zeroed where an
+   episode starts inside it. The weights have not changed since acting, so this reproduces the
+   acting-time log pi(a|s) and V(s) (tests/agents/test_recurrent_agents.py checks it);
+2. each chunk is cut into T / `sequence_length` sequences, each starting from its stored
+   acting-time state. Minibatches are whole sequences, shuffled as sequences (the core needs
+   the steps in order); `batch_size` (in steps) sets how many make a minibatch.
 """
 
 from __future__ import annotations

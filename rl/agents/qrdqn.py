@@ -3,16 +3,10 @@
 Dabney, Rowland, Bellemare & Munos 2017, "Distributional Reinforcement Learning with Quantile
 Regression", https://arxiv.org/abs/1710.10044.
 
-Three hooks of DQN change, the same three as C51's (rl/agents/c51.py); acting, replay, n-step
-returns, target updates, NoisyNet noise and the compiled K-step update loop are DQN's:
-- `_q_network_options`: the head outputs `num_quantiles` values per action ([B, A, N]);
-- `_q_values`: Q(s, a) is the mean of the action's quantiles, so epsilon-greedy acting, greedy
-  evaluation and the target's a* all read the distribution through it;
-- `_loss`: the `loss` hparam's quantile loss (quantile_huber_loss) of the taken action's
-  quantiles against r + discount * theta(s', a*) (rl/agents/gradient_functions/qrdqn.py); the
-  per-sample loss goes back through DQN's "td_error" output as the replay priority.
-The paper picks a* with the target network's own mean Q (`double_q=False`, what the qrdqn sets
-choose); `double_q=True` lets the online network pick it, as in double DQN.
+The same three DQN hooks change as C51's: the head outputs [B, A, N] quantiles, Q(s, a) is their
+mean (so acting and the target's a* read the distribution through it), and the loss is the
+quantile loss, whose per-sample value is the replay priority. The paper picks a* with the target
+network's mean Q (`double_q=False`, what the qrdqn sets choose).
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""The recurrent-state contract: what an agent whose actions depend on an RNN state keeps, and
-when that state is reset (used by `ppo_recurrent` and `drqn`).
+"""The recurrent-state contract (used by `ppo_recurrent` and `drqn`).
 
-A recurrent agent sets `recurrent = True` (this mixin does) and then:
-
-- keeps the training envs' states in ONE variable it owns, `recurrent_state` [num_envs, S]
-  (S = the core's flat state size). Being a variable, compiled acting reads and writes it, and
-  checkpoints carry it;
-- is told where episodes start: the driver passes `episode_start` [num_envs] (bool) to
-  `act_with_info(obs, episode_start)`, True for every env right after `Driver.reset` (run start,
-  checkpoint cuts) and for every env whose previous step ended its episode (terminated or
-  truncated). `_start_episodes` zeroes those rows before the agent acts;
-- zeroes every row in `end_all_episodes` too (the in-process engine's episode cut), so a checkpoint
-  always holds the state an uninterrupted run continues from;
-- acts greedily from a SEPARATE state, kept in Python between `greedy_actions` calls (the
-  evaluation env has its own number of copies): `evaluate` passes `episode_start` (all True on
-  its first step, then the copies whose episode just ended). This state is transient and not
-  checkpointed: every evaluation starts from zeros.
+A recurrent agent keeps the training envs' states in ONE variable, `recurrent_state`
+[num_envs, S], so compiled acting reads and writes it and checkpoints carry it. Rows are zeroed
+where `episode_start` is set and in `end_all_episodes`, so a checkpoint holds the state an
+uninterrupted run continues from. Greedy acting uses a SEPARATE transient state (the evaluation
+env has its own number of copies); every evaluation starts from zeros.
 
 The subclass implements `_greedy_step(obs, state) -> (action, new_state)` (TF code) and reads
 and writes `recurrent_state` in its own `_act` / `_act_with_info`.

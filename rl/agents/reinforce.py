@@ -1,19 +1,14 @@
 """REINFORCE: Monte-Carlo policy gradient, with or without a learned value baseline.
 
 Williams 1992, "Simple Statistical Gradient-Following Algorithms for Connectionist
-Reinforcement Learning", Machine Learning 8, https://doi.org/10.1007/BF00992696:
-grad J = E[grad log pi(a_t|s_t) (G_t - b(s_t))], G_t the discounted return-to-go. With
-`baseline=True`, b = V(s) is learned by regression on G_t (the same network as A2C's critic,
-Mnih et al. 2016, https://arxiv.org/abs/1602.01783); with `baseline=False`, b = 0.
+Reinforcement Learning", Machine Learning 8, https://doi.org/10.1007/BF00992696; the baseline
+V(s) as A2C's critic (Mnih et al. 2016, https://arxiv.org/abs/1602.01783).
 
-Batches are a fixed `train_every` env steps (the loop's contract), so episodes straddle
-batches. The return-to-go G_t needs only the rewards *after* t, so every step of an episode that
-ends inside the batch has its exact Monte-Carlo return, even if the episode began in the
-previous batch. The steps after an env's last episode end are unfinished:
-- baseline=True: their return bootstraps from V(s_T) (from V(final_obs) at truncations);
-- baseline=False: they are dropped from the loss (mask 0), and truncation counts as the end.
-Without a baseline, make `train_every // num_envs` a few episode lengths long so little is
-dropped; with one, shorter batches work (reinforce_baseline_cartpole: 128 steps per env).
+Batches are a fixed `train_every` env steps, so episodes straddle batches. G_t needs only the
+rewards after t, so every step of an episode that ends inside the batch has its exact return.
+The steps after an env's last episode end are unfinished: with a baseline they bootstrap from
+V(s_T); without one they are dropped from the loss, so make `train_every // num_envs` a few
+episode lengths long.
 """
 
 from __future__ import annotations

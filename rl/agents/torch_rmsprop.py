@@ -5,14 +5,10 @@ torch.optim.RMSprop (momentum 0, not centered), per element:
     v <- alpha v + (1 - alpha) g^2          (v starts at 0)
     w <- w - lr g / (sqrt(v) + eps)
 
-Keras' RMSprop differs in two ways that matter at SB3's A2C settings (alpha 0.99, eps 1e-5):
-its default rho is 0.9, and its epsilon sits INSIDE the square root, w -= lr g / sqrt(v + eps).
-Inside the root, eps = 1e-5 bounds the denominator below by sqrt(1e-5) ~ 3.2e-3 instead of
-1e-5: for the small gradients of a clipped (global norm 0.5) update the step is up to ~300x
-smaller than torch's. A Keras optimizer with rho 0.99 still is not torch's, hence this class.
-
-Element-wise, with the Keras slot layout (one "velocity" per variable), so the compiled
-many-seeds program (`rl.compiled.stacked_variables`) can stack it like Keras' own optimizers.
+Keras' RMSprop puts epsilon INSIDE the root, w -= lr g / sqrt(v + eps): at SB3's A2C eps = 1e-5
+that bounds the denominator by ~3.2e-3 instead of 1e-5, and for a clipped update's small
+gradients the step is up to ~300x smaller than torch's. Keras' slot layout (one "velocity" per
+variable) lets the many-seeds program stack it like Keras' own optimizers.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """A population: runs whose hparams differ only in numbers the program reads as tensors.
 
-Why: a hyper-parameter search on a TF-ops env (`python -m rl.tune --population N`) would
-otherwise trace, compile and run one program per trial. Trials that differ only in lr,
-ent_coef, clip_range, gamma, ... need the same program: the seed stack
-(`rl.compiled.ppo_seeds_iteration`) already trains S members in lockstep, so each member here gets
-its own values of those keys as
-[S] variables (`PopulationValues`) that its agent reads instead of the set's numbers
-(`Agent.read_hparams_from`) and the stack reads for its per-member learning rate and clip norm
-(`SeedStack.use_member_values`).
-
-A member trains exactly as a single run of its own hparams would (each slice of the stack gets
-its own gradient, clip and optimizer step; tests/compiled/test_population.py compares member s
-with a one-seed run of its hparams), and its run dir holds its own hparams, so it resumes and
-tests alone like any run.
+Why: a search on a TF-ops env (`python -m rl.tune --population N`) would otherwise trace and
+compile one program per trial. Trials differing only in lr, ent_coef, gamma, ... share one
+seed stack, each member reading its values from [S] variables (`Agent.read_hparams_from`,
+`SeedStack.use_member_values`). A member trains exactly as a single run of its hparams
+(tests/compiled/test_population.py) and its run dir resumes alone like any run.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Many seeds of an on-policy agent (PPO, A2C, REINFORCE) in ONE XLA program per iteration.
 
-Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs one after
-another; here the N seeds share one trace, one compilation and one loop nest, the seeds' envs
-step as one batch, the optimizer updates the stacked [S, ...] weights in one op per variable
-(`rl.compiled.stacked_variables`) and the minibatch forward/backward pass runs as batched matmuls
-(`rl.compiled.batched_forward`) where the model allows.
-
-It is S independent runs, not one run with S times the data: what each seed keeps as its own,
-and how that is tested, is docs/compiled.md, "Many seeds in one program". The per-seed pieces
-call the agent's own code (`act`, `training_samples`, `minibatch_loss` / `loss_from_outputs`)
-on that seed's slice of the stacked weights; only the gradient step is the stack's
-(`SeedStack.gradient_step`). With PPO's `target_kl` the seeds would stop after different numbers
-of gradient steps, which the lockstep stack cannot express exactly, so building raises
-`NotStackable` and the engine trains the seeds as single-seed programs instead. The members may
-also be a population (`rl.compiled.population`). A seed's checkpoint is the single-seed one
-(`CompiledPPO.checkpoint`).
+Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs; here the
+seeds share one trace, their envs step as one batch and the optimizer updates the stacked
+[S, ...] weights in one op per variable. It is S independent runs, not one run with S times the
+data (docs/compiled.md, "Many seeds in one program"): per-seed pieces call the agent's own code
+on that seed's slice; only the gradient step is the stack's. PPO's `target_kl` would stop seeds
+after different step counts, so building raises `NotStackable` and the engine trains them as
+single-seed programs instead.
 """
 
 from __future__ import annotations

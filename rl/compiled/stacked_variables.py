@@ -1,18 +1,11 @@
 """S agents' trainable variables stacked on a leading seed axis, with one optimizer over the stack.
 
-Why: training S seeds as S separate programs pays S times every op's fixed cost (and S times the
-tracing and XLA compilation). Stacked, each optimizer update is one element-wise op per variable
-over [S, ...], and the gradient step's matmuls can be batched over seeds
-(`rl.compiled.batched_forward`). Semantics stay those of S independent runs (the loss is the sum
-of the per-seed losses, norms and clipping per seed, element-wise optimizers with one step
-counter): docs/compiled.md, "Many seeds in one program".
-
-The per-seed agents remain the checkpoint view: `store_to_agents` copies the stack (weights and
-optimizer slots) into them before a checkpoint and `load_from_agents` back after a restore, so
-a seed's checkpoint is exactly a single-seed run's (`tf.train.Checkpoint(agent=..., env=...)`).
-
-`seed_scope(s, weights)` lets agent s's own code (its `_act`, `_loss`, model, ...) run on its
-slice of the stack: a `keras.StatelessScope` maps agent s's Keras variables to the slices.
+Why: S separate programs pay S times every op's fixed cost (and S tracings and compilations).
+Stacked, each optimizer update is one element-wise op per variable over [S, ...]; semantics stay
+those of S independent runs (docs/compiled.md, "Many seeds in one program"). The per-seed agents
+remain the checkpoint view (`store_to_agents` / `load_from_agents`), so a seed's checkpoint is
+exactly a single-seed run's. `seed_scope(s, weights)` runs agent s's own code on its slice
+through a `keras.StatelessScope`.
 """
 
 from __future__ import annotations

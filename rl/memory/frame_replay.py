@@ -1,32 +1,18 @@
 """Replay for frame-stacked image observations (Atari) that stores every frame ONCE.
 
-A plain replay keeps obs and next_obs of every transition: with 4 stacked 84x84 frames that is
-8 copies of each frame (56 KB per transition). Here each env copy has its own ring of single
-uint8 frames, one row per agent step, and stacks are rebuilt by index at sample time, as
-Dopamine's circular replay buffer does (Castro et al. 2018, https://arxiv.org/abs/1812.06110).
+A plain replay keeps obs and next_obs: with 4 stacked 84x84 frames, 8 copies of each frame. Here
+each env copy has a ring of single uint8 frames, one row per step, and stacks are rebuilt by
+index at sample time, as Dopamine's circular replay does (https://arxiv.org/abs/1812.06110).
 
 Rows of one env copy, in time order:
 
     [pad] x (K-1)  [obs_0] [obs_1] ... [obs_T-1]  [final]  [pad] x (K-1) [obs_0'] ...
 
-- an episode's first observation writes its K frames: K-1 "pad" rows and the obs row, so the
-  stack of any obs row is simply the K rows ending at it, whatever the env padded its first
-  stack with; an episode never reads a frame of the one before;
-- an obs row holds the newest frame of obs_t with the action, reward and `terminated` of the
-  step taken from it;
-- a "final" row holds the last observation of an episode (gymnasium's `final_obs`), so
-  truncated episodes bootstrap from the true last state.
-
-A transition starts at an obs row t. Its n-step return runs over m = min(n, steps left in the
-episode) rows; next_obs is the stack ending at row t+m; discount is 0 if the episode terminated
-within those m steps and gamma^m otherwise (so this replay also does what `NStepAccumulator`
-does for the plain replays, and the agent feeds it raw steps).
-
-Only obs rows whose m-step window is complete and whose K stack frames are still in the ring
-are drawn. A `SumTree` over all rows holds 0 for every other row: uniform replay gives complete
-rows 1, prioritized replay (Schaul et al. 2015, https://arxiv.org/abs/1511.05952) gives them
-(|TD error| + epsilon)^alpha, new ones the largest priority so far. Importance weights are
-normalized by the largest weight in each batch, as in the paper's Algorithm 1.
+An episode's first observation writes K-1 "pad" rows and its obs row, so any obs row's stack is
+the K rows ending at it and never reads the previous episode; a "final" row holds the last
+observation, so truncations bootstrap from the true last state. A transition at obs row t runs
+its n-step return over m = min(n, steps left) rows (so this replay also does `NStepAccumulator`'s
+job). Rows that cannot start a complete transition hold priority 0 in the `SumTree`.
 """
 
 from __future__ import annotations

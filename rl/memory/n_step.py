@@ -1,20 +1,11 @@
 """Turns a vector env's 1-step stream into n-step transitions before they enter the replay.
 
-n-step returns (Sutton 1988; used by Rainbow, Hessel et al. 2017, https://arxiv.org/abs/1710.02298,
-and Ape-X) propagate reward n steps per update instead of one. Folding them in at insert time
-keeps the replay and the TD loss unchanged: a stored transition is
-(obs_t, action_t, R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount), and the loss
-target is R + discount * max_a Q(next_obs, a) whatever m was.
-
-m = n normally. When an env's episode ends, its pending transitions are flushed with the m < n
-steps they have. `discount` is 0 if the episode terminated within those m steps (no value after a
-terminal state) and gamma^m otherwise -- in particular on truncation (time limit), where the
-target bootstraps from the true final observation, as gymnasium's terminated/truncated split is
-meant for. With n = 1 this is the plain transition with discount gamma * (1 - terminated).
-
-The last n steps of every env live in preallocated numpy arrays, so the accumulator is a few
-vectorized numpy operations per vector-env step and its state (partial n-step windows) goes into
-the checkpoint like the replay does.
+n-step returns (Sutton 1988; Rainbow, https://arxiv.org/abs/1710.02298) folded in at insert
+time keep the replay and the TD loss unchanged: a stored transition is (obs_t, action_t,
+R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount). At an episode end the pending
+transitions flush with m < n steps; `discount` is 0 if the episode terminated within them and
+gamma^m otherwise (a truncation bootstraps from the true final observation). The windows live
+in preallocated arrays, so their state goes into the checkpoint like the replay does.
 """
 
 from __future__ import annotations

@@ -3,27 +3,13 @@
 Schaul, Quan, Antonoglou & Silver, "Prioritized Experience Replay", 2015,
 https://arxiv.org/abs/1511.05952.
 
-Transitions the agent predicts badly (large |TD error|) are replayed more often: row i is drawn
-with probability P(i) = p_i / sum_k p_k with p_i = (|delta_i| + epsilon)^alpha (the paper's
-"proportional" variant; epsilon keeps every row drawable, alpha = 0 is uniform replay). The
-resulting bias is corrected with importance-sampling weights w_i = (N * P(i))^-beta, divided by
-the largest possible weight (that of the smallest priority in the buffer, as OpenAI baselines
-does), so weights lie in (0, 1] and only ever scale updates down. beta is annealed towards 1 by
-the agent and passed to each `sample` call.
-
-Draws are stratified (the paper's Appendix B.2.1): [0, total) is split into K*B equal segments
-with one uniform draw in each, which lowers the variance of the batch composition. The K*B draws
-are then shuffled before being cut into K batches; without the shuffle batch 0 would hold only
-rows from the low end of the prefix-sum range.
-
-New rows get the largest priority seen so far (1.0 before any update), so every transition is
-replayed at least about once before its TD error is known.
-
-alpha and epsilon may change while training (`per_alpha` / `per_epsilon` schedules):
-`update_priorities(..., alpha=a, epsilon=e)` stores the new |TD errors| as (|delta| + e)^a and
-keeps both for later ones. Rows not updated since keep the priority they were stored with, as in
-the paper, where a row's priority changes only when it is replayed. A checkpoint carries the
-current alpha and epsilon, and a restored replay adopts them.
+p_i = (|delta_i| + epsilon)^alpha; importance weights w_i = (N * P(i))^-beta are divided by the
+largest possible weight (that of the smallest priority, as OpenAI baselines does), so they only
+ever scale updates down. Draws are stratified (Appendix B.2.1) and then shuffled before being
+cut into K batches; without the shuffle batch 0 would hold only rows from the low end of the
+prefix-sum range. New rows get the largest priority so far, so each is replayed about once
+before its TD error is known. When alpha/epsilon change (schedules), rows keep the priority
+they were stored with until replayed, as in the paper; a checkpoint carries the current ones.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Sequence replay with burn-in for recurrent value learners (DRQN, R2D2-style).
 
 Kapturowski et al. 2019, "Recurrent Experience Replay in Distributed Reinforcement Learning"
-(R2D2), https://openreview.net/forum?id=r1lyTjAqYX: replay fixed-length sequences together with
-the recurrent state the actor had at their start ("stored state"), and "burn in" the first
-steps of each sequence (run the network over them only to refresh that stale state, no loss)
-before learning on the rest. How an episode is cut into items (consecutive learning windows
-of `sequence_length` steps, each with up to `burn_in` earlier steps, never crossing an episode
-end): docs/recurrent.md, "DRQN".
+(R2D2), https://openreview.net/forum?id=r1lyTjAqYX. How an episode is cut into items:
+docs/recurrent.md, "DRQN".
 
 Item fields (T = burn_in + sequence_length):
     obs [T + 1, ...]  the steps' observations, then the true next observation of the last
@@ -16,9 +12,7 @@ Item fields (T = burn_in + sequence_length):
     burn_in []: how many leading steps are burn-in (0 at an episode's start);
     state [S]: the recurrent state the actor had before the item's first step.
 
-Items live in a `Replay` (ring storage + uniform or prioritized sampler + numpy RNG); the steps
-of unfinished windows are checkpointed too (`builder/...`), so a resumed run emits the same
-items.
+Unfinished windows are checkpointed too (`builder/...`), so a resumed run emits the same items.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Array-based sum tree (and min tree) with numpy-vectorized update and prefix-sum search.
 
-Prioritized replay needs three things fast: draw rows with probability proportional to their
-priority, change thousands of priorities after each learner call, and know the smallest priority
-(to normalize importance-sampling weights). A binary tree over the leaves whose inner nodes hold
-their subtree's sum gives O(log N) updates and draws; doing each tree level as one numpy
-operation over all queries keeps a whole K*B batch at a few numpy calls per level instead of a
-Python loop per item.
-
-Layout: the leaf count is `capacity` rounded up to a power of two, L; node 1 is the root, node i
-has children 2i and 2i+1, leaves are nodes L..2L-1. Inner nodes are always recomputed from their
-two children (never updated by adding a delta), so they are a pure function of the leaves: no
-drift over millions of updates, and rebuilding from saved leaves reproduces the tree bit for bit.
-
-The minimum is kept in a parallel min tree (unset leaves are +inf), updated in the same pass as
-the sums, so `min` is O(1) instead of an O(N) scan over the used leaves on every sample.
+Each tree level is one numpy operation over all queries, so a whole K*B batch costs a few numpy
+calls per level instead of a Python loop per item. Node 1 is the root, node i has children 2i
+and 2i+1, the L (a power of two) leaves are nodes L..2L-1. Inner nodes are always recomputed from
+their children (never updated by a delta), so they are a pure function of the leaves: no drift
+over millions of updates, and rebuilding from saved leaves reproduces the tree bit for bit. The
+min tree (unset leaves +inf) makes the smallest priority O(1) for importance weights.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Noisy linear layers for exploration (NoisyNet), with factorised Gaussian noise.
 
-Fortunato et al. 2017, "Noisy Networks for Exploration", https://arxiv.org/abs/1706.10295.
-
-y = (mu_w + sigma_w * eps_w) x + mu_b + sigma_b * eps_b, where the p x q weight noise is
-factorised as eps_w[i, j] = f(eps_in[i]) f(eps_out[j]) and eps_b = f(eps_out), with
-f(x) = sgn(x) sqrt(|x|) and eps_in, eps_out standard normal (p + q draws instead of p * q).
-Initialisation as in the paper's Section 3.2: mu ~ U[-1/sqrt(p), 1/sqrt(p)],
-sigma = sigma0 / sqrt(p) with sigma0 = 0.5.
+Fortunato et al. 2017, "Noisy Networks for Exploration", https://arxiv.org/abs/1706.10295;
+factorised noise f(x) = sgn(x) sqrt(|x|) and the initialisation of its Section 3.2.
 
 Why the noise lives in non-trainable variables instead of being drawn inside `call`: the agent
-draws it from ITS `tf.random.Generator` (`resample_noise`) at the points the paper does (once
-per acting step; independently for the online and target networks before each gradient step).
-So runs stay deterministic and resumable (the generator is checkpointed), no global op seeds
-are involved, and under a distribution strategy the draw happens once, outside the replicas,
-so every replica uses the same noise as a one-device step would. `call(x, noisy=False)` uses
-the mean weights only: greedy evaluation of a NoisyNet agent.
+draws it from ITS `tf.random.Generator` (`resample_noise`) at the points the paper does, so runs
+stay deterministic and resumable, and under a strategy the draw happens once, outside the
+replicas, so every replica uses the same noise as a one-device step would. `call(x,
+noisy=False)` uses the mean weights only (greedy evaluation).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Recurrent networks: a GRU or LSTM core between the torso and the heads.
 
-Every network here is `torso -> recurrent core -> heads`. The core's state is ONE flat float
-tensor [B, state_size] (an LSTM's [h, c] concatenated), so agents keep it in one variable, replay
-stores one array per sequence and resets are one `tf.where`. Two ways to run a core:
-
-- `step(obs, state)`: one time step for a batch of envs (acting);
-- `unroll(obs, state, episode_start)`: a time-major sequence [T, B, ...] from a given initial
-  state, with the state reset to zeros wherever `episode_start[t, b]` is set (learning on
-  sequences that hold several episodes of one env). The torso and heads run once on all T*B
-  inputs; only the core loops over time (`tf.scan`).
-
-Both compute the same numbers for the same inputs, which is what lets a recurrent learner
-re-create the acting-time outputs from a stored initial state (tests/models/test_recurrent.py).
+The core's state is ONE flat float tensor [B, state_size] (an LSTM's [h, c] concatenated), so
+agents keep it in one variable, replay stores one array per sequence and resets are one
+`tf.where`. `step(obs, state)` runs one time step (acting); `unroll(obs, state, episode_start)`
+a time-major sequence with resets, the torso and heads once on all T*B inputs and only the core
+looping (`tf.scan`). Both compute the same numbers, which lets a recurrent learner re-create
+the acting-time outputs from a stored initial state (tests/models/test_recurrent.py).
 
 Cells: Keras' GRUCell (Cho et al. 2014, https://arxiv.org/abs/1406.1078) and LSTMCell
 (Hochreiter & Schmidhuber 1997). DRQN: Hausknecht & Stone 2015, https://arxiv.org/abs/1507.06527.

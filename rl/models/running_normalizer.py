@@ -1,18 +1,11 @@
 """Running mean/variance statistics: observation standardization inside a network, and the
 reward scaling of Stable-Baselines3's `VecNormalize` for agents that keep their own rollout.
 
-SB3's `VecNormalize` (what rl-baselines3-zoo's `normalize: True` turns on) wraps the training
-envs: every observation the policy acts on updates a running mean and variance (Chan et al.'s
-parallel update, starting from mean 0, variance 1, count 1e-4) and is standardized and clipped
-to +-10 with them; every reward is divided by the running standard deviation of the discounted
-return (gamma = the agent's) and clipped to +-10. This framework's envs stay unwrapped, so the
-same arithmetic lives in the agent instead:
-
-- `ObservationNormalizer` is a Keras layer (its statistics are non-trainable weights, so agent
-  checkpoints carry them and greedy evaluation uses the training statistics, as SB3's frozen
-  eval `VecNormalize` does); the agent calls `update` on the observations it acts on;
-- `RewardScaler` is numpy (rewards reach the agent as numpy in `observe`), checkpointed through
-  `state_dict` / `load_state_dict`.
+The same arithmetic as SB3's `VecNormalize` (Chan et al.'s parallel update from mean 0,
+variance 1, count 1e-4; clipping to +-10; rewards divided by the running std of the discounted
+return), but in the agent, since our envs stay unwrapped. `ObservationNormalizer` is a Keras
+layer, so checkpoints carry its statistics and greedy evaluation uses them (as SB3's frozen
+eval `VecNormalize` does); `RewardScaler` is numpy, checkpointed through `state_dict`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """The rollout API: what a new on-policy or trajectory-replay algorithm is written with.
 
-- `Rollout` (rollout.py): T steps of N envs, time-major, with slice / select_envs / concatenate /
-  flatten / batch_major, discounts and Monte-Carlo returns that respect terminations and
-  truncations;
-- `reevaluate`, `reevaluate_steps`, `bootstrap_values` (reevaluate.py): a stored rollout (or flat
-  samples) re-evaluated under another policy (log-probs, values, entropies) in one batched
-  forward pass;
-- `minibatch_indices`, `shuffle`, `minibatches` (minibatches.py): shuffling with the agent's
-  generator;
-- `Collector`, `collect_steps`, `collect_episodes` (collect.py): stepping a gymnasium vector env
-  with a policy, as rollouts; they run `Driver` (driver.py), the collect loop the engines drive
-  their agents with, and its episode bookkeeping `EpisodeStats` (episode_stats.py);
-- `ActorCriticPolicy`, `sample_action`, `greedy_action`, `action_log_prob` (policy.py): acting
-  with an actor-critic model;
-- `monte_carlo_returns` and the return math the agents' advantage estimators share (returns.py).
-
-PPO, A2C, REINFORCE (rl/agents/on_policy.py) and OffPAC (rl/agents/offpac.py) are built on it;
-docs/rollout_api.md walks through writing an algorithm with it.
+`Rollout` (T steps of N envs, time-major), re-evaluation under another policy, minibatching with
+the agent's generator, collecting from a vector env (`Driver`, the loop the engines use), acting
+with an actor-critic model and the shared return math. docs/rollout_api.md walks through writing
+an algorithm with it.
 """
 
 from rl.rollout.collect import Collector, collect_episodes, collect_steps

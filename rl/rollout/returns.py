@@ -1,25 +1,13 @@
 """Discounted returns of time-major rollouts that stop at episode ends: the return math the
-rollout API and the agents' advantage estimators share.
+rollout API and the agents' advantage estimators share, so a new algorithm and REINFORCE agree
+on every number.
 
-G_t = r_t + gamma G_{t+1} inside an episode (Williams 1992, "Simple Statistical
-Gradient-Following Algorithms for Connectionist Reinforcement Learning", Machine Learning 8):
-REINFORCE weights log pi(a_t|s_t) by the return G_t; with a baseline b(s_t) = V(s_t), by
-G_t - V(s_t). At an episode end the sum stops, and what follows depends on how it ended (Pardo et
-al. 2018, "Time Limits in Reinforcement Learning", https://arxiv.org/abs/1712.00378):
-
-- terminated at t: G_t = r_t (the episode is over);
-- truncated at t: G_t = r_t + gamma V(final_obs_t) with `final_values`, else r_t (the plain
-  sum of the rewards seen, which is what a Monte-Carlo method without a critic can use);
-- still running after the last step T-1: G_{T-1} = r_{T-1} + gamma V(s_T) with
-  `bootstrap_value`, else r_{T-1}.
-
-Every function takes time-major tensors [T, N] (T steps of N envs): `rewards`, `values` V(s_t),
-`discounts` (gamma where the episode goes on after step t, 0 where it ended at t, terminated OR
-truncated) and `bootstrap_value` [N] = V(s_T) for the state after the last step. Truncation is
-folded into the reward first (`fold_truncation`), so the recursions need no special case for
-either end. `discounted_returns` is also the "discounted_returns" advantage estimator (the
-others, GAE and V-trace, are in rl/agents/advantage_estimators/), so a new algorithm and
-REINFORCE agree on every number.
+At an episode end what follows depends on how it ended (Pardo et al. 2018, "Time Limits in
+Reinforcement Learning", https://arxiv.org/abs/1712.00378): terminated, nothing; truncated,
+gamma V(final_obs_t) if `final_values` are given (else the plain reward sum a critic-free
+Monte-Carlo method can use). Inputs are time-major [T, N]; `discounts` is 0 where the episode
+ended at t, terminated OR truncated, and truncation is folded into the reward first
+(`fold_truncation`), so the recursions need no special case for either end.
 """
 
 from __future__ import annotations

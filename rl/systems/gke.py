@@ -1,22 +1,13 @@
 """`--sys gke`: train with MultiWorkerMirroredStrategy on CPU or GPU nodes of a GKE cluster.
 
-    python train.py --sys gke --workers 2 --gpus_per_worker 1 --gpu_type nvidia-l4 \\
+    python train.py --sys gke --workers 2 --gpus_per_worker 1 --gpu_type nvidia-l4 \
         --image IMAGE --hparams ppo_cartpole --output_dir gs://BUCKET/runs/ppo [--dry_run]
 
-Submits, for one worker, a headless Service and an Indexed Job; for several, a JobSet around the
-same Indexed Job, which restarts all workers together after any one fails and makes the
-Service itself (`rl.systems.manifests.worker_job_manifests`). The Service gives Pod i a stable
-DNS name `<job>-<i>.<service>`; each Pod runs this same train.py with `--sys local` and
-RL_STRATEGY=multi_worker_mirrored, and `rl.distribute.tf_config` builds TF_CONFIG from the Job
-controller's JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
-container. `--gpus_per_worker 0` (the default) means CPU workers and the CPU image.
-
-With Ray actors (`--num_workers N > 1`, a replay agent's Ape-X actors or IMPALA's), it submits
-a KubeRay RayJob instead (`rl.systems.manifests.rayjob_manifest`): the learner on the head Pod,
-with the GPUs above, and the actors on `--actor_nodes` CPU Pods of `--actor_node_cpus` CPUs.
-
-This module checks what is specific to workers (count, GPUs, GPU type, actor nodes); everything
-else is `rl.systems.kube_launcher`, shared with `--sys tpu`.
+One worker is a headless Service and an Indexed Job; several are a JobSet (which restarts all
+workers together after any one fails); with Ray actors (`--num_workers N > 1`) a KubeRay RayJob.
+Each Pod runs this same train.py with `--sys local`, and `rl.distribute.tf_config` builds
+TF_CONFIG from JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
+container. This module checks what is specific to workers; the rest is `rl.systems.kube_launcher`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """What `--sys tpu` and `--sys gke` share: check the flags, render, then print or submit.
 
-Both systems turn one `train.py` command line into Kubernetes manifests
-(`rl.systems.manifests`) and either print them as YAML (`--dry_run`) or send them through the
-official `kubernetes` client with the user's kubeconfig and context. Everything the Pod would
-trip over is checked here first, before any request: the image reference, the namespace and job
-names, the hparams set and its overrides (built exactly as the Pod will build them), and the
-output dir. The output dir must be `gs://`: a Pod's disk disappears with the Pod, and a replaced
-Pod resumes only from a checkpoint it can read back.
+Both turn one `train.py` command line into Kubernetes manifests (`rl.systems.manifests`) and
+print them (`--dry_run`) or send them through the `kubernetes` client. Everything the Pod would
+trip over is checked first, before any request (image, names, the hparams set built exactly as
+the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's disk disappears
+with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
 
-A system subclasses `KubernetesSystem` and fills `shape()`: it checks its own flags and
-returns a `JobShape` (how to render its manifests from the common `JobSpec`, how many Pods,
-which strategy they train under, how long a name they allow); `plan_job()` does the rest.
-A run of several Pods is a JobSet (`rl.systems.manifests`), and a learner with Ray actors a
-KubeRay RayJob, both created through the client's `CustomObjectsApi`; a cluster without the
-JobSet controller (or the KubeRay operator) answers 404, and the error line says what to install.
-The Pod runs this same train.py with the user's flags, except `--sys local` and none of the
-launch flags (`pod_train_args`).
+A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest. A
+cluster without the JobSet controller (or the KubeRay operator) answers 404, and the error line
+says what to install.
 """
 
 from __future__ import annotations

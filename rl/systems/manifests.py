@@ -1,19 +1,14 @@
 """Kubernetes manifests for `--sys tpu` and `--sys gke` (multi-worker CPU/GPU), as Python dicts.
 
-Every manifest is a plain dict in the API's wire format (camelCase keys), so the same object is
-printed by `--dry_run` (YAML for `kubectl apply -f -`), sent by the official `kubernetes` client,
-and checked against the official OpenAPI schemas by `kubernetes-validate` in the tests. Resource
-quantities are strings (`google.com/tpu: "4"`): the API's `Quantity` type is a string, and the
-`kubernetes` 37 client refuses integers. One name is generated up front and used everywhere
-(Job, Service, labels, Pod subdomain, worker host names).
+Every manifest is a plain dict in the API's wire format, so the same object is printed by
+`--dry_run`, sent by the `kubernetes` client, and checked against the OpenAPI schemas by
+`kubernetes-validate` in the tests. Resource quantities are strings: the API's `Quantity` is a
+string, and the `kubernetes` 37 client refuses integers.
 
-One Pod is a Job whose `podFailurePolicy` tells a preemption from a crash; several Pods (a
-multi-host TPU slice, `--sys gke --workers N>1`) are a JobSet around the same Indexed Job, which
-restarts the group as one, since a Job can only replace the Pod that failed and a worker
-cannot rejoin a running collective. The rules and exit statuses: docs/tpu_gke.md, "Preemption
-and restarts".
-
-`python -m rl.systems.manifests k8s/` rewrites the example manifests checked into k8s/.
+One Pod is a Job whose `podFailurePolicy` tells a preemption from a crash; several Pods are a
+JobSet that restarts the group as one, since a worker cannot rejoin a running collective
+(docs/tpu_gke.md, "Preemption and restarts"). `python -m rl.systems.manifests k8s/` rewrites the
+example manifests checked into k8s/.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Large numpy arrays stored as content-addressed chunks that checkpoints share.
 
-A replay buffer is most of a checkpoint (a 1M-transition Atari frame replay is ~7 GB), and
-between two checkpoints only the rows written since change. So an array of at least
-`LARGE_ARRAY_BYTES` is cut, in C order, into blocks of about `CHUNK_BYTES`; each block is a
-file named by the hash of its bytes under the store's `chunks/` directory (XXH3-128: every
-block is hashed at every checkpoint, at ~20 GB/s where SHA-256 manages ~1.5). A block that a
-previous checkpoint already wrote has the same name and is not written again: a checkpoint
-writes the rows added since the last one (plus the partial blocks at their edges and the
-arrays that change everywhere, such as priorities), not the whole buffer.
-
-Each checkpoint lists the chunks it uses (its manifest, `rl.utils.checkpoint`); a chunk is
-removed once no kept checkpoint lists it (`sweep`: the reference count over the kept
-manifests is zero). Chunks are written to a temporary name and renamed (local disks), or as one
-object (gs://, where an object appears only once complete), so a chunk file that exists is
-whole; its name is checked against its bytes again when it is read. Everything goes through
-`tf.io.gfile`, so run dirs on gs:// work the same.
+A replay buffer is most of a checkpoint (~7 GB for a 1M-transition Atari replay), and between
+two checkpoints only the rows written since change. So a large array is cut into blocks, each a
+file named by the hash of its bytes (XXH3-128: ~20 GB/s where SHA-256 manages ~1.5); a block a
+previous checkpoint wrote is not written again. A chunk is removed once no kept checkpoint's
+manifest lists it (`sweep`). Chunks are written to a temporary name and renamed (or as one gs://
+object), so a chunk file that exists is whole; its name is checked against its bytes on read.
 """
 
 from __future__ import annotations

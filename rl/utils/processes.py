@@ -1,18 +1,9 @@
-"""Process plumbing: whether a process still runs, and how child processes (env worker
-processes, a Ray runtime started by the run) live and die.
+"""Process plumbing: whether a process still runs, and how child processes live and die.
 
-`pid_alive` is how a restarted tuner or a new process tells a dead one's leftovers (its RUNNING
-trials, its private compile-cache directory) from a live one's.
-
-Lifecycle rules of child processes (docs/workers.md):
-- Only the main process handles Ctrl-C and SIGTERM. Children start with both ignored (a
-  terminal sends SIGINT to the whole foreground process group, `kill -TERM -<pgid>` or a
-  container runtime may send SIGTERM to all), so a Ctrl-C becomes one KeyboardInterrupt in the
-  main process, and a SIGTERM one checkpoint (rl/preemption.py); the main process then stops
-  every child itself.
-- Children die with their parent: on Linux the kernel sends them SIGKILL when the parent dies
-  (prctl PR_SET_PDEATHSIG, set in rl/envs/grouped_env.py, which cannot import this module
-  early; Ray does the same for its processes).
+Only the main process handles Ctrl-C and SIGTERM: children start with both ignored (a terminal
+signals the whole process group), so a Ctrl-C is one KeyboardInterrupt and a SIGTERM one
+checkpoint in the main process, which then stops every child itself. Children die with their
+parent through PR_SET_PDEATHSIG (rl/envs/grouped_env.py). docs/workers.md has the rules.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """One training process per run dir: an advisory `fcntl.flock` on `<run_dir>/.lock`.
 
-Two `train.py` runs on the same `--output_dir` would both checkpoint, prune each other's old
-checkpoints and append to the same progress.csv and TensorBoard files; the second exits 2
-(docs/run_directory.md, "One training run per run directory", also for what is not locked).
+Two runs on one `--output_dir` would prune each other's checkpoints and append to the same logs;
+the second exits 2 (docs/run_directory.md). Why flock: the kernel drops the lock when the
+holder dies in any way (kill -9, OOM), so a crashed run never leaves a stale lock. The file's
+pid and host are only for the error message. The descriptor is non-inheritable and a forked
+child closes its copy at once (`os.register_at_fork`), so no stray child holds a dead run's lock.
 
-Why flock: the kernel drops the lock when the holder's file descriptor is closed, which includes
-the process dying in any way (kill -9, OOM, a lost shell), so a crashed run never leaves a stale
-lock and needs no clean-up step. The lock file holds the holder's pid and host, only for the
-error message; its content is never trusted for anything else.
-
-Children must not keep the lock: the descriptor is non-inheritable (spawned and exec'd processes
-never get it), and a process forked without exec closes its copy at once (`os.register_at_fork`),
-so a stray forked child cannot hold a dead run's lock.
-
-`release` removes the lock file (while still locked), and also the run dir (and `--output_dir`)
-if `acquire` created them and nothing else was written there, so a failed start, or a re-run of
-a complete run, leaves the disk as it was.
+`release` also removes the run dir if `acquire` created it and nothing else was written there,
+so a failed start leaves the disk as it was.
 """
 
 from __future__ import annotations

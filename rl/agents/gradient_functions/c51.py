@@ -2,17 +2,13 @@
 functions.
 
 Bellemare, Dabney & Munos 2017, "A Distributional Perspective on Reinforcement Learning",
-https://arxiv.org/abs/1707.06887 (Algorithm 1); with n-step returns, double-Q action selection
-and the per-sample loss as replay priority as in Rainbow (Hessel et al. 2017,
-https://arxiv.org/abs/1710.02298).
+https://arxiv.org/abs/1707.06887 (Algorithm 1); n-step, double-Q and priorities as in Rainbow
+(https://arxiv.org/abs/1710.02298).
 
-Each action's return is a distribution over the fixed support z_i = v_min + i * dz,
-i = 0..N-1. The target distribution moves every atom z_j of the next state's distribution to
-Tz_j = clip(r + discount * z_j, v_min, v_max) (discount = gamma^n, 0 at termination) and splits
-its probability between the two atoms around Tz_j in proportion to closeness. That split is
-written here as a triangular kernel, m_i = sum_j [1 - |Tz_j - z_i| / dz]_0^1 p_j (as Dopamine
-does): it equals the paper's floor/ceil bookkeeping, needs no scatter (dense [B, N, N] ops, fine
-for XLA and TPUs), and handles Tz_j landing exactly on an atom without a special case.
+The projection of Tz_j = clip(r + discount * z_j, v_min, v_max) onto the support is written as
+a triangular kernel, m_i = sum_j [1 - |Tz_j - z_i| / dz]_0^1 p_j (as Dopamine does): it equals
+the paper's floor/ceil bookkeeping, needs no scatter (dense [B, N, N] ops, fine for XLA and
+TPUs), and handles Tz_j landing exactly on an atom without a special case.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """IMPALA's actor-critic loss on V-trace targets, as a pure function.
 
-Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
-Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 4.2: the parameters
-move along
-
-    rho_s grad log pi(a_s|x_s) (r_s + gamma v_{s+1} - V(x_s))      (policy gradient)
-    (v_s - V(x_s)) grad V(x_s)                                      (value regression to v_s)
-    - grad sum_a pi(a|x_s) log pi(a|x_s)                            (entropy bonus)
-
-The first factor of the policy term is the V-trace advantage A_s
-(`rl.agents.advantage_estimators.vtrace`), computed from the behaviour policy's log-probs
-recorded at acting time. As a loss to minimize, with means instead of the paper's sums:
+Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 4.2, as a loss to minimize with
+means instead of the paper's sums (A, v: the V-trace advantages and targets, constants):
 
     loss = -mean(log pi(a|x) A) + vf_coef * 0.5 mean((V(x) - v)^2) - ent_coef * mean(H(pi(.|x)))
-
-A and v are constants (no gradient flows through the targets).
 """
 
 from __future__ import annotations
