@@ -43,10 +43,8 @@ def expected_norm(n: int) -> float:
 
 
 class CMAES:
-    """(mu/mu_w, lambda)-CMA-ES minimizing a function of R^n; full or diagonal covariance.
-
-    `ask()` returns the population [lambda, n]; `tell(losses)` (lower is better) updates the
-    distribution from it. `mean` is the current best estimate of the optimum.
+    """(mu/mu_w, lambda)-CMA-ES minimizing a function of R^n: `ask()` the population [lambda, n],
+    `tell(losses)` (lower is better); `mean` is the current best estimate.
     """
 
     def __init__(

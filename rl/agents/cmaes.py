@@ -39,10 +39,8 @@ from rl.types import Batch, Metrics
 
 
 class EpisodeScorer:
-    """Per env copy: the return of the first episode started since `new_generation`.
-
-    `fitness[i]` is NaN until env i finished such an episode. `fresh[i]` says env i's next
-    step begins an episode (after a reset or an episode end), which is when scoring may start.
+    """Per env copy: the return of the first episode started since `new_generation` (`fitness[i]`
+    NaN until then; `fresh[i]`: env i's next step begins an episode, so scoring may start).
     """
 
     def __init__(self, num_envs: int) -> None:

@@ -31,12 +31,9 @@ def diagnostics_enabled() -> bool:
 
 
 class UpdateDiagnostics:
-    """Sums over the gradient steps of one `update` call.
-
-    A plain object, not a tf.Module: its variables stay out of checkpoints, so a run can be
-    resumed with or without DEBUG. The sums' MEAN aggregation lets a distribution strategy's
-    replicas add to them.
-    """
+    """Sums over the gradient steps of one `update` call. Not a tf.Module, so its variables stay out
+    of checkpoints and a run resumes with or without DEBUG; MEAN aggregation lets replicas add to
+    it."""
 
     NAMES = ("loss_before", "loss_after", "grad_norm", "improved")
 

@@ -40,17 +40,10 @@ def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float | tf.Tens
 def sequence_n_step_targets(
     reward: tf.Tensor, discount: tf.Tensor, valid: tf.Tensor, values: tf.Tensor, n: int
 ) -> tf.Tensor:
-    """n-step TD targets for every step of time-major sequences.
-
-    reward, discount, valid: [T, B] (`valid` 1 on the real steps, which come first in each
-    sequence; a terminal step has discount 0); values: [T + 1, B], the bootstrap value of each
-    observation (index j: the state before step j, index T: after the last step).
-
-    target_t = r_t + d_t r_{t+1} + ... + (d_t ... d_{t+m-2}) r_{t+m-1} + (d_t ... d_{t+m-1})
-    values_{t+m}, with m = min(n, valid steps left from t): near a sequence's end the return is
-    shortened and bootstraps from the last observation it has (as R2D2 does). n = 1 is the
-    one-step target r_t + d_t values_{t+1}. Invalid (padding) steps get 0.
-    """
+    """n-step TD targets for time-major sequences: reward, discount, valid [T, B] (real steps
+    first), values [T + 1, B] (index T: after the last step). m = min(n, valid steps left from t):
+    near a sequence's end the return is shortened and bootstraps from the last observation it has
+    (as R2D2 does). Padding steps get 0."""
     steps, batch = tf.shape(reward)[0], tf.shape(reward)[1]
     pad = tf.zeros([n, batch], reward.dtype)
     reward, discount = tf.concat([reward, pad], 0), tf.concat([discount, pad], 0)

@@ -154,11 +154,8 @@ class MADDPG(OffPolicyContinuousAgent):
 
     # ---------------------------------------------------------------------- learning
     def _own_q(self, obs: tf.Tensor, joint_actions: tf.Tensor) -> tf.Tensor:
-        """[N, B]: critic i at joint action i of `joint_actions` [N, B, N, A].
-
-        The critics model evaluates all N heads on one input, so the N joint actions are
-        batched ([N*B]) and each head's own block is kept (the diagonal of [N, N, B]).
-        """
+        """[N, B]: critic i at joint action i, the N joint actions batched ([N*B]) through all heads
+        and each head's own block kept (the diagonal of [N, N, B])."""
         n = self.num_agents
         batch = tf.shape(obs)[0]
         tiled_obs = tf.reshape(

@@ -89,10 +89,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step.
-
-        With `batch`, `loss_fn(batch)` is a batch-wise mean loss; under a strategy (required
-        there) the step is `replicated_minimize` across the replicas, as the base step is."""
+        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
             loss, _, aux = self._minimize_across_replicas(optimizer, loss_fn, variables, batch)

@@ -47,12 +47,9 @@ def repeat(
     state: dict,
     until: Callable[[dict], tf.Tensor] | None = None,
 ) -> dict:
-    """`state = body(i, state)` for i in range(count), as one graph loop (`tf.while_loop`);
-    with `until`, the loop also ends as soon as `until(state)` (a scalar bool) is True.
-
-    Written out rather than left to autograph: the learner is traced without autograph, whose
-    recursive source conversion of every function the update reaches cost ~1-4 s per process
-    (benchmarks/python_path_vs_sb3.py), more than a short run's whole learning time.
+    """`state = body(i, state)` for i in range(count) as one `tf.while_loop`, ending early once
+    `until(state)`. Written out rather than left to autograph, whose source conversion cost ~1-4 s
+    per process (benchmarks/python_path_vs_sb3.py), more than a short run's learning time.
     """
 
     def keep_going(i: tf.Tensor, state: dict) -> tf.Tensor:
@@ -73,18 +70,10 @@ def update_epochs(
     zero: tf.Tensor,
     stop_before: Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None = None,
 ) -> dict[str, tf.Tensor]:
-    """The on-policy update's loop: `n_epochs` passes, each drawing its minibatch indices with
-    `draw_indices()` and taking `num_minibatches` gradient steps, `step(indices, k)` ->
-    (loss, grad_norm, aux). Returns the means over all steps of loss, grad_norm and the aux
-    named in `names` (a missing one counts 0). The agent's update runs it with scalars; the
-    many-seeds program (rl/compiled/ppo_seeds_iteration.py) with [S] tensors (`zero`), one step for
-    all seeds.
-
-    `stop_before(indices, k)` (scalar updates only), a bool checked before each gradient step:
-    once it is True that step and every later one of this update are skipped (PPO's
-    `target_kl`, Stable-Baselines3's rule). The means are then over the steps taken, and
-    "update_steps" counts them. Without it the loop is the fixed n_epochs x num_minibatches one.
-    """
+    """`n_epochs` passes of `num_minibatches` steps `step(indices, k)` -> (loss, grad_norm, aux);
+    the means over the steps taken. Scalars for the agent, [S] tensors for the many-seeds program.
+    `stop_before(indices, k)` skips that step and every later one (PPO's `target_kl`, SB3's rule);
+    "update_steps" counts the steps taken."""
     totals = {name: zero for name in (*names, "loss", "grad_norm")}
 
     def minibatch_step(indices: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
@@ -137,11 +126,8 @@ def explained_variance(returns: tf.Tensor, values: tf.Tensor, axis: int | None =
 
 
 def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
-    """(x - mean) / (std + 1e-8) over the masked samples.
-
-    Inside a replicated gradient step (a loss that `rl.distribute` split across replicas) the
-    mean and std are the whole batch's, summed across the replicas (`sum_across_replicas`), so
-    every replica normalizes as one device does; elsewhere they are this batch's.
+    """(x - mean) / (std + 1e-8) over the masked samples; inside a replicated gradient step the
+    statistics are the whole batch's (`sum_across_replicas`), as on one device.
     """
     mask = tf.cast(mask, x.dtype)
     count, total = sum_across_replicas([tf.reduce_sum(mask), tf.reduce_sum(x * mask)])

@@ -42,13 +42,9 @@ def sgd(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
 def make_optimizer(
     name: str, initial_lr: float, epsilon: float, precision: str = "float32"
 ) -> tf.keras.optimizers.Optimizer:
-    """Returns a Keras optimizer whose `learning_rate` variable the agent assigns each step.
-
-    With `precision` mixed_float16 it is wrapped in Keras' `LossScaleOptimizer` (dynamic loss
-    scaling: float16 gradients below ~6e-8 would flush to zero unscaled); its scale and step
-    counter are optimizer variables, so checkpoints carry them. The gradient step scales the
-    loss with `loss_scale` (rl/agents/base.py). An unknown `name` is a UserError with close
-    names and the registered ones.
+    """A Keras optimizer whose `learning_rate` variable the agent assigns each step. mixed_float16
+    wraps it in `LossScaleOptimizer` (float16 gradients below ~6e-8 would flush to zero), whose
+    scale is an optimizer variable, so checkpoints carry it.
     """
     optimizer = get_optimizer(name)(initial_lr, epsilon)
     if precision == "mixed_float16":
@@ -57,11 +53,8 @@ def make_optimizer(
 
 
 def loss_scale(optimizer: tf.keras.optimizers.Optimizer) -> tf.Variable | None:
-    """The dynamic loss scale of a `LossScaleOptimizer` (None for any other optimizer).
-
-    The loss is multiplied by it before the gradient and the optimizer divides the gradients by
-    it again (skipping the step and halving it when they are not finite); global-norm clipping
-    sits in between, so its limit and norm are scaled by it too."""
+    """The dynamic loss scale of a `LossScaleOptimizer` (None for any other optimizer); clipping
+    sits between scaling and unscaling, so its limit and norm are scaled too."""
     if isinstance(optimizer, tf.keras.optimizers.LossScaleOptimizer):
         return optimizer.dynamic_scale
     return None

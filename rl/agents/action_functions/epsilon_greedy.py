@@ -12,9 +12,8 @@ from rl.registry import register_action_function
 def epsilon_greedy(
     q_values: tf.Tensor, generator: tf.random.Generator, epsilon: tf.Tensor | float
 ) -> tf.Tensor:
-    """With probability `epsilon` per row a uniformly random action, else the greedy one.
-
-    `epsilon` may be a scalar or a per-row vector (Ape-X gives each actor its own epsilon).
+    """With probability `epsilon` per row a uniformly random action, else the greedy one; `epsilon`
+    may be per row (Ape-X gives each actor its own).
     """
     batch = tf.shape(q_values)[0]
     num_actions = tf.shape(q_values)[-1]

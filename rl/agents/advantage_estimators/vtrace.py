@@ -26,11 +26,8 @@ def vtrace(
     lambda_: float | tf.Tensor = 1.0,
     pg_rho_bar: float | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Returns (policy-gradient advantages A_s, value targets v_s), both [T, N].
-
-    A threshold of None means no clipping (plain importance weights); `pg_rho_bar` None means
-    `rho_bar`.
-    """
+    """(policy-gradient advantages A_s, value targets v_s), both [T, N]; a threshold of None does
+    not clip, `pg_rho_bar` None means `rho_bar`."""
     rewards, values, discounts, bootstrap_value, log_rhos = (
         tf.stop_gradient(tf.convert_to_tensor(x, tf.float32))
         for x in (rewards, values, discounts, bootstrap_value, log_rhos)

@@ -28,10 +28,8 @@ def smoothed_target_action(
     low: tf.Tensor,
     high: tf.Tensor,
 ) -> tf.Tensor:
-    """TD3's target policy smoothing: clip(mu'(s') + clip(noise, -c, c), low, high).
-
-    `noise` is already scaled (sigma * half-range * N(0, 1)); `noise_clip` is in the same units.
-    With noise 0 this is DDPG's target action.
+    """TD3's target policy smoothing: clip(mu'(s') + clip(noise, -c, c), low, high); `noise` is
+    already scaled to half-range units (0: DDPG's target action).
     """
     clipped = tf.clip_by_value(noise, -noise_clip, noise_clip)
     return tf.clip_by_value(target_action + clipped, low, high)
@@ -49,10 +47,8 @@ def clipped_double_q_target(
 def critic_loss(
     q_values: tf.Tensor, td_target: tf.Tensor, weights: tf.Tensor | None = None
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """sum_c mean_b w_b * 0.5 (y_b - Q_c(s_b, a_b))^2 against a fixed target.
-
-    Returns (loss, td_error [C, B]); the caller sets priorities from |td_error|.
-    """
+    """sum_c mean_b w_b * 0.5 (y_b - Q_c(s_b, a_b))^2 against a fixed target: (loss, td_error [C,
+    B])."""
     td_error = tf.stop_gradient(td_target)[None, :] - q_values
     per_sample = 0.5 * tf.square(td_error)
     if weights is not None:
@@ -83,19 +79,13 @@ def soft_q_target(
 def sac_actor_loss(
     q_of_policy_action: tf.Tensor, log_prob: tf.Tensor, alpha: tf.Tensor | float
 ) -> tf.Tensor:
-    """mean_b (alpha * log pi(a_b|s_b) - min_c Q_c(s_b, a_b)), a_b reparameterized from pi.
-
-    `q_of_policy_action` is [C, B] (the min is taken here); alpha is held fixed.
-    """
+    """mean_b (alpha * log pi(a_b|s_b) - min_c Q_c(s_b, a_b)), a_b reparameterized, alpha fixed."""
     min_q = tf.reduce_min(q_of_policy_action, axis=0)
     return tf.reduce_mean(tf.stop_gradient(alpha) * log_prob - min_q)
 
 
 @register_gradient_function("sac_alpha_loss")
 def sac_alpha_loss(log_alpha: tf.Tensor, log_prob: tf.Tensor, target_entropy: float) -> tf.Tensor:
-    """-mean_b log_alpha * (log pi(a_b|s_b) + target_entropy), log_prob held fixed.
-
-    Its gradient raises alpha while the policy's entropy -E[log pi] is below the target and
-    lowers it above (Haarnoja et al. 2018b, eq. 18; log alpha as the variable, as SB3 does).
-    """
+    """-mean_b log_alpha * (log pi(a_b|s_b) + target_entropy): raises alpha while the entropy is
+    below the target (Haarnoja et al. 2018b, eq. 18; log alpha as the variable, as SB3 does)."""
     return -tf.reduce_mean(log_alpha * tf.stop_gradient(log_prob + target_entropy))

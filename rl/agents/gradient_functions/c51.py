@@ -33,11 +33,8 @@ def categorical_q_values(logits: tf.Tensor, support: tf.Tensor) -> tf.Tensor:
 def categorical_projection(
     reward: tf.Tensor, discount: tf.Tensor, next_probs: tf.Tensor, support: tf.Tensor
 ) -> tf.Tensor:
-    """Projects the distribution of r + discount * Z(s', a*) onto `support`.
-
-    reward, discount: [B]; next_probs: [B, N] probabilities of Z(s', a*) on `support` [N].
-    Returns [B, N] target probabilities (no gradient flows through them).
-    """
+    """Projects r + discount * Z(s', a*) (next_probs [B, N]) onto `support` [N]: [B, N], no
+    gradient."""
     v_min, v_max = support[0], support[-1]
     delta = support[1] - support[0]
     target_atoms = tf.clip_by_value(
@@ -57,10 +54,8 @@ def categorical_target(
     next_q_policy: tf.Tensor,
     support: tf.Tensor,
 ) -> tf.Tensor:
-    """The projected target for a* = argmax_a next_q_policy(s', a), evaluated by the target net.
-
-    next_logits_target: [B, A, N]; next_q_policy: [B, A] (the online net's mean Q for double
-    Q-learning, the target net's own mean Q otherwise). Returns [B, N] probabilities.
+    """The projected target [B, N] for a* = argmax_a next_q_policy(s', a) ([B, A]: the online net's
+    mean Q for double Q, else the target net's), evaluated by the target net ([B, A, N]).
     """
     next_action = tf.argmax(next_q_policy, axis=-1, output_type=tf.int64)
     next_logits = tf.gather(next_logits_target, next_action, axis=1, batch_dims=1)  # [B, N]
@@ -74,12 +69,8 @@ def categorical_loss(
     target_probs: tf.Tensor,
     weights: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Cross-entropy of the taken action's distribution against the projected target.
-
-    logits: [B, A, N]; action: [B]; target_probs: [B, N]; weights: prioritized replay's
-    importance-sampling weights ([B], ones if None). Returns (weighted mean loss, per-sample
-    loss [B]); the unweighted per-sample loss is Rainbow's new replay priority.
-    """
+    """Cross-entropy of the taken action's distribution against the target: (weighted mean,
+    per-sample loss [B]); the unweighted per-sample loss is Rainbow's replay priority."""
     taken = tf.gather(logits, tf.cast(action, tf.int64), axis=1, batch_dims=1)  # [B, N]
     per_sample = -tf.reduce_sum(
         tf.stop_gradient(target_probs) * tf.nn.log_softmax(taken, axis=-1), axis=-1

@@ -21,10 +21,8 @@ from rl.registry import register_gradient_function
 def maddpg_critic_target(
     reward: tf.Tensor, discount: tf.Tensor, next_q_targets: tf.Tensor
 ) -> tf.Tensor:
-    """y_i = r_i + discount * Q'_i(x', mu'_1(o'_1), ..., mu'_N(o'_N)) for every agent i: [N, B].
-
-    `next_q_targets` [N, B] are the target critics at the next observations and the target
-    actors' actions of ALL agents; a [B] reward is the team's and broadcasts over agents.
+    """y_i = r + discount * Q'_i(x', mu'_1(o'_1), ..., mu'_N(o'_N)) for every agent i: [N, B]; a [B]
+    reward is the team's and broadcasts over agents.
     """
     return reward + discount[None, :] * next_q_targets
 
@@ -33,11 +31,8 @@ def maddpg_critic_target(
 def maddpg_critic_loss(
     q_values: tf.Tensor, td_target: tf.Tensor, weights: tf.Tensor | None = None
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """sum_i mean_b w_b * 0.5 (y_ib - Q_i(x_b, a_b))^2 against fixed targets [N, B].
-
-    The critics' parameters are disjoint, so the gradient of the sum with respect to critic i
-    is critic i's own loss gradient. Returns (loss, td_error [N, B]).
-    """
+    """sum_i mean_b w_b * 0.5 (y_ib - Q_i(x_b, a_b))^2: (loss, td_error [N, B]). The critics'
+    parameters are disjoint, so critic i's gradient is its own loss's."""
     td_error = tf.stop_gradient(td_target) - q_values
     per_sample = 0.5 * tf.square(td_error)
     if weights is not None:
@@ -47,11 +42,8 @@ def maddpg_critic_loss(
 
 @register_gradient_function("maddpg_joint_actions")
 def maddpg_joint_actions(buffer_actions: tf.Tensor, policy_actions: tf.Tensor) -> tf.Tensor:
-    """The joint action each agent's policy gradient evaluates: [N, B, N, A].
-
-    Entry i is the replayed joint action with agent i's slot replaced by its current policy's
-    action mu_i(o_i); the other agents keep the actions stored in the buffer (MADDPG's
-    a_j = a_j^(sample) for j != i). Gradients flow only through agent i's own slot of entry i.
+    """[N, B, N, A]: entry i is the replayed joint action with agent i's slot replaced by mu_i(o_i)
+    (MADDPG's a_j = a_j^(sample) for j != i); gradients flow only through that slot.
     """
     num_agents = tf.shape(buffer_actions)[1]
     own = tf.eye(num_agents, dtype=buffer_actions.dtype)[:, None, :, None]  # [N, 1, N, 1]
@@ -60,9 +52,6 @@ def maddpg_joint_actions(buffer_actions: tf.Tensor, policy_actions: tf.Tensor) -
 
 @register_gradient_function("maddpg_actor_loss")
 def maddpg_actor_loss(q_of_own_policy_action: tf.Tensor) -> tf.Tensor:
-    """sum_i -mean_b Q_i(x_b, a_1b, ..., mu_i(o_ib), ..., a_Nb), from [N, B].
-
-    Row i is critic i at the joint action `maddpg_joint_actions` built for agent i. Each term
-    depends on actor i only, so the sum's gradient for actor i is agent i's policy gradient.
-    """
+    """sum_i -mean_b Q_i(x_b, a_1b, ..., mu_i(o_ib), ..., a_Nb); each term depends on actor i only,
+    so the sum's gradient for actor i is agent i's policy gradient."""
     return -tf.reduce_sum(tf.reduce_mean(q_of_own_policy_action, axis=-1))

@@ -48,10 +48,9 @@ def offpac_critic_targets(
     rho_bar: float | tf.Tensor | None = 1.0,
     c_bar: float | tf.Tensor | None = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Returns (value targets v_s, advantages A_s = r_s + discount_s ((1 - lambda) V(s_{s+1}) +
-    lambda v_{s+1}) - V(s_s)), both [T, N] and constant. Time-major inputs as in the module
-    docstring; `log_rhos` = log pi - log b of the stored actions; `bootstrap_value` [N] = V(s_T)
-    (v_T = V(s_T))."""
+    """(value targets v_s, advantages A_s as in the module docstring), both [T, N] and constant;
+    `log_rhos` = log pi - log b of the stored actions, `bootstrap_value` [N] = V(s_T).
+    """
     _, value_targets = vtrace(
         rewards, values, discounts, bootstrap_value, log_rhos, rho_bar, c_bar, lambda_
     )

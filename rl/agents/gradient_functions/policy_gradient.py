@@ -44,11 +44,8 @@ def ppo_clip_loss(
     clip_range: tf.Tensor | float,
     mask: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Returns (loss, clip fraction, approx KL) of PPO's clipped surrogate.
-
-    ratio = pi/pi_old; loss = -mean(min(ratio A, clip(ratio, 1-eps, 1+eps) A)). The clip
-    fraction is the share of samples with |ratio - 1| > eps; approx KL is the low-variance
-    estimator mean((ratio - 1) - log ratio) of KL(pi_old || pi) (as SB3 and CleanRL log it).
+    """(loss, clip fraction, approx KL) of PPO's clipped surrogate; approx KL is the low-variance
+    estimator mean((ratio - 1) - log ratio) of KL(pi_old || pi), as SB3 and CleanRL log it.
     """
     advantage = tf.stop_gradient(advantage)
     log_ratio = log_prob - tf.stop_gradient(old_log_prob)

@@ -40,11 +40,8 @@ def quantile_target(
     next_quantiles_target: tf.Tensor,
     next_q_policy: tf.Tensor,
 ) -> tf.Tensor:
-    """T theta_j = r + discount * theta_j(s', a*), a* = argmax_a next_q_policy(s', a).
-
-    reward, discount: [B]; next_quantiles_target: [B, A, N] (the target network);
-    next_q_policy: [B, A] (the target net's own mean Q in the paper, the online net's with
-    double Q). Returns [B, N] target quantiles, with no gradient through them.
+    """T theta_j = r + discount * theta_j(s', a*) [B, N], a* = argmax_a next_q_policy(s', a) (the
+    target net's own mean Q in the paper, the online net's with double Q); no gradient.
     """
     next_action = tf.argmax(next_q_policy, axis=-1, output_type=tf.int64)
     next_quantiles = tf.gather(next_quantiles_target, next_action, axis=1, batch_dims=1)
@@ -59,12 +56,8 @@ def quantile_huber_loss(
     weights: tf.Tensor | None = None,
     kappa: float | tf.Tensor = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """The paper's eq. 10: sum_i mean_j rho^kappa_{tau_hat_i}(T theta_j - theta_i(s, a)).
-
-    quantiles: [B, A, N] (online network); action: [B]; target_quantiles: [B, N'] (usually
-    N' = N); weights: prioritized replay's importance-sampling weights ([B], ones if None);
-    kappa > 0: the Huber threshold. Returns (weighted mean loss, per-sample loss [B]); the
-    unweighted per-sample loss is the replay priority (as C51's is in Rainbow).
+    """The paper's eq. 10: sum_i mean_j rho^kappa_{tau_hat_i}(T theta_j - theta_i(s, a)), kappa the
+    Huber threshold: (weighted mean, per-sample loss [B], the replay priority as C51's in Rainbow).
     """
     taken = tf.gather(quantiles, tf.cast(action, tf.int64), axis=1, batch_dims=1)  # [B, N]
     tau = quantile_midpoints(tf.shape(taken)[-1])  # [N]

@@ -49,11 +49,8 @@ def squashed_gaussian_sample(
     low: tf.Tensor,
     high: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Reparameterized sample and its log-prob: u = mean + exp(log_std) * noise,
-    action = center + scale * tanh(u); returns (action [B, A], log_prob [B]).
-
-    `noise` is a standard normal draw of the agent's generator, so gradients flow to mean and
-    log_std (the reparameterization trick SAC's policy loss needs).
+    """Reparameterized sample action = center + scale * tanh(mean + exp(log_std) * noise) and its
+    log-prob: gradients flow to mean and log_std, as SAC's policy loss needs.
     """
     std = tf.exp(log_std)
     u = mean + std * noise
