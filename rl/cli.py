@@ -181,12 +181,9 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
-    """The run's frozen hparams: the registered set, then --winner, --hparam_override, --env,
-    --train_steps and --eval_episodes, checked by `check_values`, with every registered name
-    they use (env, agent, model, memory, optimizer, the agent's action and gradient functions)
-    looked up. A `tf/` env is one of the compiled path's.
-    The one place that does this, so `--sys local` and the Kubernetes launchers (which check
-    before submitting what the Pod will build) cannot drift apart."""
+    """The run's frozen hparams: the set, then --winner, --hparam_override, --env, --train_steps and
+    --eval_episodes, checked, with every registered name they use looked up. The one place that does
+    this, so `--sys local` and the Kubernetes launchers cannot drift apart."""
     from rl import registry
     from rl.envs import check_env_name
 

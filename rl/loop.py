@@ -83,11 +83,9 @@ def copy_index(label: str) -> int:
 
 
 class Run:
-    """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks.
-
-    `write_dir` is where this process writes (the run dir, or a MultiWorkerMirrored non-chief
-    worker's scratch dir; `rl.engines.in_process`); checkpoints are read from the run dir.
-    """
+    """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks; `write_dir` is
+    where this process writes (a non-chief worker's scratch dir), checkpoints are read from the run
+    dir."""
 
     def __init__(
         self,
@@ -204,13 +202,9 @@ def train(
     overrides: dict[str, Any] | None = None,
 ) -> list[TrainResult]:
     """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
-
-    `build_engine(runs)` builds the engine of a group of runs; `group_runs` says which runs
-    train together (default: one after another); `extra_state` are the engine's own counters;
-    `preemption` turns SIGTERM into checkpoints and `Preempted` (docs/architecture.md);
-    `run_hparams[i]` are run i's own hparams (a population's members; default `hparams`);
-    `overrides`: the train.py flags that changed the set, for manifest.json.
-    """
+    `build_engine(runs)` builds a group's engine, `group_runs` groups runs (default: one after
+    another), `preemption` turns SIGTERM into checkpoints, `run_hparams[i]` is run i's own hparams
+    (a population member's), `overrides` the flags that changed the set (manifest.json)."""
     run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
         Run(run_hp, run_dir, seed, hparams_set, extra_state, overrides)

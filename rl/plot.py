@@ -182,11 +182,8 @@ def read_curve(path: str, metric: str) -> Curve:
 
 
 def align(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray]:
-    """Puts the copies on one grid: every eval step of any copy inside the env-step range that
-    all copies cover, with each copy linearly interpolated there. Returns (grid, values[c, t]).
-
-    Nothing is extrapolated: the mean stops where the shortest copy stops.
-    """
+    """Puts the copies on one grid (every eval step inside the range all copies cover, each copy
+    interpolated there): (grid, values[c, t]). Nothing is extrapolated."""
     start = max(float(c.steps[0]) for c in curves)
     end = min(float(c.steps[-1]) for c in curves)
     if start > end:

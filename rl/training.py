@@ -77,11 +77,7 @@ def train(
     run_hparams: Sequence[HParams] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> list[loop.TrainResult]:
-    """Trains every run with the engine `engine_name` picks (all copies through one loop);
-    `preemption` turns SIGTERM into checkpoints (`rl.preemption`). `run_hparams[i]`: run i's
-    own hparams, differing from `hparams` only in numbers a population reads as tensors
-    (`rl.compiled.population`; TF-ops envs only). `overrides`: the train.py flags that changed
-    the set, for manifest.json."""
+    """Trains every run with the engine `engine_name` picks; arguments as `rl.loop.train`'s."""
     flags = flags or Flags()
     check(hparams, flags)
     if run_hparams is not None:

@@ -27,12 +27,8 @@ from rl.utils.seeding import derive_seed, seed_everything
 
 
 class CompiledRun:
-    """One seed: the agent, the training envs' variables and the compiled iteration/evaluation.
-
-    `seed` is the run's seed; the weight init, agent generator and env seeds derive from it
-    exactly as in the in-process engine, `rl.engines.in_process`
-    (`derive_seed(seed, "init" | "agent" | "train_env")`).
-    """
+    """One seed: the agent, the training envs' variables and the compiled iteration/evaluation;
+    init, generator and env seeds derive from `seed` exactly as in the in-process engine."""
 
     autograph: bool = False  # trace `_iteration` without autograph (faster) unless it needs it
 

@@ -19,11 +19,8 @@ from rl.envs.tf import EnvState, TFEnv
 
 
 class EnvVariables(tf.Module):
-    """The `EnvState` of one seed's training envs, and running episode stats, as tf.Variables.
-
-    uint32 RNG words are stored bit-cast to int32 (plain int32 variables checkpoint and assign
-    on every device).
-    """
+    """The `EnvState` of one seed's training envs and running episode stats, as tf.Variables (uint32
+    RNG words bit-cast to int32, which checkpoint and assign on every device)."""
 
     def __init__(self, env: TFEnv, num_envs: int, seed: int) -> None:
         super().__init__(name="env_variables")

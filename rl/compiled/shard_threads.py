@@ -35,11 +35,9 @@ def usable_cores() -> int:
 
 
 def shard_count(hparams: HParams, num_seeds: int) -> int:
-    """How many concurrent programs `num_seeds` seeds are split into.
-
-    `hparams.seed_shards` when > 0 (the default is 1: one program); 0 means one per usable core
-    on a CPU-only host and one when a GPU or TPU is visible. Never more than the seeds.
-    """
+    """How many concurrent programs `num_seeds` seeds are split into: `hparams.seed_shards` when >
+    0; 0 means one per usable core on a CPU-only host, one with a GPU or TPU. Never more than the
+    seeds."""
     wanted = int(hparams.seed_shards)
     if wanted <= 0:
         accelerators = tf.config.list_physical_devices("GPU") + tf.config.list_physical_devices(

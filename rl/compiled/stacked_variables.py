@@ -58,13 +58,9 @@ class SeedStack(tf.Module):
     def use_member_values(
         self, lr: tf.Variable | None = None, max_grad_norm: tf.Variable | None = None
     ) -> None:
-        """Each seed its own constant learning rate and/or clip norm ([S] tensors): the
-        members of a population (`rl.compiled.population`).
-
-        The optimizer then steps with learning rate 1 and seed s's slice of the update is
-        scaled by lr[s]. That is exactly seed s's own optimizer for a constant lr: Adam's,
-        RMSprop's and SGD's updates (momentum buffers included) are linear in a constant lr.
-        """
+        """Each seed its own constant learning rate and/or clip norm ([S] tensors; a population).
+        The optimizer steps with lr 1 and seed s's update is scaled by lr[s]: exactly its own
+        optimizer, since Adam's, RMSprop's and SGD's updates are linear in a constant lr."""
         self.member_lr = lr
         self.member_max_grad_norm = max_grad_norm
 
@@ -89,11 +85,9 @@ class SeedStack(tf.Module):
     def gradient_step(
         self, loss_fn: Callable[[list[tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step for every seed; mirrors `Agent._gradient_step` per seed.
-
-        `loss_fn(stacked_weights)` returns ([S] losses, aux); returns ([S] losses, [S]
-        gradient norms, aux). The learning rate follows the schedule at the gradient step.
-        """
+        """One optimizer step for every seed, as `Agent._gradient_step` per seed:
+        `loss_fn(stacked_weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms,
+        aux)."""
         template = self.agents[0]
         if self.member_lr is None:
             self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
@@ -121,12 +115,10 @@ class SeedStack(tf.Module):
 
     # -------------------------------------------------------------------- checkpoints
     def store_to_agents(self) -> None:
-        """Copies each seed's slice of the weights and optimizer state into its agent.
-
-        Each stacked variable is split once (`tf.unstack`), not sliced once per seed: this runs
-        eagerly at every evaluation and checkpoint of `--copies N`, where each op costs
-        dispatch time. (A traced version was slower for a run's few calls: tracing and
-        optimizing its graph of S x variables assigns cost seconds.)"""
+        """Copies each seed's slice of the weights and optimizer state into its agent. Each variable
+        is split once (`tf.unstack`), not sliced per seed: this runs eagerly at every evaluation and
+        checkpoint, where each op costs dispatch time (a traced version was slower for so few
+        calls)."""
         weights = [tf.unstack(stacked, num=self.num_seeds) for stacked in self.stacked]
         slots = [
             tf.unstack(stacked, num=self.num_seeds) if _is_stacked(stacked, single) else stacked

@@ -54,12 +54,8 @@ def replicated_minimize(
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
     jit_compile: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-    """One optimizer step on `loss_fn` over `batch` split across the strategy's replicas, with
-    one all-reduce (module docstring).
-
-    Call in cross-replica context (inside the learner's `tf.function`, not inside
-    `strategy.run`). Returns (loss, gradient norm before clipping, aux) as one device would.
-    `jit_compile`: each replica's forward and backward pass is one XLA program (`replica_xla`).
+    """One optimizer step on `loss_fn` over `batch` split across the replicas, with one all-reduce;
+    call in cross-replica context. Returns (loss, unclipped gradient norm, aux) as one device would.
     """
     # The aux names, split into scalars and per-example tensors when the replica fn is traced.
     scalar_names: list[str] = []
@@ -106,29 +102,20 @@ def replicated_minimize(
 
 
 def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
-    """Whether `replicated_minimize` compiles each replica's forward and backward pass with XLA
-    for a learner that would be XLA-compiled on one device (`learner_xla`).
-
-    TF cannot compile the whole step under MirroredStrategy: an XLA program runs on one device,
-    and the step reads every replica's copy of the variables ("Trying to access resource
-    .../replica_1 located in device CPU:1 from device CPU:0"), also when only the function
-    passed to `strategy.run` is compiled (its all-reduce and optimizer update reach the other
-    replicas through `merge_call`). Each replica's loss and gradient read only that replica's
-    copies, so they compile; the all-reduce and the update run on TF's kernels. TPUStrategy
-    compiles the whole replicated step with XLA itself.
-    """
+    """Whether each replica's forward and backward pass is XLA-compiled, for a learner that would be
+    on one device. The whole step cannot be: an XLA program runs on one device and the step reads
+    every replica's variables ("Trying to access resource .../replica_1 ..."), also when only the
+    `strategy.run` function is compiled. Each replica's loss and gradient read only its own copies,
+    so they compile. TPUStrategy compiles the whole replicated step itself."""
     return learner_xla and not isinstance(strategy, tf.distribute.TPUStrategy)
 
 
 @contextlib.contextmanager
 def gradients_already_summed(optimizer: tf.keras.optimizers.Optimizer) -> Iterator[None]:
-    """Within: `optimizer.apply_gradients` in replica context applies the gradients it is given
-    instead of summing them over the replicas first (they already are the whole batch's).
-
-    Keras 3's TensorFlow optimizers sum in `_all_reduce_sum_gradients` and offer no public switch
-    (tf-keras' `skip_gradients_aggregation` is gone), so that method is replaced on this one
-    optimizer object while the step is traced, and restored after.
-    """
+    """Within: replica-context `optimizer.apply_gradients` applies the gradients it is given instead
+    of summing them over replicas (they already are the whole batch's). Keras 3 offers no public
+    switch (tf-keras' `skip_gradients_aggregation` is gone), so `_all_reduce_sum_gradients` is
+    replaced on this one optimizer while the step is traced."""
     if not hasattr(optimizer, "_all_reduce_sum_gradients"):
         raise TypeError(
             f"{type(optimizer).__name__} has no _all_reduce_sum_gradients to switch off; "
@@ -161,13 +148,8 @@ def replicated_loss(
 
 
 def sum_across_replicas(values: list[tf.Tensor]) -> list[tf.Tensor]:
-    """`values` summed over the replicas inside `strategy.run` with several replicas (ONE
-    collective, which every replica must enter); as they are anywhere else (one device, or
-    cross-replica context).
-
-    For whole-batch statistics inside a loss, e.g. advantage normalization over a minibatch
-    that the strategy split: each replica sums over its part, the sum is the whole batch's.
-    """
+    """`values` summed over the replicas inside `strategy.run` (ONE collective every replica must
+    enter), unchanged elsewhere: whole-batch statistics inside a loss the strategy split."""
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return list(values)
@@ -175,12 +157,9 @@ def sum_across_replicas(values: list[tf.Tensor]) -> list[tf.Tensor]:
 
 
 def all_workers_agree(strategy: tf.distribute.Strategy, flag: bool) -> bool:
-    """True only if `flag` is True on every worker (a collective: every worker must call it).
-
-    Multi-worker training must take the same branches everywhere, or a worker waits forever in
-    a collective the others never enter; a decision that depends on a worker's own data (e.g.
-    "the replay holds a batch") goes through here. Also a barrier.
-    """
+    """True only if `flag` is True on every worker; a collective and a barrier. A decision that
+    depends on a worker's own data goes through here, or a worker waits forever in a collective the
+    others never enter."""
     votes = int(_count_votes(strategy)(tf.constant(1 if flag else 0, tf.int32)))
     return votes == strategy.num_replicas_in_sync  # ReduceOp has SUM and MEAN, no MIN
 

@@ -103,12 +103,9 @@ def shared_strategy(name: str) -> tf.distribute.Strategy:
 
 
 def training_strategy(flag: str | None, agent: str | None, compiled: bool, training: bool) -> str:
-    """Checks the run's strategy before anything is written; returns its name.
-
-    With --training False (greedy test episodes on one device) only the name is checked.
-    Otherwise a non-default strategy is made here, once per process (`shared_strategy`), so a
-    missing TPU or TF_CONFIG fails now, and the agent (registered name) must support them.
-    """
+    """Checks the run's strategy before anything is written; returns its name. A non-default
+    strategy is made here once per process, so a missing TPU or TF_CONFIG fails now (only the name
+    is checked with --training False)."""
     name = strategy_name(flag)
     if name == "default" or not training:
         return name

@@ -278,12 +278,9 @@ class _Entry:
 
 
 class HParams:
-    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`).
-
-    Registered sets are factories returning a fresh object; a child calls its parent and
-    changes values (`hp = dqn(); hp.lr = 1e-3`). After `--hparam_override` the trainer
-    freezes the object; runtime state never lives here.
-    """
+    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`). Sets
+    are factories; a child calls its parent and changes values. The trainer freezes the object after
+    overrides; runtime state never lives here."""
 
     def __init__(self) -> None:
         object.__setattr__(self, "_entries", {})

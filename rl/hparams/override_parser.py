@@ -94,11 +94,8 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def parse_literal(text: str, allow_calls: bool = True) -> Any:
-    """Parses one value: literals, `BareWord`s and (with `allow_calls`) schedule calls.
-
-    Raises `LiteralError` for text that is not such a value, and `UserError` for a call of an
-    unknown schedule or with bad arguments.
-    """
+    """Parses one value: literals, `BareWord`s and (`allow_calls`) schedule calls; `LiteralError`
+    for other text, `UserError` for an unknown schedule or bad arguments."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:

@@ -28,12 +28,9 @@ from rl.hparams.override_parser import LiteralError, parse_literal
 
 
 class Schedule:
-    """A float-valued function of the training step built from TF ops.
-
-    Subclasses set `name` (their registry name), call `super().__init__(**args)` with their
-    validated arguments in signature order, list the optional ones with their defaults in
-    `optional`, and implement `_value(step)` for an int64 scalar `step`.
-    """
+    """A float-valued function of the training step built from TF ops. Subclasses set `name`, call
+    `super().__init__(**args)` with their validated arguments in signature order, list optional ones
+    in `optional`, and implement `_value(step)`."""
 
     name: ClassVar[str] = ""
     optional: ClassVar[Mapping[str, Any]] = MappingProxyType({})

@@ -61,14 +61,9 @@ class NStepAccumulator:
         truncated: np.ndarray,
         valid: np.ndarray | None = None,
     ) -> Batch:
-        """Takes one vector-env step (leading dim num_envs) and returns the completed transitions.
-
-        `next_obs` must be the true next observation; for an env whose episode just ended, its
-        final observation (gymnasium's `final_obs`), not the reset one. `valid` ([num_envs] bool,
-        optional) masks out env slots that did not take a real step, e.g. the reset step of
-        gymnasium's NEXT_STEP autoreset mode. Returns fields obs, action, reward, next_obs,
-        discount with 0 or more rows, grouped by env and oldest first within an env.
-        """
+        """Takes one vector-env step and returns the completed transitions (grouped by env, oldest
+        first). `next_obs` must be the true next observation (`final_obs` where an episode ended);
+        `valid` masks env slots that took no real step (NEXT_STEP autoreset's reset step)."""
         num_envs, n = self.num_envs, self.n
         obs = self._check("obs", obs, self._obs_shape)
         action = self._check("action", action, self._action_shape)
@@ -115,12 +110,8 @@ class NStepAccumulator:
         return out
 
     def flush(self) -> Batch:
-        """Ends every env's episode as a truncation and returns all pending transitions.
-
-        For when the runner cuts episodes itself (e.g. at a checkpoint boundary or before the
-        envs are reset): the partial transitions bootstrap from each env's latest next_obs with
-        discount gamma^m, exactly as if the env had reported `truncated`.
-        """
+        """Ends every env's episode as a truncation (the runner cut it) and returns the pending
+        transitions, bootstrapping from each env's latest next_obs with discount gamma^m."""
         out = self._emit(self._pending.copy(), np.zeros(self.num_envs, dtype=bool))
         self._head[:] = 0
         self._pending[:] = 0

@@ -75,12 +75,9 @@ class SumTree:
             self._mins[nodes] = np.minimum(self._mins[left], self._mins[right])
 
     def find(self, prefix_sums: np.ndarray) -> np.ndarray:
-        """Leaf i (int64, same shape as `prefix_sums`) with cumsum[i-1] <= prefix < cumsum[i].
-
-        Only leaves with a positive value are ever returned while `total > 0`: the descent never
-        enters a zero-sum subtree, so a prefix at or past `total` (float rounding at the top of
-        the tree) lands on the last positive leaf, never on an unused one.
-        """
+        """Leaf i with cumsum[i-1] <= prefix < cumsum[i]. The descent never enters a zero-sum
+        subtree, so a prefix at or past `total` (float rounding) lands on the last positive leaf,
+        never an unused one."""
         prefix = np.array(prefix_sums, dtype=np.float64)  # a copy: it is reduced in place
         shape = prefix.shape
         prefix = prefix.reshape(-1)

@@ -92,11 +92,8 @@ class Replay:
         return indices
 
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
-        """Returns every field shaped [num_batches, batch_size, ...], plus "indices" and "weights".
-
-        "indices" (int64) are the rows to pass back to `update_priorities`; "weights" (float32)
-        are importance-sampling weights in (0, 1] (all ones for uniform replay).
-        """
+        """Every field shaped [num_batches, batch_size, ...], plus "indices" for `update_priorities`
+        and importance "weights" in (0, 1] (ones for uniform replay)."""
         if self._storage.size == 0:
             raise ValueError("cannot sample from an empty replay; add transitions first")
         if int(batch_size) < 1 or int(num_batches) < 1:

@@ -13,11 +13,8 @@ from rl.registry import register_model
 def mlp(
     hidden_sizes: Sequence[int], activation: str = "relu", name: str = "mlp"
 ) -> tf.keras.Sequential:
-    """Returns Dense layers of `hidden_sizes` units; the head is added by the agent.
-
-    The input is flattened first so any Box observation works. The model builds lazily on its
-    first call, so it needs no input shape here.
-    """
+    """Dense layers of `hidden_sizes` units after a Flatten (any Box observation works); the agent
+    adds the head."""
     layers: list[tf.keras.layers.Layer] = [tf.keras.layers.Flatten()]
     layers += [tf.keras.layers.Dense(size, activation=activation) for size in hidden_sizes]
     return tf.keras.Sequential(layers, name=name)

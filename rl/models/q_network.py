@@ -21,11 +21,8 @@ from rl.registry import get_model
 
 
 class DuelingHead(tf.keras.layers.Layer):
-    """Splits features into a state value and action advantages, then recombines them.
-
-    With `num_atoms` > 1 both streams output one value per atom ([B, 1, N] and [B, A, N]) and
-    the result is [B, A, N] logits (Rainbow's distributional dueling head).
-    """
+    """Splits features into a state value and action advantages, then recombines them; with
+    `num_atoms` > 1 the result is [B, A, N] logits (Rainbow's distributional dueling head)."""
 
     def __init__(
         self,

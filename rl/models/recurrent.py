@@ -71,13 +71,9 @@ class RecurrentCore(tf.keras.layers.Layer):
         episode_start: tf.Tensor | None = None,
         detach: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Runs features [T, B, F] from `state` [B, S]; returns (outputs [T, B, units], the
-        state after every step [T, B, S]).
-
-        `episode_start` [T, B] (bool): zero the state before step t (an episode begins there).
-        `detach` [T, B] (bool): stop gradients flowing back through the state before step t
-        (R2D2's burn-in: the steps before it only produce a start state).
-        """
+        """Runs features [T, B, F] from `state` [B, S]: (outputs [T, B, units], states [T, B, S]).
+        The state is zeroed before steps flagged in `episode_start` and detached before those in
+        `detach` (R2D2's burn-in)."""
         steps = tf.shape(inputs)[0]
         batch = tf.shape(inputs)[1]
         if episode_start is None:
@@ -111,24 +107,12 @@ def _unflat_time(x: tf.Tensor, steps: tf.Tensor, batch: tf.Tensor) -> tf.Tensor:
 
 class RecurrentActorCritic(ActorCritic):
     """obs, state -> (policy parameters, value, new state): torso -> core -> the heads of
-    `ActorCritic` (same initialization, same `distribution`).
+    `ActorCritic`.
 
-    Policy and value share torso and core by default; with `separate_torsos` the value head
-    gets its own torso and core (SB3-contrib's `enable_critic_lstm` without `shared_lstm`), so
-    value-loss gradients do not shape the policy's memory. The state is then the two cores'
-    states side by side ([policy | value]).
-
-    Options that make it SB3-contrib's `MlpLstmPolicy` (docs/recurrent.md):
-
-    - `core_first`: the core reads the (flattened) observation and the MLP torso reads the
-      core's output (SB3-contrib: features extractor = Flatten, then the LSTM, then
-      `net_arch`'s MLP, then the heads), instead of torso -> core -> heads;
-    - `normalize_obs`: observations are standardized by running statistics
-      (`ObservationNormalizer`, VecNormalize's arithmetic) before anything else; the agent
-      updates them on the observations it acts on;
-    - `torch_init()`: PyTorch's default initialization for every layer (SB3 with
-      `ortho_init=False`).
-    """
+    With `separate_torsos` the value head gets its own torso and core (SB3-contrib's
+    `enable_critic_lstm` without `shared_lstm`), so value-loss gradients do not shape the policy's
+    memory; the state is then [policy | value]. `core_first`, `normalize_obs` and `torch_init()`
+    make it SB3-contrib's `MlpLstmPolicy` (docs/recurrent.md)."""
 
     def __init__(
         self,
@@ -223,11 +207,10 @@ class RecurrentActorCritic(ActorCritic):
         return params, value, tf.concat(all_states, axis=-1)
 
     def torch_init(self) -> None:
-        """Re-initializes every built layer as PyTorch's defaults would (what SB3 gets with
-        `ortho_init=False`): Dense kernels and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-        (nn.Linear), and every GRU/LSTM weight U(-1/sqrt(units), 1/sqrt(units)) (nn.GRU,
-        nn.LSTM), where a Keras LSTM's single bias is the sum of PyTorch's two (b_ih + b_hh).
-        Call after the first forward pass has built the variables."""
+        """Re-initializes every built layer as PyTorch's defaults would (SB3 with
+        `ortho_init=False`): U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for Dense, U(-1/sqrt(units),
+        1/sqrt(units)) for GRU/LSTM, where Keras' single LSTM bias is the sum of PyTorch's two. Call
+        after the first forward pass."""
 
         def uniform(variable: tf.Variable, bound: float, terms: int = 1) -> None:
             # A Keras 3 initializer repeats its draws: one new initializer per draw.

@@ -71,11 +71,8 @@ class ObservationNormalizer(tf.keras.layers.Layer):
 
 
 class RewardScaler:
-    """VecNormalize's reward scaling: reward / sqrt(Var[discounted return] + 1e-8), clipped.
-
-    Per env it keeps the discounted return of the running episode (return = gamma * return +
-    reward, zeroed after the episode ends); every step's returns update the running variance.
-    """
+    """VecNormalize's reward scaling: reward / sqrt(Var[discounted return] + 1e-8), clipped, with a
+    per-env discounted return zeroed after each episode end."""
 
     def __init__(self, num_envs: int, gamma: float) -> None:
         self.gamma = float(gamma)

@@ -56,15 +56,11 @@ class Checkpoint:
 
 
 def readable_names(serialized_graph: bytes) -> dict[str, str]:
-    """`{checkpoint key: readable path}` from a checkpoint's object graph.
-
-    A checkpoint keys each variable by its shortest path from the root, which for a network's
-    weights is often the optimizer's list (`agent/optimizer/_trainable_variables/5`); the same
-    variable is also reachable as `agent/q_network/head/advantage/bias`. This picks, for every
-    variable keyed under the optimizer that is also reachable outside it, the path outside with
-    the fewest private (`_`) parts. Others keep their key. Empty if the graph cannot be read
-    (TF's proto module moved): the keys are then shown as they are.
-    """
+    """`{checkpoint key: readable path}` from a checkpoint's object graph. A checkpoint keys a
+    variable by its shortest path, often the optimizer's list
+    (`agent/optimizer/_trainable_variables/5`); this picks the path outside the optimizer with the
+    fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph cannot be read
+    (TF's proto module moved): the keys are then shown as they are."""
     try:
         from tensorflow.core.protobuf import trackable_object_graph_pb2
     except ImportError:

@@ -51,11 +51,8 @@ class EpisodeStats:
 
 
 def true_next_obs(next_obs: np.ndarray, info: dict) -> np.ndarray:
-    """The real next observation per env: `final_obs` where an episode just ended.
-
-    With AutoresetMode.SAME_STEP the vector env returns the reset observation for finished
-    envs and keeps the last observation of the episode in info["final_obs"].
-    """
+    """The real next observation per env: SAME_STEP autoreset returns the reset observation for
+    finished envs and keeps the last one in info["final_obs"]."""
     mask = info.get("_final_obs")
     if mask is None or not mask.any():
         return next_obs

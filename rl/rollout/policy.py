@@ -22,11 +22,8 @@ from rl.rollout.reevaluate import ActorCriticModel
 
 @register_action_function("sample", role="logits_sample")
 def sample(logits: tf.Tensor, generator: tf.random.Generator) -> tf.Tensor:
-    """Draws one action per row from softmax(`logits`) with the Gumbel-max trick.
-
-    argmax(logits + Gumbel noise) is an exact sample from the categorical distribution and
-    needs only the agent's generator (tf.random.categorical would use global op seeds).
-    """
+    """One action per row from softmax(`logits`) by the Gumbel-max trick: exact, and needs only the
+    agent's generator (tf.random.categorical would use global op seeds)."""
     uniform = generator.uniform(tf.shape(logits), minval=1e-20, maxval=1.0)
     gumbel = -tf.math.log(-tf.math.log(uniform))
     return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int64)

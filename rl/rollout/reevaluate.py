@@ -50,12 +50,8 @@ class PolicyOutputs(NamedTuple):
 
 
 def reevaluate(rollout: Rollout, model: ActorCriticModel) -> PolicyOutputs:
-    """log-probs of the stored actions, values and entropies under `model`'s current weights.
-
-    With the weights that acted, `log_prob` and `value` equal the acting-time numbers (up to
-    float rounding of a different batch shape); after an update, `log_prob - rollout.log_prob`
-    is the log importance ratio log pi/mu.
-    """
+    """log-probs of the stored actions, values and entropies under `model`'s current weights; after
+    an update, `log_prob - rollout.log_prob` is the log importance ratio log pi/mu."""
     num_steps, num_envs = rollout.num_steps, rollout.num_envs
     flat = reevaluate_steps(model, flatten_steps(rollout.obs), flatten_steps(rollout.action))
 

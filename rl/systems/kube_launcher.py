@@ -422,11 +422,8 @@ def follow_command(launch: Launch) -> str:
 
 
 class KubernetesSystem:
-    """A `--sys` entry that launches a Kubernetes Job instead of running jobs in-process.
-
-    Subclasses set `name` and fill `shape()`, which checks their own flags; `plan()` adds the
-    shared checks and renders, and `launch()` prints or submits the result.
-    """
+    """A `--sys` entry that launches a Kubernetes Job: subclasses set `name` and fill `shape()`;
+    `plan()` adds the shared checks and renders, `launch()` prints or submits."""
 
     name = ""
 

@@ -180,14 +180,10 @@ def _headless_service(spec: JobSpec, port: int, port_name: str) -> Manifest:
 
 
 def pod_failure_policy(on_preemption: str) -> Manifest:
-    """The Job's rules, first match wins: a preempted Pod (`DisruptionTarget` condition, or
-    train.py's EXIT_PREEMPTED) gets `on_preemption`; exit 2 or 3 fails the Job at once; any
-    other failure counts against `backoffLimit`. Needs `restartPolicy: Never`.
-
-    `Ignore` (one-Pod Jobs): the Pod is replaced and nothing is counted. `FailJob` (the child
-    Job of a JobSet): the Job fails at once with reason `PodFailurePolicy` and a message that
-    names the condition or exit code, which the JobSet's rules (`jobset_failure_policy`) read.
-    """
+    """The Job's rules, first match wins: a preempted Pod gets `on_preemption`, exit 2 or 3 fails
+    the Job at once, any other failure counts against `backoffLimit` (needs `restartPolicy: Never`).
+    `Ignore` (one-Pod Jobs) replaces the Pod for free; `FailJob` (a JobSet's child Job) fails it
+    with a message the JobSet's rules (`jobset_failure_policy`) read."""
     return {
         "rules": [
             {
@@ -330,14 +326,8 @@ def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) 
 def tpu_job_manifests(
     spec: JobSpec, tpu: TpuSlice, backoff_limit: int = CRASH_RETRIES
 ) -> list[Manifest]:
-    """The Job (single host) or JobSet (multi host) for one TPU slice.
-
-    Single host: a preempted or evicted Pod is replaced for free, a crashed one up to
-    `backoff_limit` times (`pod_failure_policy`); the new Pod, possibly on another node, runs
-    the same train.py command and so resumes from the last checkpoint in the (gs://) output dir.
-    Multi host: every Pod of the slice must run at once, so the JobSet restarts all of them
-    together (`_jobset`, at most `backoff_limit` times for crashes) and they resume likewise.
-    """
+    """The Job (single host) or JobSet (multi host: every Pod must run at once, so all restart
+    together) for one TPU slice; a replaced Pod resumes from the last gs:// checkpoint."""
     env = {
         "RL_STRATEGY": TPU_STRATEGY,
         "RL_TPU_TYPE": tpu.name,
@@ -385,11 +375,9 @@ def worker_job_manifests(
     gpu_type: str | None = None,
     backoff_limit: int = CRASH_RETRIES,
 ) -> list[Manifest]:
-    """The Pods of MultiWorkerMirroredStrategy: one worker is a headless Service + Indexed Job
-    (`_job`), several are a JobSet (`_jobset`, which makes the Service); `backoff_limit` is the
-    Job's `backoffLimit` or the JobSet's `maxRestarts` (crashes; preemptions are free). The
-    Pods' environment, from which `rl.distribute.tf_config` builds TF_CONFIG, and the GPU
-    requests: docs/tpu_gke.md, "CPU/GPU workers"."""
+    """The Pods of MultiWorkerMirroredStrategy: a headless Service + Indexed Job, or a JobSet for
+    several workers; `backoff_limit` counts crashes (preemptions are free). docs/tpu_gke.md,
+    "CPU/GPU workers"."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = {
@@ -451,12 +439,10 @@ def rayjob_manifest(
     gpu_type: str | None = None,
     backoff_limit: int = CRASH_RETRIES,
 ) -> Manifest:
-    """A KubeRay RayJob: the learner (`spec.train_args`, which ask for ACTOR_RESOURCE) is the
-    Ray job's entrypoint on the head Pod, with the GPUs of `--sys gke`; `actor_nodes` CPU Pods of
-    `actor_node_cpus` CPUs each hold one actor per CPU. A lost worker Pod is replaced by the
-    RayCluster (its actors restart on it, train.py --max_actor_restarts); a failed Ray job (the
-    learner's exit 75 after a preemption, or a crash) is retried `backoff_limit` times, each
-    time on a new RayCluster, and resumes from the checkpoint in the (gs://) output dir."""
+    """A KubeRay RayJob: the learner is the entrypoint on the head Pod (with `--sys gke`'s GPUs),
+    `actor_nodes` CPU Pods hold one actor per CPU. A lost worker Pod is replaced by the RayCluster;
+    a failed Ray job (exit 75 after a preemption, or a crash) is retried `backoff_limit` times on a
+    new RayCluster and resumes from the gs:// checkpoint."""
 
     def pod(container: Manifest, **pod_spec: Any) -> Manifest:
         container = {
@@ -521,12 +507,10 @@ def rayjob_manifest(
 def tuner_job_manifests(
     spec: JobSpec, workers: int, backoff_limit: int, secret: str | None = None
 ) -> list[Manifest]:
-    """A Job of `workers` Pods, each one worker of one Optuna study (`python -m rl.tune` with
-    `spec.train_args`). They share nothing but the study's storage, so there is no Service and
-    no TF_CONFIG; a failed Pod is replaced (`backoff_limit`), and its running trial is failed by
-    the heartbeat and re-run by another worker. `secret`: a Kubernetes Secret whose `password`
-    key becomes OPTUNA_DB_PASSWORD, which Kubernetes substitutes for `$(OPTUNA_DB_PASSWORD)` in
-    the args (so the storage URL in the manifest carries no password)."""
+    """A Job of `workers` Pods, each one worker of one Optuna study; they share only the study's
+    storage (no Service, no TF_CONFIG). A failed Pod's running trial is failed by the heartbeat and
+    re-run elsewhere. `secret`'s `password` key becomes OPTUNA_DB_PASSWORD, substituted into the
+    args by Kubernetes, so the manifest carries no password."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = _env({"PYTHONUNBUFFERED": "1", **spec.env})

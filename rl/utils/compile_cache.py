@@ -57,14 +57,10 @@ def _host_key() -> str:
 
 
 def enable() -> Path | None:
-    """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the
-    shared cache, and publishes this process's new entries at exit.
-
-    Call it before TensorFlow's runtime starts (its first op, or a strategy): TensorFlow reads
-    TF_XLA_FLAGS when it initializes its devices, once. train.py and `python -m rl.tune` call
-    it at startup; the loop calls `activate` once the engine is built, which takes the flag out
-    of the environment again. Returns the private directory, or None when the cache is off,
-    the user set their own, or it cannot be created."""
+    """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the shared
+    cache, publishing this process's new entries at exit. Call before TensorFlow's runtime starts
+    (it reads TF_XLA_FLAGS once). Returns the private directory, or None when the cache is off, the
+    user set their own, or it cannot be created."""
     global _private
     if _private is not None:
         return _private

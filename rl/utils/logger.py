@@ -32,11 +32,8 @@ class _CurrentStderrHandler(logging.StreamHandler):
 
 
 def configure_logging(level: str) -> None:
-    """Python logging of the `rl` package at `level` (train.py's --log_level), to stderr.
-
-    DEBUG turns on the agents' per-update diagnostics (rl/agents/diagnostics.py) for agents
-    built afterwards; WARNING also silences the console progress line.
-    """
+    """Python logging of the `rl` package at `level`, to stderr; DEBUG turns on the agents' update
+    diagnostics, WARNING silences the console progress line."""
     logger = logging.getLogger("rl")
     logger.setLevel(level)
     logger.propagate = False

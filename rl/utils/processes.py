@@ -19,13 +19,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # the main process's to handle
 
 @contextlib.contextmanager
 def children_ignore_stop_signals() -> Iterator[None]:
-    """Processes started inside this block ignore SIGINT and SIGTERM (an ignored disposition
-    survives exec; a handler would not).
-
-    Python keeps an inherited SIG_IGN for SIGINT instead of installing its KeyboardInterrupt
-    handler, so a spawned child never sees Ctrl-C. Outside the main thread signals cannot be
-    changed, and this is a no-op.
-    """
+    """Processes started inside this block ignore SIGINT and SIGTERM: an ignored disposition
+    survives exec (a handler would not), and Python keeps an inherited SIG_IGN for SIGINT. A no-op
+    outside the main thread."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

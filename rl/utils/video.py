@@ -34,11 +34,7 @@ STRIP_GAP = 4
 def check_render_possible(
     render_mode: str | None, supported_modes: Sequence[str] | None = None
 ) -> str | None:
-    """Returns None if `render_mode` can work here, else a one-line message saying why not.
-
-    `supported_modes` is the env's `metadata["render_modes"]`, when known. The caller turns
-    the message into a `UserError` (exit 2) before any env is built.
-    """
+    """None if `render_mode` can work here, else a one-line reason (for a `UserError`)."""
     if render_mode not in RENDER_MODES:
         return f"unknown render mode {render_mode!r}; choose one of " + ", ".join(
             repr(m) for m in RENDER_MODES
@@ -66,11 +62,9 @@ def display_available() -> bool:
 
 
 def use_offscreen_rendering() -> bool:
-    """Without a display, points SDL (pygame) at its "dummy" video driver; returns whether it
-    did. rgb_array rendering works either way, but SDL otherwise probes X11/Wayland first and
-    prints errors such as "XDG_RUNTIME_DIR is invalid". Call before the first render; a
-    SDL_VIDEODRIVER the user set is left alone.
-    """
+    """Without a display, points SDL at its "dummy" video driver (else it probes X11/Wayland and
+    prints errors such as "XDG_RUNTIME_DIR is invalid"); returns whether it did. A user's
+    SDL_VIDEODRIVER is left alone."""
     if display_available() or "SDL_VIDEODRIVER" in os.environ:
         return False
     os.environ["SDL_VIDEODRIVER"] = "dummy"
@@ -92,20 +86,13 @@ def play_episode(
     max_steps: int | None = None,
     full_game: bool = False,
 ) -> RenderedEpisode:
-    """Plays one episode of a single (non-vector) env; returns its frames, return and length.
+    """Plays one episode of a single env: (frames, return, length); `frames` holds the reset frame
+    and one per step with rgb_array, none with human. A single env, not a vector env, because a
+    vector env resets inside the step that ends an episode, so its last frame would show the next
+    one; `seed=s + i` replays a vector env's copy i.
 
-    `policy` maps a batch of observations to a batch of actions (e.g. `agent.greedy_actions`);
-    it is called with a batch of one. With `render_mode="rgb_array"` the frames are the reset
-    frame and one after every step (`len(frames) == length + 1`); with `render_mode="human"`
-    the env draws its own window at every step and `frames` is empty. A single env is used
-    rather than a vector env because a vector env resets itself inside the step that ends an
-    episode, so its last frame would show the next episode. Seeding: a vector env reset with
-    `seed=s` seeds its copy i with `s + i`, so `seed=s + i` replays that copy's episode.
-
-    `full_game` (Atari, whose env reports `game_score` when a game ends): an episode that ends
-    without it (a lost life under episodic life) is followed by a reset without a seed, which
-    continues the same game, until the game is over, so the video shows the whole game the
-    evaluation scores, not its first life; each such reset adds one frame.
+    `full_game` (Atari): an episode that ends without `game_score` (a lost life) is followed by a
+    seedless reset that continues the game, so the video shows the whole game the evaluation scores.
     """
     mode = getattr(env, "render_mode", None)
     if mode not in ("rgb_array", "human"):
@@ -303,12 +290,8 @@ def write_frame_strip_summary(
     name: str = "episode_frames",
     num_frames: int = 8,
 ) -> np.ndarray:
-    """Writes `frame_strip(frames)` as a `tf.summary.image` at `step`; returns the strip.
-
-    Why a strip of stills: TensorBoard's Images dashboard shows `tf.summary.image` PNGs in
-    every version, with a step slider, so one glance shows how an episode unfolds at each
-    evaluation. TensorBoard has no video dashboard; `write_gif_summary` is the animated option.
-    """
+    """Writes `frame_strip(frames)` as a `tf.summary.image` at `step`; returns the strip. Why
+    stills: every TensorBoard shows them with a step slider; it has no video dashboard."""
     strip = frame_strip(frames, num_frames)
     with writer.as_default(step=step):
         tf.summary.image(name, strip[None], max_outputs=1)
@@ -325,15 +308,9 @@ def write_gif_summary(
     max_frames: int = 300,
     max_width: int = 300,
 ) -> bytes:
-    """Writes the episode as an animated GIF into TensorBoard's Images dashboard.
-
-    `tf.summary.image` can only PNG-encode stills, so this writes the image plugin's own
-    summary format (a string tensor `[width, height, encoded image]`) with GIF bytes, as
-    tensorboardX's `add_video` does; the dashboard detects the GIF from its bytes and the
-    browser animates it. Frames are subsampled to at most `max_frames` (and to at most 50 a
-    second) and shrunk by an integer factor to at most `max_width` pixels wide, so event files
-    stay small. The GIF writer merges identical consecutive frames, adding up their delays.
-    """
+    """Writes the episode as an animated GIF into TensorBoard's Images dashboard, in the image
+    plugin's own format with GIF bytes, as tensorboardX's `add_video` does (`tf.summary.image`
+    encodes only PNG stills). Frames are subsampled and shrunk so event files stay small."""
     import imageio.v3 as iio
     from tensorboard.plugins.image import metadata as image_metadata
 
