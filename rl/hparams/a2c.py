@@ -14,16 +14,10 @@ from rl.registry import register_hparams
 
 @register_hparams("a2c")
 def a2c() -> HParams:
-    """A2C as Stable-Baselines3 runs it by default: 5-step rollouts, one gradient step on the
-    whole batch, torch's RMSprop (alpha 0.99, eps 1e-5 outside the root) at 7e-4, separate
-    policy and value MLPs with orthogonal init (gains sqrt(2) hidden, 0.01 policy, 1 value),
-    gradients clipped to global norm 0.5, no advantage normalization, no entropy bonus.
-
-    vf_coef is 1.0 here because our value loss is 0.5 (V - R)^2 and SB3's is vf_coef * MSE
-    with vf_coef 0.5: the same 0.5 (V - R)^2 in the total loss. With these settings one update
-    equals SB3's A2C.train() on the same weights and batch to float32 rounding (max |dw| 6e-8
-    after 3 updates on CartPole, checked against SB3 2.x in a scratch script, 2026-11-22).
-    """
+    """A2C as Stable-Baselines3 runs it by default (torch's RMSprop, separate orthogonal-init MLPs).
+    vf_coef is 1.0 because our value loss is 0.5 (V - R)^2 and SB3's vf_coef 0.5 * MSE: the same
+    term. One update equals SB3's A2C.train() on the same weights and batch to float32 rounding (max
+    |dw| 6e-8 after 3 updates on CartPole, against SB3 2.x, 2026-11-22)."""
     hp = on_policy()
     hp.agent = "a2c"
     hp.train_every = 5
@@ -47,14 +41,8 @@ def a2c() -> HParams:
 
 @register_hparams("a2c_cartpole")
 def a2c_cartpole() -> HParams:
-    """CartPole-v1 with rl-baselines3-zoo's settings (8 envs x 5 steps, otherwise `a2c`).
-
-    Measured (greedy eval of 10 episodes every 5k env steps, first eval >= 475; 2026-11-22):
-    seeds 0/1/2 at 25k/55k/45k env steps (SB3 2.x, same protocol: 50k/10k/15k). Before, with
-    Keras' RMSprop (rho 0.9, eps inside the root), a Glorot-initialized shared torso and half
-    SB3's value-loss weight, RMSprop at 7e-4 took 215k steps on seed 0 and the set's Adam at
-    1e-3 105k/115k/130k (the benchmark table).
-    """
+    """CartPole-v1 with rl-baselines3-zoo's settings (8 envs x 5 steps, otherwise `a2c`). Seeds
+    0/1/2 first evaluated >= 475 at 25k/55k/45k env steps (SB3 2.x, same protocol: 50k/10k/15k)."""
     hp = cartpole_protocol(a2c(), eval_every_steps=5000)
     rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
     hp.train_steps = 300_000

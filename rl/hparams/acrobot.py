@@ -11,16 +11,9 @@ from rl.registry import register_hparams
 
 @register_hparams("a2c_acrobot")
 def a2c_acrobot() -> HParams:
-    """rl-baselines3-zoo's A2C for Acrobot-v1 (hyperparams/a2c.yml at c6c209e: 16 envs x 5 steps,
-    ent_coef 0, 500k env steps; the rest is `a2c`, SB3's defaults), without the zoo's
-    observation/reward normalization (VecNormalize), which this codebase does not have.
-
-    Measured (greedy eval of 10 episodes every 5k env steps, first eval >= -100, 2026-11-22):
-    seeds 0/1/2 at 10k/5k/40k env steps (SB3 2.x on the same protocol, with VecNormalize:
-    20k/25k/10k). Before `a2c` matched SB3 (Keras' RMSprop with rho 0.9 and eps inside the
-    root, Glorot-initialized torsos, half SB3's value-loss weight; separate torsos) the
-    benchmark table had seed 0 at -500 for all 500k env steps, seeds 1/2 at 5k/20k.
-    """
+    """rl-baselines3-zoo's A2C for Acrobot-v1 (hyperparams/a2c.yml at c6c209e), without its
+    VecNormalize. Seeds 0/1/2 first evaluated >= -100 at 10k/5k/40k env steps (SB3 2.x with
+    VecNormalize: 20k/25k/10k; 2026-11-22)."""
     hp = a2c()
     rollouts(hp, num_envs=16, steps_per_env=5, batch_size=80)
     hp.env = "Acrobot-v1"

@@ -1,10 +1,5 @@
-"""CMA-ES hparams sets: `cmaes` (defaults), `cmaes_cartpole`, `cmaes_tiny` (tests).
-
-Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772.
-`num_envs` is the population size (one candidate per env copy) and `lr` is the learning rate of
-the mean, c_m, as a schedule of the generation (see rl/agents/cmaes.py). Every checkpoint cuts
-the running episodes, so `checkpoint_every` must leave room for a whole episode in every env
-copy: at least num_envs * max episode length + train_every env steps (checked at start).
+"""CMA-ES hparams sets (Hansen 2016, https://arxiv.org/abs/1604.00772): `num_envs` is the
+population size and `lr` the mean's learning rate c_m, per generation (rl/agents/cmaes.py).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """CoinRun set: `ppo_coinrun`, the procgen paper's PPO settings scaled down to a CPU budget.
 
 Cobbe et al. 2019, "Leveraging Procedural Generation to Benchmark Reinforcement Learning"
-(https://arxiv.org/abs/1912.01588), Table 3 and the "easy" protocol: 64 envs x 256 steps, 3
-epochs of 8 minibatches, lr 5e-4, gamma 0.999, GAE lambda 0.95, entropy 0.01, clip 0.2, value
-coefficient 0.5, gradient norm 0.5, 25M steps on 200 training levels, evaluated on unlimited
-(unseen) levels. Scaled down here: 16 envs x 256 steps (8 minibatches of 512, 3 epochs) and a 2M
-step budget with lr and clip range annealed to 0 over it, since a CPU trains a few hundred steps
-per second. The torso is the Nature CNN (`model=auto`), not the paper's IMPALA ResNet, which this
-codebase does not register. Training levels are `start_level` 0..199 (`num_levels` 200) in easy
-mode. Evaluation (greedy, 20 episodes every 100k steps; test mode and videos too) plays
-unlimited levels (`eval.env_kwargs`), the paper's test distribution, so the eval columns of
-progress.csv are test-level returns and `train_return_mean` the training-level ones (the
-stochastic policy on the 200 levels it trains on).
+(https://arxiv.org/abs/1912.01588), Table 3 and the "easy" protocol, with 16 envs instead of 64
+and 2M steps instead of 25M, since a CPU trains a few hundred steps per second; the Nature CNN
+instead of the IMPALA ResNet, which this codebase does not register. Training levels are
+0..199; evaluation plays unlimited levels (`eval.env_kwargs`), the paper's test distribution, so
+the eval columns of progress.csv are test-level returns and `train_return_mean` training-level.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""DQN sets for the compiled path (`rl.compiled`): TF-ops envs, one XLA program per iteration
-(rollout + in-graph replay writes + K gradient steps, `rl.compiled.dqn_iteration`).
+"""DQN sets for the compiled path (`rl.compiled.dqn_iteration`): TF-ops envs, one XLA program per
+iteration.
 
-`dqn_tf_cartpole` is `dqn_cartpole` (rl-baselines3-zoo's CartPole cadence: 128 gradient steps
-of 64 samples every 256 env steps, target sync every 128 gradient steps) on "tf/CartPole-v1",
-with a 64-64 MLP instead of 256-256. Env steps are nearly free on the compiled path, so the
-gradient steps are the work: with 256-256, seed 0 solved at 40k env steps using 30 s of CPU;
-with 64-64 (15x fewer FLOPs per sample) seeds 0/1/2 solved at 30k/25k/40k steps with ~13 s of
-CPU each, compilation included (2-core dev machine, 2026-11-21). The compiled replay is uniform
-and one-step, as `dqn_cartpole`'s is.
+`dqn_tf_cartpole` is `dqn_cartpole` on "tf/CartPole-v1" with a 64-64 MLP: env steps are nearly
+free on the compiled path, so the gradient steps are the work. With 256-256 seed 0 solved at 40k
+env steps in 30 s of CPU; with 64-64 (15x fewer FLOPs) seeds 0/1/2 at 30k/25k/40k in ~13 s each,
+compilation included (2-core dev machine, 2026-11-21).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The rest of the DQN family as configurations of the DQN sets: NoisyNet DQN, C51, Rainbow.
-
-Each set calls a DQN set (`dqn`, `dqn_cartpole`, `dqn_tiny`) and switches components on:
-- noisy_dqn*: NoisyNet heads (Fortunato et al. 2017, https://arxiv.org/abs/1706.10295), which
-  replace epsilon-greedy (epsilon 0 once learning starts; before that, actions are uniformly
-  random as in every DQN set);
-- c51*: the categorical distributional agent (Bellemare et al. 2017,
-  https://arxiv.org/abs/1707.06887);
-- rainbow*: C51 + double Q + dueling + noisy + prioritized replay + 3-step returns (Hessel et
-  al. 2017, https://arxiv.org/abs/1710.02298).
+"""The rest of the DQN family as configurations of the DQN sets: NoisyNet DQN (Fortunato et al.
+2017, https://arxiv.org/abs/1706.10295), C51 (Bellemare et al. 2017,
+https://arxiv.org/abs/1707.06887) and Rainbow (Hessel et al. 2017,
+https://arxiv.org/abs/1710.02298).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """`HParams`: typed, documented, freezable hyper-parameters (replaces TF1's contrib HParams).
 
-Every key is declared once with `add(name, default, doc)`; its type is inferred from the
-default or given explicitly, and every later assignment -- in a registered set's factory, from
-`--hparam_override` text, from `hparams.json` -- is checked against it. Strict by design, as in
-tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in a
-key fails with a suggestion instead of silently adding a new hyper-parameter. How override text
-is read for each declared type (the "bare-word rule": unquoted text is a str key's value
-verbatim, `None` for optional keys, `auto` for `auto[X]` keys, ...) is the table in
-docs/hparams.md, "`--hparam_override`".
+Every key is declared once with `add(name, default, doc)`, and every later assignment (a set's
+factory, `--hparam_override`, `hparams.json`) is checked against its type. Strict by design, as
+in tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in
+a key fails with a suggestion instead of adding a new hyper-parameter. How override text is
+read for each type: docs/hparams.md, "`--hparam_override`".
 """
 
 from __future__ import annotations

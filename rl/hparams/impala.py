@@ -1,10 +1,7 @@
 """IMPALA hparams sets: `impala` (the paper's defaults), `impala_cartpole`, `impala_tiny` (tests).
 
-Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
-Actor-Learner Architectures", https://arxiv.org/abs/1802.01561 (Table G.1 and section 5).
-The unroll length is T = train_every // num_envs. With `train.py --num_workers N` the N actor
-processes each step num_envs / N env copies and send unrolls of T steps; the learner learns
-from num_envs of those env rows at a time (docs/impala.md).
+Espeholt et al. 2018, https://arxiv.org/abs/1802.01561 (Table G.1 and section 5). The unroll
+length is T = train_every // num_envs (docs/impala.md).
 """
 
 from __future__ import annotations
@@ -18,9 +15,7 @@ from rl.registry import register_hparams
 
 @register_hparams("impala")
 def impala() -> HParams:
-    """The paper's settings where they apply to a small-scale run: unrolls of 20 steps, RMSProp
-    at 6e-4 with epsilon 0.01, gradient norm clipped at 40, baseline cost 0.5, entropy 0.01,
-    rho_bar = c_bar = 1, one gradient step per batch."""
+    """The paper's settings where they apply to a small-scale run."""
     hp = base()
     hp.agent = "impala"
     rollouts(hp, num_envs=8, steps_per_env=20)
@@ -86,10 +81,9 @@ def impala() -> HParams:
 
 @register_hparams("impala_cartpole")
 def impala_cartpole() -> HParams:
-    """CartPole-v1: 8 env copies x 16-step unrolls, Adam, 4 passes of 2 minibatches per batch,
-    so 7 of every 8 gradient steps learn from data of an older policy (V-trace corrects);
-    gamma 0.98, lambda 0.95 and normalized advantages (seeds 0-3 reached 500 at 40-55k env
-    steps; the paper's gamma 0.99, lambda 1 and raw advantages took 105k on seed 0)."""
+    """CartPole-v1: 4 passes of 2 minibatches per batch, so 7 of every 8 gradient steps learn from
+    data of an older policy (V-trace corrects). Seeds 0-3 reached 500 at 40-55k env steps; the
+    paper's gamma 0.99, lambda 1 and raw advantages took 105k on seed 0."""
     hp = cartpole_protocol(impala(), eval_every_steps=5000)
     rollouts(hp, num_envs=8, steps_per_env=16)
     hp.optimizer = "adam"

@@ -1,15 +1,11 @@
 """Where a registered hparams set's values come from: its parent chain, and for every key the
 set in that chain (or the command-line flag) that gave it its value.
 
-Why: a set inherits by calling its parent (`hp = dqn_tiny(); ...`), so whatever the parent
-switched on (prioritized replay, double Q) silently comes along. `train.py --list` prints each
-set's chain and `train.py --hparams X --show_hparams` every value with its source.
-
-Nothing here changes how sets are written. The chain is observed: while a set's factory runs,
-a profiler hook notes which other registered factories it calls (the nearest registered caller
-on the stack is the parent). A value's source is then found by comparison: a key whose value
-in the set equals its value in the parent comes from the parent (recursively), otherwise from
-the set itself -- so a set that assigns what its parent already had is not blamed for it.
+Why: a set inherits by calling its parent, so whatever the parent switched on silently comes
+along; `train.py --list` and `--show_hparams` say where. Nothing here changes how sets are
+written: while a factory runs, a profiler hook notes which registered factories it calls (the
+nearest registered caller is the parent). A key whose value equals the parent's comes from the
+parent (recursively), so a set that assigns what its parent already had is not blamed for it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""LunarLander-v3 hparams sets: `ppo_lunarlander`, `dqn_lunarlander`.
-
-Starting points are rl-baselines3-zoo's hyperparams/ppo.yml and hyperparams/dqn.yml entries for
-LunarLander (read at commits 208b6fd and ce95481, where the env is still called LunarLander-v2;
-the v3 env has the same dynamics and reward). The "solved" mean return is 200; both sets stop
-there, so the last checkpoint is the solved agent. Measured numbers: docs/benchmarks.md
-(benchmarks/algorithm_table.py).
+"""LunarLander-v3 hparams sets, from rl-baselines3-zoo's hyperparams/ppo.yml and dqn.yml entries
+(commits 208b6fd and ce95481, LunarLander-v2 there: the same dynamics and reward). Both stop at
+the "solved" mean return of 200. Measured numbers: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -40,10 +36,8 @@ def ppo_lunarlander() -> HParams:
 
 @register_hparams("dqn_lunarlander")
 def dqn_lunarlander() -> HParams:
-    """rl-baselines3-zoo's DQN (the same settings as its Acrobot-v1 entry): 256-256 MLP, lr 6.3e-4,
-    batch 128, 50k replay, learning from the first step, one gradient step per env step (here
-    16 per call every 16 steps), target copy every 250 gradient steps, epsilon 1 -> 0.1 over
-    the zoo's first 12% of 100k steps. Double Q stays on (SB3 runs vanilla DQN)."""
+    """rl-baselines3-zoo's DQN (its Acrobot-v1 settings), epsilon annealed over the zoo's first 12%
+    of 100k steps. Double Q stays on (SB3 runs vanilla DQN)."""
     hp = _protocol(zoo_small_env_dqn(dqn()))
     hp.train_steps = 200_000
     return hp

@@ -1,9 +1,7 @@
-"""MADDPG hparams sets: `maddpg` (the paper's settings), `maddpg_simple_spread`, `maddpg_tiny`.
+"""MADDPG hparams sets: `maddpg` (the settings of the paper's reference code,
+github.com/openai/maddpg), `maddpg_simple_spread`, `maddpg_tiny`.
 
-Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed Cooperative-Competitive Environments",
-https://arxiv.org/abs/1706.02275; the paper's settings are those of its reference code
-(github.com/openai/maddpg): Adam lr 0.01, gamma 0.95, batch 1024, two 64-unit layers,
-tau 0.01, gradient clipping 0.5, one update every 100 env steps after 1024 x 25 steps.
+Lowe et al. 2017, https://arxiv.org/abs/1706.02275.
 """
 
 from __future__ import annotations
@@ -59,9 +57,8 @@ def maddpg() -> HParams:
 
 @register_hparams("maddpg_simple_spread")
 def maddpg_simple_spread() -> HParams:
-    """simple_spread (3 agents, 25 steps) in a few minutes of CPU: more gradient steps per env
-    step than the paper, a smaller learning rate, one shared actor and 4 env copies (the slow
-    learning test's set)."""
+    """simple_spread (3 agents, 25 steps) in a few minutes of CPU: more gradient steps per env step
+    than the paper, a smaller learning rate, one shared actor (the slow learning test's set)."""
     hp = maddpg()
     hp.share_actor = True
     hp.num_envs = 4

@@ -12,21 +12,12 @@ from rl.registry import register_hparams
 def dqn_mountaincar() -> HParams:
     """MountainCar-v0: DQN with energy shaping, stopping at the "solved" mean return of -110.
 
-    The reward is -1 per step until the flag, so epsilon-greedy exploration rarely finds the
-    goal early; `mountain_car_energy` adds gamma * phi(s') - phi(s) with phi the car's
-    mechanical energy, which keeps the optimal policy (Ng et al. 1999) and rewards pumping from
-    the first episode. Evaluation reports the true return (docs/environments.md).
-
-    Measured on the dev machine (2026-11-21; greedy eval of 10 episodes every 2.5k env steps):
-    - rl-baselines3-zoo's DQN settings (lr 4e-3, gamma 0.98, 10k replay, target every 600 env
-      steps, 1-step returns) plus the shaping: seed 0 reached -105.5 at 60k env steps; seed 1
-      was still at -116 after 75k, dropping to -200 on the way. Shaping alone was not enough.
-    - These settings (lr 1e-3, gamma 0.99, 3-step returns, 50k replay, target update every 250
-      gradient steps = 500 env steps, epsilon annealed over 20k steps): seeds 0-3 stopped at
-      40.0k, 40.0k, 47.5k and 37.5k env steps (eval -104.6, -106.1, -109.5, -102.5); 100 test
-      episodes of those checkpoints: -111.3, -105.8, -110.0, -104.2.
-    - The same without shaping: seeds 0 and 1 at 65.0k and 52.5k env steps.
-    """
+    The reward is -1 per step until the flag, so epsilon-greedy exploration rarely finds the goal;
+    `mountain_car_energy` adds gamma * phi(s') - phi(s) with phi the car's mechanical energy, which
+    keeps the optimal policy (Ng et al. 1999) and rewards pumping from the first episode. Evaluation
+    reports the true return. Seeds 0-3 stopped at 37.5k-47.5k env steps (100 test episodes: -104.2
+    to -111.3); without shaping seeds 0/1 took 65.0k/52.5k, and the zoo's settings with shaping did
+    not get seed 1 there in 75k (2026-11-21)."""
     hp = dqn()
     hp.env = "MountainCar-v0"
     hp.reward_augmentation = "mountain_car_energy"

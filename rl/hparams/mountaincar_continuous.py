@@ -1,13 +1,10 @@
-"""MountainCarContinuous-v0 hparams sets: `sac_mountaincar_continuous`,
-`td3_mountaincar_continuous`, `ddpg_mountaincar_continuous`.
+"""MountainCarContinuous-v0 hparams sets, stopping at the "solved" mean return of 90.
 
 The reward is +100 at the flag minus 0.1 * action^2 per step, so an agent that has not found the
-flag learns to stand still (return ~0): exploration must push in one direction for hundreds of
-steps. rl-baselines3-zoo (hyperparams/{td3,ddpg}.yml at commits a02f4fb / 1159e28,
-hyperparams/sac.yml at c94924e) does that with Ornstein-Uhlenbeck noise of sigma 0.5 for
-TD3/DDPG (as here) and with gSDE for SAC (here: energy shaping instead, see the SAC set). The
-"solved" mean return is 90; the sets stop there.
-Measured numbers: docs/benchmarks.md (benchmarks/algorithm_table.py).
+flag learns to stand still: exploration must push in one direction for hundreds of steps.
+rl-baselines3-zoo (hyperparams/{td3,ddpg}.yml at a02f4fb / 1159e28, sac.yml at c94924e) does
+that with Ornstein-Uhlenbeck noise for TD3/DDPG (as here) and gSDE for SAC (here: energy
+shaping). Measured numbers: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -33,13 +30,9 @@ def _protocol(hp: HParams) -> HParams:
 
 @register_hparams("td3_mountaincar_continuous")
 def td3_mountaincar_continuous() -> HParams:
-    """The zoo's TD3: SB3 defaults (lr 1e-3, 400-300 nets, batch 256, one gradient step per env
-    step, here 64 per call every 64 steps) with Ornstein-Uhlenbeck noise of sigma 0.5.
-
-    SB3's OU noise steps with dt = 0.01 (x += theta (0 - x) dt + sigma sqrt(dt) N(0, 1), theta
-    0.15); ours steps with dt = 1, so the same process is theta 0.0015 and sigma 0.05: a
-    correlation time of ~670 steps and a stationary std of ~0.9, i.e. long pushes to one side.
-    """
+    """The zoo's TD3 with Ornstein-Uhlenbeck noise of sigma 0.5. SB3's OU steps with dt = 0.01; ours
+    with dt = 1, so the same process is theta 0.0015 and sigma 0.05: a correlation time of ~670
+    steps and a stationary std of ~0.9, i.e. long pushes to one side."""
     hp = _protocol(td3())
     hp.train_steps = 300_000
     hp.action_function = "ornstein_uhlenbeck"
@@ -56,16 +49,10 @@ def ddpg_mountaincar_continuous() -> HParams:
 
 @register_hparams("sac_mountaincar_continuous")
 def sac_mountaincar_continuous() -> HParams:
-    """The zoo's SAC (lr 3e-4, 50k replay, batch 512, fixed alpha 0.1, 32 gradient steps every 32
-    env steps, gamma 0.9999, tau 0.01, learning from the first step, 64-64 nets) with
-    potential-based energy shaping of the training reward in place of the zoo's gSDE
-    exploration, which this SAC does not have (evaluation reports the true reward).
-
-    Measured (seed 0, greedy eval of 10 episodes every 5k env steps, 2026-11-22): without the
-    shaping, exploration that samples the policy independently at every step never found the
-    flag and the policy learned to stand still (eval -0.004 after 50k env steps); with it the
-    first evaluation, at 5k env steps, returned 91.1.
-    """
+    """The zoo's SAC with potential-based energy shaping of the training reward in place of the
+    zoo's gSDE exploration, which this SAC does not have (evaluation reports the true reward).
+    Without the shaping, seed 0 never found the flag and learned to stand still in 50k env steps;
+    with it the first evaluation (5k steps) returned 91.1 (2026-11-22)."""
     hp = _protocol(sac())
     hp.reward_augmentation = "mountain_car_energy"
     hp.reward_augmentation_kwargs = {"scale": 10.0}

@@ -1,8 +1,6 @@
-"""Keys shared by the off-policy continuous-control families (td3/ddpg, sac).
-
-Not a registered set itself: `rl/hparams/td3.py`, `ddpg.py` and `sac.py` start from
-`off_policy_continuous()`. Defaults are Stable-Baselines3's, except that updates run as
-`gradient_steps` steps every `train_every` env steps in one compiled call (same 1:1 ratio).
+"""Keys shared by the off-policy continuous-control families (td3/ddpg, sac); not a registered set.
+Defaults are Stable-Baselines3's, with updates run as `gradient_steps` steps every
+`train_every` env steps in one compiled call (the same 1:1 ratio).
 """
 
 from __future__ import annotations
@@ -60,10 +58,8 @@ def pendulum_protocol(hp: HParams) -> HParams:
 
 
 def smoke_test_replay(hp: HParams) -> HParams:
-    """The continuous off-policy `*_tiny` sets: 400 env steps with prioritized replay of 16
-    transitions from a 1000-transition buffer, 4 gradient steps every 50 env steps after 100
-    random ones, 16-unit nets; evaluated and checkpointed every 200 steps. For smoke tests,
-    not for learning."""
+    """The continuous off-policy `*_tiny` sets: a few hundred env steps with a small prioritized
+    replay and 16-unit nets. For smoke tests, not for learning."""
     hp.train_steps = 400
     replay_sizes(hp, buffer_size=1000, batch_size=16, learning_starts=100)
     replay_ratio(hp, train_every=50, gradient_steps=4)

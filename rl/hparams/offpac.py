@@ -1,11 +1,8 @@
 """Off-PAC hparams sets: `offpac` (defaults), `offpac_cartpole`, `offpac_tiny` (tests).
 
-Degris, White & Sutton 2012, "Off-Policy Actor-Critic", https://arxiv.org/abs/1205.4839, with
-experience replay of the agent's own trajectories (rl/agents/offpac.py). One update happens every
-`train_every` env steps: the newest T = train_every // num_envs steps of each env copy enter the
-replay as one segment each, then `gradient_steps` steps on `batch_size` replayed segments.
-Replay ratio (how often a segment is learned from, on average): gradient_steps * batch_size /
-num_envs.
+Degris, White & Sutton 2012, https://arxiv.org/abs/1205.4839, with replay of the agent's own
+trajectories (rl/agents/offpac.py). A segment is learned from gradient_steps * batch_size /
+num_envs times on average.
 """
 
 from __future__ import annotations

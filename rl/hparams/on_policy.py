@@ -1,8 +1,4 @@
-"""Keys shared by the on-policy policy-gradient families (ppo, a2c, reinforce).
-
-Not a registered set itself: `rl/hparams/ppo.py`, `a2c.py` and `reinforce.py` start from
-`on_policy()` and add their own keys.
-"""
+"""Keys shared by the on-policy policy-gradient families (ppo, a2c, reinforce); not a set."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
-"""Safe parsing of `--hparam_override` text.
+"""Safe parsing of `--hparam_override` text: it comes from a command line, so it is parsed, never
+evaluated (`ast.parse(mode="eval")`, literal nodes only).
 
-The text comes from a command line, so it is parsed, never evaluated: `split_items` cuts it at
-top-level commas into `(key, value_text)` pairs, and `parse_literal` reads one value with
-`ast.parse(mode="eval")`, walking only literal nodes. What a value *means* (is a bare word a
-string or a bool?) depends on the declared type of its key, so that decision is left to
-`rl.hparams.hparams`; this module only reports bare words as `BareWord` and builds the
-registered schedules that a value calls by name. `override_text` writes values back as such text
-(a tuned set, a search's trial). The rules (items, dotted keys, what a value may be):
+What a value *means* (is a bare word a string or a bool?) depends on its key's declared type, so
+this module only reports bare words as `BareWord`; `rl.hparams.hparams` decides. The rules:
 docs/hparams.md, "`--hparam_override`".
 """
 

@@ -1,9 +1,8 @@
 """PPO hparams sets: `ppo` (SB3 defaults), `ppo_cartpole`, `ppo_acrobot`, `ppo_tiny` (tests).
 
-Schulman et al. 2017, "Proximal Policy Optimization Algorithms", https://arxiv.org/abs/1707.06347.
-Learning rate and clip range are schedules of the *gradient* step: one update makes
-n_epochs * (rollout // batch_size) gradient steps, so annealing to 0 over `train_steps` env steps
-is linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
+Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Learning rate and clip range are
+schedules of the *gradient* step: annealing to 0 over `train_steps` env steps is
+linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
 """
 
 from __future__ import annotations
@@ -52,10 +51,8 @@ def ppo() -> HParams:
 
 
 def zoo_cartpole_ppo(hp: HParams) -> HParams:
-    """rl-baselines3-zoo's PPO training settings for CartPole-v1, which its RecurrentPPO entry
-    for CartPoleNoVel-v1 shares: 8 envs x 32 steps, one 256-sample batch, 20 epochs, gamma 0.98,
-    lambda 0.8, no entropy bonus, lr and clip range linear to 0 over 100k env steps (390
-    updates x 20 gradient steps = 7800)."""
+    """rl-baselines3-zoo's PPO settings for CartPole-v1, which its RecurrentPPO entry for
+    CartPoleNoVel-v1 shares (lr and clip range linear to 0 over 390 updates x 20 gradient steps)."""
     rollouts(hp, num_envs=8, steps_per_env=32, batch_size=256, n_epochs=20)
     hp.train_steps = 100_000
     hp.gamma = 0.98
@@ -68,9 +65,7 @@ def zoo_cartpole_ppo(hp: HParams) -> HParams:
 
 @register_hparams("ppo_cartpole")
 def ppo_cartpole() -> HParams:
-    """CartPole-v1, rl-baselines3-zoo: 8 envs x 32 steps, one 256-sample batch, 20 epochs,
-    gamma 0.98, lambda 0.8, lr and clip range linear to 0 over 100k env steps
-    (390 updates x 20 gradient steps = 7800)."""
+    """CartPole-v1 with rl-baselines3-zoo's settings."""
     return cartpole_protocol(zoo_cartpole_ppo(ppo()), eval_every_steps=2560)
 
 

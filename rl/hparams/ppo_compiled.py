@@ -1,11 +1,8 @@
 """PPO sets for the compiled path (`rl.compiled`): TF-ops envs, one XLA program per iteration.
 
-`ppo_tf_cartpole` starts from `ppo_cartpole` (rl-baselines3-zoo's tuned CartPole settings) on
-"tf/CartPole-v1". Env steps are nearly free here (docs/architecture.md, "Speed rules"), gradient
-steps are not, so it uses 64 envs x 32 steps (2048 samples per iteration) and fewer, larger
-minibatches than the zoo (4 x 512 samples, 10 epochs = 40 gradient steps per iteration, vs 20 per
-256 samples): ~6x fewer gradient steps per env step. lr and clip range anneal to 0 over the 2 x 10^5
-step budget: 98 iterations (whole iterations: 200,704 steps) x 40 = 3920 gradient steps.
+`ppo_tf_cartpole` is `ppo_cartpole` on "tf/CartPole-v1". Env steps are nearly free there, gradient
+steps are not (docs/architecture.md, "Speed rules"), so it uses 64 envs and fewer, larger
+minibatches: ~6x fewer gradient steps per env step than the zoo.
 """
 
 from __future__ import annotations
@@ -35,12 +32,9 @@ def ppo_tf_cartpole() -> HParams:
 
 @register_hparams("ppo_tf_tiny")
 def ppo_tf_tiny() -> HParams:
-    """A few hundred steps on tf/CartPole-v1 with value clipping and schedules: smoke tests.
-
-    Without XLA: the train.py plumbing tests start it in ~10 subprocesses, and XLA-compiling
-    the iteration costs ~3.5 s of each (8.0 s vs 11.7 s per run). The in-process tests of the
-    compiled path (tests/compiled/: iteration, seeds, exact resume) set jit_compile=True, and
-    ppo_tf_cartpole's learning test runs XLA through train.py."""
+    """A few hundred steps on tf/CartPole-v1 with value clipping and schedules: smoke tests. Without
+    XLA: the train.py plumbing tests start it in ~10 subprocesses, and compiling costs ~3.5 s of
+    each; tests/compiled/ and ppo_tf_cartpole's learning test cover XLA."""
     hp = ppo_tf_cartpole()
     rollouts(hp, num_envs=4, steps_per_env=16, batch_size=32, n_epochs=2)
     hp.jit_compile = False

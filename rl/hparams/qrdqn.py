@@ -1,10 +1,8 @@
 """QR-DQN hparams sets: the DQN sets with the qrdqn agent and its two keys switched in.
 
-Dabney et al. 2017, https://arxiv.org/abs/1710.10044. Two settings of the DQN parents are not
-QR-DQN's and are set back here on purpose: every DQN set has `double_q=True` (the paper's
-target picks a* with the target network, so `double_q=False`), and `loss` names a TD loss.
-`qrdqn_tiny` keeps what `dqn_tiny` switches on (prioritized replay, dueling, 3-step returns):
-a smoke test should run every code path.
+Dabney et al. 2017, https://arxiv.org/abs/1710.10044. `double_q=False` on purpose: the paper's
+target picks a* with the target network. `qrdqn_tiny` keeps what `dqn_tiny` switches on: a
+smoke test should run every code path.
 """
 
 from __future__ import annotations

@@ -28,12 +28,9 @@ def _add_recurrent_core(hp: HParams) -> HParams:
 @register_hparams("ppo_recurrent")
 def ppo_recurrent() -> HParams:
     """PPO with a torso -> GRU -> heads actor-critic, learning on 128-step env sequences.
-
-    `separate_torsos` (PPO's default, True) gives the value head its own torso AND recurrent
-    core, as SB3-contrib's RecurrentPPO does by default: on MaskedCartPole-v1 a core shared by
-    policy and value solved seed 0 but stayed below 150 for seeds 1-3 in 100k env steps, while
-    separate cores reached 360-500 for seeds 0-2 (docs/recurrent.md).
-    """
+    `separate_torsos` gives the value head its own torso AND core, as SB3-contrib does: on
+    MaskedCartPole-v1 a shared core stayed below 150 for seeds 1-3 in 100k env steps, separate cores
+    reached 360-500 for seeds 0-2 (docs/recurrent.md)."""
     hp = _add_recurrent_core(ppo())
     hp.agent = "ppo_recurrent"
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
@@ -77,19 +74,10 @@ def ppo_recurrent() -> HParams:
 @register_hparams("ppo_recurrent_masked_cartpole")
 def ppo_recurrent_masked_cartpole() -> HParams:
     """MaskedCartPole-v1 with rl-baselines3-zoo's RecurrentPPO settings for CartPoleNoVel-v1
-    (hyperparams/ppo_lstm.yml, "Tuned"): 8 envs x 32 steps, the 8 whole 32-step sequences in one
-    minibatch, 20 epochs, gamma 0.98, lambda 0.8, no entropy bonus, lr and clip range linear to
-    0 over 100k env steps (390 updates x 20 = 7800 gradient steps); SB3-contrib's MlpLstmPolicy
-    with `ortho_init=False, activation_fn=nn.ReLU, lstm_hidden_size=64,
-    enable_critic_lstm=True, net_arch=dict(pi=[64], vf=[64])`: for the policy and for the value
-    each, a 64-unit LSTM on the observation, then a 64-unit ReLU layer, then the head, all
-    initialized as PyTorch does; `normalize: True` (VecNormalize: observations and rewards).
-    SB3's value loss is vf_coef 0.5 on mean((R - V)^2), i.e. vf_coef 1.0 on ours (0.5 (V - R)^2).
-
-    Before these settings were followed (GRU after the MLP, Keras initialization, no
-    normalization, half SB3's value weight) seeds 0 and 2 peaked at 363 and 374 in 100k steps;
-    with them seeds 0-5 evaluate 500 within 10k-23k env steps (docs/recurrent.md).
-    """
+    (hyperparams/ppo_lstm.yml, "Tuned") and SB3-contrib's MlpLstmPolicy with `ortho_init=False,
+    activation_fn=nn.ReLU, lstm_hidden_size=64, enable_critic_lstm=True, net_arch=dict(pi=[64],
+    vf=[64])` and `normalize: True`; SB3's vf_coef 0.5 on mean((R - V)^2) is our 1.0. Seeds 0-5
+    evaluate 500 within 10k-23k env steps (docs/recurrent.md)."""
     hp = cartpole_protocol(
         zoo_cartpole_ppo(ppo_recurrent()), eval_every_steps=2560, env=MASKED_CARTPOLE
     )
@@ -116,10 +104,8 @@ def ppo_masked_cartpole() -> HParams:
 
 @register_hparams("ppo_recurrent_tiny")
 def ppo_recurrent_tiny() -> HParams:
-    """A few hundred steps with an LSTM core, 16-step sequences and a time limit that cuts
-    episodes inside sequences, and ppo_recurrent_masked_cartpole's SB3-contrib options (core
-    first, PyTorch init, observation and reward normalization): smoke and resume tests, not
-    for learning."""
+    """A few hundred steps with an LSTM core, a time limit that cuts episodes inside sequences, and
+    ppo_recurrent_masked_cartpole's SB3-contrib options: smoke and resume tests."""
     hp = ppo_recurrent()
     rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.env = MASKED_CARTPOLE
@@ -206,12 +192,8 @@ def drqn() -> HParams:
 
 @register_hparams("drqn_masked_cartpole")
 def drqn_masked_cartpole() -> HParams:
-    """MaskedCartPole-v1: 4 envs, 8 gradient steps on 32 sequences (10 burn-in + 20 learning
-    steps, 3-step returns) every 64 env steps, target network copied every 500 gradient steps.
-
-    Tuned on seed 0 (docs/recurrent.md): a target period of 200 or one-step returns learned
-    more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style oscillation).
-    """
+    """MaskedCartPole-v1, tuned on seed 0 (docs/recurrent.md): a target period of 200 or one-step
+    returns learned more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style)."""
     hp = cartpole_protocol(drqn(), eval_every_steps=2560, env=MASKED_CARTPOLE)
     rollouts(hp, num_envs=4, steps_per_env=16)
     hp.train_steps = 150_000
@@ -228,10 +210,9 @@ def drqn_masked_cartpole() -> HParams:
 
 @register_hparams("drqn_tiny")
 def drqn_tiny() -> HParams:
-    """A few hundred steps with an LSTM core, prioritized sequences, dueling head, 3-step
-    returns and a time limit that ends episodes mid-sequence: for smoke tests, not for learning.
-    Not XLA-compiled: compiling the two unrolled networks took about half of its train.py run
-    (15 s -> 8 s without); drqn_masked_cartpole (jit_compile=True) covers the compiled path."""
+    """A few hundred steps with an LSTM core, prioritized sequences, dueling head, 3-step returns
+    and a time limit that ends episodes mid-sequence: smoke tests. Not XLA-compiled: compiling took
+    half its run (15 s -> 8 s without); drqn_masked_cartpole covers the compiled path."""
     hp = drqn()
     rollouts(hp, num_envs=2, steps_per_env=25)
     hp.jit_compile = False

@@ -1,10 +1,7 @@
 """Markdown reference of every registered hparams set: `python -m rl.hparams.reference`.
 
-Generated from the declarations themselves (key, type, value, doc), so the documentation of
-hyper-parameters cannot drift from the code. A set is written as its parent plus changes, so
-the reference says each thing once: a glossary gives every key's type, default and meaning,
-and each set lists only what it changes from its parent (the registered set its factory
-builds on) or, for a set without one, from the glossary's defaults.
+Generated from the declarations themselves, so the documentation of hyper-parameters cannot
+drift from the code; each set lists only what it changes from its parent.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""REINFORCE hparams sets: `reinforce` (no baseline), `reinforce_baseline_cartpole`,
-`reinforce_tiny` (tests).
-
-Williams 1992, "Simple Statistical Gradient-Following Algorithms for Connectionist
-Reinforcement Learning", Machine Learning 8. Batches are fixed step counts; see
-rl/agents/reinforce.py for how episodes that straddle batches are handled.
+"""REINFORCE hparams sets (Williams 1992); rl/agents/reinforce.py says how episodes that straddle
+batches are handled.
 """
 
 from __future__ import annotations
@@ -31,9 +27,9 @@ def reinforce() -> HParams:
 
 @register_hparams("reinforce_baseline_cartpole")
 def reinforce_baseline_cartpole() -> HParams:
-    """CartPole-v1 with a learned value baseline in its own torso: 8 envs x 128 steps, one
-    gradient step per 1024-step batch at lr 5e-3 (tuned on seed 0: 81,920 steps to 475, where
-    2048-step batches at 1e-3 needed ~480k)."""
+    """CartPole-v1 with a learned value baseline in its own torso, one gradient step per 1024-step
+    batch at lr 5e-3 (tuned on seed 0: 81,920 steps to 475; 2048-step batches at 1e-3 needed ~480k).
+    """
     hp = cartpole_protocol(reinforce(), eval_every_steps=10_240)
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=1024)
     hp.baseline = True

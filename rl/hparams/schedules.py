@@ -1,14 +1,10 @@
 """Hyper-parameters that change with the training step (epsilon, learning rate, beta, ...).
 
-A `Schedule` maps a step to a float32 tensor using TF ops only, so it runs inside a
-`tf.function` driven by an int64 `tf.Variable` step counter without retracing: its numbers are
-baked into the graph as constants and the step is a tensor. Step arithmetic that decides a
-boundary (clamping, piecewise lookups) is done in int64, so it stays exact at billions of steps.
-
-A schedule is data, not code: `spec()` is a canonical string such as
-`"linear(1.0, 0.05, 10000)"` that `parse_schedule` reads back (safely, through the override
-parser) into an equal schedule; that is how schedules travel through `--hparam_override` and
-`hparams.json`. Schedules register by explicit name in `rl.registry.schedules`.
+A `Schedule` uses TF ops only, so it runs inside a `tf.function` driven by an int64 step
+variable without retracing. Step arithmetic that decides a boundary is done in int64, so it
+stays exact at billions of steps. A schedule is data: `spec()` is a canonical string such as
+`"linear(1.0, 0.05, 10000)"` that `parse_schedule` reads back into an equal schedule, which is
+how schedules travel through `--hparam_override` and `hparams.json`.
 """
 
 from __future__ import annotations
