@@ -1,9 +1,6 @@
-"""The errors train.py tells apart, and the exit statuses it turns them into.
-
-A `UserError` is a mistake the person running `train.py` can fix (a bad name, a bad override, a
-bad path). `train.py` turns it into one line on stderr and exit status 2, before anything is
-written. A `WorkerError` (a failed worker process) becomes one line naming the worker and exit
-status 1. Anything else is a bug and keeps its traceback.
+"""The errors train.py tells apart, and the exit statuses it turns them into: a `UserError` (a
+mistake the user can fix) is one line and exit 2 before anything is written, a `WorkerError`
+one line naming the worker and exit 1; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The one training loop: the cadence of every run, whatever engine trains it.
 
-`train` takes a list of runs (one run dir and seed per `--copies` copy) and an engine factory
-(`rl.engines.choose`). The loop owns everything that is the same for every engine: resuming,
-the run files, the cadence of evaluation, logging and checkpoints, `stop_at_eval_return`, the
-callbacks (`STOP` / `CONTINUE` after every evaluation), SIGTERM (`Preempted`), divergence
-(`Diverged`), `TrainResult` and the test-mode table (`test`); docs/architecture.md, "The one
-loop", says in which order. An engine (`rl.engines.base.Engine`) only turns env steps into
-updates and plays evaluations.
+The loop owns everything that is the same for every engine: resuming, the run files, the
+cadence of evaluation, logging and checkpoints, stopping, callbacks, SIGTERM, divergence and
+test mode (docs/architecture.md, "The one loop"). An engine only turns env steps into updates
+and plays evaluations.
 """
 
 from __future__ import annotations

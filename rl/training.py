@@ -1,14 +1,5 @@
 """Training and test mode as train.py runs them: the engine chosen from the hparams and flags,
-driven by the one loop (`rl.loop`).
-
-| condition | engine |
-|---|---|
-| env written in TF ops ("tf/...") | compiled program (`rl.engines.compiled`) |
-| `--num_workers N > 1`, agent with `asynchronous_actors` (IMPALA) | `rl.engines.impala` |
-| `--num_workers N > 1`, replay agent (DQN, TD3/DDPG, SAC) | Ape-X (`rl.engines.apex`) |
-| otherwise (incl. `--num_workers N` env workers, strategies) | `rl.engines.in_process` |
-
-`engine_name` is the one place that choice is made.
+driven by the one loop (`rl.loop`). `engine_name` is the one place that choice is made.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """What every single-seed compiled run shares: the agent, its envs' variables, the checkpoint,
-one compiled call per iteration and the in-graph greedy evaluation.
-
-A subclass (`CompiledPPO`, `CompiledDQN`) checks that its agent fits (`_check_agent`), may add
-state to the checkpoint (`_extra_state`, e.g. the replay) and writes `_iteration`: everything
-one training iteration does, as TF code without inputs, returning scalar metrics. Because the
-whole run state lives in variables, `_iteration` is traced once and a restored run continues
+one compiled call per iteration and the in-graph greedy evaluation. Because the whole run state
+lives in variables, a subclass's `_iteration` is traced once and a restored run continues
 exactly where it stopped.
 """
 

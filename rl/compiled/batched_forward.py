@@ -1,17 +1,11 @@
 """Forward passes of S seeds' networks at once, as batched matmuls over the seed stack.
 
-Why: in the multi-seed program (`rl.compiled.ppo_seeds_iteration`) the minibatch forward/backward
-pass is most of the work. Run per seed, it is S small matmuls per layer and S times the ops; here
-each
-Dense layer is ONE `einsum("sbi,sio->sbo")` over the stacked [S, in, out] kernels.
-
-Which networks: MLP torsos (Dense and Flatten layers, possibly inside an "auto" torso or a
-Sequential) under the actor-critic's policy and value heads, which is every network the TF-ops
-envs (vector observations) get. `StackedForward.for_agents` returns None for anything else, and
-the caller then runs each seed's own model on its slice instead (same results, more ops).
-
-It mirrors `ActorCritic.call`, so it is checked against it: `for_agents` runs both on a probe
-batch when it is built and uses the batched pass only if every seed's outputs agree.
+Why: in the multi-seed program the minibatch forward/backward pass is most of the work; per
+seed it is S small matmuls per layer, here ONE `einsum("sbi,sio->sbo")` per Dense layer. Only
+MLP torsos under the actor-critic heads (every network the TF-ops envs get); `for_agents`
+returns None for anything else, and the caller runs each seed's model on its slice instead. It
+mirrors `ActorCritic.call`, so `for_agents` checks it against that on a probe batch and uses it
+only if every seed's outputs agree.
 """
 
 from __future__ import annotations

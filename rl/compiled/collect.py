@@ -1,9 +1,5 @@
-"""In-graph collection and greedy evaluation over TF-ops envs, for one seed or many at once.
-
-Both take an `act(obs) -> action` callable over a batch of S * N rows (S seeds of N envs,
-seed-major, see `rl.compiled.env_variables.join_states`); a single-seed run is S = 1. They are
-plain TF code meant to run inside one `tf.function(jit_compile=True)`: a `tf.scan` over the
-rollout's T steps, a `tf.while_loop` until every evaluation episode ended.
+"""In-graph collection and greedy evaluation over TF-ops envs, for one seed or many at once: plain
+TF code over S * N rows (seed-major) for one `tf.function(jit_compile=True)`.
 """
 
 from __future__ import annotations

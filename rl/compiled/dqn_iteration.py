@@ -1,16 +1,9 @@
 """One DQN iteration over TF-ops envs as ONE XLA program: rollout, replay writes, K gradient steps.
 
-Mnih et al. 2015, "Human-level control through deep reinforcement learning" (Nature 518), with
-the double-Q target of van Hasselt et al. 2015 (https://arxiv.org/abs/1509.06461) when
-`double_q` is on: the agent is `rl.agents.dqn.DQN`, unchanged.
-
-Why: docs/architecture.md ("Speed rules"). `CompiledDQN.iteration` is a
-`tf.function(jit_compile=True)` without arguments that does what one collect + `update` of the
-Python trainer does (`train_every` env steps, then `gradient_steps` gradient steps), with the
-agent's own `act` and `_train_on_batches` and an in-graph ring buffer
-(`rl.compiled.replay.TFReplay`); docs/compiled.md, "What one iteration is". The replay, the
-envs and the agent are all variables in one checkpoint, so a restored run continues exactly as
-an uninterrupted one. The compiled replay is uniform and one-step: `memory=prioritized` or
+Mnih et al. 2015 (Nature 518), with van Hasselt et al. 2015's double-Q target
+(https://arxiv.org/abs/1509.06461) when `double_q` is on: the agent is `rl.agents.dqn.DQN`,
+unchanged, with an in-graph ring buffer (`rl.compiled.replay.TFReplay`); docs/compiled.md, "What
+one iteration is". The compiled replay is uniform and one-step: `memory=prioritized` or
 `n_step > 1` are refused with a clear error.
 """
 

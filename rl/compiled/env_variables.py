@@ -1,14 +1,9 @@
 """The training envs' state as tf.Variables, and joining the envs of several seeds into one batch.
 
-Why variables: on the compiled path the envs' `EnvState` (physics, time-limit counters, per-env
-RNG keys and episode counters) and the running episode statistics are part of the run state. As
-variables, one `tf.train.Checkpoint` saves them with the agent, so a restored run continues
-mid-episode exactly where it stopped (no episode cut, unlike the Python-env trainer).
-
-Why joining: a TF-ops env is a pure per-row function of its state (`rl.envs.tf.base`), so the N
-envs of each of S seeds can step as ONE batch of S * N rows and split again afterwards, with
-every row computing exactly what it would alone. The multi-seed path
-(`rl.compiled.ppo_seeds_iteration`) relies on that.
+Why variables: one `tf.train.Checkpoint` saves them with the agent, so a restored run continues
+mid-episode exactly where it stopped (no episode cut, unlike the Python-env trainer). Why
+joining: a TF-ops env is a pure per-row function of its state, so the N envs of each of S seeds
+can step as ONE batch of S * N rows, every row computing exactly what it would alone.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """One on-policy iteration (PPO, A2C, REINFORCE) over TF-ops envs as ONE XLA program: rollout,
 advantages, all update epochs.
 
-Why: with the env written in TF ops (`rl.envs.tf`), nothing in an iteration needs the host, so
-`CompiledPPO.iteration` is a `tf.function(jit_compile=True)` without arguments that steps the N
-envs T times (`rl.compiled.collect`, acting with the agent's own `act` and generator) and hands
-the time-major [T, N] batch to the agent's own compiled-update body
-(`OnPolicyAgent.learner_step`); docs/compiled.md, "What one iteration is". Losses, GAE, model,
-optimizer and schedules are the agent's, not copies. All state lives in variables, so one
-`tf.train.Checkpoint(agent=..., env=...)` is the whole run state (`rl.compiled.base`).
-Many seeds at once: `rl.compiled.ppo_seeds_iteration.CompiledPPOSeeds`.
+Why: with the env in TF ops nothing in an iteration needs the host, so the iteration steps the
+envs T times and hands the [T, N] batch to the agent's own `OnPolicyAgent.learner_step`: losses,
+GAE, model, optimizer and schedules are the agent's, not copies (docs/compiled.md, "What one
+iteration is").
 """
 
 from __future__ import annotations

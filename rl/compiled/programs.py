@@ -1,10 +1,6 @@
-"""Which compiled program trains which agent: a small table, and the seed-group adapter.
-
-Why a table: the compiled engine (`rl.engines.compiled`) is the same for every algorithm; what
-differs is the program that runs one iteration. An agent gets the compiled path of the first
-entry whose agent base class it derives from, so a new on-policy agent needs no entry of its
-own. `SINGLE` builds one seed; `MULTI` builds S seeds as one program (`--copies S`); an agent
-without a MULTI entry trains its copies one after another.
+"""Which compiled program trains which agent: a small table, and the seed-group adapter. An agent
+gets the first entry whose base class it derives from, so a new on-policy agent needs no entry;
+without a MULTI entry its `--copies` train one after another.
 """
 
 from __future__ import annotations

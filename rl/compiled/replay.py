@@ -1,16 +1,10 @@
 """A uniform replay memory held in tf.Variables: written and sampled inside the compiled program.
 
-Why: the Python-path replay (`rl.memory.UniformReplay`) is numpy, so every update would need the
-host. Here the ring buffer is variables, `add` is a scatter into them and `sample` a gather with
-indices drawn from the agent's own `tf.random.Generator`, so a whole DQN iteration (rollout,
-replay writes, K sampled gradient steps) is one XLA program, and the replay is checkpointed
-with the agent (`tf.train.Checkpoint(..., replay=...)`): a restored run samples exactly what an
-uninterrupted one would.
-
-Semantics are `rl.memory`'s uniform replay with one-step transitions: the oldest rows are
-overwritten once `capacity` is reached, and each sampled index is uniform over the rows stored
-(with replacement). The fields are those `ReplayAgent` trains on: obs, action, reward,
-next_obs, discount (0 at termination, gamma otherwise: truncation bootstraps).
+Why: the Python-path replay is numpy, so every update would need the host. Here `add` is a
+scatter and `sample` a gather with indices from the agent's generator, so a whole DQN iteration
+is one XLA program, and the replay is checkpointed with the agent: a restored run samples
+exactly what an uninterrupted one would. Semantics are `rl.memory`'s uniform replay with
+one-step transitions.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Seeds split over CPU cores: K seed groups stepped concurrently, one thread each.
 
-Why: XLA runs a compiled CPU program on one core here (the ops of these small networks are
-below the size where it splits a matmul over threads), so S seeds in one program cost about S
-times one seed's iteration however they are batched. Splitting the seeds into one program per
-core and calling the programs from one thread each can use every core: TensorFlow releases the
-GIL while an XLA executable runs. It costs one more compilation per shard, and it only pays
-when the cores are free: on the shared dev machine (load ~7) it was slower than one program
-(benchmarks/compiled_seeds.py), so it is opt-in (`seed_shards=0`: one per usable core; on a
-GPU or TPU one program for all seeds fills the device best, so "auto" gives one shard there).
-
-Every shard is an ordinary `SeedGroup` (a many-seeds program, or one seed), so per-seed results
-are exactly what that shard alone computes; sharding changes wall time, not numbers.
+Why: XLA runs these small CPU programs on one core, so S seeds in one program cost about S times
+one seed's iteration. One program per core, called from one thread each, can use every core
+(TensorFlow releases the GIL while an XLA executable runs). It costs a compilation per shard and
+pays only when cores are free (on the loaded dev machine it was slower:
+benchmarks/compiled_seeds.py), so it is opt-in. Sharding changes wall time, not numbers.
 """
 
 from __future__ import annotations

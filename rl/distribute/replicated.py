@@ -1,15 +1,11 @@
 """One data-parallel gradient step under a `tf.distribute` strategy, equal to the single-device
 step on the whole batch.
 
-`Agent._gradient_step` calls `replicated_minimize` when the agent was built under a strategy's
-scope (MirroredStrategy, MultiWorkerMirroredStrategy, TPUStrategy). It is the standard custom
-training loop of the TF distributed-training guide, with the scaling made exact: split the
-batch over the local replicas, weigh each part's mean loss by its loss weight `w_r`
-(`Agent._loss_weight`), sum weights, losses, aux scalars and gradients in ONE all-reduce,
-divide by `sum_r w_r`, clip by the global norm as one device would, and apply with the
-optimizer's own cross-replica sum switched off (`gradients_already_summed`: Keras 3 optimizers
-sum gradients over replicas inside `apply_gradients` and have no switch for it). Why each step
-is exact, and what comes out: docs/distributed.md, "One gradient step across replicas".
+The standard custom training loop of the TF guide, with the scaling made exact: each replica's
+mean loss is weighed by its loss weight, and weights, losses, aux and gradients are summed in
+ONE all-reduce, divided by the total weight, clipped as on one device, and applied with the
+optimizer's own cross-replica sum switched off. Why each step is exact: docs/distributed.md,
+"One gradient step across replicas".
 """
 
 from __future__ import annotations

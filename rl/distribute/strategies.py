@@ -1,12 +1,8 @@
 """`tf.distribute` strategies by name, for the trainer and for Pods launched by `--sys tpu`.
 
-`make_strategy("tpu")` fails fast with a `UserError` where no TPU is attached: it checks for the
-TPU runtime (`libtpu`) and the TPU device files before it touches `TPUClusterResolver`, which
-would otherwise wait on the GCE metadata server. The Pods that `--sys tpu` launches carry
-`RL_STRATEGY=tpu`; `strategy_from_env()` turns that into the strategy, and train.py's
-`--strategy` defaults to it (`strategy_name`). The trainer builds the agent under the strategy's
-scope and `rl.distribute` runs the learner's gradient steps under `strategy.run`
-(docs/distributed.md).
+`make_strategy("tpu")` fails fast where no TPU is attached: it checks for `libtpu` and the TPU
+device files before `TPUClusterResolver`, which would otherwise wait on the GCE metadata server.
+Pods launched by `--sys tpu` carry `RL_STRATEGY=tpu`, the default of train.py's `--strategy`.
 """
 
 from __future__ import annotations

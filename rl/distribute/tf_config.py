@@ -1,12 +1,7 @@
-"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job.
+"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job: no
+shell wrapper, no init container, and the same code runs under pytest with a fake environment.
 
-An Indexed Job gives every Pod `JOB_COMPLETION_INDEX` (0..N-1) and, with `subdomain` set to a
-headless Service, a stable DNS name `<job>-<index>.<service>`. The manifests in
-`rl.systems.manifests.worker_job_manifests` pass the rest as environment variables, and the
-container calls `install_tf_config()` before it creates the strategy: no shell wrapper, no
-init container, and the same code runs under `python -m pytest` with a fake environment.
-
-Variables read (all set by the manifest):
+Variables read (all set by `rl.systems.manifests.worker_job_manifests`):
     JOB_COMPLETION_INDEX  this worker's index (set by the Job controller)
     RL_NUM_WORKERS        the Job's `completions`
     RL_JOB_NAME           the Job's name: Pod hostnames are `<RL_JOB_NAME>-<index>`

@@ -1,12 +1,8 @@
 """This process's place in a multi-worker run: which worker it is and where it may write.
 
-With MultiWorkerMirroredStrategy every worker runs the same trainer; worker 0 is the chief.
-Only the chief writes the run directory (hparams, manifest, TensorBoard, progress.csv,
-checkpoints). The others still do everything the chief does, because saving can involve
-collective ops and every worker must take the same branches, but they write into a scratch
-directory of their own that is removed when training ends (TF's multi-worker checkpointing
-guidance: non-chief workers save to a temporary location and delete it), so nothing in the run
-directory is ever written twice or clobbered.
+Only the chief (worker 0) writes the run directory. The others do everything the chief does,
+since saving can involve collectives every worker must enter, but into a scratch directory
+removed at the end (TF's multi-worker checkpointing guidance), so nothing is written twice.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""`python -m rl.export RUN_DIR [--step N] [--output DIR] [--format saved_model|tflite]`.
-
-Writes the run's policy as a SavedModel (serving signatures `greedy_action`, `sample_action`
-for stochastic policies, `initial_state` for recurrent ones) or a TFLite file, and prints
-where it went. Exit status 0; a user mistake (no checkpoint, unknown format, a policy TFLite
-cannot hold, a non-empty output dir) 2 with one line on stderr, before anything is written.
-See docs/export.md.
+"""`python -m rl.export RUN_DIR [--step N] [--output DIR] [--format saved_model|tflite]`: writes the
+run's policy as a SavedModel or a TFLite file (docs/export.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file.
 
-The policy is restored the way test mode restores it (`rl.loop.select_checkpoint`, the driver
-engine's `build_agent` and its checkpoint layout `tf.train.Checkpoint(agent=...)`, which is what
-every in-process engine's `policy_checkpoint` saves), then traced into `ExportedPolicy`.
-Everything is checked (run dir, checkpoint, format, what the format can hold, the output dir)
-before anything is written; a mistake is a `UserError`.
+The policy is restored as test mode restores it, then traced into `ExportedPolicy`. Everything
+is checked before anything is written; a mistake is a `UserError`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The exported policy: a `tf.Module` whose serving signatures are the agent's acting math.
 
-Only the policy's pure steps are traced (`Agent.greedy_policy_step`, `Agent.sampled_policy_step`),
-so the graph holds exactly what the agent does to an observation before it acts: uint8 frames to
-[0, 1], the running observation normalization (its statistics frozen at the checkpoint), the
-network, argmax / the Gaussian mean clipped to the action bounds / SAC's tanh squashing and
-rescaling. The module keeps the variables those steps read and nothing else of the agent (no
-optimizer, no replay, no training functions), so a SavedModel of it loads with TensorFlow alone.
+Only the policy's pure steps are traced (`greedy_policy_step`, `sampled_policy_step`), so the
+graph holds exactly what the agent does to an observation before it acts (scaling, frozen
+observation normalization, network, action post-processing), and the module keeps only the
+variables those read: a SavedModel of it loads with TensorFlow alone.
 """
 
 from __future__ import annotations
