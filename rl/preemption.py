@@ -1,10 +1,8 @@
 """SIGTERM = checkpoint and go: how a run survives a preemption.
 
-A `PreemptionNotice` turns SIGTERM into a request that the one loop (`rl.loop`) reads between
-iterations: every run writes a checkpoint where it stands and train.py exits with
-`PREEMPTED_EXIT` (75); a watchdog exits with the same status `grace` seconds after the signal
-whatever the process was doing. What a user sees, and why a cut-short checkpoint is harmless:
-docs/run_directory.md, "Preemption and restarts".
+A `PreemptionNotice` turns SIGTERM into a request the loop reads between iterations: every run
+checkpoints and train.py exits 75; a watchdog exits with the same status `grace` seconds after
+the signal whatever the process was doing (docs/run_directory.md, "Preemption and restarts").
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""One registry class for every kind of named component (tensor2tensor's registry, minus magic).
-
-Components register under an explicit snake_case name with `register_<kind>("name")`; a lookup
-miss raises a `UserError` that names the kind, lists what is registered and suggests close
-names. Registration happens through explicit imports in each package's `__init__`, so importing
-`rl` fills every registry (see `rl/__init__.py`).
+"""One registry class for every kind of named component (tensor2tensor's registry, minus magic):
+explicit `register_<kind>("name")`, explicit imports in each package's `__init__`, and a lookup
+miss that names the kind, lists what is registered and suggests close names.
 """
 
 from __future__ import annotations

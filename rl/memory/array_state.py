@@ -1,9 +1,6 @@
-"""Loading a memory's fixed-shape numpy arrays back from a checkpoint, by name.
-
-Why one function: the rollout buffer, the n-step accumulator and the sequence builder keep their
-state in preallocated arrays, and all three must refuse a checkpoint written for another env or
-configuration (another shape or dtype) before they overwrite anything, so that a failed load
-leaves the memory as it was.
+"""Loading a memory's fixed-shape numpy arrays back from a checkpoint, by name: a checkpoint of
+another shape or dtype is refused before anything is overwritten, so a failed load leaves the
+memory as it was.
 """
 
 from __future__ import annotations

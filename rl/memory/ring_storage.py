@@ -1,12 +1,8 @@
 """Preallocated numpy ring storage: the "storage" half of a replay (Dopamine's storage + sampler).
 
-Every replay keeps its transitions here, one preallocated array per field, written in whole
-vectorized batches (one vector-env step, or one actor's block) with wraparound. Keeping storage
-apart from sampling lets uniform and prioritized replay share it and differ only in how they pick
-rows. Preallocating at construction makes a too-large capacity fail at start, not hours later.
-
-Checkpoints hold plain numpy arrays (no pickle). Rows fill in order from 0 until the ring is
-full, so the first `size` rows are exactly the filled ones and are all that is saved.
+Keeping storage apart from sampling lets uniform and prioritized replay share it. Preallocating
+makes a too-large capacity fail at start, not hours later. Rows fill in order, so the first
+`size` rows are the filled ones and all that a checkpoint saves.
 """
 
 from __future__ import annotations

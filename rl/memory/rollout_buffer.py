@@ -1,17 +1,8 @@
 """Rollout buffer for on-policy agents (A2C, PPO, REINFORCE): one batch of T vector-env steps.
 
-Arrays are preallocated as [T, num_envs, ...] and filled one vector step at a time by `add`;
-the agent learns from a full buffer and then `reset`s it. Besides the usual fields it keeps
-what the advantage estimators need to tell termination from truncation (Pardo et al. 2018,
-"Time Limits in Reinforcement Learning", https://arxiv.org/abs/1712.00378):
-
-- `final_obs[t, e]`: the true final observation where env e was truncated at step t (zeros
-  elsewhere), so the learner can bootstrap from V(final_obs) at update time;
-- `last_next_obs[e]`: the observation after the latest step, the bootstrap state for envs whose
-  episode is still running when the buffer ends.
-
-`truncate_all` marks the latest step of every still-running env as truncated: that is what a
-trainer's episode cut (checkpoint boundary) means for a partial rollout.
+Besides the usual fields it keeps what the advantage estimators need to tell termination from
+truncation (Pardo et al. 2018, https://arxiv.org/abs/1712.00378): `final_obs` where an env was
+truncated and `last_next_obs`, the bootstrap state of episodes still running at the end.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Uniform experience replay, and the storage + sampler `Replay` that every replay is built from.
 
-Following Dopamine's replay memory, a replay is a `RingStorage` (what is kept) plus a sampler
-(which rows to train on): uniform and prioritized replay differ only in the sampler, so they share
-the add / sample / checkpoint code here. `sample` returns K batches at once, shaped
-[num_batches, batch_size, ...], because agents run many gradient steps per `tf.function` call and
-one numpy gather for all of them is much cheaper than K separate calls.
-
-Each replay owns a numpy `Generator(PCG64(seed))`; its state is part of the checkpoint, so a
-resumed run draws exactly the batches the uninterrupted run would have drawn.
+As in Dopamine, uniform and prioritized replay differ only in the sampler. `sample` returns K
+batches at once ([num_batches, batch_size, ...]): agents run many gradient steps per
+`tf.function` call, and one numpy gather is much cheaper than K. The replay's numpy generator
+state is checkpointed, so a resumed run draws exactly the batches an uninterrupted one would.
 """
 
 from __future__ import annotations

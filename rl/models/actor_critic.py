@@ -1,12 +1,10 @@
 """Actor-critic network: a registered torso feeding a policy head and a value head.
 
-The torso (e.g. "mlp") runs ONCE per input and both heads read its features, as in Mnih et al.
-2016 (A3C, https://arxiv.org/abs/1602.01783); `separate_torsos=True` gives the value head its
-own torso instead (SB3's default for PPO on vector observations). The policy head outputs
-categorical logits for Discrete actions, or the mean of a diagonal Gaussian with a
-state-independent, learned log standard deviation for Box actions (Schulman et al. 2017, PPO,
-https://arxiv.org/abs/1707.06347). Heads use orthogonal initialization with a small gain on the
-policy (0.01, a near-uniform initial policy) and gain 1 on the value, as OpenAI baselines do.
+The torso runs ONCE per input for both heads (A3C, https://arxiv.org/abs/1602.01783);
+`separate_torsos=True` gives the value head its own (SB3's default for PPO on vector
+observations). Box actions get a diagonal Gaussian with a state-independent learned log std
+(PPO, https://arxiv.org/abs/1707.06347). Orthogonal init with gain 0.01 on the policy (a
+near-uniform initial policy) and 1 on the value, as OpenAI baselines do.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The Nature-DQN convolutional torso for image observations.
-
-Mnih et al. 2015, "Human-level control through deep reinforcement learning" (Nature 518): three
-convolutions (32 8x8 stride 4, 64 4x4 stride 2, 64 3x3 stride 1) and a 512-unit dense layer on
-84x84 frame stacks. The same torso serves PPO on Atari (Schulman et al. 2017,
-https://arxiv.org/abs/1707.06347) and A2C. Weights use orthogonal initialization with gain
-sqrt(2), as OpenAI baselines' `nature_cnn` does.
-
-Inputs are float [B, H, W, C] already scaled to [0, 1]: the models convert uint8 frames with
-`rl.models.encoders.obs_to_float` inside the compiled graph, so replay and rollouts keep uint8.
+"""The Nature-DQN convolutional torso for image observations (Mnih et al. 2015, Nature 518), with
+orthogonal initialization of gain sqrt(2) as OpenAI baselines' `nature_cnn`. Inputs are already
+scaled to [0, 1] inside the compiled graph (`obs_to_float`), so replay and rollouts keep uint8.
 """
 
 from __future__ import annotations

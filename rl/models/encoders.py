@@ -1,13 +1,9 @@
 """Default torso by observation type, and the in-graph conversion of observations to float.
 
-`model="auto"` (the default) picks the torso when the network first sees an observation:
-image-like observations (rank 3 per example: [H, W, C], e.g. Atari's 84x84x4 frame stacks) get
-the Nature CNN (rl/models/cnn.py), everything else the MLP. Deciding at build time keeps the
-choice out of hparams (observation shapes are env facts, not hyper-parameters) and lets every
-model (Q networks, actor-critics, continuous actors and critics) use it unchanged.
-
-`obs_to_float` scales uint8 observations to [0, 1] INSIDE the compiled graph, so replay and
-rollout buffers keep 1-byte frames (a float32 copy would be 4x the memory and transfer).
+`model="auto"` picks the torso when the network first sees an observation: the Nature CNN for
+[H, W, C] images, else the MLP. Observation shapes are env facts, not hyper-parameters, so the
+choice stays out of hparams. `obs_to_float` scales uint8 INSIDE the compiled graph, so buffers
+keep 1-byte frames (float32 would be 4x the memory and transfer).
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The `precision` hparam: which dtype the networks compute in (Keras mixed precision).
 
-- `float32`: everything in float32 (the default; nothing is changed).
-- `mixed_bfloat16` / `mixed_float16`: the torsos (what the registered model factories build)
-  and the recurrent cores compute in bfloat16 / float16, while every variable stays float32,
-  and so do the heads: Q-values, logits, means, log-stds and values come out of float32 layers
-  (the torso's output is cast up as it enters them), so distributions, targets and losses are
-  float32 as before. float16's narrow range needs loss scaling (`rl.agents.optimizers`).
-
-Why per layer and not `keras.config.set_dtype_policy`: that is one global for the process,
-and several agents with different settings live in one process (tests, populations). Why by
-walking the built models: Keras 3 layers do not inherit their parent's policy, and the
-`auto` torso builds its body on the first call, so one walk after the networks are built
-reaches every layer, whichever agent built them.
+With mixed_bfloat16 / mixed_float16 the torsos and recurrent cores compute in the low dtype
+while every variable and the heads stay float32, so distributions, targets and losses are float32
+as before (float16 also needs loss scaling: `rl.agents.optimizers`). Set per layer, not with the
+process-global `keras.config.set_dtype_policy`, since agents with different settings share a
+process; by walking the built models, since Keras 3 layers do not inherit their parent's policy.
 """
 
 from __future__ import annotations

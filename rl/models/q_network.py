@@ -1,12 +1,8 @@
 """Q-value networks: a registered torso followed by a plain or dueling head.
 
-Dueling head from Wang et al. 2016, "Dueling Network Architectures for Deep Reinforcement
-Learning", https://arxiv.org/abs/1511.06581: Q(s, a) = V(s) + A(s, a) - mean_a' A(s, a').
-
-Two options make the Rainbow heads (Hessel et al. 2017, https://arxiv.org/abs/1710.02298):
-`noisy` builds the head (both dueling streams) from NoisyDense layers (rl/models/noisy.py), and
-`num_atoms > 1` makes every action's output a vector of logits over a return support (C51,
-rl/agents/c51.py) instead of one Q-value; the dueling combination then works per atom.
+Dueling: Wang et al. 2016, https://arxiv.org/abs/1511.06581, Q = V + A - mean_a' A. The Rainbow
+options (https://arxiv.org/abs/1710.02298): `noisy` NoisyDense heads and `num_atoms > 1` logits
+over a return support per action (C51), combined per atom.
 """
 
 from __future__ import annotations

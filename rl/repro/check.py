@@ -1,15 +1,10 @@
 """`python -m rl.repro check RUN_DIR [--steps N]`: is this run reproducible here?
 
-Trains the first N env steps of the run twice, each in a fresh process (rl/repro/rerun.py) from
-the run's hparams.json and manifest seed, into temporary directories; then compares every TF
-variable, numpy array and trainer counter at each checkpoint of that stretch between the two
-reruns and, where the run dir still has a checkpoint at the same step, with it.
-
-Only `train_steps` (N) and `keep_checkpoints` (all of the stretch) change in the reruns. The
-reruns checkpoint at the run's own `checkpoint_every`, because every checkpoint is an episode
-boundary (rl/engines/in_process.py) and another spacing would train on other data; only when
-that gives no checkpoint before N and the run dir has none to compare with does the check
-checkpoint four times in the stretch instead, to say *where* two reruns part.
+Trains the first N env steps twice, each in a fresh process, and compares every variable,
+array and counter at each checkpoint between the reruns and with the run dir. The reruns
+checkpoint at the run's own `checkpoint_every`, because every checkpoint is an episode boundary
+and another spacing would train on other data; only when that gives nothing to compare does the
+check checkpoint four times in the stretch instead, to say *where* two reruns part.
 """
 
 from __future__ import annotations

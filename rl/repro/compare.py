@@ -1,10 +1,6 @@
-"""Compares two checkpoints of the same step (rl/utils/checkpoint.py layout) without building
-an agent: every TF variable (read with `tf.train.load_checkpoint`), every numpy array of
-numpy.npz (replay, priorities, numpy RNG state) and every trainer.json counter except the ones
-that measure wall time.
-
-The order in which things are compared is fixed (TF variables by name, then arrays by name, then
-trainer.json keys by name), so "the first difference" is the same answer every time.
+"""Compares two checkpoints of the same step without building an agent: TF variables, numpy
+arrays and trainer counters (not wall times), in a fixed order, so "the first difference" is the
+same answer every time.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""`python -m rl.repro diff RUN_A RUN_B`: what differs between two runs, on one screen.
-
-Hparams key by key (from hparams.json), then what manifest.json recorded about how each run was
-made (seed, overrides, code revision and dirty diff, package versions, TF determinism, devices,
-CPU, env spec), then where their eval curves part (progress.csv: the first step whose
-eval_return_mean differs). Sections that agree take one line; long lists are cut with a count.
+"""`python -m rl.repro diff RUN_A RUN_B`: what differs between two runs (hparams, manifest facts,
+where their eval curves part), on one screen.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """`python -m rl.repro.rerun HPARAMS_JSON RUN_DIR SEED HPARAMS_SET`: trains one run from a saved
-hparams.json, in a fresh process, for `rl.repro check`.
-
-It trains through the same entry train.py uses for `--sys local` with one process
-(`rl.training.train`: the engine chosen from the hparams, the one loop), from the exact saved
-hparams rather than from a set name plus override text, so nothing is lost re-typing values. A
-fresh process per run matters: TF's global seeds, op determinism and graph caches are per
-process, and a check that reran in the same process could hide a difference a second run of
-train.py would show.
+hparams.json, in a fresh process, for `rl.repro check`. From the exact saved values, so nothing
+is lost re-typing them; in a fresh process because TF's global seeds, determinism and caches are
+per process and a rerun in the same one could hide a difference.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Collecting rollouts from a gymnasium vector env: a fixed number of steps, or whole episodes.
 
-For notebooks and new algorithms that are not (yet) an `Agent` driven by the in-process engine: a
-`Collector` steps the env with a policy and returns `Rollout`s. It runs the engines' own collect
-loop, `rl.rollout.driver.Driver` (one compiled call per `collect_steps`), with a recorder in the
-agent's place that keeps every step. The autoreset mode it needs (SAME_STEP; NEXT_STEP is
-refused), the policies it takes and the fields their `info` fills: docs/rollout_api.md,
-"Collecting". The agent's counters are not touched: stepping an agent's env_steps is the
-engine's business.
+For notebooks and algorithms that are not an `Agent`: a `Collector` runs the engines' own
+`Driver` with a recorder in the agent's place (docs/rollout_api.md, "Collecting"). The agent's
+counters are not touched: stepping env_steps is the engine's business.
 """
 
 from __future__ import annotations

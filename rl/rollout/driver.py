@@ -1,14 +1,9 @@
-"""The collect loop: agent acts, the Python vector env steps, the agent observes.
+"""The collect loop over Python vector envs: agent acts, env steps, agent observes.
 
-The one loop over Python (gymnasium) vector envs: the in-process engine and the actor processes
-drive their agents with it, and `rl.rollout.Collector` records its steps as `Rollout`s. (The
-compiled programs step TF-ops envs inside their XLA program: `rl.compiled.collect`.)
-
-The whole loop of `num_steps` vector steps is ONE compiled call (TF-Agents' dynamic step
-driver over a py env): action selection runs in the graph with the agent's generator, and the
-env step runs through `tf.numpy_function`. That removes the per-step tf.function dispatch
-(~0.2-0.6 ms on the dev CPU) that otherwise dominates small-network agents; measured ~0.13 ms
-per CartPole step against ~0.38 ms for one tf.function call per step.
+The whole loop of `num_steps` vector steps is ONE compiled call (TF-Agents' dynamic step driver):
+acting runs in the graph and the env step through `tf.numpy_function`. That removes the per-step
+tf.function dispatch that otherwise dominates small-network agents (~0.13 ms per CartPole step
+against ~0.38 ms for one call per step).
 """
 
 from __future__ import annotations

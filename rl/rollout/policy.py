@@ -1,14 +1,8 @@
 """Acting with an actor-critic model: sampled or greedy actions, and the behaviour's log-prob.
 
-`sample` (Gumbel-max sampling from logits) is also the agents' "sample" action function
-(rl/agents/action_functions/).
-
-The policy-gradient agents act through these functions (rl/agents/on_policy.py, offpac.py), and
-so does `ActorCriticPolicy`, which turns a bare `rl.models.ActorCritic` plus a
-`tf.random.Generator` into a policy that `rl.rollout.Collector` can step an env with (a notebook, a
-new algorithm without an `Agent`). Sampling uses only the generator (Gumbel-max for categorical
-actions, the generator's normal draws for Gaussian ones), so runs are reproducible and the
-generator's state can be checkpointed.
+Sampling uses only the agent's generator (Gumbel-max for categorical actions), so runs are
+reproducible and the generator's state can be checkpointed. `ActorCriticPolicy` makes a bare
+`ActorCritic` plus a generator a policy `Collector` can step an env with.
 """
 
 from __future__ import annotations

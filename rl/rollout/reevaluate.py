@@ -1,15 +1,9 @@
 """Re-evaluating a stored rollout under a (possibly different) policy, in one batched pass.
 
-Every policy-gradient method needs log pi(a_t|s_t), V(s_t) and H(pi(.|s_t)) of stored steps
-under the weights it is learning: PPO to form its ratio pi/pi_old, off-policy actor-critics
-(OffPAC, Degris et al. 2012, https://arxiv.org/abs/1205.4839) the importance weight pi/mu of
-data a behaviour policy mu collected, and every critic its value targets. Doing it here, as one
-forward pass over the flattened T * N steps, keeps those numbers identical across algorithms and
-cheap (one matmul chain instead of T).
-
-The model is anything with the `rl.models.ActorCritic` interface: `model(obs) -> (policy params,
-value)`, `model.distribution(params)` (a `tfp.distributions` object over flat actions),
-`model.flatten_action(action)` and `model.value(obs)`.
+PPO needs log pi of stored steps for its ratio, off-policy actor-critics the weight pi/mu, every
+critic its value targets; one forward pass over the flattened T * N steps keeps those numbers
+identical across algorithms and cheap. The model is anything with `rl.models.ActorCritic`'s
+interface.
 """
 
 from __future__ import annotations

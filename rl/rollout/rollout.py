@@ -1,16 +1,9 @@
 """`Rollout`: T steps of N envs, time-major, as a value object new algorithms can work with.
 
 Why a type and not a dict: every on-policy or trajectory-replay algorithm needs the same few
-operations on the same fields (cut it, join it, flatten it for minibatches, discount it while
-telling terminations from truncations), and getting the edges right once is the point. The
-fields ([T, N, ...], time first, as the agents and advantage estimators use them) and the
-operations are the tables in docs/rollout_api.md; `truncated` (a time limit or a checkpoint
-cut: bootstrap from V(final_obs)) follows Pardo et al. 2018, "Time Limits in Reinforcement
-Learning", https://arxiv.org/abs/1712.00378.
-
-Methods are TF ops, so a `Rollout` works eagerly (a notebook) and inside a `tf.function` (an
-agent's compiled update) alike; numpy arrays are accepted as inputs. Fields are immutable:
-`replace` returns a new rollout.
+operations (cut, join, flatten, discount while telling terminations from truncations), and
+getting the edges right once is the point (docs/rollout_api.md). Methods are TF ops, so it works
+eagerly and inside a `tf.function`; fields are immutable.
 """
 
 from __future__ import annotations

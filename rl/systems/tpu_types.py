@@ -1,15 +1,9 @@
 """Cloud TPU slice types on GKE: the table behind `--tpu v5e-4` and its validation.
 
-A slice name follows Cloud TPU's `<generation>-<N>` convention: N counts TensorCores, which is
-twice the chip count on v4 and v5p (two TensorCores per chip) and equal to it on v5e and v6e.
-`v5litepod-N` is accepted as Cloud TPU's own spelling of `v5e-N`. An explicit topology may follow
-a colon (`v4-32:2x2x4`); it must be the one GKE uses for that many chips.
-
-Each generation maps to the GKE node labels a Pod must select
-(`cloud.google.com/gke-tpu-accelerator`, `cloud.google.com/gke-tpu-topology`), the machine type of
-the node pool, and the chips each node (TPU VM host) exposes as the `google.com/tpu` resource.
-Source: GKE's "Plan TPUs in GKE" / "About TPUs in GKE" pages and the Cloud TPU v4/v5e/v5p/v6e
-configuration tables (as of 2026); checked on paper only, not against a live cluster.
+A slice name is `<generation>-<N>` with N TensorCores (twice the chips on v4 and v5p, equal on
+v5e and v6e; `v5litepod-N` is accepted for `v5e-N`), optionally with a topology (`v4-32:2x2x4`),
+which must be GKE's for that many chips. Source: GKE's "Plan TPUs in GKE" / "About TPUs in GKE"
+and the Cloud TPU configuration tables (as of 2026); checked on paper, not on a live cluster.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
 """The command line of `python -m rl.tune`: flags, the checks made before anything is written
-(a bad space, key, range, storage URL or number: exit 2 and one line), then the study.
-
-    python -m rl.tune --hparams ppo_cartpole --space ppo --trials 50 \\
-        --output_dir tunes/ppo_cartpole [--seeds_per_trial 2] [--train_steps 50000] \\
-        [--storage postgresql://...] [--sys gke --workers 8 --image IMAGE]
-
-The same command continues a killed study; with `--storage` shared, any number of such
-commands (`--select False` on all but one) are workers of one study.
+(exit 2 and one line), then the study (docs/tuning.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """`python -m rl.tune ... --sys gke --workers N --storage URL`: N worker Pods of one study.
 
-Each Pod runs the same `python -m rl.tune` command with `--sys local --select False`; the Pods
-share only the study's storage (PostgreSQL, MySQL, or Optuna's gRPC storage proxy in front of
-one; not SQLite, whose file a Pod cannot share). The manifests are rendered by
-`rl.systems.manifests.tuner_job_manifests`, printed with `--dry_run`, or submitted through the
-official `kubernetes` client exactly as train.py's `--sys gke` submits (rl.systems.kube_launcher).
-When the workers are done, the same command with `--sys local` (anywhere that reaches the
-storage) re-runs the best trials on fresh seeds and writes the winner.
+The Pods share only the study's storage (PostgreSQL, MySQL or Optuna's gRPC proxy; not SQLite,
+whose file Pods cannot share), submitted as train.py's `--sys gke` submits. Afterwards the same
+command with `--sys local` re-runs the best trials on fresh seeds and writes the winner.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """One trial: sample the space, build the hparams through the override path, train each tuning
-seed through `rl.training.train` (the one loop), and score it.
+seed through `rl.training.train`, and score it.
 
-The score of a run is the mean of its last `last_k` evaluation returns (a run that stopped at
-`stop_at_eval_return` is solved: its remaining evaluations count at its last return, so an
-early solve is not scored on the evaluations before it); the trial's value is the mean over
-its seeds. Every evaluation is reported to the pruner (`TrialReporter`, a loop callback) at
-the step `seed_index * train_steps + env_steps`, so trials are compared seed by seed at the
-same point of their budget.
+A run's score is the mean of its last `last_k` evaluation returns (a solved run's remaining
+evaluations count at its last return, so an early solve is not scored on those before it).
+Evaluations reach the pruner at step `seed_index * train_steps + env_steps`, so trials are
+compared seed by seed at the same point of their budget.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""`--population N`: N trials at a time trained as ONE compiled program, asked from Optuna and
-told back (its ask/tell interface) instead of run one after another by `study.optimize`.
+"""`--population N`: N trials at a time trained as ONE compiled program, through Optuna's
+ask/tell interface instead of `study.optimize`.
 
-Why: on a TF-ops env a trial costs mostly its trace and XLA compilation, and its small
-networks leave the core idle between ops. Trials that differ only in numbers (lr, ent_coef,
-gamma, ...; `rl.compiled.population.POPULATION_KEYS`) need the same program, so N of them
-(times `--seeds_per_trial` seeds) train as the members of one population: one compile, one
-loop, each member its own run dir (`trials/trial_0007_seed_1`, as a sequential trial's).
-
-The study is the sequential one's: the same trial records, objective (`run_score` over the
-tuning seeds), pruning (each member's evaluations reported to its trial: a pruned trial's
-members stop recording and evaluating; the lockstep program still steps them), failure rules
-and resume (a killed tuner's RUNNING trials are failed and queued again by the next command).
+Why: on a TF-ops env a trial costs mostly its trace and compilation, and trials that differ
+only in numbers (`rl.compiled.population.POPULATION_KEYS`) need the same program. The study is
+the sequential one's (records, objective, failure rules, resume); a pruned trial's members stop
+recording while the lockstep program still steps them.
 """
 
 from __future__ import annotations

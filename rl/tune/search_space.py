@@ -1,12 +1,8 @@
 """What a hyper-parameter search may change: a `SearchSpace` of `Param`s over hparams keys.
 
-A space is data (no Optuna here): each `Param` names one hparams key and the values a search may
-give it, as a float or int range (log-uniform for scales such as learning rates) or as choices.
-A sampled value reaches the hparams as `--hparam_override` text (`override_text`), so it goes
-through the same typed parsing as a command line: an int key refuses a float, a schedule key
-reads `"linear(1e-3, 0.0, 7800)"`. `check_against` tries every bound and every choice on the
-set before a study starts, so a space that does not fit the set is a one-line `UserError`.
-Spaces register by name (`register_search_space`), listed by `train.py --list`.
+A space is data (no Optuna here). A sampled value reaches the hparams as `--hparam_override`
+text, so it goes through the command line's typed parsing, and `check_against` tries every bound
+and choice on the set before a study starts: a space that does not fit is a one-line `UserError`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Where a study lives: an Optuna storage URL checked before anything is written.
-
-Accepted: `sqlite:///path.db` (the default, `<output_dir>/study.db`), `postgresql://...`,
-`mysql://...` (any SQLAlchemy URL of those dialects, through Optuna's RDBStorage) and
-`grpc://host:port` (Optuna's gRPC storage proxy, `optuna.storages.run_grpc_proxy_server` in
-front of one of the others: many workers, one database connection pool).
+"""Where a study lives: an Optuna storage URL (`sqlite:///`, the default; `postgresql://`,
+`mysql://`, or `grpc://` for Optuna's storage proxy), checked before anything is written.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The study and one worker's loop over it: claim a trial, run it, record it, until the study
-has its `--trials` trials.
+has its `--trials` trials; any number of workers may run it on one storage.
 
-Any number of workers (processes, machines, Pods) may run this loop on one storage. A trial
-counts toward `--trials` unless it is a failure that says nothing about its values: a dead
-worker's trial is failed and queued again with the same values, a claim that raced past the
-budget is failed as surplus (docs/tuning.md, "Killed, and continued" and "Many workers").
-Diverged and invalid trials are results: they count, as FAIL.
+A trial counts unless its failure says nothing about its values: a dead worker's trial is
+queued again with the same values, a claim past the budget is failed as surplus
+(docs/tuning.md). Diverged and invalid trials are results: they count, as FAIL.
 """
 
 from __future__ import annotations

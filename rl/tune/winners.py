@@ -1,12 +1,7 @@
 """The end of a study: re-run the best trials on fresh seeds, pick the winner on those, and write
-what a user keeps, all in the study's directory: winner.json (which `train.py --winner` trains),
-trials.csv and two plots (Optuna's matplotlib visualization: optimization history, parameter
-importance). Only `--publish` writes into the package: the winner as a named hparams set, a
-generated module under `rl/hparams/tuned/`.
-
-A trial's tuning value is the best of many noisy draws, so it is biased upward (the winner's
-curse); the fresh-seed score of the re-run is the number to believe and the one the winner is
-picked on.
+winner.json, trials.csv and two plots into the study's directory (`--publish` also writes a
+named hparams set into the package). A trial's tuning value is the best of many noisy draws, so
+it is biased upward (the winner's curse): the fresh-seed score is the number to believe.
 """
 
 from __future__ import annotations

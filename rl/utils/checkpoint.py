@@ -1,15 +1,11 @@
 """Checkpoints that hold everything needed to continue a run, written atomically, verified
-when read.
+when read (layout: docs/run_directory.md).
 
-The layout of `<run_dir>/checkpoints/` is in docs/run_directory.md: a step directory per
-checkpoint (tf.train.Checkpoint files, numpy.npz, arrays.json naming the shared `chunks/` of the
-large arrays, trainer.json, and manifest.json, written LAST), and `latest.json`, written last
-by rename. A run killed while writing leaves a step directory that `latest.json` does not name;
-it is ignored and replaced, and its chunks are swept. So the checkpoint `latest.json` names is
-complete. Before it is used its files are checked against its manifest; a damaged one (a file
-cut short, changed or missing) is skipped with one warning line naming it, and the newest
-intact older one is used instead. The damaged directory is never deleted: it stays where it is
-until a new checkpoint needs its name, which moves it aside to `damaged_step_...`.
+`manifest.json` and then `latest.json` are written last, so the checkpoint `latest.json` names
+is complete; a run killed while writing leaves a step directory nothing names, replaced later.
+A damaged checkpoint (a file cut short, changed or missing) is skipped with one warning line for
+the newest intact older one, and never deleted: it is moved aside to `damaged_step_...` when a
+new checkpoint needs its name.
 """
 
 from __future__ import annotations

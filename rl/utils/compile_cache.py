@@ -1,14 +1,10 @@
 """A persistent XLA compile cache that a killed run cannot corrupt.
 
-Why: the trace and XLA compile of a compiled iteration are most of a short run, and every new
-process pays them again. TensorFlow's own persistent cache (`--tf_xla_persistent_cache_directory`
-in TF_XLA_FLAGS) writes each entry in place, so a process killed mid-write leaves a truncated
-file that fails every later run needing that program. So TensorFlow never writes to the shared
-cache here: each process gets a private directory that links every published entry, and at a
-normal exit (`atexit`) each entry it wrote is copied into the shared cache under a temporary
-name and renamed into place. A killed process publishes nothing; its private directory is
-removed by the next process that finds its owner gone. Details, `RL_XLA_CACHE` and when it is
-set up: docs/compiled.md, "The compile cache".
+TensorFlow's own persistent cache writes each entry in place, so a process killed mid-write
+leaves a truncated file that fails every later run needing that program. Here TensorFlow writes
+only to a private directory linking the published entries; at a normal exit each new entry is
+copied into the shared cache under a temporary name and renamed. A killed process publishes
+nothing (docs/compiled.md, "The compile cache").
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Which compiler runs an agent's functions: XLA or TensorFlow's own (oneDNN) kernels.
 
-The `jit_compile` hparam is true, false or `auto`. Explicit values win. `auto` is resolved here,
-once per agent, by the rule in docs/benchmarks.md, "Choosing the compiler: XLA or TF's kernels",
-with the measurements behind it: XLA everywhere on a GPU or TPU; on CPU, TF's kernels for
-convolutional models (XLA:CPU's convolution gradients made the learner's loop ~25x slower) and
-XLA for the learner of every other model, acting on TF's kernels (XLA draws different random
-numbers from the same generator state, so it would change every seeded result published).
-
-"Convolutional" means the torso is the Nature CNN (`model=cnn`) or the observation is an image
-([H, W, C]: `model=auto` then builds that CNN). It is decided before the agent builds its
-networks, because the learner's `tf.function` is created with them.
+`jit_compile=auto` is resolved here, once per agent and before its networks are built, by the
+rule and measurements in docs/benchmarks.md, "Choosing the compiler": XLA on a GPU or TPU; on
+CPU, TF's kernels for convolutional models (XLA:CPU's convolution gradients made the learner
+~25x slower), XLA for every other learner, and TF's kernels for acting (XLA draws different
+random numbers from the same generator state, which would change every published seeded result).
 """
 
 from __future__ import annotations

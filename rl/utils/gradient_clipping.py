@@ -1,9 +1,6 @@
-"""Global-norm gradient clipping whose limit may be a schedule (`max_grad_norm`).
-
-Why not `tf.clip_by_global_norm` alone: a schedule's limit is a tensor that may reach 0, and
-"0: no clipping" is the key's meaning for a number. A number keeps TF's own function (the
-same bits as before schedules); a tensor limit scales by TF's factor limit / max(norm, limit)
-at the steps where it is > 0 and leaves the gradients as they are where it is <= 0.
+"""Global-norm gradient clipping whose limit may be a schedule (`max_grad_norm`). A number keeps
+`tf.clip_by_global_norm` (the same bits as before schedules); a tensor limit may reach 0, which
+means "no clipping" as it does for a number.
 """
 
 from __future__ import annotations

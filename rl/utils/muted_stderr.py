@@ -1,11 +1,8 @@
 """File descriptor 2 sent to /dev/null while TensorFlow (or an env module that imports it) loads.
 
-TF logs INFO lines from C++ (oneDNN, CUDA probing) while it loads, before TF_CPP_MIN_LOG_LEVEL
-applies; on stderr they would break the one-line error contract of every command and bury the
-progress output. Python exceptions still surface. RL_SHOW_TF_LOGS=1 keeps the lines.
-
-Imports nothing from `rl`: rl/__init__.py uses it before the registries fill, and
-rl/envs/grouped_env.py pickles it by value into env worker processes that never import `rl`.
+TF logs C++ INFO lines while it loads, before TF_CPP_MIN_LOG_LEVEL applies; on stderr they would
+break the one-line error contract. RL_SHOW_TF_LOGS=1 keeps them. Imports nothing from `rl`:
+rl/__init__.py uses it early, and env worker processes that never import `rl` unpickle it.
 """
 
 from __future__ import annotations

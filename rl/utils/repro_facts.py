@@ -1,11 +1,7 @@
-"""What a run was made with, beyond its hparams: the code (git tree), every installed package,
-TensorFlow's determinism settings, the devices, the CPU and the env's registered spec.
-
-These are the facts that decide whether two runs *can* be bit-identical, so manifest.json keeps
-them (rl/utils/run_dir.py) and `python -m rl.repro diff` compares them. Every function here
-answers with plain JSON data and never raises on a missing tool or an unusual platform: a
-manifest is written at the start of every run, and a fact that cannot be read is recorded as
-None rather than stopping training.
+"""What a run was made with beyond its hparams: code, packages, TF determinism, devices, CPU and
+the env's spec, the facts that decide whether two runs *can* be bit-identical. Every function
+answers plain JSON and never raises on a missing tool: a fact that cannot be read is None
+rather than a stopped run.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Watching agents: mp4 videos of episodes, frame summaries for TensorBoard, render checks.
 
-Everything here works headless. Frames come from gymnasium's `render_mode="rgb_array"`, which
-draws into an off-screen pygame surface and needs no display; videos are encoded by the ffmpeg
-binary that ships inside the `imageio-ffmpeg` wheel (libx264, yuv420p: the combination every
-browser and player decodes). Only `render_mode="human"` opens a window, and
-`check_render_possible` says so in one line before pygame would fail deep inside.
-
-Video files are data in the run directory (`run_<i>/videos/`): named by env step and episode,
-never overwritten, written atomically (a temporary name, then a rename), and copied through
-`tf.io.gfile` when the run directory is remote (gs://), since ffmpeg can only write local files.
+Everything works headless: frames come from `render_mode="rgb_array"`, videos are encoded by
+the ffmpeg inside the `imageio-ffmpeg` wheel (libx264, yuv420p: what every player decodes).
+Video files are never overwritten, written atomically, and copied through `tf.io.gfile` for
+gs:// run dirs, since ffmpeg writes only local files.
 """
 
 from __future__ import annotations
