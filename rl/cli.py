@@ -226,9 +226,8 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 
 
 def winner_override(path: str, hparams_set: str) -> str:
-    """The `--hparam_override` text of the tuned values in a study's winner.json (local or
-    gs://), which must be a winner of `hparams_set`. The winner stays in the study's directory:
-    nothing is written into this package to train it (`python -m rl.tune --publish` does)."""
+    """The `--hparam_override` text of a study's winner.json (local or gs://), which must be a
+    winner of `hparams_set`; nothing is written into this package to train it."""
     import json
 
     import tensorflow as tf
@@ -270,9 +269,8 @@ def overrides_as_given(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def show_hparams_lines(args: argparse.Namespace, check_values: Callable[[Any], None]) -> list[str]:
-    """`--show_hparams`: the run's hparams as `hparams_from_args` resolves them (so a bad value
-    is the same one-line error), each value with the set it came from or the flag that set it
-    (rl/hparams/inheritance.py)."""
+    """`--show_hparams`: the hparams as `hparams_from_args` resolves them (the same one-line
+    errors), each value with the set or flag it came from."""
     from rl.hparams.inheritance import describe_resolved
     from rl.hparams.override_parser import split_items
 

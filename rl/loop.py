@@ -416,9 +416,8 @@ def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
 
 
 def _keep_best(engine: Engine, index: int, run: Run, result: EvalResult) -> None:
-    """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one
-    (ties keep the earlier): weights only (no replay), and no episode cut, so keeping the best
-    changes nothing in training."""
+    """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one (ties
+    keep the earlier): weights only and no episode cut, so it changes nothing in training."""
     best = run.state.get("best_eval")
     if best is not None and result.return_mean <= best["return_mean"]:
         return
@@ -508,9 +507,8 @@ def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[s
 def test(
     run_dir: str, seed: int, play: Callable[[int, TensorBoardSink], tuple[EvalResult, int]]
 ) -> EvalResult:
-    """Test mode's report for one run: `play(test_seed, tensorboard)` restores the latest
-    checkpoint and plays the test episodes (returning the result and the checkpoint's step);
-    the episodes go to TensorBoard `test/` and a table to the console."""
+    """Test mode's report for one run: `play(test_seed, tensorboard)` restores the latest checkpoint
+    and plays the test episodes; they go to TensorBoard `test/` and a console table."""
     label = run_label(run_dir)
     tensorboard = TensorBoardSink(run_dir)
     result, step = play(derive_seed(seed, "test"), tensorboard)

@@ -95,10 +95,8 @@ def bootstrap_mean_ci(
     level: float = 0.95,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile-bootstrap CI of the mean over axis 0 (the copies), for every other index.
-
-    `samples` is (copies, ...); returns (low, high) each shaped like samples[0].
-    """
+    """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies), for every other
+    index."""
     samples = np.asarray(samples, dtype=np.float64)
     n = samples.shape[0]
     rng = np.random.default_rng(seed)

@@ -62,9 +62,9 @@ class PreemptionNotice:
                 self._watchdog.cancel()
 
     def reclaim(self) -> None:
-        """Installs our SIGTERM handler again. TensorFlow's coordination service (used by
-        MultiWorkerMirroredStrategy and TPUStrategy) installs a C++ SIGTERM handler of its own
-        when a strategy is created, which would swallow the signal; call after building one."""
+        """Installs our SIGTERM handler again: TF's coordination service (multi-worker and TPU
+        strategies) installs a C++ one that would swallow the signal. Call after building a
+        strategy."""
         if self._installed and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_signal)
 

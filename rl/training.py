@@ -50,9 +50,8 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
 
 
 def check(hparams: HParams, flags: Flags) -> None:
-    """UserError, before anything is written, for what the chosen engine cannot do. (An unknown
-    agent is the engine's UserError, also before anything is written: an env given as
-    `module:Class` may register the agent it trains when its module is imported.)"""
+    """UserError, before anything is written, for what the chosen engine cannot do (an unknown agent
+    is the engine's: a `module:Class` env may register the agent it trains)."""
     if is_compiled(hparams):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
 

@@ -223,11 +223,9 @@ class Agent(tf.Module):
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step on `loss_fn(batch)` (or `loss_fn()`): (loss, grad norm, aux).
-
-        The learning rate is set first, so a schedule takes effect inside compiled multi-step
-        loops. At DEBUG the loss runs again after the update with the same random numbers.
-        """
+        """One optimizer step on `loss_fn(batch)` (or `loss_fn()`): (loss, grad norm, aux). The
+        learning rate is set first, so a schedule takes effect inside compiled multi-step loops; at
+        DEBUG the loss runs again after the update with the same random numbers."""
         self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
             return self._replicated_gradient_step(loss_fn, variables, batch)

@@ -53,9 +53,8 @@ class OffPolicyContinuousAgent(ReplayAgent):
     def _critic_step(
         self, sample: dict[str, tf.Tensor], td_target: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """One gradient step of the critics towards `td_target` ([B]) on `sample`'s obs, action
-        and importance weights, as a batch-wise loss a strategy can split (rl/distribute).
-        Returns the loss and {"td_error": [C, B], "q_mean"}."""
+        """One gradient step of the critics towards `td_target` [B], as a batch-wise loss a strategy
+        can split: (loss, {"td_error": [C, B], "q_mean"})."""
         critic_batch = {
             "obs": sample["obs"],
             "action": sample["action"],

@@ -324,9 +324,8 @@ class OnPolicyAgent(ActorCriticAgent):
     def _update_stop_rule(
         self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]
     ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None:
-        """`update_epochs`' `stop_before` given how the update builds minibatch k from an
-        epoch's indices (`minibatch(indices, k)`), or None: every epoch runs in full (the default;
-        PPO stops early with `target_kl`)."""
+        """`update_epochs`' `stop_before` for minibatch k of an epoch's indices, or None: every
+        epoch runs in full (PPO stops early with `target_kl`)."""
         return None
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

@@ -161,9 +161,8 @@ class CompiledPPOSeeds:
             return self.agents[s].training_samples({**batch, "last_next_obs": last_next_obs})
 
     def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """`_samples` for all seeds at once: `OnPolicyAgent.training_samples` with the forward
-        passes batched; the estimator runs on [T, S * N] columns (each
-        column is one env of one seed, and estimators are per column)."""
+        """`OnPolicyAgent.training_samples` for all seeds at once, the forward passes batched; the
+        estimator runs on [T, S * N] columns (estimators are per column)."""
         template, hp, stacked = self.agents[0], self.hp, weights.stacked
         by_seed = self._by_seed_time_major
         obs, action = by_seed(transitions["obs"]), by_seed(transitions["action"])

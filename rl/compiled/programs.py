@@ -93,10 +93,8 @@ def build_group(
     seeds: list[int],
     member_hparams: Sequence[HParams] | None = None,
 ) -> SeedGroup:
-    """The seeds as `shard_count` concurrent programs (one per CPU core by default, see
-    `rl.compiled.shard_threads`); each program holds its seeds in one multi-seed program when the
-    agent has that path, else it must be a single seed. `member_hparams`: each seed's own
-    hparams (a population, `rl.compiled.population`); default `hparams` for all."""
+    """The seeds as `shard_count` concurrent programs, each a multi-seed program where the agent has
+    one, else a single seed; `member_hparams`: each seed's own hparams (a population)."""
     members = list(member_hparams or [hparams] * len(seeds))
     shards = shard_count(hparams, len(seeds))
     if shards > 1:

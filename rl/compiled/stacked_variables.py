@@ -174,9 +174,8 @@ def per_seed_global_norm(grads: Sequence[tf.Tensor]) -> tf.Tensor:
 def clip_per_seed(
     grads: Sequence[tf.Tensor], clip_norm: float | tf.Tensor, norms: tf.Tensor
 ) -> list:
-    """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip)
-    (`clip_norm` a number, a schedule's scalar tensor — no clipping where it is <= 0 — or [S]
-    per seed)."""
+    """`tf.clip_by_global_norm` per seed: seed s's slices scaled by clip / max(norm_s, clip), where
+    `clip_norm` is a number, a schedule's tensor (no clipping where <= 0) or [S] per seed."""
     if isinstance(clip_norm, float | int):
         scale = clip_norm * tf.minimum(1.0 / norms, 1.0 / clip_norm)
     else:

@@ -34,10 +34,8 @@ def _int(environ: Mapping[str, str], key: str, default: int | None = None) -> in
 
 
 def tf_config_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The TF_CONFIG dict for this Pod, or None outside an Indexed Job.
-
-    An existing `TF_CONFIG` wins (parsed and returned), so a hand-written one is never replaced.
-    """
+    """The TF_CONFIG dict for this Pod, or None outside an Indexed Job; an existing `TF_CONFIG`
+    wins, so a hand-written one is never replaced."""
     environ = os.environ if environ is None else environ
     if environ.get("TF_CONFIG"):
         try:

@@ -47,9 +47,8 @@ def tpu_host_role(environ: Mapping[str, str]) -> WorkerRole:
 def worker_role(
     strategy: tf.distribute.Strategy, environ: Mapping[str, str] | None = None
 ) -> WorkerRole:
-    """The role of this process under `strategy`: from the MultiWorkerMirroredStrategy cluster
-    (TF_CONFIG), from the TPU host variables for a multi-host TPU slice (untested on a real
-    slice); every other strategy runs in one process, which is its own chief."""
+    """The role of this process under `strategy` (from TF_CONFIG, or the TPU host variables of a
+    multi-host slice, untested on a real one); any other strategy is one process, its own chief."""
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return tpu_host_role(os.environ if environ is None else environ)
     if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):

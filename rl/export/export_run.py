@@ -43,9 +43,8 @@ class Exported:
 def export_run(
     run_dir: str, step: str = "latest", output: str | None = None, fmt: str = "saved_model"
 ) -> Exported:
-    """Exports checkpoint `step` ("latest", "best" or an env step) of `run_dir` to `output`
-    (default `RUN_DIR/export/<step>` for a SavedModel, TF Serving's version layout, and
-    `RUN_DIR/export/tflite_<step>` for TFLite)."""
+    """Exports checkpoint `step` ("latest", "best" or an env step) of `run_dir` to `output` (default
+    `RUN_DIR/export/<step>`, TF Serving's layout, or `RUN_DIR/export/tflite_<step>`)."""
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     hparams = _run_hparams(run_dir)
@@ -166,9 +165,8 @@ def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any
 
 
 def _tflite(module: ExportedPolicy, signatures: dict[str, Any]) -> bytes:
-    """`signatures` as a TFLite flatbuffer (built-in ops only, float32), under their names and
-    with the batch dimension left dynamic. Converted from a SavedModel of them: from a lone
-    concrete function the converter would name the signature `serving_default`."""
+    """`signatures` as a TFLite flatbuffer (built-in ops, float32, dynamic batch), converted from a
+    SavedModel: from a lone concrete function the converter would name it `serving_default`."""
     with tempfile.TemporaryDirectory(prefix="rl-export-tflite-") as saved:
         tf.saved_model.save(module, saved, signatures=signatures)
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, list(signatures))

@@ -293,10 +293,8 @@ class HParams:
         type: Any = None,
         fixed_because: str = _READ_WHEN_BUILT,
     ) -> HParams:
-        """Declares `name` once, with its default, a doc line and (optionally) its type.
-
-        `fixed_because`: for a number key, why it takes no schedule, completing "{name} ..."
-        in the one-line error (default: it is read once, when the agent is built)."""
+        """Declares `name` once, with its default, a doc line and (optionally) its type;
+        `fixed_because` completes "{name} ..." in the error for a number key given a schedule."""
         self._check_not_frozen()
         if not name.isidentifier() or name.startswith("_") or hasattr(HParams, name):
             raise ValueError(f"invalid hparam name {name!r} (identifier, no _, no method name)")
@@ -389,9 +387,9 @@ class HParams:
         return lambda: target.__setitem__(path[-1], value)
 
     def _walk(self, name: str, into_dicts: bool = False) -> tuple[HParams, _Entry, list[str]]:
-        """Follows a dotted name through nested groups to its entry; unknown names are
-        UserErrors. Returns (owning group, entry, rest): with `into_dicts` the walk stops at a
-        dict-typed key and `rest` is the path inside that dict, otherwise it is empty."""
+        """Follows a dotted name through nested groups: (owning group, entry, rest); with
+        `into_dicts` it stops at a dict-typed key and `rest` is the path inside it. Unknown names
+        are UserErrors."""
         owner = self
         parts = name.split(".")
         for i, part in enumerate(parts):
@@ -464,9 +462,9 @@ class HParams:
         return {name: e.spec.to_json(e.value) for name, e in self._entries.items()}
 
     def flat(self) -> dict[str, Any]:
-        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key, groups opened into dotted
-        keys, with its value as JSON data (`to_dict`'s). The one flat view: diffs, inheritance,
-        manifests and TensorBoard all read it."""
+        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key as JSON data, groups opened
+        into dotted keys. The one flat view: diffs, inheritance, manifests and TensorBoard all read
+        it."""
         out: dict[str, Any] = {}
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":

@@ -101,8 +101,7 @@ def describe_resolved(
     name: str, resolved: HParams, flag_for_key: Callable[[str], str]
 ) -> list[str]:
     """Lines for `--show_hparams`: the chain, then `key = value  <- source` for every key of
-    `resolved` (the set after the command line), where the source is the set that gave the
-    value or, for a value the command line changed, `flag_for_key(key)` and the set's value."""
+    `resolved`, the source being the set that gave the value or the flag that changed it."""
     registered = flat_values(_observe(name)[0])
     sources = value_sources(name)
     lines = [f"hparams set {name} (chain: {' <- '.join(parent_chain(name))})"]

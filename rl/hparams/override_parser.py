@@ -21,10 +21,8 @@ _CLOSING = {"[": "]", "(": ")", "{": "}"}
 
 
 class BareWord(str):
-    """An unquoted identifier in override text (`adam`, `true`, `None`).
-
-    Whether it is a string, a bool or None is decided by the declared type of the key.
-    """
+    """An unquoted identifier in override text (`adam`, `true`, `None`); the key's declared type
+    decides whether it is a string, a bool or None."""
 
 
 class LiteralError(ValueError):

@@ -110,10 +110,8 @@ class Replay:
         alpha: float | None = None,
         epsilon: float | None = None,
     ) -> None:
-        """Sets rows' priorities from |TD error| (any shape, flattened; last duplicate wins).
-
-        `alpha`, `epsilon`: the priority exponent and floor from now on (an agent passes its
-        `per_alpha` / `per_epsilon` schedules' values at each update); None keeps the current."""
+        """Sets rows' priorities from |TD error| (flattened; last duplicate wins); `alpha`,
+        `epsilon` are the exponent and floor from now on (None keeps the current)."""
         indices = np.asarray(indices, dtype=np.int64).reshape(-1)
         priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
         if indices.shape != priorities.shape:
@@ -123,10 +121,8 @@ class Replay:
         self._sampler.update_priorities(indices, priorities, self._storage.size, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Everything needed to continue, as plain numpy arrays (`np.savez`-able, no pickle).
-
-        Field arrays are views of the live storage: save them before the next `add_batch`.
-        """
+        """Everything needed to continue, as plain numpy arrays (no pickle); field arrays are views
+        of the live storage, so save them before the next `add_batch`."""
         state = self._storage.state_dict()
         state["sampler"] = np.array(self._sampler.name)
         state["rng_state"] = np.array(json.dumps(self._rng.bit_generator.state))

@@ -72,9 +72,8 @@ class ActorCritic(tf.keras.Model):
         )
 
     def orthogonal_torsos(self, gain: float) -> None:
-        """Re-initializes the built torsos' Dense and Conv2D kernels orthogonally with `gain`
-        and their biases to 0: SB3's `ortho_init` (gain sqrt(2) on hidden layers). Keras'
-        default is Glorot uniform; call after the first forward pass has built the variables."""
+        """SB3's `ortho_init`: the built torsos' Dense and Conv2D kernels orthogonal with `gain`,
+        biases 0 (Keras' default is Glorot). Call after the first forward pass."""
         initializer = tf.keras.initializers.Orthogonal(gain)
         for torso in (self.torso, self.value_torso):
             if torso is None:
@@ -103,9 +102,9 @@ class ActorCritic(tf.keras.Model):
         return tf.squeeze(self.value_head(features), -1)
 
     def distribution(self, policy_params: tf.Tensor) -> tfd.Distribution:
-        """Categorical(logits) or Independent(Normal(mean, exp(log_std))) over flat actions.
-        TF Probability is imported here, on first use: it adds ~1.2 s and 60 MB to every
-        `import rl` (train.py --list, a mistake's one-line error) that never builds a policy."""
+        """Categorical(logits) or Independent(Normal(mean, exp(log_std))) over flat actions. TFP is
+        imported on first use: it adds ~1.2 s and 60 MB to every `import rl` that never builds a
+        policy."""
         from tensorflow_probability import distributions as tfd
 
         if self.discrete:

@@ -120,10 +120,9 @@ def _first_difference(
     original: dict[int, str],
     last_step_extra_eval: bool,
 ) -> tuple[int, Difference, str] | None:
-    """(step, difference, between what) at the first step where the reruns differ from each
-    other, or (if they agree there) from the run dir. `last_step_extra_eval`: the reruns end
-    with an evaluation the run did not make at that step, so its counters are not compared with
-    the run dir there (weights and replay still are: evaluation never touches them)."""
+    """(step, difference, between what) at the first step where the reruns differ from each other or
+    from the run dir. `last_step_extra_eval`: the reruns' last evaluation was not the run's, so
+    counters are not compared with the run dir there (weights and replay still are)."""
     for step in steps:
         if step not in a or step not in b:
             which = "first" if step in a else "second"

@@ -90,9 +90,8 @@ def readable_names(serialized_graph: bytes) -> dict[str, str]:
 
 
 def checkpoint_steps(run_dir: str) -> dict[int, str]:
-    """`{step: step directory}` of the complete checkpoints of `run_dir` (none if it has no
-    `checkpoints/latest.json`). A step directory newer than the one latest.json names is the
-    leftover of a killed write, and is skipped, as a resume skips it."""
+    """`{step: step directory}` of `run_dir`'s complete checkpoints; a directory newer than the one
+    latest.json names is a killed write's leftover and skipped, as a resume skips it."""
     directory = join(run_dir, "checkpoints")
     pointer_path = join(directory, "latest.json")
     if not tf.io.gfile.exists(pointer_path):

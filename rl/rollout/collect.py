@@ -131,10 +131,9 @@ class Collector:
         return Rollout.from_batch({**fields, "last_next_obs": self._driver.obs.copy()})
 
     def collect_episodes(self, num_episodes: int) -> list[Rollout]:
-        """`num_episodes` complete episodes, each a [T_i, 1] rollout ending in a termination or
-        a truncation, from fresh resets. Env i plays the first num_episodes // N episodes (one
-        more for i < num_episodes % N) that start in it, never "the first to finish": that would
-        favour short episodes. `concatenate(episodes)` joins them into one valid rollout."""
+        """`num_episodes` complete [T_i, 1] episodes from fresh resets. Env i plays the first
+        episodes that start in it (an equal share), never "the first to finish": that would favour
+        short episodes."""
         if num_episodes < 1:
             raise ValueError(f"collect_episodes: num_episodes must be >= 1, got {num_episodes}")
         quota = [num_episodes // self.num_envs + (i < num_episodes % self.num_envs)

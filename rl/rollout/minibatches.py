@@ -15,9 +15,8 @@ import tensorflow as tf
 def minibatch_indices(
     generator: tf.random.Generator, num_samples: int, num_minibatches: int
 ) -> tf.Tensor:
-    """A random permutation of range(num_samples) cut into [num_minibatches, size] rows, so one
-    epoch visits every sample exactly once (size = num_samples // num_minibatches; when that
-    does not divide, the num_samples % num_minibatches samples left at the end are skipped)."""
+    """A random permutation of range(num_samples) cut into [num_minibatches, size] rows: one epoch
+    visits every sample once (the num_samples % num_minibatches left at the end are skipped)."""
     size = num_samples // num_minibatches
     permutation = tf.argsort(generator.uniform([num_samples]))
     return tf.reshape(permutation[: num_minibatches * size], [num_minibatches, size])
@@ -35,9 +34,8 @@ def shuffle(
 def minibatches(
     samples: Mapping[str, tf.Tensor], generator: tf.random.Generator, num_minibatches: int
 ) -> list[dict[str, tf.Tensor]]:
-    """One epoch: `num_minibatches` disjoint minibatches of the samples in a fresh random order
-    (as `minibatch_indices`). A Python list, for eager code and short traced loops; a compiled
-    loop over many minibatches gathers `minibatch_indices` rows itself (rl/agents/on_policy.py)."""
+    """One epoch of `num_minibatches` disjoint minibatches in a fresh random order, as a Python list
+    (a compiled loop gathers `minibatch_indices` rows itself)."""
     indices = minibatch_indices(generator, _num_samples(samples), num_minibatches)
     return [
         {key: tf.gather(value, indices[k]) for key, value in samples.items()}

@@ -78,10 +78,8 @@ class Rollout:
 
     # ------------------------------------------------------------------ cutting and joining
     def slice(self, start: int, stop: int) -> Rollout:
-        """Steps [start, stop) of every env. The bootstrap state of the slice is `obs[stop]`
-        (or this rollout's `last_next_obs` when stop = T): where step stop - 1 ended an episode
-        that observation is a reset one, but then no bootstrap uses it (the discount is 0, and a
-        truncation bootstraps from `final_obs`)."""
+        """Steps [start, stop) of every env; the slice bootstraps from `obs[stop]` (or
+        `last_next_obs`), which is a reset observation only where no bootstrap uses it."""
         start, stop, _ = slice(start, stop).indices(self.num_steps)
         if stop <= start:
             raise ValueError(f"Rollout.slice({start}, {stop}) of {self.num_steps} steps is empty")
@@ -97,9 +95,8 @@ class Rollout:
         return Rollout(**fields, last_next_obs=tf.gather(self.last_next_obs, indices, axis=0))
 
     def batch_major(self) -> dict[str, tf.Tensor]:
-        """The fields with the env axis first ([N, T, ...]; `last_next_obs` stays [N, ...]):
-        rows that a replay can store one trajectory segment per row (`from_batch_major` undoes
-        it)."""
+        """The fields env axis first ([N, T, ...]): one trajectory segment per replay row
+        (`from_batch_major` undoes it)."""
         out = {k: swap_lead_axes(v) for k, v in self._step_items() if v is not None}
         out["last_next_obs"] = tf.convert_to_tensor(self.last_next_obs)
         return out
@@ -141,9 +138,8 @@ class Rollout:
 
 
 def concatenate(rollouts: Sequence[Rollout], axis: str = "time") -> Rollout:
-    """Joins rollouts along time (`axis="time"`: the second continues the first, e.g. two
-    `collect_steps` calls or complete episodes of one env; the bootstrap state is the last
-    one's) or along envs (`axis="envs"`: more env columns of the same length T)."""
+    """Joins rollouts along time (`axis="time"`: the second continues the first) or along envs
+    (`axis="envs"`: more env columns of the same length)."""
     if not rollouts:
         raise ValueError("concatenate needs at least one rollout")
     if axis not in ("time", "envs"):

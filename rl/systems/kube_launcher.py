@@ -144,9 +144,8 @@ def check_image(image: str | None, system: str, dockerfile: str) -> str:
 def _check_hparams(
     args: argparse.Namespace, check_values: Callable[[Any], None] | None, shape: JobShape
 ) -> None:
-    """Builds the hparams exactly as the Pod will, so a bad set or override fails here, and
-    refuses what the Pod's train.py would refuse at start under `shape.strategy`, or with the
-    actors of `shape.check_actors`."""
+    """Builds the hparams exactly as the Pod will, so a bad set or override fails here, and refuses
+    what the Pod's train.py would refuse at start."""
     from rl import registry
     from rl.cli import hparams_from_args
 
@@ -251,8 +250,7 @@ def plan_job(
     shape: JobShape,
 ) -> Launch:
     """The checks every Kubernetes system shares, in the order a user fixes them, then
-    `shape.render(spec)`. The system has checked its own flags and `--image`. Raises
-    UserError."""
+    `shape.render(spec)`."""
     namespace = check_namespace(args)
     if args.num_workers != 1 and shape.check_actors is None:
         raise UserError(

@@ -262,10 +262,9 @@ FATAL_MESSAGES = (
 
 
 def jobset_failure_policy(max_restarts: int) -> Manifest:
-    """The JobSet's rules, first match wins, for a child Job that failed through
-    `pod_failure_policy("FailJob")`: a preemption restarts the whole group without counting;
-    exit 2 or 3 fails the JobSet; anything else (no rule matches: a crash, or the backoff
-    limit of 0 reached) restarts the group and counts against `max_restarts`."""
+    """The JobSet's rules for a child Job failed through `pod_failure_policy("FailJob")`: a
+    preemption restarts the group without counting, exit 2 or 3 fails the JobSet, anything else
+    restarts the group and counts against `max_restarts`."""
     return {
         "maxRestarts": max_restarts,
         # All old Pods (the chief writing its SIGTERM checkpoint among them) are gone before
@@ -294,10 +293,8 @@ def jobset_job_name(jobset_name: str) -> str:
 
 
 def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) -> Manifest:
-    """A JobSet of one Indexed Job of `pods` Pods that restarts as a group (module docstring).
-
-    `network` makes the JobSet controller create the headless Service `spec.name` (DNS records
-    published before the Pods are ready) and set the Pods' subdomain to it."""
+    """A JobSet of one Indexed Job of `pods` Pods that restarts as a group; `network` has the JobSet
+    controller create the headless Service `spec.name` and set the Pods' subdomain to it."""
     job_spec = _job_spec(
         spec, pod_spec, pods=pods, backoff_limit=0, on_preemption="FailJob", indexed=True
     )

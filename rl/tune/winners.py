@@ -144,9 +144,8 @@ def tuned_set_name(hparams_set: str) -> str:
 
 
 def _storage_words(storage_url: str) -> str:
-    """Where the study lives, as the generated docstring says it: a database server's URL
-    without its password; for SQLite only that (its path is a file on the tuning machine, which
-    a module in the repository must not name)."""
+    """Where the study lives, for the generated docstring: a server URL without its password; for
+    SQLite only that (its path is on the tuning machine)."""
     if storage_url.startswith("sqlite:"):
         return "SQLite study.db in the tuner's --output_dir"
     return without_password(storage_url)
@@ -161,10 +160,9 @@ def write_tuned_module(
     train_steps: int,
     tuned_dir: Path = TUNED_DIR,
 ) -> Path:
-    """`--publish`: `<tuned_dir>/<set>_tuned.py` registering `<set>_tuned` (the parent set and
-    the winner's values; the study's `--hparam_override` is its protocol, e.g. a shorter budget,
-    so it is named in the docstring but not applied), and `<tuned_dir>/__init__.py` importing
-    every generated module by name (explicit imports, as every registry here)."""
+    """`--publish`: `<tuned_dir>/<set>_tuned.py` registering `<set>_tuned` (the parent set plus the
+    winner's values; the study's own overrides are its protocol, named but not applied), and an
+    `__init__.py` importing every generated module by name."""
     name = tuned_set_name(config.hparams_set)
     # The tuned keys only (the protocol stays out), as typed literals one per line.
     items = winner.params.items()
@@ -240,9 +238,8 @@ def write_winner_json(
     seeds: Sequence[int],
     published_module: Path | None,
 ) -> None:
-    """The winner as `train.py --hparams <hparams_set> --winner <path>` reads it: the tuned set
-    and the winner's values as `--hparam_override` text (the study's own `--hparam_override`
-    is its protocol, not part of the winner), with the scores it won on."""
+    """The winner as `train.py --winner` reads it: the tuned set, the winner's values as
+    `--hparam_override` text (not the study's own protocol overrides) and its scores."""
     atomic_write_json(
         path,
         {

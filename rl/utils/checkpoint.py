@@ -49,10 +49,8 @@ class CheckpointStore:
         self.last_save_bytes = 0  # bytes the last `save` wrote (benchmarks/checkpoint_io.py)
 
     def latest(self) -> dict[str, Any] | None:
-        """The pointer of the newest intact checkpoint, or None if none was ever completed.
-
-        A damaged newest checkpoint is reported (one warning line on stderr) and skipped for
-        the newest intact older one; UserError if none is intact."""
+        """The pointer of the newest intact checkpoint, or None; a damaged newest one is skipped
+        with one warning line, and UserError if none is intact."""
         path = join(self.directory, POINTER)
         if not tf.io.gfile.exists(path):
             return None

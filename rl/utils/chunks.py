@@ -30,9 +30,8 @@ class DamagedChunk(Exception):
 
 
 def blocks(array: np.ndarray) -> Iterator[np.ndarray]:
-    """`array` as blocks of at most ~CHUNK_BYTES whose bytes, concatenated, are its C-order
-    bytes. Rows of the leading axis are grouped; a row larger than a chunk is split along its
-    own leading axis (frame replay: env copy, then rows of frames)."""
+    """`array` as blocks of at most ~CHUNK_BYTES whose concatenated bytes are its C-order bytes; a
+    row larger than a chunk is split along its own leading axis."""
     if array.ndim == 0 or array.nbytes <= CHUNK_BYTES:
         yield array
         return
@@ -69,9 +68,8 @@ class ChunkStore:
         return self._known
 
     def put(self, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, int], int]:
-        """Writes the chunks of `arrays` that are not on disk yet. Returns the layout that
-        `get` reads them back with ({name: dtype, shape, chunks}), the size of every chunk
-        used ({name: bytes}) and the bytes written."""
+        """Writes the chunks of `arrays` not on disk yet: (layout for `get`, every used chunk's
+        size, bytes written)."""
         if not arrays:
             return {}, {}, 0
         tf.io.gfile.makedirs(self.directory)

@@ -82,9 +82,8 @@ def enable() -> Path | None:
 
 
 def activate() -> None:
-    """Takes this process's cache flag out of the environment, now that TensorFlow has read
-    it (the engine's construction started the runtime): processes started from here on (test
-    subprocesses, tools, Ray actors) must not write into this process's directory."""
+    """Takes this process's cache flag out of the environment once TensorFlow has read it, so
+    processes started from here on do not write into this process's directory."""
     forget_inherited()
 
 
@@ -107,9 +106,8 @@ def _without_inherited(flags: str) -> str:
 
 
 def publish(private: Path, root: Path) -> list[str]:
-    """Moves the complete entries `private` holds that `root` lacks into `root` (temporary
-    name, then an atomic rename), removes `private`, evicts beyond `MAX_BYTES`; returns the
-    names published. Called at a normal exit, when TensorFlow has finished writing."""
+    """Moves the complete entries of `private` that `root` lacks into it (temporary name, then
+    rename), removes `private`, evicts beyond `MAX_BYTES`; returns the names published."""
     published = []
     try:
         for entry in _entries(private):

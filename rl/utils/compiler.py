@@ -46,9 +46,8 @@ def device_type() -> str:
 
 
 def is_convolutional(model: str, obs_shape: Sequence[int]) -> bool:
-    """Whether the torso named `model` (the `model` hparam) convolves over observations of
-    `obs_shape`: the Nature CNN by name, or `auto` (like every torso) on image observations
-    ([H, W, C]), for which `auto` picks that CNN."""
+    """Whether torso `model` convolves over observations of `obs_shape`: the Nature CNN, or `auto`
+    on [H, W, C] images."""
     return model == "cnn" or len(obs_shape) == 3
 
 

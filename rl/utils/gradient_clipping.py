@@ -11,9 +11,8 @@ import tensorflow as tf
 
 
 def clip_factor(limit: float | tf.Tensor, norm: tf.Tensor) -> tf.Tensor:
-    """The scale `tf.clip_by_global_norm` applies for `norm`, and 1 where `limit` <= 0 (no
-    clipping); `limit` a number or a tensor, broadcast against `norm`. NaN/inf norms
-    propagate."""
+    """The scale `tf.clip_by_global_norm` applies for `norm`, and 1 where `limit` <= 0; NaN/inf
+    norms propagate."""
     if isinstance(limit, float | int):
         if limit <= 0:
             return tf.ones_like(norm) + (norm - norm)
@@ -25,9 +24,8 @@ def clip_factor(limit: float | tf.Tensor, norm: tf.Tensor) -> tf.Tensor:
 def clip_by_global_norm(
     grads: Sequence[tf.Tensor | None], limit: float | tf.Tensor | None, norm: tf.Tensor
 ) -> list[tf.Tensor | None]:
-    """`grads` clipped to global norm `limit` (None: unchanged; a number: TF's
-    `tf.clip_by_global_norm`, none for <= 0; a tensor: see the module docstring). `norm` is
-    their global norm."""
+    """`grads` clipped to global norm `limit` (None: unchanged; a number: TF's function, none for <=
+    0; a tensor: see the module docstring). `norm` is their global norm."""
     if limit is None or (isinstance(limit, float | int) and limit <= 0):
         return list(grads)
     if isinstance(limit, float | int):

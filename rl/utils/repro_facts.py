@@ -34,9 +34,8 @@ def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess | None:
 
 
 def git_state(path: str) -> dict[str, Any]:
-    """The commit of the git tree holding `path`, whether tracked files differ from it (as
-    `git describe --dirty` counts it), a sha256 of that difference (so two dirty runs can be told
-    apart) and how many untracked, not ignored files there are. All None outside a git tree."""
+    """The commit of the git tree holding `path`, whether tracked files differ (as `git describe
+    --dirty`), a sha256 of the difference and the untracked file count; all None outside git."""
     state: dict[str, Any] = {
         "revision": None,
         "dirty": None,
@@ -126,9 +125,8 @@ def cpu() -> dict[str, Any]:
 
 
 def env_spec(env: str) -> dict[str, Any]:
-    """Where the env `env` (an hparams `env` value) comes from and its registered version:
-    gymnasium's spec for a gymnasium id, the factory for an rl-registered env, the module for a
-    `module:Class` env."""
+    """Where `env` comes from and its registered version: gymnasium's spec, the rl factory, or the
+    module of a `module:Class` env."""
     import gymnasium as gym
 
     from rl import registry

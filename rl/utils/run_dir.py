@@ -76,9 +76,8 @@ def check_run_dir_shape(run_dir: str) -> None:
 
 
 def saved_hparams(run_dir: str, defaults: HParams | None = None) -> HParams | None:
-    """The run's hparams.json (None if there is none). With `defaults`, keys declared since the
-    run was saved (a newer version of rl: e.g. `eval.step_budget`) take their values from
-    `defaults`, so test mode can play a run saved by an older version; every saved value wins."""
+    """The run's hparams.json (None if none). With `defaults`, keys declared since the run was saved
+    take their values from `defaults`, so test mode can play an older run; saved values win."""
     path = join(run_dir, HPARAMS_FILE)
     if not tf.io.gfile.exists(path):
         return None
@@ -102,10 +101,8 @@ def _fill_missing(entries: dict[str, Any], defaults: dict[str, Any]) -> None:
 def check_resume_compatible(
     run_dir: str, hparams: HParams, allow_change: bool, declared: HParams | None = None
 ) -> None:
-    """Refuses to continue a run whose saved hparams differ (unless explicitly allowed).
-
-    `declared`: the registered set; keys declared since the run was saved count as having had
-    its defaults (a run saved before `eval.step_budget` existed resumes unless it is changed)."""
+    """Refuses to continue a run whose saved hparams differ (unless allowed); keys declared since
+    the run was saved count as having had the `declared` set's defaults."""
     saved = saved_hparams(run_dir, defaults=declared)
     if saved is None or allow_change:
         return
@@ -119,16 +116,14 @@ def check_resume_compatible(
 
 @functools.cache
 def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
-    """This code's git state and every installed package, read once per process: both describe
-    what the process imported when it started, so every run it opens shares them (`--copies 8`
-    read the package list 8 times, ~0.2 s each, and ran git 24 times)."""
+    """This code's git state and installed packages, read once per process (`--copies 8` used to
+    read the package list 8 times, ~0.2 s each, and run git 24 times)."""
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
 
 
 def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, Any]] | None:
-    """`{key: {"set": registered value, "run": this run's value}}` for every key where the
-    run's final hparams differ from the registered set `hparams_set` (a key only one side has
-    shows None on the other). None if the set is not registered in this code."""
+    """`{key: {"set": ..., "run": ...}}` where the run's hparams differ from the registered set
+    (None on the side lacking a key); None if the set is not registered."""
     from rl import registry
 
     try:
@@ -146,10 +141,8 @@ def hparams_changes(hparams_set: str, hparams: HParams) -> dict[str, dict[str, A
 def manifest(
     seed: int, copy_index: int, hparams_set: str, overrides: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """How and where this process started the run: command, code, packages, devices, TF
-    determinism. `overrides`: the train.py flags that changed the set, as typed
-    (`rl.cli.overrides_as_given`; None when other code trains). write_run_files adds what
-    depends on the hparams."""
+    """How and where this process started the run (command, code, packages, devices, TF
+    determinism); `overrides`: the flags that changed the set, as typed."""
     git, packages = copy.deepcopy(_code_and_packages())
     return {
         "hparams_set": hparams_set,
@@ -198,10 +191,9 @@ def manifest_changes(first: dict[str, Any], now: dict[str, Any]) -> dict[str, di
 
 
 def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any]) -> None:
-    """Writes hparams.json and manifest.json. A resumed run keeps the first manifest and appends
-    its own start to `resumed`: command line, time and every manifest key whose value
-    changed since the first start (`changed`), so a run resumed under other code, packages or
-    hparams says so."""
+    """Writes hparams.json and manifest.json. A resumed run keeps the first manifest and appends its
+    start to `resumed` with every manifest value that changed, so a run resumed under other code,
+    packages or hparams says so."""
     manifest_data = {
         **manifest_data,
         # The evaluation protocol decides what the reported returns mean: keep it beside them.

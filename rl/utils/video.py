@@ -140,10 +140,8 @@ class VideoRecorder:
     def record_episode(
         self, frames: Sequence[np.ndarray], env_steps: int, episode: int, tag: str = "eval"
     ) -> str:
-        """Encodes `frames` (each HxWx3 uint8, all one size) and returns the new file's path.
-
-        An existing file is never overwritten: the name gets `_1`, `_2`, ... instead.
-        """
+        """Encodes `frames` (HxWx3 uint8) and returns the new file's path; an existing file is never
+        overwritten (the name gets `_1`, `_2`, ...)."""
         name = self.filename(env_steps, episode, tag)
         video = _stack_frames(frames)
         tf.io.gfile.makedirs(self.directory)
@@ -266,9 +264,8 @@ def _stack_frames(frames: Sequence[np.ndarray]) -> np.ndarray:
 def frame_strip(
     frames: Sequence[np.ndarray], num_frames: int = 8, max_width: int = 2400
 ) -> np.ndarray:
-    """`num_frames` evenly spaced frames (first and last included) side by side with a grey
-    gap of STRIP_GAP pixels, as one HxWx3 uint8 image; frames are shrunk by an integer factor
-    so that together they are at most `max_width` wide."""
+    """`num_frames` evenly spaced frames side by side, with a grey gap, as one HxWx3 uint8 image at
+    most `max_width` wide (frames shrunk by an integer factor)."""
     video = _stack_frames(frames)
     count = min(num_frames, len(video))
     picks = np.unique(np.linspace(0, len(video) - 1, count).round().astype(int))
