@@ -1,14 +1,10 @@
 """Advantage actor-critic (A2C), the synchronous variant of A3C.
 
 Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
-https://arxiv.org/abs/1602.01783: n-step advantages from `train_every // num_envs` steps of
-every env (GAE with lambda = 1 is the n-step return minus V; lambda < 1 gives GAE, Schulman
-et al. 2015, https://arxiv.org/abs/1506.02438), one gradient step on the whole batch
-(n_epochs = 1, batch_size = the rollout) of
+https://arxiv.org/abs/1602.01783: n-step advantages (GAE with lambda = 1; lambda < 1 gives
+GAE) and one gradient step on the whole batch of
 
 loss = -log pi(a|s) A + vf_coef * 0.5 (V - R)^2 - ent_coef * H(pi(.|s)).
-
-Shares acting, rollout and the compiled update with PPO (`rl.agents.on_policy`).
 """
 
 from __future__ import annotations

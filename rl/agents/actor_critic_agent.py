@@ -1,11 +1,8 @@
 """What the rollout-based actor-critic agents share (PPO/A2C/REINFORCE, IMPALA, OffPAC): an
-`ActorCritic` model built from the hparams, acting by sampling its policy with the agent's own
-generator (greedy: the mode), and a `RolloutBuffer` of vector steps (`self.rollout`, built by
-each subclass) that `observe` fills and a checkpoint cut truncates.
+`ActorCritic` model, acting by sampling with the agent's generator, and a `RolloutBuffer`.
 
-Agents whose learner needs the behaviour policy's log-probability of every action (the
-off-policy corrections of IMPALA's V-trace and OffPAC) set `records_log_prob`: acting then
-returns log b(a|s) of the acting weights, which the learner cannot recompute once it has moved on.
+Agents whose learner corrects for the behaviour policy (IMPALA, OffPAC) set `records_log_prob`:
+acting then returns log b(a|s), which the learner cannot recompute once it has moved on.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """C51: DQN that learns each action's return distribution on a fixed support of atoms.
 
 Bellemare, Dabney & Munos 2017, "A Distributional Perspective on Reinforcement Learning",
-https://arxiv.org/abs/1707.06887. With DQN's switches on (double Q, dueling, noisy, prioritized
-replay, n-step) this is Rainbow: Hessel et al. 2017, https://arxiv.org/abs/1710.02298.
-
-Only three hooks of DQN change; acting, replay, n-step returns, target updates, NoisyNet noise
-and the compiled K-step update loop are DQN's:
-- `_q_network_options`: the head outputs `num_atoms` logits per action;
-- `_q_values`: Q(s, a) is the mean of the action's distribution (acting, double-Q selection);
-- `_loss`: the `loss` hparam's distributional loss (categorical_loss: cross-entropy) against the
-  projected n-step target (rl/agents/gradient_functions/c51.py), weighted by prioritized
-  replay's IS weights; the per-sample loss goes back as the new priority (as in Rainbow) through
-  DQN's "td_error" output.
+https://arxiv.org/abs/1707.06887; with DQN's switches on this is Rainbow (Hessel et al. 2017,
+https://arxiv.org/abs/1710.02298). Only three hooks of DQN change: the head's `num_atoms` logits
+per action, Q as the distribution's mean, and the distributional loss, whose per-sample value
+is the new priority (as in Rainbow).
 """
 
 from __future__ import annotations

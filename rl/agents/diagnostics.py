@@ -1,17 +1,11 @@
 """Per-update learning diagnostics at `--log_level DEBUG`, as the original rlmodels package
-logged them: the loss on a batch before the optimizer step, the loss on the SAME batch after
-it, and the gradient norm (before clipping).
+logged them: the loss on a batch before the optimizer step, on the SAME batch after it, and the
+gradient norm. A step that does not lower the loss on its own batch points at a learning rate
+too high, clipping too tight or a loss that does not depend on the updated weights.
 
-A step that does not lower the loss on the very batch it was computed from points at a learning
-rate that is too high, clipping that is too tight or a loss that does not depend on the weights
-the optimizer updates. `Agent._gradient_step` records every step into the variables here (the
-learner runs many steps in one compiled call, so nothing can be printed from inside it);
-`Agent.update` reads them once per call, logs one line through Python logging and returns them
-as `debug/...` metrics, which the loop writes to TensorBoard at every update.
-
-Zero cost otherwise: whether DEBUG is on is decided when the agent is built, and the extra
-forward pass is traced into the learner only then. Set the level before building an agent
-(train.py does it from `--log_level`); changing it later does not retrace.
+The learner runs many steps in one compiled call, so steps are recorded into variables and
+logged once per `update`. Zero cost otherwise: the extra forward pass is traced into the learner
+only when DEBUG is on as the agent is built.
 """
 
 from __future__ import annotations

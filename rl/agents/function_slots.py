@@ -1,13 +1,9 @@
 """Hparam keys that name a registered function an agent calls, and which roles fit there.
 
-Why: the action-selection and gradient-computation functions are chosen by name in the sets
-(`action_function="epsilon_greedy"`, `loss="td_huber"`), so an override swaps one without code.
-A name alone is not enough: `gaussian_noise` is a registered action function, but DQN cannot
-call it on Q-values. Each registered function declares a role (what it takes and returns; the
-roles are listed in `rl.agents.action_functions` and `rl.agents.gradient_functions`), and each
-agent class declares its slots in `function_slots`: the hparam key, the registry and the roles
-it can call. `check_function_slots` runs on the hparams before anything is written (train.py,
-the launchers); the agent resolves each slot once, when it is built.
+Why: functions are chosen by name in the sets, so an override swaps one without code. A name
+alone is not enough (`gaussian_noise` is an action function, but DQN cannot call it on
+Q-values): each function declares a role, each agent its slots and the roles they can call, and
+`check_function_slots` checks the hparams before anything is written.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Proximal Policy Optimization with the clipped surrogate objective.
 
 Schulman, Wolski, Dhariwal, Radford & Klimov 2017, "Proximal Policy Optimization Algorithms",
-https://arxiv.org/abs/1707.06347; advantages by GAE(lambda) (Schulman et al. 2015,
-https://arxiv.org/abs/1506.02438). Details as in OpenAI baselines' PPO2 and SB3: advantage
-normalization per minibatch, optional value clipping (`clip_range_vf`), entropy bonus,
-global-norm gradient clipping (`max_grad_norm`), learning rate and clip range as schedules of the
-gradient step (linear annealing). All epochs x minibatches of one update run in one compiled call
-(`rl.agents.on_policy`). With `target_kl` the update stops early as in Stable-Baselines3: before
-each minibatch's gradient step, if the approximate KL divergence mean((r - 1) - log r) of that
-minibatch under the current weights exceeds 1.5 * target_kl, that step and the rest of the update
-are skipped (CleanRL checks once per epoch against target_kl itself; SB3's finer rule is used).
+https://arxiv.org/abs/1707.06347, with the details of OpenAI baselines' PPO2 and SB3. With
+`target_kl` the update stops as in SB3: before each minibatch's step, if its approximate KL
+exceeds 1.5 * target_kl, that step and the rest of the update are skipped (CleanRL checks once
+per epoch; SB3's finer rule is used).
 
 loss = -min(ratio A, clip(ratio, 1 +- eps) A) + vf_coef * value_loss - ent_coef * entropy
 """

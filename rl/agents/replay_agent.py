@@ -1,11 +1,9 @@
 """Shared plumbing of agents that learn from a replay memory (DQN, DDPG/TD3, SAC).
 
-Transitions pass through an `NStepAccumulator` into the registered replay (`hparams.memory`),
-except for uint8 frame stacks (Atari), whose steps go straight into a `FrameReplay` that stores
-each frame once and does the n-step folding at sample time;
-`update` samples `gradient_steps` batches up front ([K, B, ...]) and runs all K gradient steps
-in ONE compiled call of the subclass's `_train_on_batches`; with prioritized replay the
-returned |TD errors| ([K, B]) become the sampled rows' new priorities after the call.
+Transitions pass through an `NStepAccumulator` into the registered replay, except uint8 frame
+stacks (Atari), which go to a `FrameReplay` that stores each frame once. `update` runs
+`gradient_steps` pre-sampled batches in ONE compiled call of `_train_on_batches`, then writes
+the returned |TD errors| back as priorities.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Soft Actor-Critic with automatic entropy tuning.
 
-Haarnoja, Zhou, Abbeel & Levine 2018, "Soft Actor-Critic: Off-Policy Maximum Entropy Deep
-Reinforcement Learning with a Stochastic Actor", https://arxiv.org/abs/1801.01290;
-Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications",
-https://arxiv.org/abs/1812.05905 (twin critics, no value network, learned temperature alpha with
-target entropy -|A|). Per gradient step, as in SB3: one critic step on the soft clipped-double-Q
-target, one actor step on alpha * log pi - min Q through a reparameterized tanh-squashed Gaussian
-sample, one temperature step on -log_alpha * (log pi + target_entropy), then Polyak-averaged
-target critics. Exploration samples the policy; greedy actions are its squashed mean.
+Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
+(twin critics, no value network, learned temperature with target entropy -|A|). Per gradient
+step, as in SB3: a critic step, an actor step through a reparameterized squashed Gaussian
+sample, a temperature step, then Polyak-averaged target critics.
 """
 
 from __future__ import annotations

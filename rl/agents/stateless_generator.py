@@ -1,10 +1,6 @@
-"""A stand-in for `tf.random.Generator` whose draws depend only on a seed tensor.
-
-Acting samples with the agent's own generator, a variable whose state advances with every
-draw. An exported policy (`rl.export`) must instead answer `sample_action(observation, seed)`
-with the same actions for the same seed, in any process and without a variable to carry: this
-object offers the two methods the action functions call (`normal`, `uniform`) on stateless
-random ops, each draw keyed by the seed folded with the draw's index in the traced function.
+"""A stand-in for `tf.random.Generator` whose draws depend only on a seed tensor: an exported
+policy's `sample_action(observation, seed)` must give the same actions for the same seed in any
+process, without a variable to carry. Each draw is keyed by the seed folded with its index.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """TD3, and DDPG as TD3 with its three tricks switched off (a configuration, as in SB3).
 
 Fujimoto, van Hoof & Meger 2018, "Addressing Function Approximation Error in Actor-Critic
-Methods", https://arxiv.org/abs/1802.09477: twin critics with the clipped double-Q target,
-target policy smoothing (clipped Gaussian noise on the target action) and delayed policy and
-target updates (every `policy_delay` critic steps).
-Lillicrap et al. 2015, "Continuous control with deep reinforcement learning", DDPG,
-https://arxiv.org/abs/1509.02971: the "ddpg" sets use num_critics=1, policy_delay=1,
-target_policy_noise=0 and the same class, registered under both names.
-
-Exploration adds the noise of the registered action function `action_function` to mu(s):
-role "action_noise" (gaussian_noise) or "stateful_action_noise" (ornstein_uhlenbeck, whose
-per-env state is a tf.Variable: checkpointed, zeroed when that env's episode ends or the
-in-process engine cuts episodes).
+Methods", https://arxiv.org/abs/1802.09477; Lillicrap et al. 2015, "Continuous control with deep
+reinforcement learning" (DDPG), https://arxiv.org/abs/1509.02971: the "ddpg" sets use one critic,
+no target smoothing and policy_delay 1 on the same class, registered under both names.
 """
 
 from __future__ import annotations

@@ -3,15 +3,8 @@
     python train.py --sys tpu --tpu v5e-4 --image IMAGE --hparams ppo_pong \\
         --output_dir gs://BUCKET/runs/ppo_pong [--namespace NS] [--kube_context CTX] [--dry_run]
 
-A one-host slice is a Job, a multi-host slice a JobSet that restarts all hosts together
-(`rl.systems.manifests.tpu_job_manifests`). This module checks what is TPU-specific: the slice
-type and topology (`rl.systems.tpu_types`) and that a slice spanning several TPU VMs is asked
-for explicitly (`--experimental_multihost`).
-The rest (image, names, hparams, gs:// output dir, kubeconfig, submission through the official
-`kubernetes` client) is `rl.systems.kube_launcher`, shared with `--sys gke`.
-
-The Pod runs this same train.py with the same flags, except `--sys local` and none of the
-launch flags; its environment carries RL_STRATEGY=tpu for `rl.distribute.strategies`.
+This module checks what is TPU-specific: the slice type and that a slice spanning several TPU
+VMs is asked for explicitly; the rest is `rl.systems.kube_launcher`, shared with `--sys gke`.
 """
 
 from __future__ import annotations

@@ -2,16 +2,12 @@
 
 The role says how an agent calls the function, so a slot (`rl.agents.function_slots`) can
 refuse a registered function it cannot call:
-- "q_exploration": f(q_values [B, A], generator, epsilon) -> int64 actions [B]; the
-  `action_function` of the DQN family (epsilon_greedy).
-- "q_evaluation": f(q_values [B, A], generator=None) -> int64 actions [B]; deterministic
-  actions for evaluation (greedy).
-- "logits_sample": f(logits [B, A], generator) -> int64 actions [B] (sample).
-- "action_noise": f(action, generator, sigma, low, high) -> noisy action; an `action_function`
-  of TD3/DDPG and MADDPG (gaussian_noise).
+- "q_exploration": f(q_values [B, A], generator, epsilon) -> int64 actions [B];
+- "q_evaluation": f(q_values [B, A], generator=None) -> int64 actions [B];
+- "logits_sample": f(logits [B, A], generator) -> int64 actions [B];
+- "action_noise": f(action, generator, sigma, low, high) -> noisy action;
 - "stateful_action_noise": f(action, generator, state, theta, sigma, low, high) ->
-  (noisy action, new state), the state one row per env copy that the agent keeps, checkpoints
-  and zeroes at episode ends; an `action_function` of TD3/DDPG (ornstein_uhlenbeck).
+  (noisy action, new state), one state row per env copy, kept and checkpointed by the agent.
 """
 
 from rl.agents.action_functions.epsilon_greedy import epsilon_greedy

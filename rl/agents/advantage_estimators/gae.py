@@ -1,11 +1,7 @@
 """Generalized Advantage Estimation, GAE(lambda).
 
-Schulman, Moritz, Levine, Jordan & Abbeel 2015, "High-Dimensional Continuous Control Using
-Generalized Advantage Estimation", https://arxiv.org/abs/1506.02438:
-delta_t = r_t + discount_t V(s_{t+1}) - V(s_t), A_t = delta_t + lambda discount_t A_{t+1}.
-lambda = 1 gives the discounted return minus V, lambda = 0 the one-step TD error. Inputs follow
-`rl.rollout.returns` (time-major [T, N], truncation already folded into the
-rewards, `discounts` 0 at every episode end so neither the value nor the trace crosses it).
+Schulman et al. 2015, https://arxiv.org/abs/1506.02438: delta_t = r_t + discount_t V(s_{t+1}) -
+V(s_t), A_t = delta_t + lambda discount_t A_{t+1}. Inputs follow `rl.rollout.returns`.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 Those an hparam chooses declare a role, how an agent calls them (`rl.agents.function_slots`):
 - "td_loss": f(q_values [B, A], action [B], td_target [B], weights [B] | None) ->
-  (loss, td_error [B]); the `loss` of DQN and DRQN (td_huber, td_mse).
-- "distributional_loss": f(logits [B, A, N], action [B], target_probs [B, N], weights [B] |
-  None) -> (loss, per-sample loss [B]); the `loss` of C51 and Rainbow (categorical_loss).
-- "quantile_loss": f(quantiles [B, A, N], action [B], target_quantiles [B, N], weights [B] |
-  None, kappa) -> (loss, per-sample loss [B]); the `loss` of QR-DQN (quantile_huber_loss).
+  (loss, td_error [B]);
+- "distributional_loss": f(logits [B, A, N], action [B], target_probs [B, N], weights) ->
+  (loss, per-sample loss [B]);
+- "quantile_loss": f(quantiles [B, A, N], action [B], target_quantiles [B, N], weights, kappa)
+  -> (loss, per-sample loss [B]).
 """
 
 from rl.agents.gradient_functions.actor_critic_continuous import (

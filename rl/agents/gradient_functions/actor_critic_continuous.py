@@ -1,16 +1,8 @@
 """Losses of the deterministic- and soft-actor-critic agents (DDPG, TD3, SAC), as pure functions.
 
-Lillicrap et al. 2015, "Continuous control with deep reinforcement learning" (DDPG),
-https://arxiv.org/abs/1509.02971;
-Fujimoto, van Hoof & Meger 2018, "Addressing Function Approximation Error in Actor-Critic
-Methods" (TD3: clipped double Q, target policy smoothing, delayed policy updates),
-https://arxiv.org/abs/1802.09477;
-Haarnoja et al. 2018, "Soft Actor-Critic" https://arxiv.org/abs/1801.01290 and "Soft Actor-Critic
-Algorithms and Applications" (automatic entropy tuning), https://arxiv.org/abs/1812.05905.
-
-Conventions: `next_q_targets` / `q_values` are [C, B] (one row per critic; DDPG has C = 1),
-`discount` is 0 at termination and gamma otherwise (so truncation bootstraps), `weights` are
-prioritized-replay importance-sampling weights (ones for uniform replay).
+DDPG: https://arxiv.org/abs/1509.02971; TD3: https://arxiv.org/abs/1802.09477; SAC:
+https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905 (entropy tuning).
+`next_q_targets` / `q_values` are [C, B], one row per critic (DDPG has C = 1).
 """
 
 from __future__ import annotations

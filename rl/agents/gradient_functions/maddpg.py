@@ -1,13 +1,8 @@
 """Losses of MADDPG (multi-agent DDPG with centralized critics), as pure functions.
 
-Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
-Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
-
-Conventions: N agents, batch B, actions [B, N, A] (row i = agent i). Critic i is centralized,
-Q_i(x, a_1, ..., a_N) with x all agents' observations; its outputs are stacked as [N, B]
-(one row per agent, like the [C, B] critics of actor_critic_continuous.py). `discount` is 0
-where the episode terminated and gamma otherwise (truncation bootstraps: this is the done mask);
-`reward` is the team reward [B] (shared by every critic) or per-agent rewards [N, B].
+Lowe et al. 2017, https://arxiv.org/abs/1706.02275 (Algorithm 1). Actions are [B, N, A] (row i =
+agent i); critic i sees every agent's observation and action, its outputs stacked as [N, B].
+`reward` is the team's [B] or per agent [N, B].
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Policy-gradient losses as pure functions: REINFORCE/A2C, PPO's clipped surrogate, the value
-loss (optionally clipped) and the entropy bonus.
+loss (optionally clipped, as in OpenAI baselines' PPO2) and the entropy bonus.
 
-Williams 1992, "Simple Statistical Gradient-Following Algorithms for Connectionist
-Reinforcement Learning", Machine Learning 8 (the score-function gradient);
-Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
-https://arxiv.org/abs/1602.01783 (advantage actor-critic, entropy regularization);
-Schulman et al. 2017, "Proximal Policy Optimization Algorithms", https://arxiv.org/abs/1707.06347
-(clipped surrogate objective, eq. 7); value clipping as in OpenAI baselines' PPO2.
-
-Every function takes an optional `mask` ([B], 1 = use the sample) and averages over the masked
-samples, so an agent can drop samples (e.g. incomplete episodes) without reshaping. Losses are
-to be minimized; the entropy *bonus* is returned as a positive number for the caller to subtract.
+Williams 1992 (Machine Learning 8); Mnih et al. 2016, https://arxiv.org/abs/1602.01783;
+Schulman et al. 2017, https://arxiv.org/abs/1707.06347 (eq. 7). Every function averages over the
+samples an optional `mask` keeps, so an agent can drop samples without reshaping.
 """
 
 from __future__ import annotations

@@ -2,15 +2,10 @@
 loss, as pure functions.
 
 Dabney, Rowland, Bellemare & Munos 2017, "Distributional Reinforcement Learning with Quantile
-Regression", https://arxiv.org/abs/1710.10044 (Algorithm 1, eq. 9-10).
-
-Each action's return distribution is N equally weighted quantile estimates theta_1..theta_N at
-the fractions tau_hat_i = (2i - 1) / 2N (the midpoints of N equal slices of [0, 1]); unlike
-C51 there is no fixed support, so no v_min/v_max to choose. The target moves every quantile of
-the next state's greedy action, T theta_j = r + discount * theta_j(s', a*) (discount = gamma^n,
-0 at termination), and each theta_i is pulled towards every T theta_j by the asymmetric Huber
-loss rho^kappa_tau(u) = |tau - 1{u < 0}| * L_kappa(u) / kappa, u = T theta_j - theta_i, whose
-minimiser is the tau-quantile of the target samples.
+Regression", https://arxiv.org/abs/1710.10044 (Algorithm 1, eq. 9-10). N equally weighted
+quantiles at tau_hat_i = (2i - 1) / 2N; unlike C51 there is no fixed support to choose. Each
+theta_i is pulled towards every target T theta_j by the asymmetric Huber loss
+rho^kappa_tau(u) = |tau - 1{u < 0}| * L_kappa(u) / kappa, whose minimiser is the tau-quantile.
 """
 
 from __future__ import annotations

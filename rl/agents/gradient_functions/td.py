@@ -1,11 +1,7 @@
 """Temporal-difference targets and losses for value-based agents, as pure functions.
 
-Double Q-learning target from van Hasselt et al. 2015, "Deep Reinforcement Learning with Double
-Q-learning", https://arxiv.org/abs/1509.06461: the online network picks the next action, the
-target network evaluates it.
-
-The registered losses of role "td_loss", f(q_values [B, A], action [B], td_target [B],
-weights [B] | None) -> (loss, td_error [B]), are what the DQN family's `loss` hparam names.
+Double Q-learning target from van Hasselt et al. 2015, https://arxiv.org/abs/1509.06461: the
+online network picks the next action, the target network evaluates it.
 """
 
 from __future__ import annotations
