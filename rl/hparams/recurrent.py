@@ -7,7 +7,14 @@ feed-forward policy sees too little to balance the pole, a recurrent one infers 
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, replay_sizes, rollouts, smoke_test_cadence
+from rl.hparams.common import (
+    add_prioritized_replay_keys,
+    base,
+    cartpole_protocol,
+    replay_sizes,
+    rollouts,
+    smoke_test_cadence,
+)
 from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo, ppo_cartpole, zoo_cartpole_ppo
@@ -160,25 +167,8 @@ def drqn() -> HParams:
         "Registered gradient function of the TD error, role td_loss (train.py --list): "
         "td_huber or td_mse (0.5 error^2).",
     )
-    hp.add(
-        "per_alpha",
-        0.9,
-        "Prioritized replay: priority exponent alpha, a schedule of the env step (R2D2: 0.9).",
-        type=Schedule,
-    )
-    hp.add(
-        "per_beta",
-        0.6,
-        "Prioritized replay: importance-sampling exponent, a schedule of the env step (R2D2: 0.6).",
-        type=Schedule,
-    )
-    hp.add(
-        "per_epsilon",
-        1e-6,
-        "Prioritized replay: added to the priority before alpha; a number or a schedule of the "
-        "env step (as per_alpha).",
-        type=Schedule,
-    )
+    add_prioritized_replay_keys(hp)
+    hp.per_alpha, hp.per_beta = 0.9, 0.6  # R2D2's
     hp.add(
         "priority_eta",
         0.9,
