@@ -44,8 +44,7 @@ def expected_norm(n: int) -> float:
 
 class CMAES:
     """(mu/mu_w, lambda)-CMA-ES minimizing a function of R^n: `ask()` the population [lambda, n],
-    `tell(losses)` (lower is better); `mean` is the current best estimate.
-    """
+    `tell(losses)` (lower is better); `mean` is the current best estimate."""
 
     def __init__(
         self,

@@ -40,8 +40,7 @@ from rl.types import Batch, Metrics
 
 class EpisodeScorer:
     """Per env copy: the return of the first episode started since `new_generation` (`fitness[i]`
-    NaN until then; `fresh[i]`: env i's next step begins an episode, so scoring may start).
-    """
+    NaN until then; `fresh[i]`: env i's next step begins an episode, so scoring may start)."""
 
     def __init__(self, num_envs: int) -> None:
         self.fitness = np.full(num_envs, np.nan)

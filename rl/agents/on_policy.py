@@ -49,8 +49,7 @@ def repeat(
 ) -> dict:
     """`state = body(i, state)` for i in range(count) as one `tf.while_loop`, ending early once
     `until(state)`. Written out rather than left to autograph, whose source conversion cost ~1-4 s
-    per process (benchmarks/python_path_vs_sb3.py), more than a short run's learning time.
-    """
+    per process (benchmarks/python_path_vs_sb3.py), more than a short run's learning time."""
 
     def keep_going(i: tf.Tensor, state: dict) -> tf.Tensor:
         if until is None:
@@ -127,8 +126,7 @@ def explained_variance(returns: tf.Tensor, values: tf.Tensor, axis: int | None =
 
 def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
     """(x - mean) / (std + 1e-8) over the masked samples; inside a replicated gradient step the
-    statistics are the whole batch's (`sum_across_replicas`), as on one device.
-    """
+    statistics are the whole batch's (`sum_across_replicas`), as on one device."""
     mask = tf.cast(mask, x.dtype)
     count, total = sum_across_replicas([tf.reduce_sum(mask), tf.reduce_sum(x * mask)])
     count = tf.maximum(count, 1.0)

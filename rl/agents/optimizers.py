@@ -44,8 +44,7 @@ def make_optimizer(
 ) -> tf.keras.optimizers.Optimizer:
     """A Keras optimizer whose `learning_rate` variable the agent assigns each step. mixed_float16
     wraps it in `LossScaleOptimizer` (float16 gradients below ~6e-8 would flush to zero), whose
-    scale is an optimizer variable, so checkpoints carry it.
-    """
+    scale is an optimizer variable, so checkpoints carry it."""
     optimizer = get_optimizer(name)(initial_lr, epsilon)
     if precision == "mixed_float16":
         return tf.keras.optimizers.LossScaleOptimizer(optimizer)

@@ -13,8 +13,7 @@ def epsilon_greedy(
     q_values: tf.Tensor, generator: tf.random.Generator, epsilon: tf.Tensor | float
 ) -> tf.Tensor:
     """With probability `epsilon` per row a uniformly random action, else the greedy one; `epsilon`
-    may be per row (Ape-X gives each actor its own).
-    """
+    may be per row (Ape-X gives each actor its own)."""
     batch = tf.shape(q_values)[0]
     num_actions = tf.shape(q_values)[-1]
     # One draw of two uniforms per row (explore?, which action) keeps the op count per acting

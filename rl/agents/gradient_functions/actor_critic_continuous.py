@@ -21,8 +21,7 @@ def smoothed_target_action(
     high: tf.Tensor,
 ) -> tf.Tensor:
     """TD3's target policy smoothing: clip(mu'(s') + clip(noise, -c, c), low, high); `noise` is
-    already scaled to half-range units (0: DDPG's target action).
-    """
+    already scaled to half-range units (0: DDPG's target action)."""
     clipped = tf.clip_by_value(noise, -noise_clip, noise_clip)
     return tf.clip_by_value(target_action + clipped, low, high)
 

@@ -55,8 +55,7 @@ def categorical_target(
     support: tf.Tensor,
 ) -> tf.Tensor:
     """The projected target [B, N] for a* = argmax_a next_q_policy(s', a) ([B, A]: the online net's
-    mean Q for double Q, else the target net's), evaluated by the target net ([B, A, N]).
-    """
+    mean Q for double Q, else the target net's), evaluated by the target net ([B, A, N])."""
     next_action = tf.argmax(next_q_policy, axis=-1, output_type=tf.int64)
     next_logits = tf.gather(next_logits_target, next_action, axis=1, batch_dims=1)  # [B, N]
     return categorical_projection(reward, discount, tf.nn.softmax(next_logits, -1), support)

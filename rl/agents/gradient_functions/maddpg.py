@@ -17,8 +17,7 @@ def maddpg_critic_target(
     reward: tf.Tensor, discount: tf.Tensor, next_q_targets: tf.Tensor
 ) -> tf.Tensor:
     """y_i = r + discount * Q'_i(x', mu'_1(o'_1), ..., mu'_N(o'_N)) for every agent i: [N, B]; a [B]
-    reward is the team's and broadcasts over agents.
-    """
+    reward is the team's and broadcasts over agents."""
     return reward + discount[None, :] * next_q_targets
 
 
@@ -38,8 +37,7 @@ def maddpg_critic_loss(
 @register_gradient_function("maddpg_joint_actions")
 def maddpg_joint_actions(buffer_actions: tf.Tensor, policy_actions: tf.Tensor) -> tf.Tensor:
     """[N, B, N, A]: entry i is the replayed joint action with agent i's slot replaced by mu_i(o_i)
-    (MADDPG's a_j = a_j^(sample) for j != i); gradients flow only through that slot.
-    """
+    (MADDPG's a_j = a_j^(sample) for j != i); gradients flow only through that slot."""
     num_agents = tf.shape(buffer_actions)[1]
     own = tf.eye(num_agents, dtype=buffer_actions.dtype)[:, None, :, None]  # [N, 1, N, 1]
     return own * policy_actions[None] + (1.0 - own) * buffer_actions[None]

@@ -49,8 +49,7 @@ def offpac_critic_targets(
     c_bar: float | tf.Tensor | None = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """(value targets v_s, advantages A_s as in the module docstring), both [T, N] and constant;
-    `log_rhos` = log pi - log b of the stored actions, `bootstrap_value` [N] = V(s_T).
-    """
+    `log_rhos` = log pi - log b of the stored actions, `bootstrap_value` [N] = V(s_T)."""
     _, value_targets = vtrace(
         rewards, values, discounts, bootstrap_value, log_rhos, rho_bar, c_bar, lambda_
     )

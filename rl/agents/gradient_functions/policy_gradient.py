@@ -38,8 +38,7 @@ def ppo_clip_loss(
     mask: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """(loss, clip fraction, approx KL) of PPO's clipped surrogate; approx KL is the low-variance
-    estimator mean((ratio - 1) - log ratio) of KL(pi_old || pi), as SB3 and CleanRL log it.
-    """
+    estimator mean((ratio - 1) - log ratio) of KL(pi_old || pi), as SB3 and CleanRL log it."""
     advantage = tf.stop_gradient(advantage)
     log_ratio = log_prob - tf.stop_gradient(old_log_prob)
     ratio = tf.exp(log_ratio)

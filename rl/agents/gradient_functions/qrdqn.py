@@ -36,8 +36,7 @@ def quantile_target(
     next_q_policy: tf.Tensor,
 ) -> tf.Tensor:
     """T theta_j = r + discount * theta_j(s', a*) [B, N], a* = argmax_a next_q_policy(s', a) (the
-    target net's own mean Q in the paper, the online net's with double Q); no gradient.
-    """
+    target net's own mean Q in the paper, the online net's with double Q); no gradient."""
     next_action = tf.argmax(next_q_policy, axis=-1, output_type=tf.int64)
     next_quantiles = tf.gather(next_quantiles_target, next_action, axis=1, batch_dims=1)
     return tf.stop_gradient(reward[:, None] + discount[:, None] * next_quantiles)

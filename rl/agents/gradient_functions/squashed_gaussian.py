@@ -46,8 +46,7 @@ def squashed_gaussian_sample(
     high: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Reparameterized sample action = center + scale * tanh(mean + exp(log_std) * noise) and its
-    log-prob: gradients flow to mean and log_std, as SAC's policy loss needs.
-    """
+    log-prob: gradients flow to mean and log_std, as SAC's policy loss needs."""
     std = tf.exp(log_std)
     u = mean + std * noise
     center, scale = bounds_center_scale(low, high, mean.dtype)
