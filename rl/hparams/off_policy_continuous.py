@@ -46,8 +46,7 @@ def off_policy_continuous() -> HParams:
 
 
 def pendulum_protocol(hp: HParams) -> HParams:
-    """Pendulum-v1 as the sac and td3 sets run it: 20k env steps, a 200k replay, 1000 random
-    steps before learning, evaluated every 2000 env steps."""
+    """Pendulum-v1 as the sac and td3 sets run it (20k env steps, evaluated every 2000)."""
     hp.env = "Pendulum-v1"
     hp.train_steps = 20_000
     hp.buffer_size = 200_000

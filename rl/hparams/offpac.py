@@ -16,8 +16,7 @@ from rl.registry import register_hparams
 
 @register_hparams("offpac")
 def offpac() -> HParams:
-    """Off-PAC defaults: 8 envs x 16-step segments, a 1024-segment replay, 4 gradient steps of 16
-    segments per update (replay ratio 8), V-trace truncation at 1, lambda 1."""
+    """Off-PAC defaults: replay ratio 8, V-trace truncation at 1, lambda 1."""
     hp = base()
     hp.agent = "offpac"
     rollouts(hp, num_envs=8, steps_per_env=16)

@@ -27,9 +27,8 @@ def reinforce() -> HParams:
 
 @register_hparams("reinforce_baseline_cartpole")
 def reinforce_baseline_cartpole() -> HParams:
-    """CartPole-v1 with a learned value baseline in its own torso, one gradient step per 1024-step
-    batch at lr 5e-3 (tuned on seed 0: 81,920 steps to 475; 2048-step batches at 1e-3 needed ~480k).
-    """
+    """CartPole-v1 with a value baseline in its own torso, one step per 1024-step batch at lr 5e-3
+    (tuned on seed 0: 81,920 steps to 475; 2048-step batches at 1e-3 needed ~480k)."""
     hp = cartpole_protocol(reinforce(), eval_every_steps=10_240)
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=1024)
     hp.baseline = True
