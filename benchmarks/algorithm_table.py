@@ -64,6 +64,12 @@ PROTOCOL: dict[str, dict[str, float]] = {
     "LunarLander-v3": {"every": 10000, "episodes": 10, "threshold": 200.0},
     "Pendulum-v1": {"every": 2000, "episodes": 5, "threshold": -200.0},
     "MountainCarContinuous-v0": {"every": 5000, "episodes": 10, "threshold": 90.0},
+    # MuJoCo: the zoo's 10 deterministic episodes; thresholds are gymnasium's reward_threshold
+    # (Walker2d has none: Hopper's).
+    "HalfCheetah-v5": {"every": 10000, "episodes": 10, "threshold": 4800.0},
+    "Hopper-v5": {"every": 10000, "episodes": 10, "threshold": 3800.0},
+    "Walker2d-v5": {"every": 10000, "episodes": 10, "threshold": 3800.0},
+    "Ant-v5": {"every": 10000, "episodes": 10, "threshold": 6000.0},
 }
 SEEDS = (0, 1, 2)
 

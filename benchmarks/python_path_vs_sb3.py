@@ -22,8 +22,12 @@ Equal settings. Our sets follow the zoo; the overrides below remove the remainin
   every 256 env steps from step 1024, epsilon 1 -> 0.04 over 8000 steps, target copied once per
   update (SB3 copies every 10 env steps while collecting, when the weights do not change: the
   same targets). train_steps 50176 = SB3's 196 rollouts of 256 steps.
+- SAC (`sac_halfcheetah`, HalfCheetah-v5): the zoo's SB3 defaults (256-256 ReLU, batch 256,
+  auto entropy), 10k uniform random steps first, then one gradient step per env step (ours: 64
+  every 64, one compiled call), so --budget 20480 = 10,480 updates on both sides; learner-bound.
 
-    .venv/bin/python benchmarks/python_path_vs_sb3.py                 # both, 3 rounds
+    .venv/bin/python benchmarks/python_path_vs_sb3.py                 # ppo, dqn: 3 rounds
+    .venv/bin/python benchmarks/python_path_vs_sb3.py --algos sac --budget 20480
     .venv/bin/python benchmarks/python_path_vs_sb3.py --algos ppo --repeats 5
     .venv/bin/python benchmarks/python_path_vs_sb3.py --worker ppo    # one of ours, JSON line
     .venv/bin/python benchmarks/python_path_vs_sb3.py --cache warm    # compile cache warmed
@@ -59,7 +63,11 @@ ROLLOUT = 256
 OURS = {
     "ppo": ("ppo_cartpole", ""),
     "dqn": ("dqn_cartpole", "num_envs=1,double_q=False,adam_epsilon=1e-8"),
+    "sac": ("sac_halfcheetah", ""),
 }
+# The env per algo, and the peers script that has its zoo entry (sb3_zoo_peers.py adds MuJoCo).
+ENV = {"ppo": "CartPole-v1", "dqn": "CartPole-v1", "sac": "HalfCheetah-v5"}
+PEERS_FOR = {"sac": ROOT / "benchmarks" / "sb3_zoo_peers.py"}
 
 
 def whole_rollouts(budget: int) -> int:
@@ -157,7 +165,7 @@ def run_ours(
 SB3_CPU_WRAPPER = """
 import json, runpy, sys, time
 import stable_baselines3 as sb3
-for cls in (sb3.PPO, sb3.DQN):
+for cls in (sb3.PPO, sb3.DQN, sb3.SAC):
     def learn(self, *a, _orig=cls.learn, **k):
         start = time.process_time()
         try:
@@ -173,11 +181,12 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def run_sb3(algo: str, seed: int, threads: int, budget: int) -> dict:
     cmd = [
-        str(PEERS_PYTHON), "-c", SB3_CPU_WRAPPER, str(PEERS), "--algo", algo,
-        "--env", "CartPole-v1", "--seed", str(seed), "--budget", str(budget),
+        str(PEERS_PYTHON), "-c", SB3_CPU_WRAPPER, str(PEERS_FOR.get(algo, PEERS)), "--algo",
+        algo, "--env", ENV[algo], "--seed", str(seed), "--budget", str(budget),
         "--throughput", "--threads", str(threads),
     ]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as cwd:  # MuJoCo writes MUJOCO_LOG.TXT where it runs
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if proc.returncode != 0:
         raise SystemExit(f"sb3_solve.py failed:\n{proc.stderr[-3000:]}")
     line = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -264,7 +273,7 @@ def main() -> None:
 
     threads = f"{args.threads} thread(s)" if args.threads else "TF default threads"
     print(
-        f"\nRaw training throughput, CartPole-v1, {whole_rollouts(args.budget)} env steps, "
+        f"\nRaw training throughput, {whole_rollouts(args.budget)} env steps, "
         f"no eval, {threads}, compile cache {args.cache}, "
         f"median of {args.repeats} alternating rounds ({time.strftime('%Y-%m-%d')})\n"
     )
@@ -291,7 +300,8 @@ def main() -> None:
     for algo in args.algos:
         name, overrides = OURS[algo.split()[0]]
         extra = ",".join(x for x in (overrides, args.hparam_override) if x)
-        print(f"\n{algo}: ours = `{name}`" + (f" with `{extra}`" if extra else ""), end="")
+        print(f"\n{algo} on {ENV[algo.split()[0]]}: ours = `{name}`", end="")
+        print(f" with `{extra}`" if extra else "", end="")
     print()
 
 

@@ -24,7 +24,7 @@ does not interpret are handled here the way rl_zoo3/exp_manager.py does:
                             as the zoo's eval callback syncs them. evaluate_policy reads the
                             Monitor's true episode returns.
   noise_type: 'ornstein-uhlenbeck' -> OrnsteinUhlenbeckActionNoise(sigma=noise_std), SB3's
-                            default theta 0.15, dt 0.01.
+                            default theta 0.15, dt 0.01; 'normal' -> NormalActionNoise.
 """
 
 from __future__ import annotations
@@ -80,6 +80,22 @@ _TD3_DDPG_MCC = dict(
     noise_type="ornstein-uhlenbeck",
     noise_std=0.5,
 )
+
+# hyperparams/{sac,td3,ddpg}.yml @ 22e3ff2 (the v4 envs, here on v5): SB3's defaults after
+# 10k random steps; TD3 and DDPG add Gaussian action noise of std 0.1.
+MUJOCO_ENVS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")
+_MUJOCO = {
+    "sac": dict(n_timesteps=1_000_000, n_envs=1, policy="MlpPolicy", learning_starts=10_000),
+    "td3": dict(
+        n_timesteps=1_000_000,
+        n_envs=1,
+        policy="MlpPolicy",
+        learning_starts=10_000,
+        noise_type="normal",
+        noise_std=0.1,
+    ),
+}
+_MUJOCO["ddpg"] = _MUJOCO["td3"]
 
 ZOO_ADDITIONS = {
     ("dqn", "Acrobot-v1"): dict(_DQN_ACROBOT_LUNAR),
@@ -137,6 +153,7 @@ ZOO_ADDITIONS = {
     ),
     ("td3", "MountainCarContinuous-v0"): dict(_TD3_DDPG_MCC),
     ("ddpg", "MountainCarContinuous-v0"): dict(_TD3_DDPG_MCC),
+    **{(algo, env): dict(entry) for algo, entry in _MUJOCO.items() for env in MUJOCO_ENVS},
 }
 
 
@@ -167,7 +184,7 @@ _normalized = {"gamma": None, "train_env": None}
 def build(algo, env_id, seed, budget, horizon):
     import gymnasium as gym
     import numpy as np
-    from stable_baselines3.common.noise import OrnsteinUhlenbeckActionNoise
+    from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise
 
     key = (algo, env_id)
     entry = sb3_solve.ZOO[key]
@@ -175,13 +192,12 @@ def build(algo, env_id, seed, budget, horizon):
     _normalized.update(gamma=None, train_env=None)
     if patched.pop("normalize", False):
         _normalized["gamma"] = patched.get("gamma", 0.99)
-    if patched.get("noise_type") == "ornstein-uhlenbeck":
-        patched.pop("noise_type")
+    if "noise_type" in patched:
+        noise = {"ornstein-uhlenbeck": OrnsteinUhlenbeckActionNoise, "normal": NormalActionNoise}
+        kind = noise[patched.pop("noise_type")]
         std = patched.pop("noise_std")
         n_act = gym.make(env_id).action_space.shape[0]
-        patched["action_noise"] = OrnsteinUhlenbeckActionNoise(
-            mean=np.zeros(n_act), sigma=std * np.ones(n_act)
-        )
+        patched["action_noise"] = kind(mean=np.zeros(n_act), sigma=std * np.ones(n_act))
     sb3_solve.ZOO[key] = patched
     try:
         return _original_build(algo, env_id, seed, budget, horizon)
