@@ -224,7 +224,13 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
     if "agent" in hparams.keys():  # the agent's registered functions, right kind for each slot
         from rl.agents.function_slots import check_function_slots
 
-        check_function_slots(registry.agents.get(hparams.agent), hparams)
+        agent_class = registry.agents.get(hparams.agent)
+        check_function_slots(agent_class, hparams)
+        if hparams.eval.sample_actions and not agent_class.stochastic_policy:
+            raise UserError(
+                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
+                "to sample from; leave it False (eval.epsilon adds random actions)"
+            )
     return hparams
 
 

@@ -1,7 +1,8 @@
 """Evaluation on a separate vector env with its own seeds, following the declared protocol.
 
 The protocol is the `eval` hparams group (rl/hparams/common.py, docs/evaluation_protocol.md):
-how often, how many episodes, greedy or epsilon-greedy (`epsilon`), a time limit
+how often, how many episodes, greedy or sampled actions (`sample_actions`), epsilon-greedy
+(`epsilon`), a time limit
 (`max_episode_steps`) and, on Atari, sticky actions on or off. `make_eval_env` builds the env
 the protocol describes; `evaluate` plays it.
 
@@ -102,6 +103,7 @@ def evaluate(
     epsilon: float = 0.0,
     full_games: bool = False,
     step_budget: int | None = None,
+    sample_actions: bool | None = None,
 ) -> EvalResult:
     """Plays one episode (one full game if `full_games`) in each copy of `env`.
 
@@ -110,14 +112,24 @@ def evaluate(
     training up for the game's whole time limit. Episodes cut then count with their score so
     far; how many were cut is printed and returned (`truncated_episodes`).
 
-    Actions are the agent's greedy ones, replaced by a uniformly random action with
-    probability `epsilon` per step (drawn from a generator seeded by `seed`, so evaluation never
-    touches the agent's training randomness). A recurrent agent starts every copy from a zero
-    state and resets it wherever an env episode ends (e.g. a lost life inside a full game).
+    Actions are the agent's greedy ones or, with `sample_actions` (None: the agent's
+    `eval.sample_actions`), drawn from its policy's distribution (`Agent.sampled_policy_step`,
+    for agents with a `stochastic_policy`); either is replaced by a uniformly random action with
+    probability `epsilon` per step. The randomness comes from a generator seeded by `seed`, so
+    evaluation never touches the agent's training randomness. A recurrent agent starts every
+    copy from a zero state and resets it wherever an env episode ends (e.g. a lost life inside a
+    full game).
     """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
     rng = np.random.Generator(np.random.PCG64(seed))
+    if sample_actions is None:  # stand-ins for agents in tests have no hparams: greedy
+        sample_actions = getattr(agent, "hparams", None) is not None and (
+            agent.hparams.eval.sample_actions
+        )
+    if sample_actions:  # traced once per evaluation
+        sampled_step = tf.function(agent.sampled_policy_step)
+        state = np.zeros([num_envs, agent.policy_state_size], np.float32)
     space = env.single_action_space
     returns = np.zeros(num_envs, np.float64)  # rewards the agent sees, whole evaluation episode
     lengths = np.zeros(num_envs, np.int64)
@@ -129,7 +141,12 @@ def evaluate(
     recurrent = getattr(agent, "recurrent", False)
     episode_start = np.ones(num_envs, bool)
     while running.any():
-        if recurrent:
+        if sample_actions:
+            state[episode_start] = 0.0
+            step_seed = tf.constant(rng.integers(2**63 - 1), tf.int64)
+            action, next_state = sampled_step(obs, state, step_seed)
+            action, state = action.numpy(), np.array(next_state)
+        elif recurrent:
             action = agent.greedy_actions(obs, episode_start)
         else:
             action = agent.greedy_actions(obs)

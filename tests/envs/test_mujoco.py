@@ -71,10 +71,10 @@ def test_a_falling_hopper_terminates_before_the_time_limit():
     env, spec = make_vector_env("Hopper-v5", 1, seed=0)
     assert (spec.obs_shape, spec.action_shape) == ((11,), (3,))
     rng = np.random.default_rng(0)
-    for step in range(1, 1001):
+    steps, terminated, truncated = 0, [False], [False]
+    while not (terminated[0] or truncated[0]):
         action = rng.uniform(-1.0, 1.0, (1, 3)).astype(np.float32)
         _, _, terminated, truncated, _ = env.step(action)
-        if terminated[0] or truncated[0]:
-            break
-    assert terminated[0] and not truncated[0] and step < 1000, step
+        steps += 1
+    assert terminated[0] and not truncated[0] and steps < 1000, steps
     env.close()
