@@ -40,67 +40,58 @@ def mujoco_protocol(hp: HParams, env: str) -> HParams:
     return hp
 
 
-def zoo_sac(env: str) -> HParams:
-    """The zoo's SAC entry for every MuJoCo env: SB3's defaults, 10k random steps first."""
-    hp = mujoco_protocol(sac(), env)
-    hp.learning_starts = 10_000
-    return hp
-
-
-def zoo_td3(env: str) -> HParams:
-    """The zoo's TD3 entry for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300 nets, batch
-    256, Gaussian noise 0.1), 10k random steps first."""
-    hp = mujoco_protocol(td3(), env)
-    hp.learning_starts = 10_000
-    return hp
-
-
 @register_hparams("sac_halfcheetah")
 def sac_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's SAC."""
-    return zoo_sac("HalfCheetah-v5")
+    """HalfCheetah-v5, the zoo's SAC for every MuJoCo env: SB3's defaults, 10k random steps
+    first."""
+    hp = mujoco_protocol(sac(), "HalfCheetah-v5")
+    hp.learning_starts = 10_000
+    return hp
 
 
 @register_hparams("sac_hopper")
 def sac_hopper() -> HParams:
-    """Hopper-v5, the zoo's SAC."""
-    return zoo_sac("Hopper-v5")
+    """Hopper-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Hopper-v5")
 
 
 @register_hparams("sac_walker2d")
 def sac_walker2d() -> HParams:
-    """Walker2d-v5, the zoo's SAC."""
-    return zoo_sac("Walker2d-v5")
+    """Walker2d-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Walker2d-v5")
 
 
 @register_hparams("sac_ant")
 def sac_ant() -> HParams:
-    """Ant-v5, the zoo's SAC."""
-    return zoo_sac("Ant-v5")
+    """Ant-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Ant-v5")
 
 
 @register_hparams("td3_halfcheetah")
 def td3_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's TD3."""
-    return zoo_td3("HalfCheetah-v5")
+    """HalfCheetah-v5, the zoo's TD3 for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300
+    nets, batch 256, Gaussian noise 0.1), 10k random steps first."""
+    hp = mujoco_protocol(td3(), "HalfCheetah-v5")
+    hp.learning_starts = 10_000
+    return hp
 
 
 @register_hparams("td3_hopper")
 def td3_hopper() -> HParams:
-    """Hopper-v5, the zoo's TD3."""
-    return zoo_td3("Hopper-v5")
+    """Hopper-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Hopper-v5")
 
 
 @register_hparams("td3_walker2d")
 def td3_walker2d() -> HParams:
-    """Walker2d-v5, the zoo's TD3."""
-    return zoo_td3("Walker2d-v5")
+    """Walker2d-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Walker2d-v5")
 
 
 @register_hparams("td3_ant")
 def td3_ant() -> HParams:
-    """Ant-v5, the zoo's TD3."""
-    return zoo_td3("Ant-v5")
+    """Ant-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Ant-v5")
 
 
 @register_hparams("ddpg_halfcheetah")
