@@ -25,8 +25,26 @@ def mujoco_default_handler():
     mujoco.set_mju_user_warning(log_mujoco_warning)
 
 
+@pytest.fixture
+def mujoco_records():
+    """The records of logger `rl.envs.mujoco`, every level, kept from the handlers above it (a
+    train.main in an earlier test may have given `rl` its stderr handler)."""
+    logger = logging.getLogger("rl.envs.mujoco")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    level, propagate = logger.level, logger.propagate
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = propagate
+
+
 def test_a_mujoco_env_leaves_no_log_file_and_logs_the_warning(
-    mujoco_default_handler, tmp_path, monkeypatch, caplog, capfd
+    mujoco_default_handler, mujoco_records, tmp_path, monkeypatch, capfd
 ):
     monkeypatch.chdir(tmp_path)
     # The control: MuJoCo's default handler writes the file into the current directory...
@@ -35,20 +53,18 @@ def test_a_mujoco_env_leaves_no_log_file_and_logs_the_warning(
     assert GYMNASIUM_MODEL_DEPRECATION in capfd.readouterr().err
     (tmp_path / LOG_FILE).unlink()
     # ... ours does not, and sends the warning to logging instead (DEBUG: gymnasium's model).
-    with caplog.at_level(logging.DEBUG, logger="rl.envs.mujoco"):
-        env, _ = make_vector_env("HalfCheetah-v5", 2, seed=0)
-        env.close()
+    env, _ = make_vector_env("HalfCheetah-v5", 2, seed=0)
+    env.close()
     assert not (tmp_path / LOG_FILE).exists()
     assert capfd.readouterr().err == ""
-    records = [r for r in caplog.records if r.name == "rl.envs.mujoco"]
-    assert len(records) == 2 and {r.levelno for r in records} == {logging.DEBUG}
-    assert GYMNASIUM_MODEL_DEPRECATION in records[0].getMessage()
+    assert len(mujoco_records) == 2  # one per env copy
+    assert {r.levelno for r in mujoco_records} == {logging.DEBUG}
+    assert GYMNASIUM_MODEL_DEPRECATION in mujoco_records[0].getMessage()
 
 
-def test_other_mujoco_warnings_are_logged_as_warnings(caplog):
-    with caplog.at_level(logging.DEBUG, logger="rl.envs.mujoco"):
-        log_mujoco_warning("Nan, Inf or huge value in QACC at DOF 0. The simulation is unstable.")
-    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+def test_other_mujoco_warnings_are_logged_as_warnings(mujoco_records):
+    log_mujoco_warning("Nan, Inf or huge value in QACC at DOF 0. The simulation is unstable.")
+    assert [r.levelno for r in mujoco_records] == [logging.WARNING]
 
 
 def test_halfcheetah_is_truncated_at_its_1000_step_time_limit():
