@@ -13,7 +13,7 @@ from rl import loop, registry
 from rl.envs import make_vector_env
 from rl.envs.factory import AUTORESET_MODE
 from rl.errors import UserError
-from rl.evaluation import evaluate, make_eval_env
+from rl.evaluation import evaluate, fresh_episode_policy, make_eval_env
 from rl.hparams.common import base
 
 
@@ -102,6 +102,10 @@ def test_sample_actions_draws_from_the_policy_and_greedy_takes_its_mode(hparams_
     assert not np.array_equal(played(4, sample_actions=True), sampled)
     np.testing.assert_array_equal(played(4, sample_actions=False), greedy)
     env.close()
+    # Videos and rendered episodes play the protocol's policy too, seeded.
+    obs = np.zeros([1, 2], np.float32)
+    filmed = [[int(p(obs)[0]) for _ in range(40)] for p in map(fresh_episode_policy, [agent] * 2)]
+    assert filmed[0] == filmed[1] and len(set(filmed[0])) > 1
 
 
 def test_max_episode_steps_caps_evaluation_episodes():
