@@ -224,13 +224,7 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
     if "agent" in hparams.keys():  # the agent's registered functions, right kind for each slot
         from rl.agents.function_slots import check_function_slots
 
-        agent_class = registry.agents.get(hparams.agent)
-        check_function_slots(agent_class, hparams)
-        if hparams.eval.sample_actions and not agent_class.stochastic_policy:
-            raise UserError(
-                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
-                "to sample from; leave it False (eval.epsilon adds random actions)"
-            )
+        check_function_slots(registry.agents.get(hparams.agent), hparams)
     return hparams
 
 
@@ -324,6 +318,14 @@ def check_values(hparams: Any) -> None:
     from rl.envs.atari import check_sticky_actions
 
     check_sticky_actions(hparams.env, hparams.eval.sticky_actions)
+    if hparams.eval.sample_actions:
+        from rl import registry
+
+        if not registry.agents.get(hparams.agent).stochastic_policy:
+            raise UserError(
+                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
+                "to sample from; leave it False (eval.epsilon adds random actions)"
+            )
     from rl.envs.reward_augmentation import check_reward_augmentation
 
     check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env
