@@ -11,6 +11,9 @@ terminates, so the agents bootstrap through it), with two changes:
   logged at DEBUG. Any other warning (e.g. an unstable simulation) is logged at WARNING.
 - Observations are float32 (the models compute in float32; MuJoCo's float64 would double the
   replay memory: 1.7 GB for a million Ant-v5 transitions).
+- Actions are clipped to the action space, as SB3 clips every Box action: MuJoCo clamps the
+  controls itself, but gymnasium computes the control cost from the action as given, so an
+  unclipped Gaussian sample (PPO's) would pay for force it never applied.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def log_mujoco_warning(message: str) -> None:
 
 
 def make_mujoco(name: str, **env_kwargs: Any) -> gym.Env:
-    """`gym.make(name, **env_kwargs)` with MuJoCo's warnings logged and float32 observations.
+    """`gym.make(name, **env_kwargs)` with MuJoCo's warnings logged, float32 observations and
+    clipped actions.
     The handler is installed here, in the process that builds the env (env worker processes
     too), before MuJoCo compiles the model."""
     try:
@@ -51,7 +55,9 @@ def make_mujoco(name: str, **env_kwargs: Any) -> gym.Env:
         raise UserError(f"env {name!r} needs MuJoCo ({e}); run ./setup.sh") from None
     mujoco.set_mju_user_warning(log_mujoco_warning)
     env = gym.make(name, **env_kwargs)
-    space = env.observation_space
-    float32_space = gym.spaces.Box(-np.inf, np.inf, space.shape, np.float32)
+    actions = env.action_space
+    clip = functools.partial(np.clip, a_min=actions.low, a_max=actions.high)
+    env = gym.wrappers.TransformAction(env, clip, actions)
+    float32_space = gym.spaces.Box(-np.inf, np.inf, env.observation_space.shape, np.float32)
     to_float32 = functools.partial(np.asarray, dtype=np.float32)
     return gym.wrappers.TransformObservation(env, to_float32, float32_space)

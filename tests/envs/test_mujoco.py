@@ -1,5 +1,5 @@
 """gymnasium's MuJoCo envs as rl/envs/mujoco.py builds them: no MUJOCO_LOG.TXT, float32
-observations, the 1000-step time limit a truncation and a fall a termination."""
+observations, clipped actions, the 1000-step time limit a truncation and a fall a termination."""
 
 from __future__ import annotations
 
@@ -94,3 +94,15 @@ def test_a_falling_hopper_terminates_before_the_time_limit():
         steps += 1
     assert terminated[0] and not truncated[0] and steps < 1000, steps
     env.close()
+
+
+def test_actions_beyond_the_bounds_act_and_cost_as_the_bounds():
+    # HalfCheetah's reward is forward progress minus 0.1 * |action|^2: unclipped, action 3
+    # would cost 9x what action 1 costs (0.1 * 6 * 9 = 5.4 per step instead of 0.6).
+    steps = {}
+    for value in (1.0, 3.0):
+        env, _ = make_vector_env("HalfCheetah-v5", 1, seed=0)
+        steps[value] = env.step(np.full((1, 6), value, np.float32))
+        env.close()
+    np.testing.assert_array_equal(steps[3.0][0], steps[1.0][0])  # the same next state
+    np.testing.assert_array_equal(steps[3.0][1], steps[1.0][1])  # and the same reward
