@@ -2,7 +2,7 @@
 
 A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories),
 a gymnasium id (`CartPole-v1`; ale-py ids such as `ALE/Pong-v5` get the Atari preprocessing of
-rl/envs/atari.py, MuJoCo ids such as `Hopper-v5` rl/envs/mujoco.py's logging), or a
+rl/envs/atari.py, MuJoCo ids such as `Hopper-v5` rl/envs/mujoco.py's wrappers), or a
 `module.path:Name` where Name is a `gymnasium.Env` subclass or a gymnasium id that importing the
 module registers. Every vector env uses
 `AutoresetMode.SAME_STEP`: the step that ends an episode returns the reset observation and puts

@@ -1,7 +1,7 @@
 """gymnasium's MuJoCo locomotion envs (HalfCheetah-v5, Hopper-v5, Walker2d-v5, Ant-v5, ...).
 
 `make_mujoco` builds them as `gym.make` does (the 1000-step time limit truncates, never
-terminates, so the agents bootstrap through it), with two changes:
+terminates, so the agents bootstrap through it), with three changes:
 
 - MuJoCo's warnings go to Python logging (logger `rl.envs.mujoco`), not to MuJoCo's default
   handler, which prints them on stderr and appends them to `MUJOCO_LOG.TXT` in the current
@@ -46,9 +46,8 @@ def log_mujoco_warning(message: str) -> None:
 
 def make_mujoco(name: str, **env_kwargs: Any) -> gym.Env:
     """`gym.make(name, **env_kwargs)` with MuJoCo's warnings logged, float32 observations and
-    clipped actions.
-    The handler is installed here, in the process that builds the env (env worker processes
-    too), before MuJoCo compiles the model."""
+    clipped actions. The warning handler is installed here, in the process that builds the env
+    (env worker processes too), before MuJoCo compiles the model."""
     try:
         import mujoco
     except ImportError as e:  # pragma: no cover - gymnasium[mujoco] is pinned in requirements
