@@ -313,6 +313,14 @@ def check_values(hparams: Any) -> None:
     from rl.envs.atari import check_sticky_actions
 
     check_sticky_actions(hparams.env, hparams.eval.sticky_actions)
+    if hparams.eval.sample_actions:
+        from rl import registry
+
+        if not registry.agents.get(hparams.agent).stochastic_policy:
+            raise UserError(
+                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
+                "to sample from; leave it False (eval.epsilon adds random actions)"
+            )
     from rl.envs.reward_augmentation import check_reward_augmentation
 
     check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

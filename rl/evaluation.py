@@ -1,7 +1,8 @@
 """Evaluation on a separate vector env with its own seeds, following the declared protocol.
 
 The protocol is the `eval` hparams group (rl/hparams/common.py, docs/evaluation_protocol.md):
-how often, how many episodes, greedy or epsilon-greedy (`epsilon`), a time limit
+how often, how many episodes, greedy or sampled actions (`sample_actions`), epsilon-greedy
+(`epsilon`), a time limit
 (`max_episode_steps`) and, on Atari, sticky actions on or off. `make_eval_env` builds the env
 the protocol describes; `evaluate` plays it.
 
@@ -102,6 +103,7 @@ def evaluate(
     epsilon: float = 0.0,
     full_games: bool = False,
     step_budget: int | None = None,
+    sample_actions: bool | None = None,
 ) -> EvalResult:
     """Plays one episode (one full game if `full_games`) in each copy of `env`.
 
@@ -110,14 +112,20 @@ def evaluate(
     training up for the game's whole time limit. Episodes cut then count with their score so
     far; how many were cut is printed and returned (`truncated_episodes`).
 
-    Actions are the agent's greedy ones, replaced by a uniformly random action with
-    probability `epsilon` per step (drawn from a generator seeded by `seed`, so evaluation never
-    touches the agent's training randomness). A recurrent agent starts every copy from a zero
-    state and resets it wherever an env episode ends (e.g. a lost life inside a full game).
+    Actions are the agent's greedy ones or, with `sample_actions` (None: the agent's
+    `eval.sample_actions`), drawn from its policy's distribution (`Agent.sampled_policy_step`,
+    for agents with a `stochastic_policy`); either is replaced by a uniformly random action with
+    probability `epsilon` per step. The randomness comes from a generator seeded by `seed`, so
+    evaluation never touches the agent's training randomness. A recurrent agent starts every
+    copy from a zero state and resets it wherever an env episode ends (e.g. a lost life inside a
+    full game).
     """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
     rng = np.random.Generator(np.random.PCG64(seed))
+    if sample_actions is None:
+        sample_actions = declares_sampling(agent)
+    sampled_actions = SampledActions(agent, num_envs, rng) if sample_actions else None
     space = env.single_action_space
     returns = np.zeros(num_envs, np.float64)  # rewards the agent sees, whole evaluation episode
     lengths = np.zeros(num_envs, np.int64)
@@ -129,7 +137,9 @@ def evaluate(
     recurrent = getattr(agent, "recurrent", False)
     episode_start = np.ones(num_envs, bool)
     while running.any():
-        if recurrent:
+        if sampled_actions is not None:
+            action = sampled_actions(obs, episode_start)
+        elif recurrent:
             action = agent.greedy_actions(obs, episode_start)
         else:
             action = agent.greedy_actions(obs)
@@ -177,6 +187,32 @@ def evaluate(
     return EvalResult(returns=returns, lengths=lengths, truncated_episodes=truncated)
 
 
+def declares_sampling(agent: Agent) -> bool:
+    """Whether `agent`'s hparams say evaluation samples its actions (`eval.sample_actions`);
+    stand-ins for agents in tests have no hparams and act greedily."""
+    hparams = getattr(agent, "hparams", None)
+    return hparams is not None and hparams.eval.sample_actions
+
+
+class SampledActions:
+    """The sampled counterpart of `agent.greedy_actions` for `num_envs` env copies: actions
+    drawn from the policy's distribution (`Agent.sampled_policy_step`), each step's randomness
+    keyed by a draw from `rng`; the recurrent state of each copy restarts at `episode_start`.
+    Traced once per instance."""
+
+    def __init__(self, agent: Agent, num_envs: int, rng: np.random.Generator) -> None:
+        self._step = tf.function(agent.sampled_policy_step)
+        self._state = np.zeros([num_envs, agent.policy_state_size], np.float32)
+        self._rng = rng
+
+    def __call__(self, obs: np.ndarray, episode_start: np.ndarray) -> np.ndarray:
+        self._state[episode_start] = 0.0
+        seed = tf.constant(self._rng.integers(2**63 - 1), tf.int64)
+        action, state = self._step(obs, self._state, seed)
+        self._state = np.array(state)
+        return action.numpy()
+
+
 def _random_actions(rng: np.random.Generator, space: gym.Space, num_envs: int) -> np.ndarray:
     if isinstance(space, gym.spaces.Discrete):
         return space.start + rng.integers(0, space.n, size=num_envs)
@@ -206,15 +242,21 @@ def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -
     writer.flush()
 
 
-def fresh_episode_policy(agent: Agent) -> Callable[[np.ndarray], np.ndarray]:
-    """`agent.greedy_actions` for ONE new episode of a single env (video, rendering): the first
-    call says the episode starts, so a recurrent agent plays it from a zero state instead of the
-    state its previous greedy episode left."""
+def fresh_episode_policy(agent: Agent, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+    """`agent.greedy_actions` (or, where the agent's protocol samples, `SampledActions` seeded
+    by `seed`) for ONE new episode of a single env (video, rendering): the first call says the
+    episode starts, so a recurrent agent plays it from a zero state instead of the state its
+    previous episode left."""
     first = [True]
+    sampled_actions = None
+    if declares_sampling(agent):
+        sampled_actions = SampledActions(agent, 1, np.random.Generator(np.random.PCG64(seed)))
 
     def policy(obs: np.ndarray) -> np.ndarray:
         start = np.array([first[0]])
         first[0] = False
+        if sampled_actions is not None:
+            return sampled_actions(obs, start)
         return agent.greedy_actions(obs, start)
 
     return policy

@@ -9,11 +9,11 @@ import pytest
 from conftest import stderr_lines
 
 import train
-from rl import loop
+from rl import loop, registry
 from rl.envs import make_vector_env
 from rl.envs.factory import AUTORESET_MODE
 from rl.errors import UserError
-from rl.evaluation import evaluate, make_eval_env
+from rl.evaluation import evaluate, fresh_episode_policy, make_eval_env
 from rl.hparams.common import base
 
 
@@ -70,6 +70,42 @@ def test_epsilon_replaces_greedy_actions_by_uniform_ones(epsilon, share_of_greed
     again = evaluate(ConstantAgent(0), endless_vector_env(8, 500), seed=1, epsilon=epsilon)
     np.testing.assert_array_equal(np.array(Endless.actions[-4000:]), actions)  # seeded
     assert again.return_mean == 500.0
+
+
+@pytest.mark.parametrize("hparams_set", ["ppo_tiny", "ppo_recurrent_tiny"])
+def test_sample_actions_draws_from_the_policy_and_greedy_takes_its_mode(hparams_set):
+    """A new policy on Endless's constant zero observation: ppo_tiny's logits are exactly 0
+    (zero input, zero biases), so greedy plays action 0 at every step and sampling plays the 4
+    actions uniformly; the recurrent set's PyTorch-initialized biases make its policy non-uniform,
+    but still not one action. Sampling follows the evaluation seed alone."""
+    hp = registry.get_hparams(hparams_set)()
+    hp.env = "test_eval_protocol:Endless"
+    hp.eval.max_episode_steps = 100
+    env, spec = make_eval_env(hp, num_envs=8, seed=0)
+    agent = registry.get_agent(hp.agent)(spec, hp, seed=0)
+
+    def played(seed: int, **options) -> np.ndarray:
+        Endless.actions = []
+        evaluate(agent, env, seed=seed, **options)
+        assert len(Endless.actions) == 8 * 100
+        return np.array(Endless.actions)
+
+    greedy = played(3)  # the set's eval.sample_actions: False
+    hp.eval.sample_actions = True  # the agent reads its own hparams' protocol
+    sampled = played(3)
+    shares = np.bincount(sampled, minlength=4) / len(sampled)
+    if hparams_set == "ppo_tiny":
+        np.testing.assert_array_equal(greedy, 0)
+        np.testing.assert_allclose(shares, 0.25, atol=0.05)  # 5 binomial stds on 800 draws
+    assert np.count_nonzero(shares > 0.05) >= 3 and len(set(greedy)) < len(set(sampled))
+    np.testing.assert_array_equal(played(3, sample_actions=True), sampled)
+    assert not np.array_equal(played(4, sample_actions=True), sampled)
+    np.testing.assert_array_equal(played(4, sample_actions=False), greedy)
+    env.close()
+    # Videos and rendered episodes play the protocol's policy too, seeded.
+    obs = np.zeros([1, 2], np.float32)
+    filmed = [[int(p(obs)[0]) for _ in range(40)] for p in map(fresh_episode_policy, [agent] * 2)]
+    assert filmed[0] == filmed[1] and len(set(filmed[0])) > 1
 
 
 def test_max_episode_steps_caps_evaluation_episodes():
@@ -184,7 +220,9 @@ def test_step_budget_ends_an_atari_evaluation_a_stuck_policy_would_stall():
         ("dqn_tiny", "eval.max_episode_steps=0", "eval.max_episode_steps must be >= 1"),
         ("dqn_tiny", "eval.sticky_actions=True", "applies to Atari envs only"),
         ("dqn_tiny", "eval.step_budget=0", "eval.step_budget must be >= 1"),
+        ("dqn_tiny", "eval.sample_actions=True", "has no policy distribution to sample"),
         ("ppo_tf_tiny", "eval.epsilon=0.05", "the compiled path"),
+        ("ppo_tf_tiny", "eval.sample_actions=True", "the compiled path"),
         ("ppo_tf_tiny", "eval.step_budget=1000", "the compiled path"),
         ("ppo_tf_tiny", "eval.env_kwargs={'a': 1}", "the compiled path"),
         ("ppo_atari_tiny", "eval.env_kwargs={'nop_max': 0}", "did you mean 'noop_max'"),

@@ -20,6 +20,14 @@ NO_LEARNING_TEST = {
     "ppo_pong": "Pong shows learning only after millions of frames: hours on a CI CPU "
     "(docs/benchmarks.md)",
 }
+# MuJoCo: tens of minutes per set at a budget that shows learning; each family is tested on one
+# env (tests/test_learning_mujoco.py), the MuJoCo table of benchmarks/algorithm_table.py
+# measures the rest.
+NO_LEARNING_TEST |= dict.fromkeys(
+    [f"{algo}_{env}" for algo in ("sac", "td3") for env in ("hopper", "walker2d", "ant")]
+    + ["ddpg_halfcheetah", "ppo_halfcheetah", "ppo_walker2d", "ppo_ant"],
+    "its family's learning test trains it on another MuJoCo env (tests/test_learning_mujoco.py)",
+)
 
 
 def _learning_test_text() -> str:

@@ -2,8 +2,9 @@
 
 A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories),
 a gymnasium id (`CartPole-v1`; ale-py ids such as `ALE/Pong-v5` get the Atari preprocessing of
-rl/envs/atari.py), or a `module.path:Name` where Name is a `gymnasium.Env` subclass or a
-gymnasium id that importing the module registers. Every vector env uses
+rl/envs/atari.py, MuJoCo ids such as `Hopper-v5` rl/envs/mujoco.py's wrappers), or a
+`module.path:Name` where Name is a `gymnasium.Env` subclass or a gymnasium id that importing the
+module registers. Every vector env uses
 `AutoresetMode.SAME_STEP`: the step that ends an episode returns the reset observation and puts
 the true last observation in `info["final_obs"]`, so a transition never straddles two episodes.
 """
@@ -21,6 +22,7 @@ from gymnasium.vector import AutoresetMode
 
 from rl import registry
 from rl.envs.atari import atari_frame_stack, check_atari_kwargs, is_atari_id, make_atari
+from rl.envs.mujoco import is_mujoco_id, make_mujoco
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 
@@ -101,7 +103,8 @@ def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym
         return lambda: make_atari(name, **env_kwargs)
     if name in gym.registry:
         _check_kwargs(name, _gym_id_constructor(name), env_kwargs, GYM_MAKE_KWARGS)
-        return lambda: gym.make(name, **env_kwargs)
+        make = make_mujoco if is_mujoco_id(name) else gym.make
+        return lambda: make(name, **env_kwargs)
     known = list(registry.envs.names()) + list(gym.registry.keys())
     raise UserError(
         f"unknown env {name!r}{did_you_mean(name, known)}; use a gymnasium id "

@@ -25,6 +25,7 @@ from rl.hparams import (  # noqa: F401
     maddpg,
     mountaincar,
     mountaincar_continuous,
+    mujoco,
     offpac,
     ppo,
     ppo_compiled,

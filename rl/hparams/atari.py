@@ -10,8 +10,9 @@ actions at 0.25 as Machado et al. 2018 recommend (https://arxiv.org/abs/1709.060
 
 Evaluation follows the protocol the papers report: full games (through lost lives), the raw
 unclipped score, a 27,000-step (108,000-frame, 30-minute) cap, sticky actions on; DQN
-evaluates epsilon-greedy with 0.05 as in Mnih et al. 2015, PPO with a 0.001 epsilon so a
-deterministic policy cannot stall a game forever (e.g. never pressing FIRE in Breakout).
+evaluates epsilon-greedy with 0.05 as in Mnih et al. 2015, PPO samples its policy's actions
+as rl-baselines3-zoo evaluates Atari: PPO's greedy (argmax) policy can stall a game, e.g. the
+paddle waiting in Breakout (docs/evaluation_protocol.md).
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def atari_env_kwargs(**changes: Any) -> dict[str, Any]:
     return kwargs
 
 
-def _atari_eval(hp: HParams, epsilon: float) -> None:
+def _atari_eval(hp: HParams, *, epsilon: float = 0.0, sample_actions: bool = False) -> None:
     hp.eval.every_steps = 250_000
     hp.eval.episodes = 10
     hp.eval.epsilon = epsilon
+    hp.eval.sample_actions = sample_actions
     hp.eval.max_episode_steps = FULL_GAME_STEPS
     hp.eval.sticky_actions = True
 
@@ -93,7 +95,7 @@ def _ppo_atari(env: str) -> HParams:
     hp.activation = "relu"
     hp.checkpoint_every = 250_000
     hp.log_every = 10_240
-    _atari_eval(hp, epsilon=0.001)
+    _atari_eval(hp, sample_actions=True)
     return hp
 
 

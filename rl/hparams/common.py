@@ -29,6 +29,13 @@ def evaluation_protocol() -> HParams:
         fixed_because="is the same at every evaluation, so that scores compare across a run",
     )
     hp.add(
+        "sample_actions",
+        False,
+        "Sample actions from the policy's distribution (agents with a stochastic policy: PPO, "
+        "A2C, SAC, ...) instead of taking its mode (argmax, Gaussian mean); Atari's PPO sets "
+        "sample, as rl-baselines3-zoo evaluates Atari (docs/evaluation_protocol.md).",
+    )
+    hp.add(
         "max_episode_steps",
         None,
         "Time limit of evaluation episodes (None: the training one); on Atari it caps the "
@@ -80,6 +87,7 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
             f"eval.{key}={getattr(protocol, key)}"
             for key, default in (
                 ("epsilon", 0.0),
+                ("sample_actions", False),
                 ("max_episode_steps", None),
                 ("step_budget", None),
                 ("env_kwargs", {}),
@@ -90,7 +98,8 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
             raise UserError(
                 f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
                 "within max_episode_steps on the training env; leave eval.epsilon=0, "
-                "eval.max_episode_steps=None, eval.step_budget=None and eval.env_kwargs={}"
+                "eval.sample_actions=False, eval.max_episode_steps=None, eval.step_budget=None "
+                "and eval.env_kwargs={}"
             )
 
 

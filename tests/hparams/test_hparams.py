@@ -577,7 +577,7 @@ def test_reference_gives_each_key_once_and_each_set_as_changes_from_its_parent(m
         "| `n_step` | `int` | (none) | Multi-step return length.<br>In `other_test`: Return "
         "length in steps. |"
     ) in text
-    assert "## Sets\n\n### `dqn_test`\n\nA set registered only for this test.\n" in text
+    assert "## Sets\n\n### `dqn_test`\nA set registered only for this test.\n" in text
     # A set without a parent: its keys besides the common ones, and what is not the default.
     prose = text.replace("\n", " ")  # paragraphs are wrapped
     assert (

@@ -1,0 +1,185 @@
+"""MuJoCo locomotion hparams sets: `sac_`, `td3_` and `ppo_` + `halfcheetah`, `hopper`,
+`walker2d`, `ant`; `ddpg_halfcheetah`; `sac_mujoco_tiny`, `ppo_mujoco_tiny` (smoke tests).
+
+Settings are rl-baselines3-zoo's for the v4 envs (hyperparams/{sac,td3,ddpg,ppo}.yml at
+22e3ff2), on gymnasium's v5 envs (rl/envs/mujoco.py). Where every set differs from the zoo:
+- SAC, TD3, DDPG: 64 gradient steps every 64 env steps in one compiled call, not 1 every step
+  (the same replay ratio; rl/hparams/off_policy_continuous.py).
+- PPO: no VecNormalize (the zoo's `normalize: true` on every MuJoCo entry): the feed-forward
+  actor-critic has no observation or reward normalization (only ppo_recurrent does, from
+  rl/models/running_normalizer.py), so expect lower returns than the zoo's until it has;
+  Keras initialization (Glorot, orthogonal heads) where the zoo asks `ortho_init=False`; and
+  vf_coef twice the zoo's, as our value loss is 0.5 (V - R)^2 and SB3's (V - R)^2.
+Evaluation is SB3's and the zoo's for MuJoCo: 10 episodes of the deterministic policy (the
+Gaussian mean, `eval.sample_actions=False`), every 10k env steps.
+"""
+
+from __future__ import annotations
+
+from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.ddpg import as_ddpg
+from rl.hparams.hparams import HParams
+from rl.hparams.off_policy_continuous import smoke_test_replay
+from rl.hparams.ppo import ppo
+from rl.hparams.sac import sac
+from rl.hparams.td3 import td3
+from rl.registry import register_hparams
+
+
+def mujoco_protocol(hp: HParams, env: str) -> HParams:
+    """What every MuJoCo set shares: `env` for 1M env steps (the zoo's n_timesteps), evaluated
+    on 10 deterministic episodes every 10k env steps, checkpointed every 50k."""
+    hp.env = env
+    hp.train_steps = 1_000_000
+    hp.eval.every_steps = 10_000
+    hp.eval.episodes = 10
+    hp.eval.epsilon = 0.0
+    hp.eval.sample_actions = False
+    hp.checkpoint_every = 50_000
+    hp.log_every = 5_000
+    return hp
+
+
+@register_hparams("sac_halfcheetah")
+def sac_halfcheetah() -> HParams:
+    """HalfCheetah-v5, the zoo's SAC for every MuJoCo env: SB3's defaults, 10k random steps
+    first."""
+    hp = mujoco_protocol(sac(), "HalfCheetah-v5")
+    hp.learning_starts = 10_000
+    return hp
+
+
+@register_hparams("sac_hopper")
+def sac_hopper() -> HParams:
+    """Hopper-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Hopper-v5")
+
+
+@register_hparams("sac_walker2d")
+def sac_walker2d() -> HParams:
+    """Walker2d-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Walker2d-v5")
+
+
+@register_hparams("sac_ant")
+def sac_ant() -> HParams:
+    """Ant-v5, sac_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(sac_halfcheetah(), "Ant-v5")
+
+
+@register_hparams("td3_halfcheetah")
+def td3_halfcheetah() -> HParams:
+    """HalfCheetah-v5, the zoo's TD3 for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300
+    nets, batch 256, Gaussian noise 0.1), 10k random steps first."""
+    hp = mujoco_protocol(td3(), "HalfCheetah-v5")
+    hp.learning_starts = 10_000
+    return hp
+
+
+@register_hparams("td3_hopper")
+def td3_hopper() -> HParams:
+    """Hopper-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Hopper-v5")
+
+
+@register_hparams("td3_walker2d")
+def td3_walker2d() -> HParams:
+    """Walker2d-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Walker2d-v5")
+
+
+@register_hparams("td3_ant")
+def td3_ant() -> HParams:
+    """Ant-v5, td3_halfcheetah's settings (the zoo's)."""
+    return mujoco_protocol(td3_halfcheetah(), "Ant-v5")
+
+
+@register_hparams("ddpg_halfcheetah")
+def ddpg_halfcheetah() -> HParams:
+    """HalfCheetah-v5, the zoo's DDPG (its entry is the same as TD3's)."""
+    return as_ddpg(td3_halfcheetah())
+
+
+def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> HParams:
+    """The zoo's tuned PPO MuJoCo entries: one env, 512-step rollouts, constant lr and clip
+    range; with the zoo's `policy_kwargs`, set `tuned_policy` too."""
+    hp = mujoco_protocol(ppo(), env)
+    rollouts(hp, num_envs=1, steps_per_env=512, batch_size=batch_size, n_epochs=n_epochs)
+    hp.vf_coef = 2 * sb3_vf_coef
+    return hp
+
+
+def tuned_policy(hp: HParams) -> HParams:
+    """The zoo's `policy_kwargs` for HalfCheetah and Hopper: separate 256-256 ReLU policy and
+    value networks, initial log std -2."""
+    hp.hidden_sizes = [256, 256]
+    hp.activation = "relu"
+    hp.log_std_init = -2.0
+    return hp
+
+
+@register_hparams("ppo_halfcheetah")
+def ppo_halfcheetah() -> HParams:
+    """HalfCheetah-v5, the zoo's tuned PPO (differences: the module docstring)."""
+    hp = tuned_policy(zoo_ppo("HalfCheetah-v5", batch_size=64, n_epochs=20, sb3_vf_coef=0.58096))
+    hp.gamma = 0.98
+    hp.gae_lambda = 0.92
+    hp.lr = 2.0633e-05
+    hp.ent_coef = 0.000401762
+    hp.clip_range = 0.1
+    hp.max_grad_norm = 0.8
+    return hp
+
+
+@register_hparams("ppo_hopper")
+def ppo_hopper() -> HParams:
+    """Hopper-v5, the zoo's tuned PPO (differences: the module docstring)."""
+    hp = tuned_policy(zoo_ppo("Hopper-v5", batch_size=32, n_epochs=5, sb3_vf_coef=0.835671))
+    hp.gamma = 0.999
+    hp.gae_lambda = 0.99
+    hp.lr = 9.80828e-05
+    hp.ent_coef = 0.00229519
+    hp.clip_range = 0.2
+    hp.max_grad_norm = 0.7
+    return hp
+
+
+@register_hparams("ppo_walker2d")
+def ppo_walker2d() -> HParams:
+    """Walker2d-v5, the zoo's tuned PPO with SB3's default 64-64 tanh networks (differences:
+    the module docstring)."""
+    hp = zoo_ppo("Walker2d-v5", batch_size=32, n_epochs=20, sb3_vf_coef=0.871923)
+    hp.gamma = 0.99
+    hp.gae_lambda = 0.95
+    hp.lr = 5.05041e-05
+    hp.ent_coef = 0.000585045
+    hp.clip_range = 0.1
+    hp.max_grad_norm = 1.0
+    return hp
+
+
+@register_hparams("ppo_ant")
+def ppo_ant() -> HParams:
+    """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (2048-step rollouts, 10 epochs of
+    64-sample batches, lr 3e-4); differences: the module docstring."""
+    hp = mujoco_protocol(ppo(), "Ant-v5")
+    hp.vf_coef = 2 * 0.5
+    return hp
+
+
+@register_hparams("sac_mujoco_tiny")
+def sac_mujoco_tiny() -> HParams:
+    """sac_halfcheetah for a few hundred steps in 100-step episodes: smoke tests."""
+    hp = smoke_test_replay(sac_halfcheetah())
+    hp.max_episode_steps = 100
+    return hp
+
+
+@register_hparams("ppo_mujoco_tiny")
+def ppo_mujoco_tiny() -> HParams:
+    """ppo_hopper for 256 steps in 50-step episodes with 16-unit nets: smoke tests."""
+    hp = ppo_hopper()
+    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp.train_steps = 256
+    hp.hidden_sizes = [16]
+    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
