@@ -18,10 +18,10 @@ sticky actions at 0.25 and frameskip=1, as ours.
 
 `--budget`: trains that many agent steps (one `learn` call, so the zoo's linear schedules run
 from their start value to 0 over the budget), then plays `--eval_games` full games with the
-protocol of our Atari sets (rl/hparams/atari.py): greedy actions replaced by a uniform random one
-with probability 0.001, sticky actions 0.25, episodic life and FIRE reset as in training, games
-capped at v5's 108,000 frames; the score is the raw full-game reward sum that SB3's Monitor
-(below the AtariWrapper) reports. Prints one JSON line either way.
+protocol of our PPO Atari sets (rl/hparams/atari.py) and rl-zoo3's: actions sampled from the
+policy (`deterministic=False`), sticky actions 0.25, episodic life and FIRE reset as in
+training, games capped at v5's 108,000 frames; the score is the raw full-game reward sum that
+SB3's Monitor (below the AtariWrapper) reports. Prints one JSON line either way.
 """
 
 from __future__ import annotations
@@ -32,14 +32,11 @@ import time
 
 import ale_py
 import gymnasium as gym
-import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_atari_env
 from stable_baselines3.common.vec_env import VecFrameStack
-
-EVAL_EPSILON = 0.001  # ppo_breakout's eval.epsilon
 
 
 def linear(start: float):
@@ -103,13 +100,10 @@ class RolloutClock(BaseCallback):
 def play_full_games(model: PPO, env_id: str, games: int, seed: int) -> list[float]:
     """Raw scores of `games` full games, one per env copy (Monitor's info["episode"])."""
     env = make_env(env_id, games, seed)
-    rng = np.random.default_rng(seed)
     obs = env.reset()
     scores: list[float | None] = [None] * games
     while any(s is None for s in scores):
-        action, _ = model.predict(obs, deterministic=True)
-        explore = rng.random(games) < EVAL_EPSILON
-        action = np.where(explore, rng.integers(env.action_space.n, size=games), action)
+        action, _ = model.predict(obs, deterministic=False)  # ppo_breakout's sample_actions
         obs, _, _, infos = env.step(action)
         for i, info in enumerate(infos):
             if scores[i] is None and "episode" in info:  # game over (not a lost life)
