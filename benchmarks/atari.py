@@ -9,8 +9,8 @@ video of our final policy (issue 16).
 Ours: train.py --hparams ppo_breakout --train_steps frames/4, the set as registered except that
 its lr and clip-range schedules (linear to 0 over the 10M-step run) are rescaled to end at the
 budget, as the zoo's `lin_` schedules do over whatever budget SB3 is given; one evaluation, at
-the end: `eval.episodes` full games (through lost lives) scored raw, sticky actions 0.25, greedy
-with epsilon 0.001, 27,000-step cap (rl/hparams/atari.py). Then train.py --training False
+the end: `eval.episodes` full games (through lost lives) scored raw, sticky actions 0.25, actions
+sampled from the policy, 27,000-step cap (rl/hparams/atari.py). Then train.py --training False
 --record_video films one game of the final policy (run_0/videos/*.mp4).
 
 SB3: benchmarks/sb3_atari_ppo.py --budget in the peers venv (../shared/bench/peers/setup.sh, plus

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""One Atari checkpoint under several evaluation protocols, beside its own training games.
+
+Why an Atari evaluation can score below the training games of the same policy: a greedy
+(argmax) policy can stall a game (never pressing FIRE after a lost life, a paddle that
+oscillates), which sampling or a little epsilon breaks. This plays `--games` full games of the
+latest checkpoint of RUN_DIR (a train.py run dir, e.g. benchmarks/atari.py's) under each
+protocol, all else as the set's evaluation (sticky actions, time limit), and prints per
+protocol the raw score, the mean game length and how many games ran into the time limit
+(stalls), then the training games' raw scores at the last log points (TensorBoard
+`train/raw_score_mean`).
+
+    .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir /tmp/atari
+    .venv/bin/python benchmarks/atari_eval_protocols.py /tmp/atari/ours/run_0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+# (name, epsilon, sample_actions)
+PROTOCOLS = (
+    ("greedy", 0.0, False),
+    ("greedy, epsilon 0.001", 0.001, False),
+    ("greedy, epsilon 0.05", 0.05, False),
+    ("sampled", 0.0, True),
+)
+
+
+def training_scores(run_dir: Path, last: int) -> list[tuple[int, float]]:
+    """(env steps, mean raw score of the games that ended) at the last `last` log points."""
+    import tensorflow as tf
+
+    points = []
+    for path in sorted((run_dir / "train").glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag == "train/raw_score_mean":
+                    points.append((int(event.step), float(tf.make_ndarray(value.tensor))))
+    return sorted(points)[-last:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--games", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1000, help="evaluation seed (every protocol)")
+    parser.add_argument("--last", type=int, default=5, help="training log points shown")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    import tensorflow as tf
+
+    from rl.engines.in_process import build_agent
+    from rl.evaluation import evaluate, make_eval_env
+    from rl.loop import select_checkpoint
+    from rl.utils.run_dir import saved_hparams
+
+    hparams = saved_hparams(str(args.run_dir))
+    store, pointer = select_checkpoint(str(args.run_dir), "latest")
+    limit = hparams.eval.max_episode_steps
+    print(f"{hparams.env}, checkpoint at {pointer['step']:,} agent steps, {args.games} full games")
+    print("\n| protocol | raw score | mean game length | games at the time limit |")
+    print("|---|---|---|---|")
+    for name, epsilon, sample in PROTOCOLS:
+        env, spec = make_eval_env(hparams, args.games, args.seed)
+        agent = build_agent(hparams, spec, 0)
+        store.restore(tf.train.Checkpoint(agent=agent), pointer)
+        result = evaluate(agent, env, args.seed, epsilon, full_games=True, sample_actions=sample)
+        env.close()
+        stalls = int(np.sum(result.lengths >= limit)) if limit else "-"
+        print(
+            f"| {name} | {result.return_mean:.1f} ± {result.return_std:.1f} | "
+            f"{np.mean(result.lengths):,.0f} | {stalls} |",
+            flush=True,
+        )
+    print("\nTraining games (raw score, mean of the games that ended by each log point):")
+    for step, score in training_scores(args.run_dir, args.last):
+        print(f"  {step:,} agent steps: {score:.2f}")
+
+
+if __name__ == "__main__":
+    main()
