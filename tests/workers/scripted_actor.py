@@ -27,7 +27,8 @@ class ScriptedActor:
             os._exit(1)
         if version != getattr(self, "version", None):
             (arrays,) = weights
-            self.weights = ray.get(arrays) if isinstance(arrays, ray.ObjectRef) else arrays
+            self.by_reference = isinstance(arrays, ray.ObjectRef)
+            self.weights = ray.get(arrays) if self.by_reference else arrays
             self.version = version
             self.fetches += 1
         return {
@@ -37,6 +38,7 @@ class ScriptedActor:
             "version": version,
             "learner_steps": learner_steps,
             "fetches": self.fetches,
+            "by_reference": self.by_reference,
             "pid": os.getpid(),
             "node_id": ray.get_runtime_context().get_node_id(),
         }
