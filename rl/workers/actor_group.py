@@ -7,12 +7,11 @@ Ray, start the actors, publish weights, receive blocks, restart failed actors, s
   `resources` (--actor_resources) make them land only on nodes that declare those.
 - Weights. Each call carries the newest weights published when it was submitted, with their
   version; an actor loads them only if newer than the ones it holds, and asks nobody for them
-  (a blocking request per block cost IMPALA's small blocks a third of their throughput). Small
-  weights (up to `INLINE_WEIGHTS_BYTES`, what Ray sends inside a call anyway) travel as arrays
-  in the call; larger ones are put into the object store once per publication and the calls
-  carry the reference (one transfer per node and version). A call starts at most `depth` - 1
-  blocks after its submission, so an actor's weights are at most that many blocks staler than
-  a read at the start of the block.
+  (a request before each block, to a weights actor, cost IMPALA's small blocks nearly half of
+  their rate). Small weights (up to `INLINE_WEIGHTS_BYTES`) travel as arrays inside the call;
+  larger ones are put into the object store once per publication and calls carry the
+  reference (one transfer per node and version). A call starts at most `depth` - 1 blocks
+  after its submission, so its weights are at most that many blocks older than the newest.
 - Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
   blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
   `take` returns finished blocks and submits each delivering actor's next call.
@@ -45,8 +44,9 @@ from rl.utils.files import join
 from rl.utils.processes import children_ignore_stop_signals
 
 OBJECT_STORE_BYTES = 256 * 2**20  # a local runtime's: weights and blocks in flight (Ray spills)
-# Weights up to this size go inside each call; Ray puts a larger argument into the object store
-# on every call (its max_direct_call_object_size, 100 KiB), so those are put once per version.
+# Weights up to this size go inside each call. Ray would put a larger argument into the object
+# store on every call, so those are put there once per publication (Ray's advice:
+# https://docs.ray.io/en/latest/ray-core/patterns/pass-large-arg-by-value.html).
 INLINE_WEIGHTS_BYTES = 100 * 2**10
 # Where `rl` is imported from here: an embedded runtime's workers import the same code.
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
