@@ -220,6 +220,9 @@ def _start_ray(address: str | None, num_actors: int) -> None:
     }
     if address is None:
         options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
+        # Actors share the cores with the learner as equals (Ray's default niceness of 15 would
+        # also leave them the leftovers of every other process on the machine).
+        options["_system_config"] = {"worker_niceness": 0}
     else:
         options["address"] = address
     main_thread = threading.current_thread() is threading.main_thread()
