@@ -2,9 +2,10 @@
 Ray, start the actors, publish weights, receive blocks, restart failed actors, stop.
 
 - Ray. `ActorGroup` starts a Ray runtime inside this process (`ray.init`: a small object store,
-  no dashboard, the actors' output in Ray's log files only), or joins the cluster at `address`
-  (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each and spread over the nodes;
-  `resources` (--actor_resources) make them land only on nodes that declare those.
+  no dashboard, actors at the learner's niceness, their output in Ray's log files), or joins
+  the cluster at `address` (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each
+  and spread over the nodes; `resources` (--actor_resources) make them land only on nodes that
+  declare those.
 - Weights. Each call carries the newest weights published when it was submitted, with their
   version; an actor loads them only if newer than the ones it holds, and asks nobody for them
   (a request before each block, to a weights actor, cost IMPALA's small blocks nearly half of
