@@ -10,6 +10,7 @@ end); from its TensorBoard events it reports the medians over the log intervals 
 last dropped: actor start-up, final evaluation) of
   updates/s   learner update calls per second (`time/updates_per_second`)
   steps/s     actor env steps per second received by the learner (`time/steps_per_second`)
+  lag         IMPALA's mean policy lag in updates (`workers/policy_lag`)
 and the table gives, per cell, the median over --repeats runs and Ray / pool.
 
     git worktree add /tmp/rl-pool 927cd17 && ln -s "$PWD/.venv" /tmp/rl-pool/.venv
@@ -34,7 +35,11 @@ from pathlib import Path
 from gymnasium.envs.classic_control import CartPoleEnv
 
 ROOT = Path(__file__).resolve().parents[1]
-TAGS = {"updates/s": "time/updates_per_second", "steps/s": "time/steps_per_second"}
+TAGS = {
+    "updates/s": "time/updates_per_second",
+    "steps/s": "time/steps_per_second",
+    "lag": "workers/policy_lag",  # IMPALA's only
+}
 
 
 class SubstepCartPole(CartPoleEnv):
@@ -119,6 +124,8 @@ def main() -> None:
     print(f"\n{'set':<16} {'N':>2} {'metric':<10} {'pool':>10} {'ray':>10} {'ray/pool':>9}")
     for hparams_set, workers in cells:
         for metric in TAGS:
+            if metric not in samples[hparams_set, workers, "pool"][0]:
+                continue
             median = {
                 kind: statistics.median(r[metric] for r in samples[hparams_set, workers, kind])
                 for kind in trees

@@ -3,11 +3,11 @@ the body of a Ray actor (rl/workers/actor_group.py makes it one).
 
 An actor builds the learner's agent class from the learner's hparams (adapted by its subclass:
 its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
-loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it asks the
-learner's weights board for the newest weights (a reference into Ray's object store, fetched
-only when newer than the ones it holds), collects, and returns the block. The learner keeps a
-few calls in flight per actor, so an actor goes from one block to the next without waiting for
-the learner.
+loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it loads
+the weights the call carries (the learner's newest when it submitted the call) if they are newer
+than the ones it holds, collects, and returns the block. The learner keeps a few calls in flight
+per actor, so an actor goes from one block to the next without waiting for the learner, and
+without asking anyone for weights.
 
 It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
 died) seeds them anew, so it does not replay its first process's episodes.
@@ -47,16 +47,18 @@ class RemoteActor:
         """Collects one block with the current weights: the keys that vary by actor kind."""
         raise NotImplementedError
 
-    def collect(self, board: Any) -> dict:
-        """One block, acted with the newest weights the learner published on `board` (its
-        weights board: rl/workers/actor_group.py)."""
+    def collect(self, weights: list, version: int, learner_steps: int) -> dict:
+        """One block, acted with the weights of publication `version` (rl/workers/actor_group.py:
+        `weights` holds the arrays, or a reference to them in Ray's object store)."""
         import ray
 
         if self.agent is None:
             self._build()
-        weights, version, learner_steps = ray.get(board.read.remote())
         if version != self.version:
-            for variable, array in zip(self.variables, ray.get(weights[0]), strict=True):
+            (arrays,) = weights
+            if isinstance(arrays, ray.ObjectRef):
+                arrays = ray.get(arrays)
+            for variable, array in zip(self.variables, arrays, strict=True):
                 variable.assign(array)
             # Schedules follow the run's progress (the learner's count when it published, which
             # this actor's own steps may have passed meanwhile).
@@ -75,7 +77,7 @@ class RemoteActor:
             episode_lengths=lengths,
             collect_seconds=time.monotonic() - start,
             weights_version=version,
-            node_id=ray.get_runtime_context().get_node_id(),
+            node_id=self.node_id,
             pid=os.getpid(),
         )
         return block
@@ -94,6 +96,7 @@ class RemoteActor:
         hp = self.hp
         env_seed, agent_seed = self.seeds
         context = ray.get_runtime_context()
+        self.node_id = context.get_node_id()
         if context.was_current_actor_reconstructed:  # new episodes, not the first process's
             restart = context.get_worker_id()
             env_seed, agent_seed = (derive_seed(s, "restart", restart) for s in self.seeds)

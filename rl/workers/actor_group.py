@@ -2,13 +2,17 @@
 Ray, start the actors, publish weights, receive blocks, restart failed actors, stop.
 
 - Ray. `ActorGroup` starts a Ray runtime inside this process (`ray.init`: a small object store,
-  no dashboard, the actors' output in Ray's log files only), or joins the cluster at `address`
-  (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each and spread over the nodes;
-  `resources` (--actor_resources) make them land only on nodes that declare those.
-- Weights. `publish` puts them into the object store once and hands the reference to a small
-  board actor; before each block an actor asks the board for the newest reference, and fetches
-  the arrays only if newer than the weights it holds (as fresh as shared memory on one machine,
-  one transfer per version across machines).
+  no dashboard, actors at the learner's niceness, their output in Ray's log files), or joins
+  the cluster at `address` (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each
+  and spread over the nodes; `resources` (--actor_resources) make them land only on nodes that
+  declare those.
+- Weights. Each call carries the newest weights published when it was submitted, with their
+  version; an actor loads them only if newer than the ones it holds, and asks nobody for them
+  (a request before each block, to a weights actor, cost IMPALA's small blocks nearly half of
+  their rate). Small weights (up to `INLINE_WEIGHTS_BYTES`) travel as arrays inside the call;
+  larger ones are put into the object store once per publication and calls carry the
+  reference (one transfer per node and version). A call starts at most `depth` - 1 blocks
+  after its submission, so its weights are at most that many blocks older than the newest.
 - Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
   blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
   `take` returns finished blocks and submits each delivering actor's next call.
@@ -41,6 +45,10 @@ from rl.utils.files import join
 from rl.utils.processes import children_ignore_stop_signals
 
 OBJECT_STORE_BYTES = 256 * 2**20  # a local runtime's: weights and blocks in flight (Ray spills)
+# Weights up to this size go inside each call. Ray would put a larger argument into the object
+# store on every call, so those are put there once per publication (Ray's advice:
+# https://docs.ray.io/en/latest/ray-core/patterns/pass-large-arg-by-value.html).
+INLINE_WEIGHTS_BYTES = 100 * 2**10
 # Where `rl` is imported from here: an embedded runtime's workers import the same code.
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -66,13 +74,13 @@ class ActorGroup:
         self.depth, self.max_restarts = depth, max_restarts
         self.restarts = 0  # Ray's count, over every actor (`count_restarts`)
         self.version = 0  # weights publications
+        self._weights: tuple[list, int, int] = ([], 0, 0)  # (weights, version, env steps)
         self._calls: dict[ray.ObjectRef, int] = {}  # call -> actor index
         self._processes: list[tuple[str, int] | None] = [None] * num_actors  # (node id, pid)
         self._failures: dict[int, str] = {}  # actor -> its last failure's line and traceback
         self._replacing = [False] * num_actors  # until a new process of a failed one delivers
         _start_ray(address, num_actors)
         self.node_id = ray.get_runtime_context().get_node_id()
-        self.board = ray.remote(_weights_board()).options(num_cpus=0, max_restarts=-1).remote()
         remote = ray.remote(actor_class).options(
             num_cpus=1,
             resources=resources or None,
@@ -88,7 +96,8 @@ class ActorGroup:
     def publish(self, arrays: list[np.ndarray], env_steps: int) -> None:
         """New weights (and the learner's env step count) for every call from now on."""
         self.version += 1
-        self.board.post.remote([ray.put(arrays)], self.version, int(env_steps))
+        small = sum(array.nbytes for array in arrays) <= INLINE_WEIGHTS_BYTES
+        self._weights = ([arrays if small else ray.put(arrays)], self.version, int(env_steps))
 
     def start(self) -> None:
         """Submits every actor's first calls (after the first `publish`)."""
@@ -142,16 +151,14 @@ class ActorGroup:
         more than once."""
         if not ray.is_initialized():
             return
-        for handle in [*self.handles, self.board]:
+        for handle in self.handles:
             with contextlib.suppress(Exception):
                 ray.kill(handle, no_restart=True)
         self._calls.clear()
         ray.shutdown()
 
     def _submit(self, index: int) -> None:
-        # The board goes with each call: an actor handle among the constructor's arguments
-        # would have to outlive every restart (Ray warns on stderr).
-        call = self.handles[index].collect.remote(self.board)
+        call = self.handles[index].collect.remote(*self._weights)
         self._calls[call] = index
 
     def _arrived(self, index: int, process: tuple[str, int]) -> bool:
@@ -191,24 +198,6 @@ class ActorGroup:
         return path
 
 
-def _weights_board() -> type:
-    """The class of the actor that holds the newest weights: ([object ref], version, the
-    learner's env steps), the reference in a list so that Ray passes it as it is. Defined here
-    so that Ray sends the class by value: its process imports neither `rl` nor TensorFlow."""
-
-    class WeightsBoard:
-        def __init__(self) -> None:
-            self.newest: tuple[list, int, int] = ([], 0, 0)
-
-        def post(self, weights: list, version: int, env_steps: int) -> None:
-            self.newest = (weights, version, env_steps)
-
-        def read(self) -> tuple[list, int, int]:
-            return self.newest
-
-    return WeightsBoard
-
-
 def _actor_state(handle: Any) -> dict[str, Any]:
     """The actor's entry in Ray's control store: State (ALIVE, RESTARTING, DEAD, ...) and
     NumRestarts. (Ray's public state API serves it through the dashboard, which we keep off.)"""
@@ -232,6 +221,9 @@ def _start_ray(address: str | None, num_actors: int) -> None:
     }
     if address is None:
         options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
+        # Actors share the cores with the learner as equals (Ray's default niceness of 15 would
+        # also leave them the leftovers of every other process on the machine).
+        options["_system_config"] = {"worker_niceness": 0}
     else:
         options["address"] = address
     main_thread = threading.current_thread() is threading.main_thread()

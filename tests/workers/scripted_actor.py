@@ -16,10 +16,9 @@ class ScriptedActor:
         self.index, self.script = index, json.loads(hparams_json)[str(index)]
         self.calls, self.weights, self.fetches = 0, None, 0
 
-    def collect(self, board) -> dict:
+    def collect(self, weights: list, version: int, learner_steps: int) -> dict:
         import ray
 
-        weights, version, learner_steps = ray.get(board.read.remote())
         self.calls += 1
         first_process = not ray.get_runtime_context().was_current_actor_reconstructed
         if first_process and self.calls == self.script.get("raise_on_call"):
@@ -27,7 +26,10 @@ class ScriptedActor:
         if first_process and self.calls == self.script.get("exit_on_call"):
             os._exit(1)
         if version != getattr(self, "version", None):
-            self.weights, self.version = ray.get(weights[0]), version
+            (arrays,) = weights
+            self.by_reference = isinstance(arrays, ray.ObjectRef)
+            self.weights = ray.get(arrays) if self.by_reference else arrays
+            self.version = version
             self.fetches += 1
         return {
             "worker": self.index,
@@ -36,6 +38,7 @@ class ScriptedActor:
             "version": version,
             "learner_steps": learner_steps,
             "fetches": self.fetches,
+            "by_reference": self.by_reference,
             "pid": os.getpid(),
             "node_id": ray.get_runtime_context().get_node_id(),
         }

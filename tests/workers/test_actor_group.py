@@ -1,7 +1,8 @@
 """The learner's side of the actors (rl/workers/actor_group.py) on an embedded Ray runtime, with
-a scripted actor that needs no TensorFlow: weights through the object store (fetched once per
-version), backpressure, and restarts: an actor whose call raised or whose process died comes
-back and is counted; one failure more than `max_restarts` is one WorkerError line."""
+a scripted actor that needs no TensorFlow: weights with each call (loaded once per version, large
+ones through the object store), backpressure, and restarts: an actor whose call raised or whose
+process died comes back and is counted; one failure more than `max_restarts` is one WorkerError
+line."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from rl.errors import WorkerError
-from rl.workers.actor_group import ActorGroup
+from rl.workers.actor_group import INLINE_WEIGHTS_BYTES, ActorGroup
 from tests.workers.scripted_actor import ScriptedActor
 
 pytestmark = pytest.mark.e2e  # Ray's processes, actor processes that die
@@ -76,6 +77,17 @@ def test_weights_blocks_and_restarts(tmp_path, capsys):
         # Backpressure: with nothing taken, each actor finishes at most `depth` calls.
         time.sleep(3.0)
         assert group.queued_blocks() <= 2 * 2
+        # Weights over INLINE_WEIGHTS_BYTES go through the object store: the same arrays arrive.
+        large = [np.arange(INLINE_WEIGHTS_BYTES / 8 + 1), np.ones((2, 3), np.float32)]
+        group.publish(large, env_steps=123)
+        newest = _take_until(
+            group, lambda blocks: {(b["worker"], b["version"]) for b in blocks} >= {(0, 3), (1, 3)}
+        )
+        for block in (b for b in newest if b["version"] == 3):
+            for got, expected in zip(block["weights"], large, strict=True):
+                np.testing.assert_array_equal(got, expected)
+            assert (block["learner_steps"], block["by_reference"]) == (123, True)
+        assert not first["by_reference"]  # small ones come inside the call
     finally:
         group.stop()
     group.stop()  # again: nothing left to stop
