@@ -8,7 +8,7 @@ latest checkpoint of RUN_DIR (a train.py run dir, e.g. benchmarks/atari.py's) un
 protocol, all else as the set's evaluation (sticky actions, time limit), and prints per
 protocol the raw score, the mean game length and how many games ran into the time limit
 (stalls), then the training games' raw scores at the last log points (TensorBoard
-`train/raw_score_mean`).
+`raw_score_mean` in its train/ dir).
 
     .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir /tmp/atari
     .venv/bin/python benchmarks/atari_eval_protocols.py /tmp/atari/ours/run_0
@@ -40,7 +40,7 @@ def training_scores(run_dir: Path, last: int) -> list[tuple[int, float]]:
     for path in sorted((run_dir / "train").glob("events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(str(path)):
             for value in event.summary.value:
-                if value.tag == "train/raw_score_mean":
+                if value.tag == "raw_score_mean":
                     points.append((int(event.step), float(tf.make_ndarray(value.tensor))))
     return sorted(points)[-last:]
 

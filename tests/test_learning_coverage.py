@@ -14,19 +14,20 @@ import rl  # noqa: F401  (fills the registries)
 from rl import registry
 
 TESTS = Path(__file__).resolve().parent
+MUJOCO_ENVS = ("halfcheetah", "hopper", "walker2d", "ant")
 NO_LEARNING_TEST = {
     "dqn_pong": "Pong shows learning only after millions of frames: hours on a CI CPU "
     "(docs/benchmarks.md, benchmarks/atari_throughput.py)",
     "ppo_pong": "Pong shows learning only after millions of frames: hours on a CI CPU "
     "(docs/benchmarks.md)",
 }
-# MuJoCo: tens of minutes per set at a budget that shows learning; each family is tested on one
-# env (tests/test_learning_mujoco.py), the MuJoCo table of benchmarks/algorithm_table.py
-# measures the rest.
+# MuJoCo: a learning test's threshold must not be below what SB3 reaches at the same budget on
+# this machine, and ours is not there yet: sac_halfcheetah at 100k env steps returned 5,131 and
+# 5,408 (seeds 0, 1) where SB3 returned 6,255 (seed 0) (docs/benchmarks.md, "MuJoCo").
 NO_LEARNING_TEST |= dict.fromkeys(
-    [f"{algo}_{env}" for algo in ("sac", "td3") for env in ("hopper", "walker2d", "ant")]
-    + ["ddpg_halfcheetah", "ppo_halfcheetah", "ppo_walker2d", "ppo_ant"],
-    "its family's learning test trains it on another MuJoCo env (tests/test_learning_mujoco.py)",
+    [f"{algo}_{env}" for algo in ("sac", "td3", "ppo") for env in MUJOCO_ENVS]
+    + ["ddpg_halfcheetah"],
+    "no MuJoCo learning test yet: ours trails SB3 at a test's budget (the comment above)",
 )
 
 

@@ -19,7 +19,8 @@ def with_noisy_nets(hp: HParams) -> HParams:
 
 
 def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
-    """The c51 agent, its loss and its support keys (by default the paper's 51 atoms on [-10, 10])."""
+    """The c51 agent, its loss and its support keys (by default the paper's 51 atoms on
+    [-10, 10])."""
     hp.agent = "c51"
     hp.loss = "categorical_loss"
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
