@@ -51,8 +51,8 @@ def run(cmd: list[str], log: Path) -> float:
     return seconds
 
 
-def wall_marks(run_dir: Path) -> list[tuple[int, float]]:
-    """(env steps, time/wall_seconds) at every log point of train.py's TensorBoard train/ dir."""
+def train_scalars(run_dir: Path, tag: str) -> list[tuple[int, float]]:
+    """(env steps, value of `tag`) at every log point of train.py's TensorBoard train/ dir."""
     sys.path.insert(0, str(ROOT))
     import rl  # noqa: F401 - imports TensorFlow with its load-time log lines kept off stderr
 
@@ -60,13 +60,13 @@ def wall_marks(run_dir: Path) -> list[tuple[int, float]]:
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")  # summary_iterator's deprecation notice
-    marks = []
+    points = []
     for path in sorted((run_dir / "train").glob("events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(str(path)):
             for value in event.summary.value:
-                if value.tag == "time/wall_seconds":
-                    marks.append((int(event.step), float(tf.make_ndarray(value.tensor))))
-    return sorted(marks)
+                if value.tag == tag:
+                    points.append((int(event.step), float(tf.make_ndarray(value.tensor))))
+    return sorted(points)
 
 
 def ours(args: argparse.Namespace, out: Path) -> dict:
@@ -89,7 +89,9 @@ def ours(args: argparse.Namespace, out: Path) -> dict:
     run_dir = out / "ours" / "run_0"
     with open(run_dir / "progress.csv", newline="") as f:
         final = list(csv.DictReader(f))[-1]
-    marks = [m for m in wall_marks(run_dir) if m[0] < steps]  # before the final evaluation
+    marks = [
+        m for m in train_scalars(run_dir, "time/wall_seconds") if m[0] < steps
+    ]  # before the final evaluation
     (s0, t0), (s1, t1) = marks[0], marks[-1]
     video_cmd = [*base, "--training", "False", "--record_video", "--test_episodes", "1"]
     video_cmd += ["--train_steps", str(steps), "--hparam_override", overrides]

@@ -32,19 +32,6 @@ PROTOCOLS = (
 )
 
 
-def training_scores(run_dir: Path, last: int) -> list[tuple[int, float]]:
-    """(env steps, mean raw score of the games that ended) at the last `last` log points."""
-    import tensorflow as tf
-
-    points = []
-    for path in sorted((run_dir / "train").glob("events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(str(path)):
-            for value in event.summary.value:
-                if value.tag == "raw_score_mean":
-                    points.append((int(event.step), float(tf.make_ndarray(value.tensor))))
-    return sorted(points)[-last:]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
@@ -59,6 +46,9 @@ def main() -> None:
     from rl.evaluation import evaluate, make_eval_env
     from rl.loop import select_checkpoint
     from rl.utils.run_dir import saved_hparams
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from atari import train_scalars
 
     hparams = saved_hparams(str(args.run_dir))
     store, pointer = select_checkpoint(str(args.run_dir), "latest")
@@ -79,7 +69,7 @@ def main() -> None:
             flush=True,
         )
     print("\nTraining games (raw score, mean of the games that ended by each log point):")
-    for step, score in training_scores(args.run_dir, args.last):
+    for step, score in train_scalars(args.run_dir, "raw_score_mean")[-args.last :]:
         print(f"  {step:,} agent steps: {score:.2f}")
 
 
