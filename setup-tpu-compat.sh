@@ -85,16 +85,16 @@ fi
 
 PY="$VENV/bin/python"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
-# As in setup.sh: drop only pip's warning about a configured local wheel folder that is absent.
+# As setup.sh: pip installs uv (its version from setup.sh), uv installs the rest.
 PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
-pip_install() {
-  { "$PY" -m pip install -q "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
-}
+uv_version="$(sed -n -E 's/^UV_VERSION=([0-9.]+).*/\1/p' setup.sh)"
+{ "$PY" -m pip install -q "uv==$uv_version" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
+uv_install() { "$PY" -m uv pip install --quiet --python "$PY" "$@"; }
 
 compat_requirements >"$VENV/requirements-tpu-compat.txt"
-echo "setup-tpu-compat.sh: installing $VENV/requirements-tpu-compat.txt (quiet; minutes)"
-pip_install -r "$VENV/requirements-tpu-compat.txt"
-PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" pip_install --no-deps -e .
+echo "setup-tpu-compat.sh: installing $VENV/requirements-tpu-compat.txt (quiet; a minute)"
+uv_install -r "$VENV/requirements-tpu-compat.txt"
+uv_install --no-deps -e .
 
 echo "$want_stamp" >"$STAMP.tmp"
 mv -f "$STAMP.tmp" "$STAMP"

