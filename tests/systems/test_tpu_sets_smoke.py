@@ -18,12 +18,14 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
 import tensorflow as tf
-from conftest import REPO_ROOT, describe, run_train_process, stderr_lines
+from conftest import REPO_ROOT, TrainedRuns, describe, run_train_process, stderr_lines
 
 import train
 from rl import registry
@@ -80,27 +82,43 @@ def test_the_tpu_gate_of_train_py_agrees(tmp_path, capsys, monkeypatch):
 
 @pytest.fixture(scope="module")
 def tpu_set_runs(tmp_path_factory) -> dict[str, list[tuple[Path, subprocess.CompletedProcess]]]:
-    """{set: [(output_dir, train.py process), ...]}: each TPU set trained under `--strategy
+    """{set: [(output_dir, train.py run), ...]}: each TPU set trained under `--strategy
     mirrored`; RESUMED sets then continue to twice their train_steps from the checkpoint, as a
-    replaced Pod does. Two sets at a time (a tiny run uses less than a core; see conftest)."""
-
+    replaced Pod does. The runs go to two trainer processes (tests/tiny_trainer.py: real file
+    descriptors, one TF import each instead of one per run), one per core."""
     fast = [name for name in TPU_SETS if name not in SLOW_SETS]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = pool.map(lambda name: _train_set(name, tmp_path_factory.mktemp(name)), fast)
-        return dict(zip(fast, runs, strict=True))
+    trainers = [TrainedRuns(tmp_path_factory) for _ in range(2)]
+
+    def train_half(half: int) -> dict:
+        def run(args: list[str]) -> subprocess.CompletedProcess:
+            return trainers[half].start(args).result(timeout=600)
+
+        return {
+            name: _train_set(name, tmp_path_factory.mktemp(name), run) for name in fast[half::2]
+        }
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            halves = list(pool.map(train_half, (0, 1)))
+    finally:
+        for trainer in trainers:
+            trainer.close()
+    return {**halves[0], **halves[1]}
 
 
-def _train_set(name: str, root: Path) -> list[tuple[Path, subprocess.CompletedProcess]]:
+def _train_set(
+    name: str, root: Path, run: Callable[[list[str]], subprocess.CompletedProcess]
+) -> list[tuple[Path, subprocess.CompletedProcess]]:
     """train.py on set `name` under `--strategy mirrored` into root/out, and (RESUMED sets)
     on to twice its train_steps from a copy of that run in root/resumed."""
     out, resumed = root / "out", root / "resumed"
     args = ["--hparams", name, "--strategy", "mirrored"]
-    runs = [(out, run_train_process([*args, "--output_dir", str(out)], timeout=300))]
+    runs = [(out, run([*args, "--output_dir", str(out)]))]
     if name in RESUMED and runs[0][1].returncode == 0:
         shutil.copytree(out, resumed)  # so the first run's files stay as it left them
         steps = str(2 * registry.get_hparams(name)().train_steps)
         more = [*args, "--output_dir", str(resumed), "--train_steps", steps]
-        runs.append((resumed, run_train_process(more, timeout=300)))
+        runs.append((resumed, run(more)))
     return runs
 
 
@@ -129,7 +147,8 @@ SLOW = pytest.mark.slow
 def test_tpu_set_trains_under_a_strategy(request, tmp_path, hparams_set):
     train_steps = registry.get_hparams(hparams_set)().train_steps
     if hparams_set in SLOW_SETS:
-        (out, proc), *resumed = _train_set(hparams_set, tmp_path)
+        run = partial(run_train_process, timeout=300)
+        (out, proc), *resumed = _train_set(hparams_set, tmp_path, run)
     else:
         (out, proc), *resumed = request.getfixturevalue("tpu_set_runs")[hparams_set]
     _check_run(out, proc, train_steps)
