@@ -290,10 +290,10 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
 def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     """--pbt: one population trained with PBT (no Optuna study), then its winner's schedules
     re-run on fresh seeds (--select) and written as winner.json (--publish: a set)."""
+    import tensorflow as tf
+
     from rl.tune import winners
     from rl.tune.pbt import run_pbt, winner_trial
-
-    import tensorflow as tf
 
     config = plan["config"]
     tf.io.gfile.makedirs(args.output_dir)
