@@ -116,10 +116,9 @@ def pbt_vs_random(args: argparse.Namespace) -> None:
     for label, hparams, overrides in PBT_TASKS:
         for study_seed in range(args.study_seeds):
             for mode in ("pbt", "random"):
-                # No round before the budget ends: the same members, trained independently.
-                past = 10240 * (
-                    args.pbt_steps // 10240 + 1
-                )  # ppo_tf_cartpole evaluates every 10,240
+                # No round before the budget ends (a multiple of ppo_tf_cartpole's 10,240-step
+                # evaluations past it): the same members, trained independently.
+                past = 10240 * (args.pbt_steps // 10240 + 1)
                 interval = ["--pbt_interval", str(past)] if mode == "random" else []
                 with tempfile.TemporaryDirectory() as out:
                     cmd = [sys.executable, "-m", "rl.tune", "--hparams", hparams, "--space", "ppo",
