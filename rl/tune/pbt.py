@@ -303,6 +303,13 @@ def run_pbt(
 
     path = join(config.output_dir, LINEAGE)
     initial = initial_values(space, population, pbt.seed)
+    if tf.io.gfile.exists(path):
+        started = [entries[0]["hparams"] for entries in read_json(path)["members"]]
+        if started != initial:
+            raise UserError(
+                f"{path} is of another PBT (other --seed, --keys or --population); continue it "
+                "with its own flags or use another --output_dir"
+            )
     base = trial_hparams(config, {})
     run_dirs = [join(config.output_dir, MEMBERS_DIR, f"member_{i}") for i in range(population)]
     members = [trial_hparams(config, values) for values in initial]

@@ -175,3 +175,16 @@ def test_a_pbt_study_records_its_lineage_and_publishes_a_replayable_winner(capsy
             entry["hparams"]["lr"], rel=1e-6
         )
     assert max(_evaluations(fresh)) == 384
+
+
+def test_a_pbt_of_other_values_refuses_an_existing_lineage(capsys, tmp_path):
+    out = tmp_path / "pbt"
+    out.mkdir()
+    lineage = {"members": [[_entry(0, 0, None, 1e-3)]] * 4, "winner": None}
+    (out / "lineage.json").write_text(json.dumps(lineage))
+    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr", "--trials", "1"]
+    argv += ["--population", "4", "--pbt", "--last_k", "1", "--output_dir", str(out)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is of another PBT" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["lineage.json"]
