@@ -9,7 +9,7 @@ one traced function called between iterations: no restart, no retrace, no checkp
 Who copies whom is decided on the host from the evaluation at each `interval` boundary, with a
 generator derived from the study seed and the env step, so a resumed run decides as before.
 lineage.json holds every member's hparams over time; the winner is its ancestors' hparams as
-`piecewise` schedules of the gradient step, which train.py replays (docs/tuning.md, "PBT").
+`piecewise` schedules of the gradient step, which train.py replays (docs/tuning.md, PBT).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from rl import loop
 from rl.compiled.ppo_seeds_iteration import CompiledPPOSeeds
+from rl.compiled.programs import multi_seed_class
 from rl.engines.base import EvalRequest, Iteration
 from rl.engines.compiled import CompiledEngine
 from rl.errors import UserError
@@ -60,6 +61,8 @@ def check_pbt_space(space: SearchSpace, base: Any, population: int, pbt: PBTConf
             f"--pbt_interval {pbt.interval} must be a multiple of eval.every_steps "
             f"({base.eval.every_steps}): each round ranks the members by that evaluation"
         )
+    if multi_seed_class(base) is None:
+        raise UserError(f"--pbt: agent {base.agent!r} has no many-seeds program; use ppo or a2c")
     if ("target_kl" in base and base.target_kl is not None) or base.seed_shards != 1:
         raise UserError(
             "--pbt trains the members as one program, which target_kl and seed_shards != 1 "
@@ -283,7 +286,9 @@ class PBTEngine(CompiledEngine):
         if len(requests) == len(self.members) and self.rounds.due(step, self.train_steps):
             self._store_members()  # a best checkpoint of this evaluation keeps these weights
             gradient_step = int(self.members[0].agent.gradient_steps.numpy())
-            scores = [result.return_mean for result in results]
+            scores = [0.0] * len(self.members)
+            for request, result in zip(requests, results, strict=True):
+                scores[request.index] = result.return_mean
             self._apply(self.rounds.decide(step, gradient_step, scores))
             self._evaluated_weights = True
         return results

@@ -64,6 +64,7 @@ CASES = {
     "pbt quantile above a half": ([*TF_TINY, "--population", "4", "--pbt", "--pbt_quantile", "0.7"], ["--pbt_quantile", "(0, 0.5]"]),
     "pbt interval off the evaluations": ([*TF_TINY, "--population", "4", "--pbt", "--pbt_interval", "100"], ["--pbt_interval 100", "eval.every_steps (128)"]),
     "pbt flag without pbt": ([*TF_TINY, "--population", "4", "--pbt_interval", "128"], ["--pbt_interval", "add --pbt"]),
+    "pbt of an agent without a many-seeds program": (["--hparams", "dqn_tf_tiny", "--space", "dqn", "--trials", "1", "--keys", "lr", "--population", "4", "--pbt"], ["agent 'dqn'", "many-seeds"]),
     "pbt of a key a run fixes": ([*TF_TINY[:-1], "lr,gamma", "--population", "4", "--pbt"], ["changes gamma", "leave it out of --keys"]),
 }
 # fmt: on
