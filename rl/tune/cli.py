@@ -35,21 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
         p, "pbt", False, "population-based training of the --population members inside their "
         "program: the bottom ones copy the top ones and perturb their values (docs/tuning.md)",
     )  # fmt: skip
-    p.add_argument(
-        "--pbt_interval",
-        type=int,
-        default=None,
-        help="--pbt: env steps between rounds (default: two evaluations)",
-    )
-    p.add_argument(
-        "--pbt_quantile",
-        type=float,
-        default=None,
-        help="--pbt: the bottom fraction copies the top fraction (default 0.25)",
-    )
-    p.add_argument("--pbt_resample", type=float, default=None,
-                   help="--pbt: explore's chance to redraw a key instead of x0.8/x1.25 "
-                   "(default 0.25)")  # fmt: skip
+    p.add_argument("--pbt_interval", type=int, help="--pbt: env steps between rounds (2 evals)")
+    p.add_argument("--pbt_quantile", type=float, help="--pbt: bottom copies top fraction (0.25)")
+    p.add_argument("--pbt_resample", type=float, help="--pbt: explore's redraw chance (0.25)")
     p.add_argument("--seed", type=int, default=0, help="first tuning seed (seeds seed..)")
     p.add_argument("--train_steps", type=int, default=None, help="env steps of each run")
     p.add_argument("--hparam_override", default="", help="applied to the set before each trial")
@@ -186,7 +174,7 @@ def _pbt_config(args: argparse.Namespace, base: Any, space: Any) -> Any:
     flags = {"interval": args.pbt_interval, "quantile": args.pbt_quantile}
     flags["resample"] = args.pbt_resample
     if not args.pbt:
-        given = [f"--pbt_{name}" for name, value in flags.items() if value is not None]
+        given = [f"--pbt_{flag}" for flag, value in flags.items() if value is not None]
         if given:
             raise UserError(f"{', '.join(given)} only mean something with --pbt; add --pbt")
         return None
