@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rl import registry
+from rl.hparams.override_parser import override_text
 from rl.hparams.schedules import as_schedule
 from rl.tune import cli
 from rl.tune.pbt import (
@@ -89,6 +91,12 @@ def test_the_winners_schedule_follows_its_ancestry():
     assert lineage.schedules(0) == {"lr": "piecewise([10, 20], [0.002, 0.0005, 0.0004])",
                                     "vf_coef": 0.5}  # fmt: skip
     assert lineage.schedules(1) == {"lr": 2e-3, "vf_coef": 0.5}
+    # The set takes it as override text (train.py --winner's path), and replays the lineage.
+    hp = registry.get_hparams("ppo_tf_tiny")()
+    hp.override(override_text(lineage.schedules(0)))
+    lr = as_schedule(hp.lr)
+    at = [float(lr(tf.constant(step, tf.int64))) for step in (0, 9, 10, 19, 20, 1000)]
+    assert at == pytest.approx([2e-3, 2e-3, 5e-4, 5e-4, 4e-4, 4e-4], rel=1e-6)
 
 
 def _pbt_scalars(run_dir) -> dict[str, list[tuple[int, float]]]:
