@@ -247,22 +247,38 @@ class Rounds:
             writer.flush()
 
 
+def resume_together(runs: list[loop.Run]) -> list[list[loop.Run]]:
+    """`group_runs` of the population: one program, resuming at the oldest member's latest
+    checkpoint. A kill while the members' checkpoints were written leaves some a checkpoint
+    ahead; they resume from their (kept) one at that step, and the rounds after it replay."""
+    oldest = min(run.state["env_steps"] for run in runs)
+    for run in runs:
+        if run.state["env_steps"] == oldest:
+            continue
+        run.pointer, run.saved_step, run.state = None, None, loop.initial_state()
+        if oldest > 0:
+            store, run.pointer = loop.select_checkpoint(run.run_dir, str(oldest))
+            saved = read_json(join(store.directory, run.pointer["directory"], "trainer.json"))
+            run.state = {**run.state, **saved}
+            run.saved_step = oldest
+    return [runs]
+
+
 class PBTEngine(CompiledEngine):
     """The compiled engine of the population, with a round after each due evaluation."""
 
     def __init__(
         self, hparams: Any, runs: Sequence, rounds: Callable[[int, list[str]], Rounds]
     ) -> None:
-        steps = {run.state["env_steps"] for run in runs}
-        if len(steps) != 1:
+        self.rounds = rounds(runs[0].state["env_steps"], [run.run_dir for run in runs])
+        if len(runs) != len(self.rounds.lineage.members):
             raise UserError(
-                f"--pbt: the members' latest checkpoints are at different steps {sorted(steps)} "
-                "(stopped while saving); remove the newer ones to resume from the oldest"
+                f"--pbt: only {len(runs)} members are unfinished (killed while the last "
+                "checkpoints were written); remove the finished ones' last step_* directory"
             )
         super().__init__(hparams, runs)
         assert isinstance(self.group, CompiledPPOSeeds), "checked by check_pbt_space"
         self.train_steps = hparams.train_steps
-        self.rounds = rounds(steps.pop(), [run.run_dir for run in runs])
         self._evaluated_weights = False  # the members' agents hold the weights before a round
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
@@ -329,7 +345,7 @@ def run_pbt(
         seeds,
         config.hparams_set,
         lambda runs: PBTEngine(base, runs, rounds),
-        lambda runs: [runs],  # one program; PBTEngine refuses members at different steps
+        resume_together,
         run_hparams=members,
     )
     due = evaluations_due(base)
