@@ -21,6 +21,14 @@ so only the parts that do not read them (the greedy evaluation) load.
     .venv/bin/python benchmarks/tune.py --trials 8 --repeats 1 --train_steps 10240
     .venv/bin/python benchmarks/tune.py --seed_shards 0       # population: one program/core
     .venv/bin/python benchmarks/tune.py --cache warm          # a second study on this machine
+
+`--pbt` compares population-based training (`--pbt`) with random search on the SAME members
+(the same initial values and seeds, rounds turned off by a `--pbt_interval` past the budget) and
+the same env steps, on ppo_tf_cartpole and tf/Acrobot-v1, for `--study_seeds` seeds each; it
+prints each study's winner's fresh-seed score (its values, or PBT's schedules, re-trained on 5
+fresh seeds). docs/tuning.md, "Population-based training".
+
+    .venv/bin/python benchmarks/tune.py --pbt                 # 2 tasks x 3 seeds x 2 modes
 """
 
 from __future__ import annotations
@@ -94,6 +102,42 @@ def tune(args: argparse.Namespace, trials: list[dict], population: int, cache: s
     return {"wall": wall, "cpu": cpu, "values": values}
 
 
+# PBT's tasks: (label, hparams set, protocol overrides); Acrobot is the harder TF-ops task.
+PBT_TASKS = (
+    ("cartpole", "ppo_tf_cartpole", "stop_at_eval_return=None"),
+    ("acrobot", "ppo_tf_cartpole", "env=tf/Acrobot-v1,max_episode_steps=500,"
+     "stop_at_eval_return=None"),
+)  # fmt: skip
+
+
+def pbt_vs_random(args: argparse.Namespace) -> None:
+    """PBT and random search over the same members, same env steps; winners on fresh seeds."""
+    rows = []
+    for label, hparams, overrides in PBT_TASKS:
+        for study_seed in range(args.study_seeds):
+            for mode in ("pbt", "random"):
+                # No round before the budget ends (a multiple of ppo_tf_cartpole's 10,240-step
+                # evaluations past it): the same members, trained independently.
+                past = 10240 * (args.pbt_steps // 10240 + 1)
+                interval = ["--pbt_interval", str(past)] if mode == "random" else []
+                with tempfile.TemporaryDirectory() as out:
+                    cmd = [sys.executable, "-m", "rl.tune", "--hparams", hparams, "--space", "ppo",
+                           "--keys", "lr,ent_coef,vf_coef", "--trials", "1", "--population",
+                           str(args.members), "--pbt", *interval, "--seed", str(100 * study_seed),
+                           "--train_steps", str(args.pbt_steps), "--hparam_override",
+                           overrides, "--output_dir", out]  # fmt: skip
+                    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+                    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+                    if proc.returncode != 0:
+                        raise SystemExit(f"rl.tune failed:\n{proc.stderr[-3000:]}")
+                    winner = json.loads(Path(out, "winner.json").read_text())
+                rows.append((label, study_seed, mode, winner["fresh_mean"], winner["fresh_std"]))
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    print(f"== PBT vs random search: {args.members} members, {args.pbt_steps:,} env steps each")
+    for label, study_seed, mode, mean, std in rows:
+        print(f"{label:<9} seed {study_seed}  {mode:<6}  fresh-seed score {mean:8.1f} ± {std:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hparams", default="ppo_tf_cartpole")
@@ -103,7 +147,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the trials' values")
     parser.add_argument("--seed_shards", type=int, default=1, help="0: one program per core")
     parser.add_argument("--cache", choices=("off", "warm"), default="off")
+    parser.add_argument("--pbt", action="store_true", help="PBT vs random search (docstring)")
+    parser.add_argument("--members", type=int, default=8, help="--pbt: population size")
+    parser.add_argument("--study_seeds", type=int, default=3, help="--pbt: studies per task")
+    parser.add_argument("--pbt_steps", type=int, default=200_000, help="--pbt: env steps each")
     args = parser.parse_args()
+    if args.pbt:
+        pbt_vs_random(args)
+        return
     trials = sample_trials(args.trials, args.seed)
     modes = {"population": args.trials, "sequential": 1}
     cache = "off"

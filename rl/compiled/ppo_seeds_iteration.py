@@ -90,6 +90,7 @@ class CompiledPPOSeeds:
             self._iteration, jit_compile=whole_program_xla(hparams.jit_compile), autograph=False
         )
         self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
+        self.exploit_explore = tf.function(self._exploit_explore, autograph=False)
 
     # ------------------------------------------------------------------------ acting
     def _act(self, weights: Weights, obs: tf.Tensor, explore: bool) -> tf.Tensor:
@@ -290,6 +291,14 @@ class CompiledPPOSeeds:
             name: tf.stack([tf.cast(aux.get(name, 0.0), tf.float32) for aux in auxes])
             for name in names
         }
+
+    def _exploit_explore(self, source: tf.Tensor, values: dict[str, tf.Tensor]) -> None:
+        """Population-based training between iterations (`rl.tune.pbt`): member s takes member
+        `source[s]`'s weights and optimizer slots, and `values[key][s]` of each population key.
+        Tensor arguments: one trace serves every exploit and explore."""
+        self.stack.copy_members(source)
+        for key, value in values.items():
+            self.population.values[key].assign(value)
 
     # -------------------------------------------------------------------- evaluation
     def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:

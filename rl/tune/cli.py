@@ -31,6 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="TF-ops envs: trials trained at once as ONE compiled program (they may differ "
         "only in numeric keys such as lr, ent_coef, gamma; docs/tuning.md)",
     )  # fmt: skip
+    add_bool_flag(
+        p, "pbt", False, "population-based training of the --population members inside their "
+        "program: the bottom ones copy the top ones and perturb their values (docs/tuning.md)",
+    )  # fmt: skip
+    p.add_argument("--pbt_interval", type=int, help="--pbt: env steps between rounds (2 evals)")
+    p.add_argument("--pbt_quantile", type=float, help="--pbt: bottom copies top fraction (0.25)")
+    p.add_argument("--pbt_resample", type=float, help="--pbt: explore's redraw chance (0.25)")
     p.add_argument("--seed", type=int, default=0, help="first tuning seed (seeds seed..)")
     p.add_argument("--train_steps", type=int, default=None, help="env steps of each run")
     p.add_argument("--hparam_override", default="", help="applied to the set before each trial")
@@ -132,6 +139,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
             f"--population {args.population} trains trials as one compiled program, which needs "
             f"a TF-ops env (tf/...), not {base.env!r}; use --population 1"
         )
+    pbt = _pbt_config(args, base, space)
     evaluations = evaluations_due(base)
     if args.last_k > evaluations:
         raise UserError(
@@ -154,7 +162,34 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
         "base_override": args.hparam_override,
         "last_k": args.last_k,
     }
-    return {"space": space, "config": config, "storage": storage, "identity": identity}
+    return {"space": space, "config": config, "storage": storage, "identity": identity, "pbt": pbt}
+
+
+def _pbt_config(args: argparse.Namespace, base: Any, space: Any) -> Any:
+    """The checked `PBTConfig` of --pbt (None without it); UserError for a --pbt_* flag
+    without --pbt."""
+    from rl.tune.pbt import PBTConfig, check_pbt_space
+    from rl.tune.winners import FRESH_SEED_BASE
+
+    flags = {"interval": args.pbt_interval, "quantile": args.pbt_quantile}
+    flags["resample"] = args.pbt_resample
+    if not args.pbt:
+        given = [f"--pbt_{flag}" for flag, value in flags.items() if value is not None]
+        if given:
+            raise UserError(f"{', '.join(given)} only mean something with --pbt; add --pbt")
+        return None
+    if args.sys != "local":
+        raise UserError("--pbt trains one population in this process: use --sys local")
+    if args.seed + args.population > FRESH_SEED_BASE:
+        raise UserError(f"--pbt: member seeds --seed.. must stay below {FRESH_SEED_BASE}")
+    pbt = PBTConfig(
+        interval=args.pbt_interval or 2 * base.eval.every_steps,
+        quantile=0.25 if args.pbt_quantile is None else args.pbt_quantile,
+        resample=0.25 if args.pbt_resample is None else args.pbt_resample,
+        seed=args.seed,
+    )
+    check_pbt_space(space, base, args.population, pbt)
+    return pbt
 
 
 def run(args: argparse.Namespace) -> int:
@@ -177,6 +212,8 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     space, config, identity = plan["space"], plan["config"], plan["identity"]
     import tensorflow as tf
 
+    if plan["pbt"] is not None:
+        return _run_pbt(args, plan)
     if args.storage is not None:  # a server that refuses us: exit 2 before anything is written
         storage = open_storage(plan["storage"])
     tf.io.gfile.makedirs(args.output_dir)
@@ -235,6 +272,39 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
             f"{published}; regenerate docs/hparams_reference.md "
             "(.venv/bin/python -m rl.hparams.reference > docs/hparams_reference.md)"
         )
+    return 0
+
+
+def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
+    """--pbt: one population trained with PBT (no Optuna study), then its winner's schedules
+    re-run on fresh seeds (--select) and written as winner.json (--publish: a set)."""
+    import tensorflow as tf
+
+    from rl.tune import winners
+    from rl.tune.pbt import run_pbt, winner_trial
+
+    config = plan["config"]
+    tf.io.gfile.makedirs(args.output_dir)
+    member, score, schedules = run_pbt(plan["space"], config, args.population, plan["pbt"])
+    print(f"[tune] PBT winner: member {member}, tuning score {score:.2f}, values {schedules}")
+    if not args.select:
+        return 0
+    seeds = winners.fresh_seeds(args.fresh_seeds)
+    trial = winner_trial(member, schedules)
+    scores = winners.rerun_on_fresh_seeds(trial, config, seeds)
+    winner = winners.FreshScore(member, score, schedules, scores)
+    name = args.study_name or f"{args.hparams}-{args.space}-pbt"
+    published = None
+    if args.publish:
+        train_steps = plan["identity"]["train_steps"]
+        url = plan["storage"].url
+        published = winners.write_tuned_module(winner, config, name, url, seeds, train_steps)
+    winner_json = join(args.output_dir, "winner.json")
+    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    print(
+        f"[tune] PBT winner's schedules on fresh seeds: {winner.mean:.2f} ± {winner.std:.2f}; "
+        f"train it: python train.py --hparams {args.hparams} --winner {winner_json}"
+    )
     return 0
 
 
