@@ -25,11 +25,13 @@ def _command(out) -> list[str]:
     return [sys.executable, "-m", "rl.tune", *FLAGS, "--output_dir", str(out)]
 
 
-def _run(out) -> None:
-    result = subprocess.run(
-        _command(out), cwd=REPO_ROOT, env=tune_env(), capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+def _start(out, **pipes) -> subprocess.Popen:
+    return subprocess.Popen(_command(out), cwd=REPO_ROOT, env=tune_env(), text=True, **pipes)
+
+
+def _finish(process: subprocess.Popen) -> None:
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr[-2000:]
 
 
 def _latest_step(run) -> int:
@@ -59,11 +61,9 @@ def _final(out) -> dict:
 @pytest.mark.e2e
 def test_a_pbt_study_killed_mid_schedule_resumes_bit_exactly(tmp_path):
     reference, killed = tmp_path / "reference", tmp_path / "killed"
-    _run(reference)
-    process = subprocess.Popen(
-        _command(killed), cwd=REPO_ROOT, env=tune_env(), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    # The uninterrupted study runs beside the one that gets killed (one core each).
+    uninterrupted = _start(reference, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = _start(killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     last = killed / "members" / MEMBERS[-1]  # saved after the others, at the same step
     deadline = time.monotonic() + 240
     while _latest_step(last) < 1024 and process.poll() is None and time.monotonic() < deadline:
@@ -77,7 +77,8 @@ def test_a_pbt_study_killed_mid_schedule_resumes_bit_exactly(tmp_path):
     pointer = json.dumps({"step": back, "directory": f"step_{back:012d}"})
     for member in MEMBERS[1:]:
         (killed / "members" / member / "checkpoints" / "latest.json").write_text(pointer)
-    _run(killed)
+    _finish(_start(killed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    _finish(uninterrupted)
     assert _final(killed) == _final(reference)
     rounds = [e["step"] for entries in _final(reference)["lineage"]["members"] for e in entries]
     assert sorted(set(rounds)) == list(range(0, 2048, 256))
