@@ -58,7 +58,4 @@ def on_policy() -> HParams:
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
-    hp.max_grad_norm = 0.5
-    hp.adam_epsilon = 1e-5
-    hp.activation = "tanh"
-    return hp
+    return hp.update(max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")

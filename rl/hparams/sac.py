@@ -36,15 +36,10 @@ def sac() -> HParams:
 @register_hparams("sac_pendulum")
 def sac_pendulum() -> HParams:
     """Pendulum-v1 with rl-baselines3-zoo's one change to the defaults: lr 1e-3."""
-    hp = pendulum_protocol(sac())
-    hp.lr = 1e-3
-    return hp
+    return pendulum_protocol(sac()).update(lr=1e-3)
 
 
 @register_hparams("sac_tiny")
 def sac_tiny() -> HParams:
     """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
-    hp = smoke_test_replay(sac())
-    hp.env = "Pendulum-v1"
-    hp.max_episode_steps = 100
-    return hp
+    return smoke_test_replay(sac()).update(env="Pendulum-v1", max_episode_steps=100)
