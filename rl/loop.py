@@ -229,11 +229,7 @@ def train(
 
 
 def _train_group(
-    hparams: HParams,
-    engine: Engine,
-    runs: list[Run],
-    callbacks,
-    preemption: PreemptionNotice,
+    hparams: HParams, engine: Engine, runs: list[Run], callbacks, preemption: PreemptionNotice
 ) -> None:
     """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
     for i, run in enumerate(runs):

@@ -101,9 +101,7 @@ class DQN(ReplayAgent):
     def _current_epsilon(self) -> tf.Tensor:
         # Uniformly random actions until learning starts (as SB3 and Dopamine do).
         return tf.where(
-            self.env_steps < self.hparams.learning_starts,
-            1.0,
-            self.epsilon(self.env_steps),
+            self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)
         )
 
     # ---------------------------------------------------------------------- learning

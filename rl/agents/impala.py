@@ -25,12 +25,7 @@ from rl.agents.gradient_functions.impala import impala_loss
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import (
-    Rollout,
-    bootstrap_values,
-    minibatch_indices,
-    reevaluate,
-)
+from rl.rollout import Rollout, bootstrap_values, minibatch_indices, reevaluate
 from rl.rollout.returns import fold_truncation
 from rl.types import Metrics, TensorBatch
 

@@ -31,12 +31,7 @@ from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import (
-    action_log_prob,
-    greedy_action,
-    sample_action,
-    swap_lead_axes,
-)
+from rl.rollout import action_log_prob, greedy_action, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
 

@@ -121,12 +121,7 @@ def parallel_workers() -> HParams:
         "every actor follows the agent's own exploration schedule.",
     )
     actors_start = "fixes each actor's epsilon when the actors start"
-    hp.add(
-        "apex_epsilon",
-        0.4,
-        "Ape-X base epsilon (the paper's 0.4).",
-        fixed_because=actors_start,
-    )
+    hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).", fixed_because=actors_start)
     hp.add(
         "apex_alpha",
         7.0,
@@ -260,9 +255,7 @@ def add_replay_keys(
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
     hp.add(
-        "learning_starts",
-        learning_starts,
-        "Env steps of uniformly random actions before learning.",
+        "learning_starts", learning_starts, "Env steps of uniformly random actions before learning."
     )
     return hp
 

@@ -5,12 +5,7 @@ Defaults are Stable-Baselines3's, with updates run as `gradient_steps` steps eve
 
 from __future__ import annotations
 
-from rl.hparams.common import (
-    add_prioritized_replay_keys,
-    add_replay_keys,
-    base,
-    smoke_test_cadence,
-)
+from rl.hparams.common import add_prioritized_replay_keys, add_replay_keys, base, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 

@@ -319,9 +319,7 @@ def write_gif_summary(
     metadata = image_metadata.create_summary_metadata(display_name=name, description="")
     with writer.as_default(step=step):
         tf.summary.write(
-            name,
-            tf.constant([str(width), str(height), gif], dtype=tf.string),
-            metadata=metadata,
+            name, tf.constant([str(width), str(height), gif], dtype=tf.string), metadata=metadata
         )
     writer.flush()
     return gif
