@@ -31,7 +31,7 @@ from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import action_log_prob, greedy_action, sample_action, swap_lead_axes
+from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
 
@@ -151,35 +151,17 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         params, _, state = self.model.step(obs, state)
         return sample_action(self.model, params, generator), state
 
-    def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
-        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
-            return sample_action(self.model, params, self.generator)
-        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
-
     # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
-        reward = transition["reward"]
         if self.reward_scaler is not None:
             done = np.logical_or(transition["terminated"], transition["truncated"])
-            reward = self.reward_scaler(reward, done)
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=reward,
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition["log_prob"],
-            value=transition["value"],
-        )
+            transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
+        super()._observe(transition)
 
     def _end_all_episodes(self) -> None:
-        self.rollout.truncate_all()
+        super()._end_all_episodes()
         self._reset_recurrent_state()
-
-    def _ready_to_update(self) -> bool:
-        return self.rollout.full()
 
     def _numpy_state_parts(self) -> dict[str, object]:
         parts = {"rollout": self.rollout, "rollout_states": self.rollout_states}
