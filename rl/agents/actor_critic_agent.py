@@ -103,3 +103,14 @@ class ActorCriticAgent(Agent):
 
     def _end_all_episodes(self) -> None:
         self.rollout.truncate_all()
+
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.model.trainable_variables
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        # On-policy agents: empty right after `update` (when the loop checkpoints) except for a
+        # last, partial rollout at the end of training.
+        return {"rollout": self.rollout}

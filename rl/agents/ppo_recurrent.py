@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.gradient_functions import masked_mean
+from rl.agents.on_policy import explained_variance
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.agents.stateless_generator import StatelessGenerator
@@ -239,10 +240,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         sequences, replayed = self._sequences(batch)
         mask = self._sample_mask(batch)
         metrics = self._update_epochs(sequences, self.num_sequences)
-        returns, values = replayed["return"], replayed["value"]
-        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values) / (
-            tf.math.reduce_variance(returns) + 1e-8
-        )
+        metrics["explained_variance"] = explained_variance(replayed["return"], replayed["value"])
         metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
         return metrics
 
