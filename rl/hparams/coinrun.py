@@ -22,8 +22,7 @@ NUM_ENVS, STEPS_PER_ENV, MINIBATCHES, EPOCHS = 16, 256, 8, 3
 @register_hparams("ppo_coinrun")
 def ppo_coinrun() -> HParams:
     """PPO on CoinRun, easy mode, 200 training levels, 2M steps (procgen paper, scaled down)."""
-    hp = ppo()
-    hp.env = "procgen/coinrun"
+    hp = ppo().update(env="procgen/coinrun")
     hp.env_kwargs = {"distribution_mode": "easy", "num_levels": 200, "start_level": 0}
     rollout = NUM_ENVS * STEPS_PER_ENV
     rollouts(hp, num_envs=NUM_ENVS, steps_per_env=STEPS_PER_ENV,

@@ -59,8 +59,7 @@ def zoo_small_env_dqn(hp: HParams) -> HParams:
 @register_hparams("dqn")
 def dqn() -> HParams:
     """DQN defaults (Nature-DQN style, with double Q on); sets for an env start from here."""
-    hp = base()
-    hp.agent = "dqn"
+    hp = base().update(agent="dqn")
     add_replay_keys(hp, buffer_size=100_000, batch_size=64, learning_starts=1000)
     add_q_learning_keys(hp, target_update_period=1000)
     hp.add("noisy", False, "NoisyNet head: learned factorised Gaussian noise (Fortunato 2017).")

@@ -16,8 +16,7 @@ from rl.registry import register_hparams
 @register_hparams("impala")
 def impala() -> HParams:
     """The paper's settings where they apply to a small-scale run."""
-    hp = base()
-    hp.agent = "impala"
+    hp = base().update(agent="impala")
     rollouts(hp, num_envs=8, steps_per_env=20)
     hp.update(optimizer="rmsprop", lr=6e-4, adam_epsilon=0.01, max_grad_norm=40.0)
     hp.add(

@@ -12,8 +12,7 @@ from rl.hparams.schedules import Schedule
 
 def off_policy_continuous() -> HParams:
     """Replay, warm-up, target-update and critic keys of every continuous off-policy agent."""
-    hp = base()
-    hp.env = "Pendulum-v1"
+    hp = base().update(env="Pendulum-v1")
     add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
     hp.train_every = 64
     hp.add(

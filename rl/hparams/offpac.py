@@ -17,8 +17,7 @@ from rl.registry import register_hparams
 @register_hparams("offpac")
 def offpac() -> HParams:
     """Off-PAC defaults: replay ratio 8, V-trace truncation at 1, lambda 1."""
-    hp = base()
-    hp.agent = "offpac"
+    hp = base().update(agent="offpac")
     rollouts(hp, num_envs=8, steps_per_env=16)
     hp.update(lr=7e-4, adam_epsilon=1e-5, max_grad_norm=0.5, activation="tanh")
     hp.add("replay_capacity", 1024, "Replay size in trajectory segments (T steps of one env).")

@@ -28,8 +28,7 @@ def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool)
 
 def on_policy() -> HParams:
     """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
-    hp = base()
-    hp.train_every = 2048
+    hp = base().update(train_every=2048)
     hp.add(
         "advantage_estimator",
         "gae",

@@ -37,8 +37,7 @@ def ppo_recurrent() -> HParams:
     `separate_torsos` gives the value head its own torso AND core, as SB3-contrib does: on
     MaskedCartPole-v1 a shared core stayed below 150 for seeds 1-3 in 100k env steps, separate cores
     reached 360-500 for seeds 0-2 (docs/recurrent.md)."""
-    hp = _add_recurrent_core(ppo())
-    hp.agent = "ppo_recurrent"
+    hp = _add_recurrent_core(ppo()).update(agent="ppo_recurrent")
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.add(
         "sequence_length",
@@ -116,8 +115,7 @@ def ppo_recurrent_tiny() -> HParams:
 def drqn() -> HParams:
     """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
     replay (stored state, burn-in)."""
-    hp = _add_recurrent_core(base())
-    hp.agent = "drqn"
+    hp = _add_recurrent_core(base()).update(agent="drqn")
     hp.add(
         "memory",
         "uniform",

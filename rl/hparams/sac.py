@@ -19,8 +19,7 @@ from rl.registry import register_hparams
 @register_hparams("sac")
 def sac() -> HParams:
     """SAC defaults (SB3's): lr 3e-4, 256x256 nets, learned alpha starting at 1."""
-    hp = off_policy_continuous()
-    hp.agent = "sac"
+    hp = off_policy_continuous().update(agent="sac")
     hp.add("auto_alpha", True, "Learn the temperature alpha (else keep alpha_init).")
     hp.add("alpha_init", 1.0, "Initial (or fixed) entropy temperature alpha.")
     hp.add(
