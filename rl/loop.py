@@ -229,11 +229,7 @@ def train(
 
 
 def _train_group(
-    hparams: HParams,
-    engine: Engine,
-    runs: list[Run],
-    callbacks,
-    preemption: PreemptionNotice,
+    hparams: HParams, engine: Engine, runs: list[Run], callbacks, preemption: PreemptionNotice
 ) -> None:
     """Trains `runs` (all resuming from the same env step) in lockstep until each is done."""
     for i, run in enumerate(runs):
@@ -489,14 +485,7 @@ def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[s
         ) from None
     name = f"step_{step:012d}"
     if not tf.io.gfile.exists(join(store.directory, name, "tf.index")):
-        kept = sorted(
-            int(n.rstrip("/")[5:])
-            for n in (
-                tf.io.gfile.listdir(store.directory) if tf.io.gfile.isdir(store.directory) else []
-            )
-            if n.startswith("step_")
-        )
-        listed = ", ".join(f"{k}" for k in kept) or "none"
+        listed = ", ".join(str(int(n[len("step_") :])) for n in store.step_names()) or "none"
         raise UserError(
             f"--checkpoint {step}: {run_dir} keeps no checkpoint at that env step (kept: "
             f"{listed}; keep_checkpoints decides how many), or use best or latest"
@@ -512,13 +501,12 @@ def test(
     label = run_label(run_dir)
     tensorboard = TensorBoardSink(run_dir)
     result, step = play(derive_seed(seed, "test"), tensorboard)
-    for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
-        tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
-    tensorboard.close()
     print(f"[{label}] checkpoint at {step:,} env steps")
     print(f"{'episode':>8} {'return':>10} {'length':>8}")
     for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
+        tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
         print(f"{i:>8} {ret:>10.2f} {length:>8}")
+    tensorboard.close()
     print(
         f"[{label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
         f"over {len(result.returns)} episodes"

@@ -90,10 +90,7 @@ def interquartile_mean(values: Sequence[float]) -> float:
 
 
 def bootstrap_mean_ci(
-    samples: np.ndarray,
-    resamples: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
+    samples: np.ndarray, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies), for every other
     index."""

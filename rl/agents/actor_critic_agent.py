@@ -17,6 +17,9 @@ from rl.models import ActorCritic
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
 from rl.types import Batch
 
+# What `observe` passes on to `RolloutBuffer.add`.
+ROLLOUT_FIELDS = "obs action reward next_obs terminated truncated log_prob value".split()
+
 
 class ActorCriticAgent(Agent):
     """Base of the agents that act with an `ActorCritic` and store steps in `self.rollout`."""
@@ -74,7 +77,10 @@ class ActorCriticAgent(Agent):
         return batch_spec
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        params = self.model.policy(obs)  # no value torso/head: they cost acting time unused
+        # No value torso/head: they cost acting time unused.
+        return self._choose(self.model.policy(obs), explore)
+
+    def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
         if explore:  # Gumbel-max / Gaussian noise with the agent's generator
             return sample_action(self.model, params, self.generator)
         return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
@@ -93,16 +99,18 @@ class ActorCriticAgent(Agent):
 
     def _observe(self, transition: Batch) -> None:
         # log_prob / value are stored when the acting step supplied them (zeros otherwise).
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=transition["reward"],
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition.get("log_prob"),
-            value=transition.get("value"),
-        )
+        self.rollout.add(**{key: transition.get(key) for key in ROLLOUT_FIELDS})
 
     def _end_all_episodes(self) -> None:
         self.rollout.truncate_all()
+
+    def _ready_to_update(self) -> bool:
+        return self.rollout.full()
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.model.trainable_variables
+
+    def _numpy_state_parts(self) -> dict[str, object]:
+        # On-policy agents: empty right after `update` (when the loop checkpoints) except for a
+        # last, partial rollout at the end of training.
+        return {"rollout": self.rollout}

@@ -101,19 +101,13 @@ class DQN(ReplayAgent):
     def _current_epsilon(self) -> tf.Tensor:
         # Uniformly random actions until learning starts (as SB3 and Dopamine do).
         return tf.where(
-            self.env_steps < self.hparams.learning_starts,
-            1.0,
-            self.epsilon(self.env_steps),
+            self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)
         )
 
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:
         out = self._sample_and_train()
-        return {
-            "train/loss": float(out["loss"]),
-            "train/grad_norm": float(out["grad_norm"]),
-            "train/q_mean": float(out["q_mean"]),
-        }
+        return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """Runs one gradient step per leading index of `batch` ([K, B, ...])."""

@@ -19,13 +19,15 @@ import tensorflow as tf
 
 from rl.agents.action_functions import greedy
 from rl.agents.base import Agent
-from rl.agents.function_slots import FunctionSlot, resolve_function
+from rl.agents.dqn import DQN
+from rl.agents.function_slots import resolve_function
 from rl.agents.recurrent import RecurrentStateMixin
+from rl.agents.replay_agent import STEP_FIELDS
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
 from rl.models.recurrent import RecurrentQNetwork, check_cell
-from rl.registry import action_functions, gradient_functions, register_agent
+from rl.registry import register_agent
 from rl.types import Batch, Metrics
 
 
@@ -73,11 +75,11 @@ class DRQN(RecurrentStateMixin, Agent):
     # a strategy splits the items, and `_loss_weight` weighs each part by its learning steps.
     supports_strategies = True
 
-    # The registered functions the hparams name (rl/agents/function_slots.py).
-    function_slots = {
-        "action_function": FunctionSlot(action_functions, ("q_exploration",)),
-        "loss": FunctionSlot(gradient_functions, ("td_loss",)),
-    }
+    # DQN's: the registered functions the hparams name, the target update, random actions
+    # until learning starts.
+    function_slots = DQN.function_slots
+    _sync_target = DQN._sync_target
+    _current_epsilon = DQN._current_epsilon
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -143,12 +145,6 @@ class DRQN(RecurrentStateMixin, Agent):
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.q_network.trainable_variables
 
-    def _sync_target(self, tau: float | tf.Tensor) -> None:
-        for target, online in zip(
-            self.target_network.variables, self.q_network.variables, strict=True
-        ):
-            target.assign(tau * online + (1.0 - tau) * target)
-
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         state_in = self.recurrent_state.read_value()
@@ -169,22 +165,8 @@ class DRQN(RecurrentStateMixin, Agent):
         q_values, state = self.q_network.step(obs, state)
         return greedy(q_values), state
 
-    def _current_epsilon(self) -> tf.Tensor:
-        # Uniformly random actions until learning starts (as DQN).
-        return tf.where(
-            self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)
-        )
-
     def _observe(self, transition: Batch) -> None:
-        self.replay.add(
-            transition["obs"],
-            transition["action"],
-            transition["reward"],
-            transition["next_obs"],
-            transition["terminated"],
-            transition["truncated"],
-            transition["state_in"],
-        )
+        self.replay.add(*(transition[key] for key in (*STEP_FIELDS, "state_in")))
 
     def _end_all_episodes(self) -> None:
         self.replay.end_all_episodes()
@@ -208,11 +190,7 @@ class DRQN(RecurrentStateMixin, Agent):
             alpha = float(self.per_alpha(self.env_steps))
             epsilon = float(self.per_epsilon(self.env_steps))
             self.replay.update_priorities(indices, out["priority"].numpy(), alpha, epsilon)
-        return {
-            "train/loss": float(out["loss"]),
-            "train/grad_norm": float(out["grad_norm"]),
-            "train/q_mean": float(out["q_mean"]),
-        }
+        return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """One gradient step per leading index of `batch` ([K, B, ...]), as one graph loop."""

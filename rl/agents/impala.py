@@ -25,12 +25,7 @@ from rl.agents.gradient_functions.impala import impala_loss
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import (
-    Rollout,
-    bootstrap_values,
-    minibatch_indices,
-    reevaluate,
-)
+from rl.rollout import Rollout, bootstrap_values, minibatch_indices, reevaluate
 from rl.rollout.returns import fold_truncation
 from rl.types import Metrics, TensorBatch
 
@@ -79,23 +74,14 @@ class Impala(ActorCriticAgent):
             tf.autograph.experimental.do_not_convert(self._train), [self._batch_spec]
         )
 
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.model.trainable_variables
-
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
-
-    def _numpy_state_parts(self) -> dict[str, object]:
-        return {"rollout": self.rollout}
 
     def _learner_batch_size(self) -> int:
         # Env copies (whole unrolls) per minibatch: what a strategy splits across replicas.
         return self.spec.num_envs // self.hparams.num_minibatches
 
     # ---------------------------------------------------------------------- learning
-    def _ready_to_update(self) -> bool:
-        return self.rollout.full()
-
     def _update(self) -> Metrics:
         data = self.rollout.data()
         out = self._train_fn({key: data[key] for key in UNROLL_FIELDS})

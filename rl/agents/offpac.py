@@ -89,9 +89,6 @@ class OffPAC(ActorCriticAgent):
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
 
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.model.trainable_variables
-
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
 
@@ -99,9 +96,6 @@ class OffPAC(ActorCriticAgent):
         return {"rollout": self.rollout, "replay": self.replay}
 
     # ---------------------------------------------------------------------- learning
-    def _ready_to_update(self) -> bool:
-        return self.rollout.full()
-
     def _update(self) -> Metrics:
         hp = self.hparams
         data = self.rollout.data()

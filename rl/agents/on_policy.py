@@ -171,15 +171,7 @@ class OnPolicyAgent(ActorCriticAgent):
             return self.model.trainable_variables
         return self.model.policy_variables
 
-    def _numpy_state_parts(self) -> dict[str, object]:
-        # Empty right after `update` (when the loop checkpoints) except for a last, partial
-        # rollout at the end of training.
-        return {"rollout": self.rollout}
-
     # ---------------------------------------------------------------------- learning
-    def _ready_to_update(self) -> bool:
-        return self.rollout.full()
-
     def _update(self) -> Metrics:
         out = self._train_fn(self.rollout.data())
         self.rollout.reset()

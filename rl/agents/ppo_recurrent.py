@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.gradient_functions import masked_mean
+from rl.agents.on_policy import explained_variance
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.agents.stateless_generator import StatelessGenerator
@@ -31,12 +32,7 @@ from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
-from rl.rollout import (
-    action_log_prob,
-    greedy_action,
-    sample_action,
-    swap_lead_axes,
-)
+from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
 
@@ -156,35 +152,17 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         params, _, state = self.model.step(obs, state)
         return sample_action(self.model, params, generator), state
 
-    def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
-        if explore:  # Gumbel-max / Gaussian noise with the agent's generator
-            return sample_action(self.model, params, self.generator)
-        return greedy_action(self.model, params, self.spec.action_low, self.spec.action_high)
-
     # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
-        reward = transition["reward"]
         if self.reward_scaler is not None:
             done = np.logical_or(transition["terminated"], transition["truncated"])
-            reward = self.reward_scaler(reward, done)
-        self.rollout.add(
-            obs=transition["obs"],
-            action=transition["action"],
-            reward=reward,
-            next_obs=transition["next_obs"],
-            terminated=transition["terminated"],
-            truncated=transition["truncated"],
-            log_prob=transition["log_prob"],
-            value=transition["value"],
-        )
+            transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
+        super()._observe(transition)
 
     def _end_all_episodes(self) -> None:
-        self.rollout.truncate_all()
+        super()._end_all_episodes()
         self._reset_recurrent_state()
-
-    def _ready_to_update(self) -> bool:
-        return self.rollout.full()
 
     def _numpy_state_parts(self) -> dict[str, object]:
         parts = {"rollout": self.rollout, "rollout_states": self.rollout_states}
@@ -262,10 +240,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         sequences, replayed = self._sequences(batch)
         mask = self._sample_mask(batch)
         metrics = self._update_epochs(sequences, self.num_sequences)
-        returns, values = replayed["return"], replayed["value"]
-        metrics["explained_variance"] = 1.0 - tf.math.reduce_variance(returns - values) / (
-            tf.math.reduce_variance(returns) + 1e-8
-        )
+        metrics["explained_variance"] = explained_variance(replayed["return"], replayed["value"])
         metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
         return metrics
 

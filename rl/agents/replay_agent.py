@@ -74,17 +74,13 @@ class ReplayAgent(Agent):
             self.n_step = NStepAccumulator(
                 n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
             )
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
         # [K, B] as sampled; fixed under a strategy, whose replicas (TPU) need static shapes.
         lead = [hp.gradient_steps, hp.batch_size] if self._distributed else [None, None]
         batch_spec = {
-            "obs": tf.TensorSpec([*lead, *spec.obs_shape], obs_dtype),
-            "action": tf.TensorSpec([*lead, *action_shape], tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "next_obs": tf.TensorSpec([*lead, *spec.obs_shape], obs_dtype),
-            "discount": tf.TensorSpec(lead, tf.float32),
-            "weights": tf.TensorSpec(lead, tf.float32),
+            key: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
+            for key, (shape, dtype) in fields.items()
         }
+        batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
         self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
         # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
         self._sample_spec = {

@@ -33,9 +33,7 @@ class TD3(OffPolicyContinuousAgent):
     supports_strategies = True
     # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
-        "action_function": FunctionSlot(
-            action_functions, ("action_noise", "stateful_action_noise")
-        ),
+        "action_function": FunctionSlot(action_functions, ("action_noise", "stateful_action_noise"))
     }
 
     def _build_networks(self) -> None:

@@ -21,14 +21,6 @@ from rl.errors import UserError, did_you_mean
 STRATEGY_ENV = "RL_STRATEGY"
 
 
-def _default() -> tf.distribute.Strategy:
-    return tf.distribute.get_strategy()
-
-
-def _mirrored() -> tf.distribute.Strategy:
-    return tf.distribute.MirroredStrategy()
-
-
 def _multi_worker_mirrored() -> tf.distribute.Strategy:
     if install_tf_config() is None:
         raise UserError(
@@ -63,8 +55,8 @@ def _tpu() -> tf.distribute.Strategy:
 
 
 STRATEGIES: dict[str, Callable[[], tf.distribute.Strategy]] = {
-    "default": _default,
-    "mirrored": _mirrored,
+    "default": tf.distribute.get_strategy,
+    "mirrored": tf.distribute.MirroredStrategy,
     "multi_worker_mirrored": _multi_worker_mirrored,
     "tpu": _tpu,
 }

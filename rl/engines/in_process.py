@@ -40,13 +40,7 @@ from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.evaluation import (
-    EvalResult,
-    eval_env_kwargs,
-    evaluate,
-    fresh_episode_policy,
-    make_eval_env,
-)
+from rl.evaluation import EvalResult, eval_env_kwargs, evaluate, fresh_episode_policy, make_eval_env
 from rl.hparams import HParams
 from rl.registry import get_agent
 from rl.rollout.driver import Driver

@@ -92,10 +92,7 @@ class GroupedAsyncVectorEnv(gym.vector.VectorEnv):
     """`num_envs` copies in `num_workers` processes (num_envs % num_workers == 0)."""
 
     def __init__(
-        self,
-        env_fns: Sequence[Callable[[], gym.Env]],
-        num_workers: int,
-        context: str = "spawn",
+        self, env_fns: Sequence[Callable[[], gym.Env]], num_workers: int, context: str = "spawn"
     ) -> None:
         num_envs = len(env_fns)
         if num_workers < 1 or num_envs % num_workers:

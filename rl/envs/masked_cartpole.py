@@ -49,10 +49,7 @@ def make_masked_cartpole(render_mode: str | None = None) -> gym.Env:
 
 if ENV_ID not in gym.registry:  # importing twice (e.g. under pytest) must not re-register
     gym.register(
-        id=ENV_ID,
-        entry_point=make_masked_cartpole,
-        max_episode_steps=500,
-        reward_threshold=475.0,
+        id=ENV_ID, entry_point=make_masked_cartpole, max_episode_steps=500, reward_threshold=475.0
     )
 
 

@@ -148,11 +148,7 @@ class ProcgenEnv(gym.Env):
     def _start(self, rand_seed: int) -> None:
         self.close()
         self._gym3 = self._gym3_class(
-            num=1,
-            num_threads=0,
-            rand_seed=rand_seed,
-            render_mode=self.render_mode,
-            **self._options,
+            num=1, num_threads=0, rand_seed=rand_seed, render_mode=self.render_mode, **self._options
         )
         _, frames, _ = self._gym3.observe()
         self._obs, self._next_episode_obs = np.array(frames["rgb"][0]), None

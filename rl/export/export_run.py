@@ -22,7 +22,7 @@ from rl.evaluation import make_eval_env
 from rl.export.policy_module import GREEDY, ExportedPolicy
 from rl.hparams import HParams
 from rl.registry import get_hparams
-from rl.utils.files import atomic_write_json, join, read_json
+from rl.utils.files import atomic_write_bytes, atomic_write_json, join, read_json
 from rl.utils.run_dir import MANIFEST_FILE, saved_hparams
 
 FORMATS = ("saved_model", "tflite")
@@ -79,8 +79,7 @@ def export_run(
     if fmt == "tflite":
         content = _tflite(module, signatures)
         tf.io.gfile.makedirs(output)
-        with tf.io.gfile.GFile(join(output, TFLITE_FILE), "wb") as f:
-            f.write(content)
+        atomic_write_bytes(join(output, TFLITE_FILE), content)
         _write_json(join(output, METADATA_FILE), metadata)
         return Exported(join(output, TFLITE_FILE), int(pointer["step"]), tuple(signatures))
     tf.saved_model.save(module, output, signatures=signatures)

@@ -18,18 +18,9 @@ def a2c() -> HParams:
     vf_coef is 1.0 because our value loss is 0.5 (V - R)^2 and SB3's vf_coef 0.5 * MSE: the same
     term. One update equals SB3's A2C.train() on the same weights and batch to float32 rounding (max
     |dw| 6e-8 after 3 updates on CartPole, against SB3 2.x, 2026-11-22)."""
-    hp = on_policy()
-    hp.agent = "a2c"
-    hp.train_every = 5
-    hp.batch_size = 5
-    hp.n_epochs = 1
-    hp.gae_lambda = 1.0
-    hp.normalize_advantage = False
-    hp.optimizer = "rmsprop_torch"
-    hp.lr = 7e-4
-    hp.vf_coef = 1.0
-    hp.ent_coef = 0.0
-    hp.separate_torsos = True
+    hp = on_policy().update(agent="a2c", train_every=5, batch_size=5, n_epochs=1, gae_lambda=1.0)
+    hp.update(normalize_advantage=False, optimizer="rmsprop_torch", lr=7e-4, vf_coef=1.0)
+    hp.update(ent_coef=0.0, separate_torsos=True)
     hp.add(
         "orthogonal_init",
         True,
@@ -45,8 +36,7 @@ def a2c_cartpole() -> HParams:
     0/1/2 first evaluated >= 475 at 25k/55k/45k env steps (SB3 2.x, same protocol: 50k/10k/15k)."""
     hp = cartpole_protocol(a2c(), eval_every_steps=5000)
     rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
-    hp.train_steps = 300_000
-    return hp
+    return hp.update(train_steps=300_000)
 
 
 @register_hparams("a2c_tiny")
@@ -54,9 +44,5 @@ def a2c_tiny() -> HParams:
     """A few hundred Pendulum steps (Gaussian policy, Box actions): smoke tests."""
     hp = a2c()
     rollouts(hp, num_envs=2, steps_per_env=10, batch_size=20)
-    hp.env = "Pendulum-v1"
-    hp.train_steps = 200
-    hp.gae_lambda = 0.9
-    hp.hidden_sizes = [16]
-    hp.ent_coef = 0.01
+    hp.update(env="Pendulum-v1", train_steps=200, gae_lambda=0.9, hidden_sizes=[16], ent_coef=0.01)
     return smoke_test_cadence(hp, every=100, log_every=40, max_episode_steps=50)

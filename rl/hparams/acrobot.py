@@ -16,9 +16,6 @@ def a2c_acrobot() -> HParams:
     VecNormalize: 20k/25k/10k; 2026-11-22)."""
     hp = a2c()
     rollouts(hp, num_envs=16, steps_per_env=5, batch_size=80)
-    hp.env = "Acrobot-v1"
-    hp.train_steps = 500_000
+    hp.update(env="Acrobot-v1", train_steps=500_000)
     hp.eval.every_steps = 5000
-    hp.checkpoint_every = 50_000
-    hp.stop_at_eval_return = -100.0
-    return hp
+    return hp.update(checkpoint_every=50_000, stop_at_eval_return=-100.0)

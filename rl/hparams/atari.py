@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl.hparams.common import replay_ratio, replay_sizes, rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_cadence
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -46,31 +46,20 @@ def atari_env_kwargs(**changes: Any) -> dict[str, Any]:
 
 
 def _atari_eval(hp: HParams, *, epsilon: float = 0.0, sample_actions: bool = False) -> None:
-    hp.eval.every_steps = 250_000
-    hp.eval.episodes = 10
-    hp.eval.epsilon = epsilon
-    hp.eval.sample_actions = sample_actions
-    hp.eval.max_episode_steps = FULL_GAME_STEPS
-    hp.eval.sticky_actions = True
+    hp.eval.update(every_steps=250_000, episodes=10, epsilon=epsilon, sample_actions=sample_actions)
+    hp.eval.update(max_episode_steps=FULL_GAME_STEPS, sticky_actions=True)
 
 
 @register_hparams("dqn_pong")
 def dqn_pong() -> HParams:
     """Nature DQN on Pong, rl-baselines3-zoo's Atari settings: 10M steps, 100k replay, lr 1e-4,
     epsilon 1 -> 0.01 over the first 1M steps, target update every 1000 env steps."""
-    hp = dqn()
-    hp.env = "ALE/Pong-v5"
-    hp.env_kwargs = atari_env_kwargs()
-    hp.train_steps = 10_000_000
-    replay_sizes(hp, buffer_size=100_000, batch_size=32, learning_starts=100_000)
-    hp.lr = 1e-4
-    replay_ratio(hp, train_every=4, gradient_steps=1)
+    hp = dqn().update(env="ALE/Pong-v5", env_kwargs=atari_env_kwargs(), train_steps=10_000_000)
+    hp.update(buffer_size=100_000, batch_size=32, learning_starts=100_000, lr=1e-4, train_every=4)
+    hp.gradient_steps = 1
     hp.target_update_period = 250  # gradient steps: 1000 env steps at one step per 4
-    hp.epsilon = "linear(1.0, 0.01, 1000000)"
-    hp.hidden_sizes = [512]
-    hp.activation = "relu"
-    hp.checkpoint_every = 250_000
-    hp.log_every = 10_000
+    hp.update(epsilon="linear(1.0, 0.01, 1000000)", hidden_sizes=[512], activation="relu")
+    hp.update(checkpoint_every=250_000, log_every=10_000)
     _atari_eval(hp, epsilon=0.05)
     return hp
 
@@ -80,21 +69,12 @@ def _ppo_atari(env: str) -> HParams:
     lr 2.5e-4 and clip 0.1 both linear to 0, entropy 0.01, one shared CNN torso."""
     hp = ppo()
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
-    hp.env = env
-    hp.env_kwargs = atari_env_kwargs()
-    hp.train_steps = 10_000_000
-    hp.gamma = 0.99
-    hp.gae_lambda = 0.95
-    hp.ent_coef = 0.01
-    hp.vf_coef = 0.5
+    hp.update(env=env, env_kwargs=atari_env_kwargs(), train_steps=10_000_000, gamma=0.99)
+    hp.update(gae_lambda=0.95, ent_coef=0.01, vf_coef=0.5)
     # 10M / 1024 updates x 4 epochs x 4 minibatches = 156,250 gradient steps.
-    hp.lr = "linear(2.5e-4, 0.0, 156250)"
-    hp.clip_range = "linear(0.1, 0.0, 156250)"
-    hp.separate_torsos = False
-    hp.hidden_sizes = [512]
-    hp.activation = "relu"
-    hp.checkpoint_every = 250_000
-    hp.log_every = 10_240
+    hp.update(lr="linear(2.5e-4, 0.0, 156250)", clip_range="linear(0.1, 0.0, 156250)")
+    hp.update(separate_torsos=False, hidden_sizes=[512], activation="relu")
+    hp.update(checkpoint_every=250_000, log_every=10_240)
     _atari_eval(hp, sample_actions=True)
     return hp
 
@@ -123,15 +103,9 @@ def _tiny_atari(hp: HParams) -> None:
 def dqn_atari_tiny() -> HParams:
     """Breakout (lives: episodic life ends episodes inside games) through the frame replay with
     prioritized 3-step sampling: smoke tests, not learning."""
-    hp = dqn_pong()
-    hp.env = "ALE/Breakout-v5"
-    hp.train_steps = 256
-    replay_sizes(hp, buffer_size=1000, batch_size=8, learning_starts=64)
-    replay_ratio(hp, train_every=32, gradient_steps=2)
-    hp.target_update_period = 4
-    hp.epsilon = "linear(1.0, 0.1, 200)"
-    hp.memory = "prioritized"
-    hp.n_step = 3
+    hp = dqn_pong().update(env="ALE/Breakout-v5", train_steps=256, buffer_size=1000, batch_size=8)
+    hp.update(learning_starts=64, train_every=32, gradient_steps=2, target_update_period=4)
+    hp.update(epsilon="linear(1.0, 0.1, 200)", memory="prioritized", n_step=3)
     _tiny_atari(hp)
     return hp
 
@@ -141,9 +115,7 @@ def ppo_atari_tiny() -> HParams:
     """Pong with 2 envs x 32-step rollouts: smoke tests, not learning."""
     hp = ppo_pong()
     rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
-    hp.train_steps = 256
-    hp.lr = 2.5e-4
-    hp.clip_range = 0.1
+    hp.update(train_steps=256, lr=2.5e-4, clip_range=0.1)
     _tiny_atari(hp)
     hp.max_episode_steps = 50  # each env copy steps 64 times between checkpoint cuts
     return hp

@@ -12,14 +12,9 @@ from rl.registry import register_hparams
 @register_hparams("cmaes")
 def cmaes() -> HParams:
     """CMA-ES defaults: 16 candidates (env copies), a linear policy, standard c_m = 1."""
-    hp = base()
-    hp.agent = "cmaes"
-    hp.num_envs = 16
+    hp = base().update(agent="cmaes", num_envs=16)
     hp.train_every = 128  # 8 vector steps between checks for a finished generation
-    hp.hidden_sizes = []
-    hp.activation = "tanh"
-    hp.lr = 1.0
-    hp.checkpoint_every = 20_000
+    hp.update(hidden_sizes=[], activation="tanh", lr=1.0, checkpoint_every=20_000)
     hp.add("cmaes_sigma0", 0.5, "Initial CMA-ES step size around the all-zero weights.")
     hp.add(
         "cmaes_diagonal",
@@ -33,8 +28,7 @@ def cmaes() -> HParams:
 def cmaes_cartpole() -> HParams:
     """CartPole-v1 with a 16-unit tanh layer (114 weights) and 16 candidates per generation."""
     hp = cartpole_protocol(cmaes(), eval_every_steps=5000)
-    hp.hidden_sizes = [16]
-    hp.train_steps = 300_000
+    hp.update(hidden_sizes=[16], train_steps=300_000)
     hp.checkpoint_every = 20_000  # >= 16 envs x 500 steps + 128: whole episodes fit between
     return hp
 
@@ -43,10 +37,6 @@ def cmaes_cartpole() -> HParams:
 def cmaes_tiny() -> HParams:
     """Four candidates on 20-step CartPole episodes with sep-CMA-ES: for smoke tests only."""
     hp = cmaes()
-    hp.env = "CartPole-v1"
-    hp.num_envs = 4
-    hp.hidden_sizes = [4]
-    hp.cmaes_diagonal = True
-    hp.train_steps = 480
+    hp.update(env="CartPole-v1", num_envs=4, hidden_sizes=[4], cmaes_diagonal=True, train_steps=480)
     hp.train_every = 16
     return smoke_test_cadence(hp, every=160, log_every=80, max_episode_steps=20)

@@ -22,8 +22,7 @@ NUM_ENVS, STEPS_PER_ENV, MINIBATCHES, EPOCHS = 16, 256, 8, 3
 @register_hparams("ppo_coinrun")
 def ppo_coinrun() -> HParams:
     """PPO on CoinRun, easy mode, 200 training levels, 2M steps (procgen paper, scaled down)."""
-    hp = ppo()
-    hp.env = "procgen/coinrun"
+    hp = ppo().update(env="procgen/coinrun")
     hp.env_kwargs = {"distribution_mode": "easy", "num_levels": 200, "start_level": 0}
     rollout = NUM_ENVS * STEPS_PER_ENV
     rollouts(hp, num_envs=NUM_ENVS, steps_per_env=STEPS_PER_ENV,
@@ -31,18 +30,9 @@ def ppo_coinrun() -> HParams:
     hp.train_steps = TRAIN_STEPS
     gradient_steps = TRAIN_STEPS // rollout * EPOCHS * MINIBATCHES
     hp.lr = f"linear(5e-4, 0.0, {gradient_steps})"
-    hp.clip_range = f"linear(0.2, 0.0, {gradient_steps})"
-    hp.gamma = 0.999
-    hp.gae_lambda = 0.95
-    hp.ent_coef = 0.01
-    hp.vf_coef = 0.5
-    hp.max_grad_norm = 0.5
-    hp.separate_torsos = False
-    hp.hidden_sizes = [256]
-    hp.activation = "relu"
+    hp.update(clip_range=f"linear(0.2, 0.0, {gradient_steps})", gamma=0.999, gae_lambda=0.95)
+    hp.update(ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.5, separate_torsos=False)
+    hp.update(hidden_sizes=[256], activation="relu")
     hp.eval.env_kwargs = {"num_levels": 0}  # unlimited levels: almost all unseen in training
-    hp.eval.every_steps = 100_000
-    hp.eval.episodes = 20
-    hp.checkpoint_every = 250_000
-    hp.log_every = rollout
-    return hp
+    hp.eval.update(every_steps=100_000, episodes=20)
+    return hp.update(checkpoint_every=250_000, log_every=rollout)

@@ -121,12 +121,7 @@ def parallel_workers() -> HParams:
         "every actor follows the agent's own exploration schedule.",
     )
     actors_start = "fixes each actor's epsilon when the actors start"
-    hp.add(
-        "apex_epsilon",
-        0.4,
-        "Ape-X base epsilon (the paper's 0.4).",
-        fixed_because=actors_start,
-    )
+    hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).", fixed_because=actors_start)
     hp.add(
         "apex_alpha",
         7.0,
@@ -260,9 +255,7 @@ def add_replay_keys(
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
     hp.add(
-        "learning_starts",
-        learning_starts,
-        "Env steps of uniformly random actions before learning.",
+        "learning_starts", learning_starts, "Env steps of uniformly random actions before learning."
     )
     return hp
 
@@ -302,8 +295,7 @@ def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPol
     checkpoint is then the solved agent, and runs do not go on to a later collapse."""
     hp.env = env
     hp.eval.every_steps = eval_every_steps
-    hp.stop_at_eval_return = CARTPOLE_SOLVED
-    return hp
+    return hp.update(stop_at_eval_return=CARTPOLE_SOLVED)
 
 
 def smoke_test_cadence(
@@ -320,29 +312,8 @@ def smoke_test_cadence(
     limit) makes episodes end inside such a run."""
     if max_episode_steps is not None:
         hp.max_episode_steps = max_episode_steps
-    hp.eval.every_steps = every
-    hp.eval.episodes = eval_episodes
-    hp.checkpoint_every = every
-    hp.log_every = log_every
-    return hp
-
-
-def replay_sizes(
-    hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
-) -> HParams:
-    """Sets the keys `add_replay_keys` declares."""
-    hp.buffer_size = buffer_size
-    hp.batch_size = batch_size
-    hp.learning_starts = learning_starts
-    return hp
-
-
-def replay_ratio(hp: HParams, *, train_every: int, gradient_steps: int) -> HParams:
-    """An update call every `train_every` env steps that runs `gradient_steps` gradient steps
-    (one compiled call): the replay ratio of the replay agents."""
-    hp.train_every = train_every
-    hp.gradient_steps = gradient_steps
-    return hp
+    hp.eval.update(every_steps=every, episodes=eval_episodes)
+    return hp.update(checkpoint_every=every, log_every=log_every)
 
 
 def rollouts(
@@ -357,8 +328,7 @@ def rollouts(
     n_steps, IMPALA's and Off-PAC's unroll length): sets `num_envs` and `train_every` = their
     product, which is how papers and rl-baselines3-zoo state it; with `batch_size` / `n_epochs`
     also the minibatch and the passes over each rollout (None: unchanged)."""
-    hp.num_envs = num_envs
-    hp.train_every = num_envs * steps_per_env
+    hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env)
     if batch_size is not None:
         hp.batch_size = batch_size
     if n_epochs is not None:

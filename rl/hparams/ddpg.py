@@ -14,12 +14,8 @@ from rl.registry import register_hparams
 
 def as_ddpg(hp: HParams) -> HParams:
     """`hp`, a TD3 set, turned into DDPG: any TD3 set has a DDPG twin (e.g. for MountainCar)."""
-    hp.agent = "ddpg"
-    hp.num_critics = 1
-    hp.policy_delay = 1
-    hp.target_policy_noise = 0.0
-    hp.target_noise_clip = 0.0
-    return hp
+    hp.update(agent="ddpg", num_critics=1, policy_delay=1, target_policy_noise=0.0)
+    return hp.update(target_noise_clip=0.0)
 
 
 @register_hparams("ddpg")
@@ -31,15 +27,10 @@ def ddpg() -> HParams:
 @register_hparams("ddpg_pendulum")
 def ddpg_pendulum() -> HParams:
     """td3_pendulum's settings as DDPG, with 30k steps."""
-    hp = as_ddpg(td3_pendulum())
-    hp.train_steps = 30_000
-    return hp
+    return as_ddpg(td3_pendulum()).update(train_steps=30_000)
 
 
 @register_hparams("ddpg_tiny")
 def ddpg_tiny() -> HParams:
     """td3_tiny as DDPG with Ornstein-Uhlenbeck exploration (the paper's): smoke tests."""
-    hp = as_ddpg(td3_tiny())
-    hp.action_function = "ornstein_uhlenbeck"
-    hp.memory = "uniform"
-    return hp
+    return as_ddpg(td3_tiny()).update(action_function="ornstein_uhlenbeck", memory="uniform")

@@ -7,8 +7,6 @@ from rl.hparams.common import (
     add_replay_keys,
     base,
     cartpole_protocol,
-    replay_ratio,
-    replay_sizes,
     smoke_test_cadence,
 )
 from rl.hparams.hparams import HParams
@@ -52,21 +50,16 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
 def zoo_small_env_dqn(hp: HParams) -> HParams:
     """rl-baselines3-zoo's DQN entry for Acrobot-v1 (and, the same, LunarLander), its one gradient
     step per env step done as 16 per call every 16 steps."""
-    hp.lr = 6.3e-4
-    replay_sizes(hp, buffer_size=50_000, batch_size=128, learning_starts=0)
+    hp.update(lr=6.3e-4, buffer_size=50_000, batch_size=128, learning_starts=0)
     # zoo: 4 gradient steps every 4 env steps; here as one call per 16
-    replay_ratio(hp, train_every=16, gradient_steps=16)
-    hp.target_update_period = 250
-    hp.epsilon = "linear(1.0, 0.1, 12000)"
-    hp.hidden_sizes = [256, 256]
-    return hp
+    hp.update(train_every=16, gradient_steps=16, target_update_period=250)
+    return hp.update(epsilon="linear(1.0, 0.1, 12000)", hidden_sizes=[256, 256])
 
 
 @register_hparams("dqn")
 def dqn() -> HParams:
     """DQN defaults (Nature-DQN style, with double Q on); sets for an env start from here."""
-    hp = base()
-    hp.agent = "dqn"
+    hp = base().update(agent="dqn")
     add_replay_keys(hp, buffer_size=100_000, batch_size=64, learning_starts=1000)
     add_q_learning_keys(hp, target_update_period=1000)
     hp.add("noisy", False, "NoisyNet head: learned factorised Gaussian noise (Fortunato 2017).")
@@ -88,38 +81,22 @@ def dqn_cartpole() -> HParams:
     the compiled acting calls: median 32.6k env steps to solve over seeds 0-9 against 37.6k
     (benchmarks/solve.py, 2026-11-21)."""
     hp = cartpole_protocol(dqn(), eval_every_steps=5000)
-    hp.num_envs = 2
-    hp.train_steps = 50_000
-    hp.lr = 2.3e-3
-    replay_sizes(hp, buffer_size=100_000, batch_size=64, learning_starts=1000)
-    replay_ratio(hp, train_every=256, gradient_steps=128)
-    hp.target_update_period = 128
-    hp.epsilon = "linear(1.0, 0.04, 8000)"
-    hp.hidden_sizes = [256, 256]
-    hp.checkpoint_every = 10_000
+    hp.update(num_envs=2, train_steps=50_000, lr=2.3e-3, buffer_size=100_000, batch_size=64)
+    hp.update(learning_starts=1000, train_every=256, gradient_steps=128, target_update_period=128)
+    hp.update(epsilon="linear(1.0, 0.04, 8000)", hidden_sizes=[256, 256], checkpoint_every=10_000)
     return hp
 
 
 @register_hparams("dqn_acrobot")
 def dqn_acrobot() -> HParams:
     """Acrobot-v1 (rl-baselines3-zoo settings); solved at a mean return of about -100."""
-    hp = zoo_small_env_dqn(dqn())
-    hp.env = "Acrobot-v1"
-    hp.train_steps = 100_000
-    return hp
+    return zoo_small_env_dqn(dqn()).update(env="Acrobot-v1", train_steps=100_000)
 
 
 @register_hparams("dqn_tiny")
 def dqn_tiny() -> HParams:
     """A few hundred steps with every DQN switch on: for smoke tests, not for learning."""
-    hp = dqn()
-    hp.env = "CartPole-v1"
-    hp.train_steps = 600
-    replay_sizes(hp, buffer_size=1000, batch_size=16, learning_starts=100)
-    replay_ratio(hp, train_every=50, gradient_steps=4)
-    hp.target_update_period = 8
-    hp.hidden_sizes = [16]
-    hp.memory = "prioritized"
-    hp.dueling = True
-    hp.n_step = 3
+    hp = dqn().update(env="CartPole-v1", train_steps=600, buffer_size=1000, batch_size=16)
+    hp.update(learning_starts=100, train_every=50, gradient_steps=4, target_update_period=8)
+    hp.update(hidden_sizes=[16], memory="prioritized", dueling=True, n_step=3)
     return smoke_test_cadence(hp, every=300, log_every=100, max_episode_steps=100)

@@ -9,7 +9,7 @@ compilation included (2-core dev machine, 2026-11-21).
 
 from __future__ import annotations
 
-from rl.hparams.common import replay_ratio, replay_sizes, smoke_test_cadence
+from rl.hparams.common import smoke_test_cadence
 from rl.hparams.dqn import dqn_cartpole
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -18,9 +18,7 @@ from rl.registry import register_hparams
 @register_hparams("dqn_tf_cartpole")
 def dqn_tf_cartpole() -> HParams:
     """tf/CartPole-v1 with dqn_cartpole's settings and a 64-64 MLP; stops at eval >= 475."""
-    hp = dqn_cartpole()
-    hp.env = "tf/CartPole-v1"
-    hp.hidden_sizes = [64, 64]
+    hp = dqn_cartpole().update(env="tf/CartPole-v1", hidden_sizes=[64, 64])
     hp.log_every = 256 * 20  # every 20 iterations: eager summary writes cost ~1 ms each
     return hp
 
@@ -29,11 +27,7 @@ def dqn_tf_cartpole() -> HParams:
 def dqn_tf_tiny() -> HParams:
     """A few hundred steps on tf/CartPole-v1, learning from the second iteration: smoke tests."""
     hp = dqn_tf_cartpole()
-    hp.num_envs = 4
-    hp.train_steps = 384
-    replay_ratio(hp, train_every=64, gradient_steps=4)
-    replay_sizes(hp, buffer_size=256, batch_size=16, learning_starts=100)
-    hp.target_update_period = 8
-    hp.hidden_sizes = [16]
+    hp.update(num_envs=4, train_steps=384, train_every=64, gradient_steps=4, buffer_size=256)
+    hp.update(batch_size=16, learning_starts=100, target_update_period=8, hidden_sizes=[16])
     hp.stop_at_eval_return = None
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

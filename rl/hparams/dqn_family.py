@@ -13,16 +13,13 @@ from rl.registry import register_hparams
 
 def with_noisy_nets(hp: HParams) -> HParams:
     """NoisyNet exploration instead of epsilon-greedy."""
-    hp.noisy = True
-    hp.epsilon = 0.0
-    return hp
+    return hp.update(noisy=True, epsilon=0.0)
 
 
 def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
     """The c51 agent, its loss and its support keys (by default the paper's 51 atoms on
     [-10, 10])."""
-    hp.agent = "c51"
-    hp.loss = "categorical_loss"
+    hp.update(agent="c51", loss="categorical_loss")
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
     hp.add("v_min", v_min, "C51: smallest return of the support; returns below are clipped.")
     hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")
@@ -32,12 +29,7 @@ def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
 def with_rainbow(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
     """Every Rainbow component; alpha 0.5 and 3-step returns as in the paper's Table 1."""
     hp = with_noisy_nets(with_c51(hp, v_min, v_max))
-    hp.double_q = True
-    hp.dueling = True
-    hp.memory = "prioritized"
-    hp.per_alpha = 0.5
-    hp.n_step = 3
-    return hp
+    return hp.update(double_q=True, dueling=True, memory="prioritized", per_alpha=0.5, n_step=3)
 
 
 # ------------------------------------------------------------------------- NoisyNet DQN

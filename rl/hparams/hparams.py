@@ -328,6 +328,12 @@ class HParams:
         except UserError as e:  # e.g. a schedule string naming an unknown schedule
             raise UserError(f"{name}: {e}") from None
 
+    def update(self, **values: Any) -> HParams:
+        """`set` for each keyword, in order; returns self (`return hp.update(lr=1e-3)`)."""
+        for name, value in values.items():
+            self.set(name, value)
+        return self
+
     def __setattr__(self, name: str, value: Any) -> None:
         self.set(name, value)
 

@@ -16,13 +16,9 @@ from rl.registry import register_hparams
 @register_hparams("impala")
 def impala() -> HParams:
     """The paper's settings where they apply to a small-scale run."""
-    hp = base()
-    hp.agent = "impala"
+    hp = base().update(agent="impala")
     rollouts(hp, num_envs=8, steps_per_env=20)
-    hp.optimizer = "rmsprop"
-    hp.lr = 6e-4
-    hp.adam_epsilon = 0.01
-    hp.max_grad_norm = 40.0
+    hp.update(optimizer="rmsprop", lr=6e-4, adam_epsilon=0.01, max_grad_norm=40.0)
     hp.add(
         "advantage_estimator",
         "vtrace",
@@ -86,18 +82,9 @@ def impala_cartpole() -> HParams:
     paper's gamma 0.99, lambda 1 and raw advantages took 105k on seed 0."""
     hp = cartpole_protocol(impala(), eval_every_steps=5000)
     rollouts(hp, num_envs=8, steps_per_env=16)
-    hp.optimizer = "adam"
-    hp.lr = 1e-3
-    hp.adam_epsilon = 1e-5
-    hp.max_grad_norm = 0.5
-    hp.gamma = 0.98
-    hp.vtrace_lambda = 0.95
-    hp.normalize_advantage = True
-    hp.n_epochs = 4
-    hp.num_minibatches = 2
-    hp.ent_coef = 0.0
-    hp.train_steps = 200_000
-    return hp
+    hp.update(optimizer="adam", lr=1e-3, adam_epsilon=1e-5, max_grad_norm=0.5, gamma=0.98)
+    hp.update(vtrace_lambda=0.95, normalize_advantage=True, n_epochs=4, num_minibatches=2)
+    return hp.update(ent_coef=0.0, train_steps=200_000)
 
 
 @register_hparams("impala_tiny")
@@ -105,8 +92,5 @@ def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
     hp = impala()
     rollouts(hp, num_envs=4, steps_per_env=8, n_epochs=2)
-    hp.env = "CartPole-v1"
-    hp.train_steps = 256
-    hp.num_minibatches = 2
-    hp.hidden_sizes = [16]
+    hp.update(env="CartPole-v1", train_steps=256, num_minibatches=2, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -23,12 +23,10 @@ from rl.hparams.hparams import HParams
 
 def _factory_names() -> dict[CodeType, str]:
     """The code object of every registered set's factory -> its registered name."""
-    names = {}
-    for name in registry.hparams.names():
-        code = getattr(registry.hparams.get(name), "__code__", None)
-        if code is not None:
-            names[code] = name
-    return names
+    codes = {
+        name: getattr(registry.hparams.get(name), "__code__", None) for name in registry.hparams
+    }
+    return {code: name for name, code in codes.items() if code is not None}
 
 
 def direct_parents(name: str) -> list[str]:

@@ -16,9 +16,7 @@ def _protocol(hp: HParams) -> HParams:
     """LunarLander-v3, evaluated every 10k env steps, stopping at the "solved" mean return."""
     hp.env = "LunarLander-v3"
     hp.eval.every_steps = 10_000
-    hp.checkpoint_every = 50_000
-    hp.stop_at_eval_return = 200.0
-    return hp
+    return hp.update(checkpoint_every=50_000, stop_at_eval_return=200.0)
 
 
 @register_hparams("ppo_lunarlander")
@@ -26,17 +24,11 @@ def ppo_lunarlander() -> HParams:
     """rl-baselines3-zoo's PPO for LunarLander (lr 3e-4: SB3's default)."""
     hp = _protocol(ppo())
     rollouts(hp, num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
-    hp.train_steps = 1_000_000
-    hp.gamma = 0.999
-    hp.gae_lambda = 0.98
-    hp.ent_coef = 0.01
-    return hp
+    return hp.update(train_steps=1_000_000, gamma=0.999, gae_lambda=0.98, ent_coef=0.01)
 
 
 @register_hparams("dqn_lunarlander")
 def dqn_lunarlander() -> HParams:
     """rl-baselines3-zoo's DQN (its Acrobot-v1 settings), epsilon annealed over the zoo's first 12%
     of 100k steps. Double Q stays on (SB3 runs vanilla DQN)."""
-    hp = _protocol(zoo_small_env_dqn(dqn()))
-    hp.train_steps = 200_000
-    return hp
+    return _protocol(zoo_small_env_dqn(dqn())).update(train_steps=200_000)

@@ -6,7 +6,6 @@ Lowe et al. 2017, https://arxiv.org/abs/1706.02275.
 
 from __future__ import annotations
 
-from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import off_policy_continuous, smoke_test_replay
 from rl.hparams.schedules import Schedule
@@ -19,18 +18,10 @@ SIMPLE_SPREAD = {"N": 3, "local_ratio": 0.5, "max_cycles": 25}
 def maddpg() -> HParams:
     """The paper's settings on MPE's cooperative navigation (simple_spread, 3 agents)."""
     hp = off_policy_continuous()
-    hp.agent = "maddpg"
-    hp.env = "mpe/simple_spread_v3"
-    hp.env_kwargs = dict(SIMPLE_SPREAD)
-    hp.lr = 1e-2
-    hp.gamma = 0.95
-    hp.hidden_sizes = [64, 64]
-    hp.tau = 0.01
-    hp.max_grad_norm = 0.5
+    hp.update(agent="maddpg", env="mpe/simple_spread_v3", env_kwargs=dict(SIMPLE_SPREAD), lr=1e-2)
+    hp.update(gamma=0.95, hidden_sizes=[64, 64], tau=0.01, max_grad_norm=0.5)
     hp.num_critics = 1  # one centralized critic per agent (the only value maddpg accepts)
-    hp.batch_size = 1024
-    hp.learning_starts = 25_600
-    replay_ratio(hp, train_every=100, gradient_steps=1)
+    hp.update(batch_size=1024, learning_starts=25_600, train_every=100, gradient_steps=1)
     hp.train_steps = 1_500_000
     hp.eval.every_steps = 25_000
     hp.checkpoint_every = 100_000
@@ -60,15 +51,10 @@ def maddpg_simple_spread() -> HParams:
     """simple_spread (3 agents, 25 steps) in a few minutes of CPU: more gradient steps per env step
     than the paper, a smaller learning rate, one shared actor (the slow learning test's set)."""
     hp = maddpg()
-    hp.share_actor = True
-    hp.num_envs = 4
-    hp.train_steps = 60_000
-    hp.lr = 1e-3
-    replay_sizes(hp, buffer_size=200_000, batch_size=256, learning_starts=2_500)
-    replay_ratio(hp, train_every=100, gradient_steps=25)
+    hp.update(share_actor=True, num_envs=4, train_steps=60_000, lr=1e-3, buffer_size=200_000)
+    hp.update(batch_size=256, learning_starts=2_500, train_every=100, gradient_steps=25)
     hp.eval.every_steps = 10_000
-    hp.checkpoint_every = 20_000
-    return hp
+    return hp.update(checkpoint_every=20_000)
 
 
 @register_hparams("maddpg_tiny")
@@ -76,5 +62,4 @@ def maddpg_tiny() -> HParams:
     """A few hundred simple_spread steps (2 agents, 10-step episodes) with prioritized replay:
     for smoke tests, not learning."""
     hp = smoke_test_replay(maddpg())
-    hp.env_kwargs = {"N": 2, "local_ratio": 0.5, "max_cycles": 10}
-    return hp
+    return hp.update(env_kwargs={"N": 2, "local_ratio": 0.5, "max_cycles": 10})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -18,19 +17,10 @@ def dqn_mountaincar() -> HParams:
     reports the true return. Seeds 0-3 stopped at 37.5k-47.5k env steps (100 test episodes: -104.2
     to -111.3); without shaping seeds 0/1 took 65.0k/52.5k, and the zoo's settings with shaping did
     not get seed 1 there in 75k (2026-11-21)."""
-    hp = dqn()
-    hp.env = "MountainCar-v0"
-    hp.reward_augmentation = "mountain_car_energy"
-    hp.reward_augmentation_kwargs = {"scale": 10.0}
-    hp.train_steps = 120_000
-    hp.gamma = 0.99
-    hp.n_step = 3
-    hp.lr = 1e-3
-    replay_sizes(hp, buffer_size=50_000, batch_size=128, learning_starts=1000)
-    replay_ratio(hp, train_every=16, gradient_steps=8)
-    hp.target_update_period = 250
-    hp.epsilon = "linear(1.0, 0.05, 20000)"
+    hp = dqn().update(env="MountainCar-v0", reward_augmentation="mountain_car_energy")
+    hp.update(reward_augmentation_kwargs={"scale": 10.0}, train_steps=120_000, gamma=0.99, n_step=3)
+    hp.update(lr=1e-3, buffer_size=50_000, batch_size=128, learning_starts=1000, train_every=16)
+    hp.update(gradient_steps=8, target_update_period=250, epsilon="linear(1.0, 0.05, 20000)")
     hp.hidden_sizes = [256, 256]
     hp.eval.every_steps = 2500
-    hp.stop_at_eval_return = -110.0
-    return hp
+    return hp.update(stop_at_eval_return=-110.0)

@@ -9,7 +9,6 @@ shaping). Measured numbers: docs/benchmarks.md.
 
 from __future__ import annotations
 
-from rl.hparams.common import replay_ratio, replay_sizes
 from rl.hparams.ddpg import as_ddpg
 from rl.hparams.hparams import HParams
 from rl.hparams.sac import sac
@@ -21,11 +20,8 @@ ENV = "MountainCarContinuous-v0"
 
 def _protocol(hp: HParams) -> HParams:
     hp.env = ENV
-    hp.eval.every_steps = 5000
-    hp.eval.episodes = 10
-    hp.checkpoint_every = 25_000
-    hp.stop_at_eval_return = 90.0
-    return hp
+    hp.eval.update(every_steps=5000, episodes=10)
+    return hp.update(checkpoint_every=25_000, stop_at_eval_return=90.0)
 
 
 @register_hparams("td3_mountaincar_continuous")
@@ -34,11 +30,8 @@ def td3_mountaincar_continuous() -> HParams:
     with dt = 1, so the same process is theta 0.0015 and sigma 0.05: a correlation time of ~670
     steps and a stationary std of ~0.9, i.e. long pushes to one side."""
     hp = _protocol(td3())
-    hp.train_steps = 300_000
-    hp.action_function = "ornstein_uhlenbeck"
-    hp.ou_theta = 0.15 * 0.01
-    hp.action_noise_std = 0.5 * 0.01**0.5
-    return hp
+    hp.update(train_steps=300_000, action_function="ornstein_uhlenbeck", ou_theta=0.15 * 0.01)
+    return hp.update(action_noise_std=0.5 * 0.01**0.5)
 
 
 @register_hparams("ddpg_mountaincar_continuous")
@@ -54,15 +47,7 @@ def sac_mountaincar_continuous() -> HParams:
     Without the shaping, seed 0 never found the flag and learned to stand still in 50k env steps;
     with it the first evaluation (5k steps) returned 91.1 (2026-11-22)."""
     hp = _protocol(sac())
-    hp.reward_augmentation = "mountain_car_energy"
-    hp.reward_augmentation_kwargs = {"scale": 10.0}
-    hp.train_steps = 50_000
-    hp.lr = 3e-4
-    replay_sizes(hp, buffer_size=50_000, batch_size=512, learning_starts=0)
-    hp.auto_alpha = False
-    hp.alpha_init = 0.1
-    replay_ratio(hp, train_every=32, gradient_steps=32)
-    hp.gamma = 0.9999
-    hp.tau = 0.01
-    hp.hidden_sizes = [64, 64]
-    return hp
+    hp.update(reward_augmentation="mountain_car_energy", reward_augmentation_kwargs={"scale": 10.0})
+    hp.update(train_steps=50_000, lr=3e-4, buffer_size=50_000, batch_size=512, learning_starts=0)
+    hp.update(auto_alpha=False, alpha_init=0.1, train_every=32, gradient_steps=32, gamma=0.9999)
+    return hp.update(tau=0.01, hidden_sizes=[64, 64])

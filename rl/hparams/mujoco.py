@@ -29,24 +29,16 @@ from rl.registry import register_hparams
 def mujoco_protocol(hp: HParams, env: str) -> HParams:
     """What every MuJoCo set shares: `env` for 1M env steps (the zoo's n_timesteps), evaluated
     on 10 deterministic episodes every 10k env steps, checkpointed every 50k."""
-    hp.env = env
-    hp.train_steps = 1_000_000
-    hp.eval.every_steps = 10_000
-    hp.eval.episodes = 10
-    hp.eval.epsilon = 0.0
-    hp.eval.sample_actions = False
-    hp.checkpoint_every = 50_000
-    hp.log_every = 5_000
-    return hp
+    hp.update(env=env, train_steps=1_000_000)
+    hp.eval.update(every_steps=10_000, episodes=10, epsilon=0.0, sample_actions=False)
+    return hp.update(checkpoint_every=50_000, log_every=5_000)
 
 
 @register_hparams("sac_halfcheetah")
 def sac_halfcheetah() -> HParams:
     """HalfCheetah-v5, the zoo's SAC for every MuJoCo env: SB3's defaults, 10k random steps
     first."""
-    hp = mujoco_protocol(sac(), "HalfCheetah-v5")
-    hp.learning_starts = 10_000
-    return hp
+    return mujoco_protocol(sac(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
 @register_hparams("sac_hopper")
@@ -71,9 +63,7 @@ def sac_ant() -> HParams:
 def td3_halfcheetah() -> HParams:
     """HalfCheetah-v5, the zoo's TD3 for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300
     nets, batch 256, Gaussian noise 0.1), 10k random steps first."""
-    hp = mujoco_protocol(td3(), "HalfCheetah-v5")
-    hp.learning_starts = 10_000
-    return hp
+    return mujoco_protocol(td3(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
 @register_hparams("td3_hopper")
@@ -105,43 +95,29 @@ def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> 
     range; with the zoo's `policy_kwargs`, set `tuned_policy` too."""
     hp = mujoco_protocol(ppo(), env)
     rollouts(hp, num_envs=1, steps_per_env=512, batch_size=batch_size, n_epochs=n_epochs)
-    hp.vf_coef = 2 * sb3_vf_coef
-    return hp
+    return hp.update(vf_coef=2 * sb3_vf_coef)
 
 
 def tuned_policy(hp: HParams) -> HParams:
     """The zoo's `policy_kwargs` for HalfCheetah and Hopper: separate 256-256 ReLU policy and
     value networks, initial log std -2."""
-    hp.hidden_sizes = [256, 256]
-    hp.activation = "relu"
-    hp.log_std_init = -2.0
-    return hp
+    return hp.update(hidden_sizes=[256, 256], activation="relu", log_std_init=-2.0)
 
 
 @register_hparams("ppo_halfcheetah")
 def ppo_halfcheetah() -> HParams:
     """HalfCheetah-v5, the zoo's tuned PPO (differences: the module docstring)."""
     hp = tuned_policy(zoo_ppo("HalfCheetah-v5", batch_size=64, n_epochs=20, sb3_vf_coef=0.58096))
-    hp.gamma = 0.98
-    hp.gae_lambda = 0.92
-    hp.lr = 2.0633e-05
-    hp.ent_coef = 0.000401762
-    hp.clip_range = 0.1
-    hp.max_grad_norm = 0.8
-    return hp
+    hp.update(gamma=0.98, gae_lambda=0.92, lr=2.0633e-05, ent_coef=0.000401762, clip_range=0.1)
+    return hp.update(max_grad_norm=0.8)
 
 
 @register_hparams("ppo_hopper")
 def ppo_hopper() -> HParams:
     """Hopper-v5, the zoo's tuned PPO (differences: the module docstring)."""
     hp = tuned_policy(zoo_ppo("Hopper-v5", batch_size=32, n_epochs=5, sb3_vf_coef=0.835671))
-    hp.gamma = 0.999
-    hp.gae_lambda = 0.99
-    hp.lr = 9.80828e-05
-    hp.ent_coef = 0.00229519
-    hp.clip_range = 0.2
-    hp.max_grad_norm = 0.7
-    return hp
+    hp.update(gamma=0.999, gae_lambda=0.99, lr=9.80828e-05, ent_coef=0.00229519, clip_range=0.2)
+    return hp.update(max_grad_norm=0.7)
 
 
 @register_hparams("ppo_walker2d")
@@ -149,30 +125,21 @@ def ppo_walker2d() -> HParams:
     """Walker2d-v5, the zoo's tuned PPO with SB3's default 64-64 tanh networks (differences:
     the module docstring)."""
     hp = zoo_ppo("Walker2d-v5", batch_size=32, n_epochs=20, sb3_vf_coef=0.871923)
-    hp.gamma = 0.99
-    hp.gae_lambda = 0.95
-    hp.lr = 5.05041e-05
-    hp.ent_coef = 0.000585045
-    hp.clip_range = 0.1
-    hp.max_grad_norm = 1.0
-    return hp
+    hp.update(gamma=0.99, gae_lambda=0.95, lr=5.05041e-05, ent_coef=0.000585045, clip_range=0.1)
+    return hp.update(max_grad_norm=1.0)
 
 
 @register_hparams("ppo_ant")
 def ppo_ant() -> HParams:
     """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (2048-step rollouts, 10 epochs of
     64-sample batches, lr 3e-4); differences: the module docstring."""
-    hp = mujoco_protocol(ppo(), "Ant-v5")
-    hp.vf_coef = 2 * 0.5
-    return hp
+    return mujoco_protocol(ppo(), "Ant-v5").update(vf_coef=2 * 0.5)
 
 
 @register_hparams("sac_mujoco_tiny")
 def sac_mujoco_tiny() -> HParams:
     """sac_halfcheetah for a few hundred steps in 100-step episodes: smoke tests."""
-    hp = smoke_test_replay(sac_halfcheetah())
-    hp.max_episode_steps = 100
-    return hp
+    return smoke_test_replay(sac_halfcheetah()).update(max_episode_steps=100)
 
 
 @register_hparams("ppo_mujoco_tiny")
@@ -180,6 +147,5 @@ def ppo_mujoco_tiny() -> HParams:
     """ppo_hopper for 256 steps in 50-step episodes with 16-unit nets: smoke tests."""
     hp = ppo_hopper()
     rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
-    hp.train_steps = 256
-    hp.hidden_sizes = [16]
+    hp.update(train_steps=256, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

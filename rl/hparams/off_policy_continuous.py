@@ -5,22 +5,14 @@ Defaults are Stable-Baselines3's, with updates run as `gradient_steps` steps eve
 
 from __future__ import annotations
 
-from rl.hparams.common import (
-    add_prioritized_replay_keys,
-    add_replay_keys,
-    base,
-    replay_ratio,
-    replay_sizes,
-    smoke_test_cadence,
-)
+from rl.hparams.common import add_prioritized_replay_keys, add_replay_keys, base, smoke_test_cadence
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 
 
 def off_policy_continuous() -> HParams:
     """Replay, warm-up, target-update and critic keys of every continuous off-policy agent."""
-    hp = base()
-    hp.env = "Pendulum-v1"
+    hp = base().update(env="Pendulum-v1")
     add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
     hp.train_every = 64
     hp.add(
@@ -37,31 +29,21 @@ def off_policy_continuous() -> HParams:
     )
     hp.add("num_critics", 2, "Q networks; targets use their minimum (clipped double Q).")
     add_prioritized_replay_keys(hp)
-    hp.hidden_sizes = [256, 256]
-    hp.max_grad_norm = 0.0
-    hp.lr = 3e-4
-    hp.train_steps = 1_000_000
+    hp.update(hidden_sizes=[256, 256], max_grad_norm=0.0, lr=3e-4, train_steps=1_000_000)
     hp.eval.every_steps = 10_000
     return hp
 
 
 def pendulum_protocol(hp: HParams) -> HParams:
     """Pendulum-v1 as the sac and td3 sets run it (20k env steps, evaluated every 2000)."""
-    hp.env = "Pendulum-v1"
-    hp.train_steps = 20_000
-    hp.buffer_size = 200_000
-    hp.learning_starts = 1000
+    hp.update(env="Pendulum-v1", train_steps=20_000, buffer_size=200_000, learning_starts=1000)
     hp.eval.every_steps = 2000
-    hp.checkpoint_every = 10_000
-    return hp
+    return hp.update(checkpoint_every=10_000)
 
 
 def smoke_test_replay(hp: HParams) -> HParams:
     """The continuous off-policy `*_tiny` sets: a few hundred env steps with a small prioritized
     replay and 16-unit nets. For smoke tests, not for learning."""
-    hp.train_steps = 400
-    replay_sizes(hp, buffer_size=1000, batch_size=16, learning_starts=100)
-    replay_ratio(hp, train_every=50, gradient_steps=4)
-    hp.hidden_sizes = [16]
-    hp.memory = "prioritized"
+    hp.update(train_steps=400, buffer_size=1000, batch_size=16, learning_starts=100, train_every=50)
+    hp.update(gradient_steps=4, hidden_sizes=[16], memory="prioritized")
     return smoke_test_cadence(hp, every=200, log_every=100)

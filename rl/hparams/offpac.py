@@ -17,13 +17,9 @@ from rl.registry import register_hparams
 @register_hparams("offpac")
 def offpac() -> HParams:
     """Off-PAC defaults: replay ratio 8, V-trace truncation at 1, lambda 1."""
-    hp = base()
-    hp.agent = "offpac"
+    hp = base().update(agent="offpac")
     rollouts(hp, num_envs=8, steps_per_env=16)
-    hp.lr = 7e-4
-    hp.adam_epsilon = 1e-5
-    hp.max_grad_norm = 0.5
-    hp.activation = "tanh"
+    hp.update(lr=7e-4, adam_epsilon=1e-5, max_grad_norm=0.5, activation="tanh")
     hp.add("replay_capacity", 1024, "Replay size in trajectory segments (T steps of one env).")
     hp.add("batch_size", 16, "Replayed segments per gradient step (batch_size * T samples).")
     hp.add("gradient_steps", 4, "Gradient steps per update (one update per train_every steps).")
@@ -65,9 +61,7 @@ def offpac() -> HParams:
 @register_hparams("offpac_cartpole")
 def offpac_cartpole() -> HParams:
     """CartPole-v1; stops once the greedy evaluation reaches 475."""
-    hp = cartpole_protocol(offpac(), eval_every_steps=2560)
-    hp.train_steps = 100_000
-    return hp
+    return cartpole_protocol(offpac(), eval_every_steps=2560).update(train_steps=100_000)
 
 
 @register_hparams("offpac_tiny")
@@ -75,11 +69,6 @@ def offpac_tiny() -> HParams:
     """A few hundred CartPole steps through every part of the agent: smoke tests."""
     hp = offpac()
     rollouts(hp, num_envs=2, steps_per_env=16)
-    hp.env = "CartPole-v1"
-    hp.train_steps = 256
-    hp.replay_capacity = 8
-    hp.batch_size = 4
-    hp.gradient_steps = 2
-    hp.learning_starts = 64
-    hp.hidden_sizes = [16]
+    hp.update(env="CartPole-v1", train_steps=256, replay_capacity=8, batch_size=4, gradient_steps=2)
+    hp.update(learning_starts=64, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -28,8 +28,7 @@ def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool)
 
 def on_policy() -> HParams:
     """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
-    hp = base()
-    hp.train_every = 2048
+    hp = base().update(train_every=2048)
     hp.add(
         "advantage_estimator",
         "gae",
@@ -58,7 +57,4 @@ def on_policy() -> HParams:
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
-    hp.max_grad_norm = 0.5
-    hp.adam_epsilon = 1e-5
-    hp.activation = "tanh"
-    return hp
+    return hp.update(max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")

@@ -18,12 +18,7 @@ from rl.registry import register_hparams
 def ppo() -> HParams:
     """PPO defaults (Stable-Baselines3's): 2048-step rollouts, 10 epochs of 64-sample batches."""
     hp = on_policy()
-    hp.agent = "ppo"
-    hp.lr = 3e-4
-    hp.train_every = 2048
-    hp.batch_size = 64
-    hp.n_epochs = 10
-    hp.gae_lambda = 0.95
+    hp.update(agent="ppo", lr=3e-4, train_every=2048, batch_size=64, n_epochs=10, gae_lambda=0.95)
     hp.separate_torsos = True
     hp.add("clip_range", 0.2, "PPO clip epsilon: a number or a schedule of the gradient step.",
            type=Schedule)  # fmt: skip
@@ -54,13 +49,8 @@ def zoo_cartpole_ppo(hp: HParams) -> HParams:
     """rl-baselines3-zoo's PPO settings for CartPole-v1, which its RecurrentPPO entry for
     CartPoleNoVel-v1 shares (lr and clip range linear to 0 over 390 updates x 20 gradient steps)."""
     rollouts(hp, num_envs=8, steps_per_env=32, batch_size=256, n_epochs=20)
-    hp.train_steps = 100_000
-    hp.gamma = 0.98
-    hp.gae_lambda = 0.8
-    hp.ent_coef = 0.0
-    hp.lr = "linear(1e-3, 0.0, 7800)"
-    hp.clip_range = "linear(0.2, 0.0, 7800)"
-    return hp
+    hp.update(train_steps=100_000, gamma=0.98, gae_lambda=0.8, ent_coef=0.0)
+    return hp.update(lr="linear(1e-3, 0.0, 7800)", clip_range="linear(0.2, 0.0, 7800)")
 
 
 @register_hparams("ppo_cartpole")
@@ -74,11 +64,7 @@ def ppo_acrobot() -> HParams:
     """Acrobot-v1, rl-baselines3-zoo: 16 envs x 256 steps, 4 epochs, lambda 0.94."""
     hp = ppo()
     rollouts(hp, num_envs=16, steps_per_env=256, batch_size=64, n_epochs=4)
-    hp.env = "Acrobot-v1"
-    hp.train_steps = 500_000
-    hp.gae_lambda = 0.94
-    hp.gamma = 0.99
-    hp.ent_coef = 0.0
+    hp.update(env="Acrobot-v1", train_steps=500_000, gae_lambda=0.94, gamma=0.99, ent_coef=0.0)
     return hp
 
 
@@ -87,10 +73,6 @@ def ppo_tiny() -> HParams:
     """A few hundred steps with value clipping, separate torsos and schedules: smoke tests."""
     hp = ppo()
     rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
-    hp.env = "CartPole-v1"
-    hp.train_steps = 256
-    hp.hidden_sizes = [16]
-    hp.lr = "linear(1e-3, 0.0, 32)"
-    hp.clip_range = "linear(0.2, 0.1, 32)"
-    hp.clip_range_vf = 0.2
+    hp.update(env="CartPole-v1", train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
+    hp.update(clip_range="linear(0.2, 0.1, 32)", clip_range_vf=0.2)
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -18,16 +18,13 @@ def ppo_tf_cartpole() -> HParams:
     """tf/CartPole-v1: 64 envs x 32 steps, 4 minibatches of 512, 10 epochs."""
     hp = ppo_cartpole()
     rollouts(hp, num_envs=64, steps_per_env=32, batch_size=512, n_epochs=10)
-    hp.env = "tf/CartPole-v1"
-    hp.train_steps = 200_000
-    hp.lr = "linear(1e-3, 0.0, 3920)"
+    hp.update(env="tf/CartPole-v1", train_steps=200_000, lr="linear(1e-3, 0.0, 3920)")
     hp.clip_range = "linear(0.2, 0.0, 3920)"
     hp.eval.every_steps = 2048 * 5
     hp.checkpoint_every = 2048 * 25
     # One TensorBoard point per evaluation: each eager summary write costs ~1 ms, and logging
     # every iteration took ~13% of an 8-seed run's wall time (benchmarks/compiled_seeds.py).
-    hp.log_every = 2048 * 5
-    return hp
+    return hp.update(log_every=2048 * 5)
 
 
 @register_hparams("ppo_tf_tiny")
@@ -37,11 +34,6 @@ def ppo_tf_tiny() -> HParams:
     each; tests/compiled/ and ppo_tf_cartpole's learning test cover XLA."""
     hp = ppo_tf_cartpole()
     rollouts(hp, num_envs=4, steps_per_env=16, batch_size=32, n_epochs=2)
-    hp.jit_compile = False
-    hp.train_steps = 256
-    hp.hidden_sizes = [16]
-    hp.lr = "linear(1e-3, 0.0, 32)"
-    hp.clip_range = "linear(0.2, 0.1, 32)"
-    hp.clip_range_vf = 0.2
-    hp.stop_at_eval_return = None
+    hp.update(jit_compile=False, train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
+    hp.update(clip_range="linear(0.2, 0.1, 32)", clip_range_vf=0.2, stop_at_eval_return=None)
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -15,9 +15,7 @@ from rl.registry import register_hparams
 
 def with_qrdqn(hp: HParams, num_quantiles: int = 200) -> HParams:
     """The qrdqn agent, its loss and its keys (the paper's 200 quantiles, kappa 1)."""
-    hp.agent = "qrdqn"
-    hp.loss = "quantile_huber_loss"
-    hp.double_q = False
+    hp.update(agent="qrdqn", loss="quantile_huber_loss", double_q=False)
     hp.add("num_quantiles", num_quantiles, "QR-DQN: quantiles of each action's return (>= 2).")
     hp.add(
         "kappa",

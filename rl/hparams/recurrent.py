@@ -11,7 +11,6 @@ from rl.hparams.common import (
     add_prioritized_replay_keys,
     base,
     cartpole_protocol,
-    replay_sizes,
     rollouts,
     smoke_test_cadence,
 )
@@ -38,8 +37,7 @@ def ppo_recurrent() -> HParams:
     `separate_torsos` gives the value head its own torso AND core, as SB3-contrib does: on
     MaskedCartPole-v1 a shared core stayed below 150 for seeds 1-3 in 100k env steps, separate cores
     reached 360-500 for seeds 0-2 (docs/recurrent.md)."""
-    hp = _add_recurrent_core(ppo())
-    hp.agent = "ppo_recurrent"
+    hp = _add_recurrent_core(ppo()).update(agent="ppo_recurrent")
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.add(
         "sequence_length",
@@ -88,25 +86,16 @@ def ppo_recurrent_masked_cartpole() -> HParams:
     hp = cartpole_protocol(
         zoo_cartpole_ppo(ppo_recurrent()), eval_every_steps=2560, env=MASKED_CARTPOLE
     )
-    hp.vf_coef = 1.0
-    hp.recurrent_cell = "lstm"
-    hp.recurrent_units = 64
-    hp.recurrent_core_first = True
-    hp.torch_init = True
-    hp.normalize_obs = True
-    hp.normalize_reward = True
-    hp.hidden_sizes = [64]
-    hp.activation = "relu"
-    return hp
+    hp.update(vf_coef=1.0, recurrent_cell="lstm", recurrent_units=64, recurrent_core_first=True)
+    hp.update(torch_init=True, normalize_obs=True, normalize_reward=True, hidden_sizes=[64])
+    return hp.update(activation="relu")
 
 
 @register_hparams("ppo_masked_cartpole")
 def ppo_masked_cartpole() -> HParams:
     """Feed-forward PPO (ppo_cartpole's settings) on MaskedCartPole-v1: the baseline the
     recurrent agents are compared with; it cannot see the velocities and stays far below."""
-    hp = ppo_cartpole()
-    hp.env = MASKED_CARTPOLE
-    return hp
+    return ppo_cartpole().update(env=MASKED_CARTPOLE)
 
 
 @register_hparams("ppo_recurrent_tiny")
@@ -115,17 +104,9 @@ def ppo_recurrent_tiny() -> HParams:
     ppo_recurrent_masked_cartpole's SB3-contrib options: smoke and resume tests."""
     hp = ppo_recurrent()
     rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
-    hp.env = MASKED_CARTPOLE
-    hp.recurrent_cell = "lstm"
-    hp.recurrent_core_first = True
-    hp.torch_init = True
-    hp.normalize_obs = True
-    hp.normalize_reward = True
-    hp.recurrent_units = 8
-    hp.hidden_sizes = [16]
-    hp.train_steps = 256
-    hp.sequence_length = 16
-    hp.lr = "linear(1e-3, 0.0, 16)"
+    hp.update(env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_core_first=True)
+    hp.update(torch_init=True, normalize_obs=True, normalize_reward=True, recurrent_units=8)
+    hp.update(hidden_sizes=[16], train_steps=256, sequence_length=16, lr="linear(1e-3, 0.0, 16)")
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
 
@@ -134,8 +115,7 @@ def ppo_recurrent_tiny() -> HParams:
 def drqn() -> HParams:
     """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
     replay (stored state, burn-in)."""
-    hp = _add_recurrent_core(base())
-    hp.agent = "drqn"
+    hp = _add_recurrent_core(base()).update(agent="drqn")
     hp.add(
         "memory",
         "uniform",
@@ -176,8 +156,7 @@ def drqn() -> HParams:
         " a number or a schedule of the gradient step.",
         type=Schedule,
     )
-    hp.train_every = 16
-    return hp
+    return hp.update(train_every=16)
 
 
 @register_hparams("drqn_masked_cartpole")
@@ -186,16 +165,9 @@ def drqn_masked_cartpole() -> HParams:
     returns learned more slowly; lr 5e-4 peaked lower. Evaluations are noisy (DQN-style)."""
     hp = cartpole_protocol(drqn(), eval_every_steps=2560, env=MASKED_CARTPOLE)
     rollouts(hp, num_envs=4, steps_per_env=16)
-    hp.train_steps = 150_000
-    hp.gradient_steps = 8
-    hp.batch_size = 32
-    hp.hidden_sizes = [64]
-    hp.lr = 1e-3
-    hp.n_step = 3
-    hp.learning_starts = 2000
-    hp.target_update_period = 500
-    hp.epsilon = "linear(1.0, 0.02, 20000)"
-    return hp
+    hp.update(train_steps=150_000, gradient_steps=8, batch_size=32, hidden_sizes=[64], lr=1e-3)
+    hp.update(n_step=3, learning_starts=2000, target_update_period=500)
+    return hp.update(epsilon="linear(1.0, 0.02, 20000)")
 
 
 @register_hparams("drqn_tiny")
@@ -205,18 +177,8 @@ def drqn_tiny() -> HParams:
     half its run (15 s -> 8 s without); drqn_masked_cartpole covers the compiled path."""
     hp = drqn()
     rollouts(hp, num_envs=2, steps_per_env=25)
-    hp.jit_compile = False
-    hp.env = MASKED_CARTPOLE
-    hp.recurrent_cell = "lstm"
-    hp.recurrent_units = 8
-    hp.hidden_sizes = [16]
-    hp.train_steps = 400
-    hp.gradient_steps = 2
-    replay_sizes(hp, buffer_size=100, batch_size=4, learning_starts=100)
-    hp.sequence_length = 6
-    hp.burn_in = 3
-    hp.target_update_period = 4
-    hp.memory = "prioritized"
-    hp.dueling = True
-    hp.n_step = 3
+    hp.update(jit_compile=False, env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_units=8)
+    hp.update(hidden_sizes=[16], train_steps=400, gradient_steps=2, buffer_size=100, batch_size=4)
+    hp.update(learning_starts=100, sequence_length=6, burn_in=3, target_update_period=4)
+    hp.update(memory="prioritized", dueling=True, n_step=3)
     return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=30)

@@ -12,7 +12,6 @@ import sys
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import rl.hparams  # noqa: F401  (registers every schedule and hparams set)
 from rl import registry
@@ -48,16 +47,12 @@ class _Set:
     parent: str | None
 
 
-def _flat_keys(hp: HParams, prefix: str = "") -> dict[str, _Key]:
+def _flat_keys(hp: HParams) -> dict[str, _Key]:
     keys: dict[str, _Key] = {}
-    for key, value in hp.items():
+    for key, data in hp.flat().items():
         type_name = hp.type_name(key)
-        if type_name == "hparams":
-            keys.update(_flat_keys(value, prefix=f"{prefix}{key}."))
-            continue
-        data: Any = hp.to_dict()[key]
         shown = data if isinstance(data, str) and type_name == "schedule" else json.dumps(data)
-        keys[prefix + key] = _Key(type_name, shown, hp.doc(key))
+        keys[key] = _Key(type_name, shown, hp.doc(key))
     return keys
 
 

@@ -13,15 +13,9 @@ from rl.registry import register_hparams
 @register_hparams("reinforce")
 def reinforce() -> HParams:
     """Monte-Carlo returns, one gradient step per batch, no baseline."""
-    hp = on_policy()
-    hp.agent = "reinforce"
-    hp.advantage_estimator = "discounted_returns"
+    hp = on_policy().update(agent="reinforce", advantage_estimator="discounted_returns")
     hp.add("baseline", False, "Subtract a learned value baseline V(s) from the returns.")
-    hp.train_every = 2048
-    hp.batch_size = 2048
-    hp.n_epochs = 1
-    hp.normalize_advantage = True
-    hp.lr = 1e-3
+    hp.update(train_every=2048, batch_size=2048, n_epochs=1, normalize_advantage=True, lr=1e-3)
     return hp
 
 
@@ -31,11 +25,7 @@ def reinforce_baseline_cartpole() -> HParams:
     (tuned on seed 0: 81,920 steps to 475; 2048-step batches at 1e-3 needed ~480k)."""
     hp = cartpole_protocol(reinforce(), eval_every_steps=10_240)
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=1024)
-    hp.baseline = True
-    hp.separate_torsos = True
-    hp.lr = 5e-3
-    hp.train_steps = 300_000
-    return hp
+    return hp.update(baseline=True, separate_torsos=True, lr=5e-3, train_steps=300_000)
 
 
 @register_hparams("reinforce_tiny")
@@ -43,7 +33,5 @@ def reinforce_tiny() -> HParams:
     """A few hundred CartPole steps without a baseline (incomplete episodes dropped)."""
     hp = reinforce()
     rollouts(hp, num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
-    hp.env = "CartPole-v1"
-    hp.train_steps = 400
-    hp.hidden_sizes = [16]
+    hp.update(env="CartPole-v1", train_steps=400, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=40)

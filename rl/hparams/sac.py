@@ -19,8 +19,7 @@ from rl.registry import register_hparams
 @register_hparams("sac")
 def sac() -> HParams:
     """SAC defaults (SB3's): lr 3e-4, 256x256 nets, learned alpha starting at 1."""
-    hp = off_policy_continuous()
-    hp.agent = "sac"
+    hp = off_policy_continuous().update(agent="sac")
     hp.add("auto_alpha", True, "Learn the temperature alpha (else keep alpha_init).")
     hp.add("alpha_init", 1.0, "Initial (or fixed) entropy temperature alpha.")
     hp.add(
@@ -36,15 +35,10 @@ def sac() -> HParams:
 @register_hparams("sac_pendulum")
 def sac_pendulum() -> HParams:
     """Pendulum-v1 with rl-baselines3-zoo's one change to the defaults: lr 1e-3."""
-    hp = pendulum_protocol(sac())
-    hp.lr = 1e-3
-    return hp
+    return pendulum_protocol(sac()).update(lr=1e-3)
 
 
 @register_hparams("sac_tiny")
 def sac_tiny() -> HParams:
     """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
-    hp = smoke_test_replay(sac())
-    hp.env = "Pendulum-v1"
-    hp.max_episode_steps = 100
-    return hp
+    return smoke_test_replay(sac()).update(env="Pendulum-v1", max_episode_steps=100)

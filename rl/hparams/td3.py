@@ -19,10 +19,7 @@ from rl.registry import register_hparams
 @register_hparams("td3")
 def td3() -> HParams:
     """TD3 defaults (the paper's and SB3's): policy delay 2, smoothing noise 0.2 clipped at 0.5."""
-    hp = off_policy_continuous()
-    hp.agent = "td3"
-    hp.lr = 1e-3
-    hp.hidden_sizes = [400, 300]
+    hp = off_policy_continuous().update(agent="td3", lr=1e-3, hidden_sizes=[400, 300])
     hp.add("policy_delay", 2, "Critic steps per actor (and target) update.")
     hp.add(
         "target_policy_noise",
@@ -64,16 +61,10 @@ def td3() -> HParams:
 @register_hparams("td3_pendulum")
 def td3_pendulum() -> HParams:
     """Pendulum-v1, close to rl-baselines3-zoo (gamma 0.98, lr 1e-3, noise 0.1), smaller nets."""
-    hp = pendulum_protocol(td3())
-    hp.gamma = 0.98
-    hp.hidden_sizes = [256, 256]
-    return hp
+    return pendulum_protocol(td3()).update(gamma=0.98, hidden_sizes=[256, 256])
 
 
 @register_hparams("td3_tiny")
 def td3_tiny() -> HParams:
     """A few hundred Pendulum steps with prioritized replay: smoke tests, not learning."""
-    hp = smoke_test_replay(td3())
-    hp.env = "Pendulum-v1"
-    hp.max_episode_steps = 100
-    return hp
+    return smoke_test_replay(td3()).update(env="Pendulum-v1", max_episode_steps=100)

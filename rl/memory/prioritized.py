@@ -119,12 +119,7 @@ class PrioritizedReplay(Replay):
     """Proportional prioritized replay (Schaul et al. 2015) over a preallocated ring."""
 
     def __init__(
-        self,
-        capacity: int,
-        fields: FieldSpec,
-        seed: int,
-        alpha: float = 0.6,
-        epsilon: float = 1e-6,
+        self, capacity: int, fields: FieldSpec, seed: int, alpha: float = 0.6, epsilon: float = 1e-6
     ) -> None:
         self._prioritized = PrioritizedSampler(capacity, alpha, epsilon)
         super().__init__(RingStorage(capacity, fields), self._prioritized, seed)

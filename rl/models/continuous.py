@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import tensorflow as tf
@@ -20,10 +21,7 @@ LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
 def num_action_dims(spec: EnvSpec) -> int:
-    size = 1
-    for dim in spec.action_shape:
-        size *= int(dim)
-    return size
+    return math.prod(int(dim) for dim in spec.action_shape)
 
 
 class DeterministicActor(tf.keras.Model):

@@ -173,14 +173,10 @@ def first_difference(
     trainer_b = {k: v for k, v in b.trainer.items() if k not in ignore_trainer_keys}
     variable = _first_in("variable", a.variables, b.variables, arrays=True)
     if variable is not None:
-        key = variable.name
-        readable = a.names.get(key) or b.names.get(key) or key.removesuffix(_VALUE_SUFFIX)
-        if readable != key.removesuffix(_VALUE_SUFFIX):
-            detail = f"{variable.detail}; checkpoint key {key.removesuffix(_VALUE_SUFFIX)}"
-            variable = Difference("variable", readable, detail)
-        else:
-            variable = Difference("variable", readable, variable.detail)
-        return variable
+        key = variable.name.removesuffix(_VALUE_SUFFIX)
+        readable = a.names.get(variable.name) or b.names.get(variable.name) or key
+        detail = variable.detail if readable == key else f"{variable.detail}; checkpoint key {key}"
+        return Difference("variable", readable, detail)
     return _first_in("array", a.arrays, b.arrays, arrays=True) or _first_in(
         "trainer.json key", trainer_a, trainer_b, arrays=False
     )

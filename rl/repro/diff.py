@@ -13,9 +13,7 @@ MAX_LINES = 8  # per section: one screen for the whole report
 
 
 def _show(value: Any) -> str:
-    if value is None:
-        return "(absent)"
-    return str(value)
+    return "(absent)" if value is None else str(value)
 
 
 def _section(title: str, lines: list[str], same: str) -> list[str]:
@@ -73,11 +71,8 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
         f"B: {b.path} ({b.hparams_set or '?'}, seed {b.seed})",
     ]
     lines += _section("hparams", a.hparams.diff(b.hparams), "same")
-    run_lines = [
-        f"{key}: {_show(ma.get(key))} -> {_show(mb.get(key))}"
-        for key in ("hparams_set", "seed")
-        if ma.get(key) != mb.get(key)
-    ]
+    run = ("hparams_set", "seed")
+    run_lines = _dict_lines({k: ma.get(k) for k in run}, {k: mb.get(k) for k in run})
     overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
     run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
     lines += _section("seed and command", run_lines, f"same (seed {a.seed})")

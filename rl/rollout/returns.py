@@ -35,10 +35,7 @@ def episode_discounts(terminated: tf.Tensor, truncated: tf.Tensor, gamma: float)
 
 @register_advantage_estimator("discounted_returns")
 def discounted_returns(
-    rewards: tf.Tensor,
-    values: tf.Tensor,
-    discounts: tf.Tensor,
-    bootstrap_value: tf.Tensor,
+    rewards: tf.Tensor, values: tf.Tensor, discounts: tf.Tensor, bootstrap_value: tf.Tensor
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns (advantages, returns): G_t = r_t + discount_t G_{t+1}, G_T = bootstrap_value,
     and advantages G_t - V(s_t). Computed by a reverse `tf.scan` over time."""

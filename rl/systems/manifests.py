@@ -219,7 +219,7 @@ def _job_spec(
     on_preemption: str,
     indexed: bool,
 ) -> Manifest:
-    job_spec: Manifest = {
+    return {
         "backoffLimit": backoff_limit,
         "completions": pods,
         "parallelism": pods,
@@ -230,7 +230,6 @@ def _job_spec(
         "podReplacementPolicy": "Failed",
         "template": {"metadata": {"labels": spec.labels()}, "spec": pod_spec},
     }
-    return job_spec
 
 
 def _job(

@@ -14,12 +14,7 @@ import argparse
 from rl.errors import UserError
 from rl.registry import register_system
 from rl.systems.kube_launcher import JobShape, KubernetesSystem, check_image
-from rl.systems.manifests import (
-    MAX_JOB_NAME,
-    TPU_STRATEGY,
-    jobset_max_name,
-    tpu_job_manifests,
-)
+from rl.systems.manifests import MAX_JOB_NAME, TPU_STRATEGY, jobset_max_name, tpu_job_manifests
 from rl.systems.tpu_types import TPU_TYPES, parse_tpu, tpu_type_names
 
 

@@ -63,7 +63,7 @@ class CheckpointStore:
         problem = "latest.json is unreadable" if pointer is None else self.damage(name)
         if problem is None:
             return pointer
-        for older in reversed(self._step_names()):
+        for older in reversed(self.step_names()):
             if (pointer is None or older < name) and self._has_manifest(older):
                 if self.damage(older) is None:
                     self._warn(name, problem, older)
@@ -162,7 +162,8 @@ class CheckpointStore:
                 ) from None
         return state
 
-    def _step_names(self) -> list[str]:
+    def step_names(self) -> list[str]:
+        """The `step_...` checkpoint directories, oldest first."""
         if not tf.io.gfile.isdir(self.directory):
             return []
         return sorted(
@@ -197,7 +198,7 @@ class CheckpointStore:
             tf.io.gfile.rmtree(source)
 
     def _prune(self, keep_name: str) -> None:
-        names = self._step_names()
+        names = self.step_names()
         complete = [n for n in names if n <= keep_name]
         for name in complete[: -self.keep]:
             tf.io.gfile.rmtree(join(self.directory, name))

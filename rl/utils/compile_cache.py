@@ -84,12 +84,6 @@ def enable() -> Path | None:
 def activate() -> None:
     """Takes this process's cache flag out of the environment once TensorFlow has read it, so
     processes started from here on do not write into this process's directory."""
-    forget_inherited()
-
-
-def forget_inherited() -> None:
-    """Removes an rl process's private cache flag from this process's environment (call before
-    TensorFlow's runtime starts): that directory is the other process's alone."""
     flags = _without_inherited(os.environ.get("TF_XLA_FLAGS", ""))
     if flags:
         os.environ["TF_XLA_FLAGS"] = flags

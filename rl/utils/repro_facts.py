@@ -36,12 +36,7 @@ def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess | None:
 def git_state(path: str) -> dict[str, Any]:
     """The commit of the git tree holding `path`, whether tracked files differ (as `git describe
     --dirty`), a sha256 of the difference and the untracked file count; all None outside git."""
-    state: dict[str, Any] = {
-        "revision": None,
-        "dirty": None,
-        "diff_sha256": None,
-        "untracked_files": None,
-    }
+    state: dict[str, Any] = dict.fromkeys(("revision", "dirty", "diff_sha256", "untracked_files"))
     head = _git(["rev-parse", "HEAD"], path)
     if head is None or head.returncode != 0:
         return state
@@ -134,13 +129,10 @@ def env_spec(env: str) -> dict[str, Any]:
     out: dict[str, Any] = {"id": env, "source": None, "entry_point": None, "version": None}
     if env in registry.envs:
         factory = registry.envs.get(env)
-        out["source"] = "rl"
-        out["entry_point"] = f"{factory.__module__}:{getattr(factory, '__qualname__', '?')}"
-        return out
+        qualname = getattr(factory, "__qualname__", "?")
+        return {**out, "source": "rl", "entry_point": f"{factory.__module__}:{qualname}"}
     if ":" in env and env.partition(":")[2] not in gym.registry:
-        out["source"] = "module"
-        out["entry_point"] = env
-        return out
+        return {**out, "source": "module", "entry_point": env}
     gym_id = env.partition(":")[2] if ":" in env else env
     try:
         spec = gym.spec(gym_id)

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from rl.errors import UserError
 from rl.hparams import HParams
-from rl.utils.files import atomic_write_json, join, read_json
+from rl.utils.files import atomic_write_bytes, atomic_write_json, join, read_json
 from rl.utils.repro_facts import (
     cpu,
     devices,
@@ -202,9 +202,7 @@ def write_run_files(run_dir: str, hparams: HParams, manifest_data: dict[str, Any
         "env": env_spec(hparams.env),
     }
     tf.io.gfile.makedirs(run_dir)
-    with tf.io.gfile.GFile(join(run_dir, HPARAMS_FILE) + ".tmp", "w") as f:
-        f.write(hparams.to_json())
-    tf.io.gfile.rename(join(run_dir, HPARAMS_FILE) + ".tmp", join(run_dir, HPARAMS_FILE), True)
+    atomic_write_bytes(join(run_dir, HPARAMS_FILE), hparams.to_json().encode())
     path = join(run_dir, MANIFEST_FILE)
     if tf.io.gfile.exists(path):
         existing = read_json(path)

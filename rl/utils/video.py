@@ -127,7 +127,6 @@ class VideoRecorder:
         self.directory = directory.rstrip("/")
         self.fps = fps
         self.quality = quality  # imageio-ffmpeg's 1..10; libx264 crf = 51 * (1 - q/10): 7 -> 15
-        self._remote = "://" in directory
 
     def filename(self, env_steps: int, episode: int, tag: str) -> str:
         """`<tag>_step<env steps, 9 digits>_ep<episode, 2 digits>.mp4`; sorts by step."""
@@ -145,32 +144,19 @@ class VideoRecorder:
         name = self.filename(env_steps, episode, tag)
         video = _stack_frames(frames)
         tf.io.gfile.makedirs(self.directory)
-        # ffmpeg picks the container from the extension, so temporary names end in .mp4 too.
+        # ffmpeg writes only local files and picks the container from the extension: it encodes
+        # into a local temporary .mp4, copied next to its final name (gs:// too), then renamed.
         tmp_name = f".tmp-{uuid.uuid4().hex}.mp4"
-        if self._remote:
-            local_dir = tempfile.mkdtemp(prefix="rl_video_")
+        tmp = f"{self.directory}/{tmp_name}"
+        with tempfile.TemporaryDirectory(prefix="rl_video_") as local_dir:
             local_tmp = os.path.join(local_dir, tmp_name)
+            _encode_mp4(local_tmp, video, self.fps, self.quality)
             try:
-                _encode_mp4(local_tmp, video, self.fps, self.quality)
-                remote_tmp = f"{self.directory}/{tmp_name}"
-                try:
-                    tf.io.gfile.copy(local_tmp, remote_tmp, overwrite=True)
-                except BaseException:
-                    if tf.io.gfile.exists(remote_tmp):
-                        tf.io.gfile.remove(remote_tmp)
-                    raise
-            finally:
-                if os.path.exists(local_tmp):
-                    os.remove(local_tmp)
-                os.rmdir(local_dir)
-            return self._publish(remote_tmp, name)
-        tmp = os.path.join(self.directory, tmp_name)
-        try:
-            _encode_mp4(tmp, video, self.fps, self.quality)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+                tf.io.gfile.copy(local_tmp, tmp, overwrite=True)
+            except BaseException:
+                if tf.io.gfile.exists(tmp):
+                    tf.io.gfile.remove(tmp)
+                raise
         return self._publish(tmp, name)
 
     def _publish(self, tmp: str, name: str) -> str:
@@ -319,9 +305,7 @@ def write_gif_summary(
     metadata = image_metadata.create_summary_metadata(display_name=name, description="")
     with writer.as_default(step=step):
         tf.summary.write(
-            name,
-            tf.constant([str(width), str(height), gif], dtype=tf.string),
-            metadata=metadata,
+            name, tf.constant([str(width), str(height), gif], dtype=tf.string), metadata=metadata
         )
     writer.flush()
     return gif

@@ -173,6 +173,16 @@ def test_set_and_attribute_assignment_are_type_checked():
     assert hp.batch_size == 64  # failed sets change nothing
 
 
+def test_update_sets_each_key_type_checked_and_returns_the_object():
+    hp = base()
+    assert hp.update(lr=1, batch_size=64) is hp
+    assert hp.lr == 1.0 and type(hp.lr) is float and hp.batch_size == 64
+    assert hp.eval.update(episodes=3).episodes == 3
+    with pytest.raises(UserError, match=r"^batch_size expects int, got 1.5$"):
+        hp.update(gamma=0.5, batch_size=1.5)
+    assert hp.gamma == 0.5 and hp.batch_size == 64  # in order, as `set` one key at a time
+
+
 def test_unknown_key_suggests_close_name():
     hp = base()
     with pytest.raises(UserError, match=r"^unknown hparam 'gama' \(did you mean 'gamma'\?\)$"):

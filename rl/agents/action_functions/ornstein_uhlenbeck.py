@@ -15,11 +15,7 @@ from rl.registry import register_action_function
 
 
 def ornstein_uhlenbeck_step(
-    state: tf.Tensor,
-    standard_normal: tf.Tensor,
-    theta: float,
-    sigma: float,
-    dt: float = 1.0,
+    state: tf.Tensor, standard_normal: tf.Tensor, theta: float, sigma: float, dt: float = 1.0
 ) -> tf.Tensor:
     """One Euler-Maruyama step of the OU process towards mu = 0."""
     return state - theta * state * dt + sigma * (dt**0.5) * standard_normal

@@ -14,11 +14,7 @@ from rl.registry import register_gradient_function
 
 @register_gradient_function("smoothed_target_action")
 def smoothed_target_action(
-    target_action: tf.Tensor,
-    noise: tf.Tensor,
-    noise_clip: float,
-    low: tf.Tensor,
-    high: tf.Tensor,
+    target_action: tf.Tensor, noise: tf.Tensor, noise_clip: float, low: tf.Tensor, high: tf.Tensor
 ) -> tf.Tensor:
     """TD3's target policy smoothing: clip(mu'(s') + clip(noise, -c, c), low, high); `noise` is
     already scaled to half-range units (0: DDPG's target action)."""

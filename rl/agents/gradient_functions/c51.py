@@ -63,10 +63,7 @@ def categorical_target(
 
 @register_gradient_function("categorical_loss", role="distributional_loss")
 def categorical_loss(
-    logits: tf.Tensor,
-    action: tf.Tensor,
-    target_probs: tf.Tensor,
-    weights: tf.Tensor | None = None,
+    logits: tf.Tensor, action: tf.Tensor, target_probs: tf.Tensor, weights: tf.Tensor | None = None
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Cross-entropy of the taken action's distribution against the target: (weighted mean,
     per-sample loss [B]); the unweighted per-sample loss is Rainbow's replay priority."""

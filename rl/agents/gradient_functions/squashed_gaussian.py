@@ -39,11 +39,7 @@ def bounds_center_scale(
 
 @register_gradient_function("squashed_gaussian_sample")
 def squashed_gaussian_sample(
-    mean: tf.Tensor,
-    log_std: tf.Tensor,
-    noise: tf.Tensor,
-    low: tf.Tensor,
-    high: tf.Tensor,
+    mean: tf.Tensor, log_std: tf.Tensor, noise: tf.Tensor, low: tf.Tensor, high: tf.Tensor
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Reparameterized sample action = center + scale * tanh(mean + exp(log_std) * noise) and its
     log-prob: gradients flow to mean and log_std, as SAC's policy loss needs."""

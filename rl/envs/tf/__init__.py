@@ -17,13 +17,7 @@ from rl.envs.tf.cartpole import CartPole
 from rl.envs.tf.mountain_car import MountainCar, MountainCarContinuous
 from rl.envs.tf.pendulum import Pendulum
 
-ENVS: tuple[type[TFEnv], ...] = (
-    CartPole,
-    Acrobot,
-    MountainCar,
-    MountainCarContinuous,
-    Pendulum,
-)
+ENVS: tuple[type[TFEnv], ...] = (CartPole, Acrobot, MountainCar, MountainCarContinuous, Pendulum)
 
 for _env_class in ENVS:
     registry.register_env(_env_class.env_id, _env_class)
