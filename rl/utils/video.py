@@ -8,7 +8,6 @@ gs:// run dirs, since ffmpeg writes only local files.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
@@ -275,37 +274,3 @@ def write_frame_strip_summary(
         tf.summary.image(name, strip[None], max_outputs=1)
     writer.flush()
     return strip
-
-
-def write_gif_summary(
-    frames: Sequence[np.ndarray],
-    step: int,
-    writer: tf.summary.SummaryWriter,
-    name: str = "episode",
-    fps: int = 30,
-    max_frames: int = 300,
-    max_width: int = 300,
-) -> bytes:
-    """Writes the episode as an animated GIF into TensorBoard's Images dashboard, in the image
-    plugin's own format with GIF bytes, as tensorboardX's `add_video` does (`tf.summary.image`
-    encodes only PNG stills). Frames are subsampled and shrunk so event files stay small."""
-    import imageio.v3 as iio
-    from tensorboard.plugins.image import metadata as image_metadata
-
-    video = _stack_frames(frames)
-    # Browsers play GIF delays under 20 ms as 100 ms, so show at most 50 frames a second.
-    stride = max(1, -(-len(video) // max_frames), -(-fps // 50))
-    shrink = max(1, -(-video.shape[2] // max_width))
-    video = video[::stride, ::shrink, ::shrink]
-    buffer = io.BytesIO()
-    iio.imwrite(buffer, video, extension=".gif", duration=1000.0 * stride / fps, loop=0)
-    gif = buffer.getvalue()
-    height, width = video.shape[1:3]
-    # The metadata tf.summary.image writes, so the dashboard treats it as one of its own.
-    metadata = image_metadata.create_summary_metadata(display_name=name, description="")
-    with writer.as_default(step=step):
-        tf.summary.write(
-            name, tf.constant([str(width), str(height), gif], dtype=tf.string), metadata=metadata
-        )
-    writer.flush()
-    return gif
