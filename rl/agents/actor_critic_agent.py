@@ -14,6 +14,7 @@ from rl.agents.base import Agent
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
+from rl.models.running_normalizer import RewardScaler
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
 from rl.types import Batch
 
@@ -46,9 +47,18 @@ class ActorCriticAgent(Agent):
             hp.activation,
             separate_torsos=hp.separate_torsos,
             log_std_init=hp.log_std_init,
+            normalize_obs="normalize_obs" in hp and hp.normalize_obs,
             name="actor_critic",
         )
         self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        self._build_reward_scaler()
+
+    def _build_reward_scaler(self) -> None:
+        """VecNormalize's reward scaling with `normalize_reward` (None: rewards as the env
+        gives them)."""
+        hp = self.hparams
+        scale = "normalize_reward" in hp and hp.normalize_reward
+        self.reward_scaler = RewardScaler(self.spec.num_envs, hp.gamma) if scale else None
 
     def _build_rollout(self, num_steps: int, with_value: bool) -> dict[str, tf.TensorSpec]:
         """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of the time-major
@@ -77,7 +87,11 @@ class ActorCriticAgent(Agent):
         return batch_spec
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        # No value torso/head: they cost acting time unused.
+        # Training envs' observations update the running statistics before they are used, as
+        # in VecNormalize; evaluation reads them frozen. No value torso/head: they cost acting
+        # time unused.
+        if explore:
+            self.model.update_obs_statistics(obs)
         return self._choose(self.model.policy(obs), explore)
 
     def _choose(self, params: tf.Tensor, explore: bool) -> tf.Tensor:
@@ -98,6 +112,9 @@ class ActorCriticAgent(Agent):
         return action, {"log_prob": action_log_prob(self.model, params, action)}
 
     def _observe(self, transition: Batch) -> None:
+        if self.reward_scaler is not None:
+            done = np.logical_or(transition["terminated"], transition["truncated"])
+            transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
         # log_prob / value are stored when the acting step supplied them (zeros otherwise).
         self.rollout.add(**{key: transition.get(key) for key in ROLLOUT_FIELDS})
 
@@ -113,4 +130,7 @@ class ActorCriticAgent(Agent):
     def _numpy_state_parts(self) -> dict[str, object]:
         # On-policy agents: empty right after `update` (when the loop checkpoints) except for a
         # last, partial rollout at the end of training.
-        return {"rollout": self.rollout}
+        parts: dict[str, object] = {"rollout": self.rollout}
+        if self.reward_scaler is not None:
+            parts["reward_scaler"] = self.reward_scaler
+        return parts

@@ -30,7 +30,6 @@ from rl.agents.stateless_generator import StatelessGenerator
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
-from rl.models.running_normalizer import RewardScaler
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
@@ -94,8 +93,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self.model.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), self.model.initial_state(1))
         if hp.torch_init:
             self.model.torch_init()
-        # VecNormalize's reward scaling (None: rewards as the env gives them).
-        self.reward_scaler = RewardScaler(spec.num_envs, hp.gamma) if hp.normalize_reward else None
+        self._build_reward_scaler()
         self._build_recurrent_state(self.model.state_size)
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         accepted = inspect.signature(self.estimator).parameters
@@ -155,9 +153,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
-        if self.reward_scaler is not None:
-            done = np.logical_or(transition["terminated"], transition["truncated"])
-            transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
         super()._observe(transition)
 
     def _end_all_episodes(self) -> None:
@@ -165,10 +160,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self._reset_recurrent_state()
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        parts = {"rollout": self.rollout, "rollout_states": self.rollout_states}
-        if self.reward_scaler is not None:
-            parts["reward_scaler"] = self.reward_scaler
-        return parts
+        return {**super()._numpy_state_parts(), "rollout_states": self.rollout_states}
 
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:

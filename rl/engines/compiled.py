@@ -51,6 +51,13 @@ def check_compiled(hparams: HParams, record_video: bool, render: bool) -> None:
             f"env {hparams.env!r} is written in TF ops and cannot render; "
             "--record_video/--render need a gymnasium env"
         )
+    keys = ("normalize_obs", "normalize_reward")
+    normalized = [key for key in keys if key in hparams and getattr(hparams, key)]
+    if normalized:
+        raise UserError(
+            f"{' and '.join(normalized)} work on gymnasium envs only (the compiled program "
+            f"keeps no running statistics); set them False for {hparams.env!r}"
+        )
     single_seed_class(hparams)  # an agent without a compiled path fails here
 
 

@@ -5,11 +5,12 @@ Settings are rl-baselines3-zoo's for the v4 envs (hyperparams/{sac,td3,ddpg,ppo}
 22e3ff2), on gymnasium's v5 envs (rl/envs/mujoco.py). Where every set differs from the zoo:
 - SAC, TD3, DDPG: 64 gradient steps every 64 env steps in one compiled call, not 1 every step
   (the same replay ratio; rl/hparams/off_policy_continuous.py).
-- PPO: no VecNormalize (the zoo's `normalize: true` on every MuJoCo entry): the feed-forward
-  actor-critic has no observation or reward normalization (only ppo_recurrent does, from
-  rl/models/running_normalizer.py), so expect lower returns than the zoo's until it has;
-  Keras initialization (Glorot, orthogonal heads) where the zoo asks `ortho_init=False`; and
-  vf_coef twice the zoo's, as our value loss is 0.5 (V - R)^2 and SB3's (V - R)^2.
+- PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`,
+  in the agent (rl/models/running_normalizer.py, the same arithmetic); the rollout keeps raw
+  observations, normalized with the statistics at update time (VecNormalize stores each step
+  normalized with those of its time). Keras initialization (Glorot, orthogonal heads) where the
+  zoo asks `ortho_init=False`; vf_coef twice the zoo's, as our value loss is 0.5 (V - R)^2 and
+  SB3's (V - R)^2.
 Evaluation is SB3's and the zoo's for MuJoCo: 10 episodes of the deterministic policy (the
 Gaussian mean, `eval.sample_actions=False`), every 10k env steps.
 """
@@ -90,10 +91,16 @@ def ddpg_halfcheetah() -> HParams:
     return as_ddpg(td3_halfcheetah())
 
 
+def mujoco_ppo(env: str) -> HParams:
+    """PPO on `env` with the MuJoCo protocol and the zoo's VecNormalize (observations and
+    rewards)."""
+    return mujoco_protocol(ppo(), env).update(normalize_obs=True, normalize_reward=True)
+
+
 def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> HParams:
     """The zoo's tuned PPO MuJoCo entries: one env, 512-step rollouts, constant lr and clip
     range; with the zoo's `policy_kwargs`, set `tuned_policy` too."""
-    hp = mujoco_protocol(ppo(), env)
+    hp = mujoco_ppo(env)
     rollouts(hp, num_envs=1, steps_per_env=512, batch_size=batch_size, n_epochs=n_epochs)
     return hp.update(vf_coef=2 * sb3_vf_coef)
 
@@ -133,7 +140,7 @@ def ppo_walker2d() -> HParams:
 def ppo_ant() -> HParams:
     """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (2048-step rollouts, 10 epochs of
     64-sample batches, lr 3e-4); differences: the module docstring."""
-    return mujoco_protocol(ppo(), "Ant-v5").update(vf_coef=2 * 0.5)
+    return mujoco_ppo("Ant-v5").update(vf_coef=2 * 0.5)
 
 
 @register_hparams("sac_mujoco_tiny")

@@ -57,4 +57,16 @@ def on_policy() -> HParams:
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
+    hp.add(
+        "normalize_obs",
+        False,
+        "Standardize observations by running mean/variance of the training envs' observations, "
+        "clipped to +-10 (SB3's VecNormalize norm_obs), inside the network.",
+    )
+    hp.add(
+        "normalize_reward",
+        False,
+        "Divide rewards by the running std of the discounted return, clipped to +-10 (SB3's "
+        "VecNormalize norm_reward, with this set's gamma) before they enter the rollout.",
+    )
     return hp.update(max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")

@@ -61,18 +61,6 @@ def ppo_recurrent() -> HParams:
         "GRU/LSTM: U(+-1/sqrt(units))), i.e. SB3 with ortho_init=False; False: Keras' Glorot "
         "kernels and orthogonal heads (0.01 policy, 1 value).",
     )
-    hp.add(
-        "normalize_obs",
-        False,
-        "Standardize observations by running mean/variance of the training envs' observations, "
-        "clipped to +-10 (SB3's VecNormalize norm_obs), inside the network.",
-    )
-    hp.add(
-        "normalize_reward",
-        False,
-        "Divide rewards by the running std of the discounted return, clipped to +-10 (SB3's "
-        "VecNormalize norm_reward, with this set's gamma) before they enter the rollout.",
-    )
     return hp
 
 

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from rl.envs.spec import EnvSpec
 from rl.models.encoders import obs_to_float
+from rl.models.running_normalizer import ObservationNormalizer
 from rl.registry import get_model
 
 if TYPE_CHECKING:
@@ -34,10 +35,14 @@ class ActorCritic(tf.keras.Model):
         activation: str,
         separate_torsos: bool = False,
         log_std_init: float = 0.0,
+        normalize_obs: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.discrete = spec.discrete
+        self.obs_normalizer = (
+            ObservationNormalizer(spec.obs_shape, name="obs_normalizer") if normalize_obs else None
+        )
         make_torso = get_model(torso)
         self.torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name="torso")
         self.value_torso = (
@@ -85,19 +90,28 @@ class ActorCritic(tf.keras.Model):
                     if layer.bias is not None:
                         layer.bias.assign(tf.zeros_like(layer.bias))
 
-    def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def _inputs(self, obs: tf.Tensor) -> tf.Tensor:
         obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
+        return obs if self.obs_normalizer is None else self.obs_normalizer(obs)
+
+    def update_obs_statistics(self, obs: tf.Tensor) -> None:
+        """Adds observations the agent acts on to the running statistics (no-op without)."""
+        if self.obs_normalizer is not None:
+            self.obs_normalizer.update(obs_to_float(obs))
+
+    def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        obs = self._inputs(obs)
         features = self.torso(obs)
         value_features = features if self.value_torso is None else self.value_torso(obs)
         return self.policy_head(features), tf.squeeze(self.value_head(value_features), -1)
 
     def policy(self, obs: tf.Tensor) -> tf.Tensor:
         """Policy parameters alone (skips the value head and torso): what acting needs."""
-        return self.policy_head(self.torso(obs_to_float(obs)))
+        return self.policy_head(self.torso(self._inputs(obs)))
 
     def value(self, obs: tf.Tensor) -> tf.Tensor:
         """V(obs) alone (skips the policy head)."""
-        obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
+        obs = self._inputs(obs)
         features = self.torso(obs) if self.value_torso is None else self.value_torso(obs)
         return tf.squeeze(self.value_head(features), -1)
 

@@ -135,6 +135,7 @@ class RecurrentActorCritic(ActorCritic):
         self.core_first = bool(core_first)
         self.core = RecurrentCore(cell, units, name="core")
         self.value_core = RecurrentCore(cell, units, name="value_core") if separate_torsos else None
+        # Created after the cores (not by ActorCritic's constructor): checkpoints keep their order.
         self.obs_normalizer = (
             ObservationNormalizer(spec.obs_shape, name="obs_normalizer") if normalize_obs else None
         )
@@ -148,11 +149,6 @@ class RecurrentActorCritic(ActorCritic):
 
     def call(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return self.step(obs, state)
-
-    def _inputs(self, obs: tf.Tensor) -> tf.Tensor:
-        """obs [N, ...] -> float inputs (uint8 frames to [0, 1]; standardized if enabled)."""
-        obs = obs_to_float(obs)
-        return obs if self.obs_normalizer is None else self.obs_normalizer(obs)
 
     def _branches(self) -> list[tuple[tf.keras.layers.Layer, RecurrentCore]]:
         """(torso, core) of the policy and, with separate cores, of the value."""
@@ -233,11 +229,6 @@ class RecurrentActorCritic(ActorCritic):
                 if layer.bias is not None:  # GRU (reset_after): [2, 3u], b_ih and b_hh rows
                     lstm = isinstance(layer, tf.keras.layers.LSTMCell)
                     uniform(layer.bias, bound, terms=2 if lstm else 1)
-
-    def update_obs_statistics(self, obs: tf.Tensor) -> None:
-        """Adds observations the agent acts on to the running statistics (no-op without)."""
-        if self.obs_normalizer is not None:
-            self.obs_normalizer.update(obs_to_float(obs))
 
     def _value_of(self, output: tf.Tensor) -> tf.Tensor:
         return tf.squeeze(self.value_head(output), -1)

@@ -299,3 +299,28 @@ def test_partial_rollout_is_checkpointed_and_restored():
     restored.load_numpy_state(state)
     assert len(restored.rollout) == 5
     np.testing.assert_array_equal(restored.rollout.data()["obs"], agent.rollout.data()["obs"])
+
+
+def test_normalized_observations_and_rewards_as_vecnormalize():
+    # ppo_tiny with SB3's VecNormalize in the agent: the training envs' observations update the
+    # statistics as the agent acts (greedy evaluation reads them frozen), rewards enter the
+    # rollout scaled, and the scaler's state is in the checkpoint.
+    agent, driver = make_agent("ppo_tiny", "normalize_obs=True,normalize_reward=True")
+    normalizer = agent.model.obs_normalizer
+    driver.collect(agent.steps_per_iteration)
+    batch = agent.rollout.data()
+    # Every observation acted on (32 steps x 2 envs) entered the statistics once.
+    assert float(normalizer.count.numpy()) == pytest.approx(1e-4 + 64, rel=1e-6)
+    mean = batch["obs"].reshape(-1, 4).mean(axis=0)  # the prior's weight 1e-4 is negligible
+    np.testing.assert_allclose(normalizer.mean.numpy(), mean, atol=1e-4)
+    agent.greedy_actions(batch["obs"][0])
+    assert float(normalizer.count.numpy()) == pytest.approx(1e-4 + 64, rel=1e-6)
+    # CartPole pays 1 per step: step t's scaled rewards are what a fresh scaler gives after
+    # the same t + 1 steps and episode ends.
+    scaler = type(agent.reward_scaler)(2, agent.hparams.gamma)
+    done = np.logical_or(batch["terminated"], batch["truncated"])
+    for t in range(len(done)):
+        np.testing.assert_allclose(batch["reward"][t], scaler(np.ones(2), done[t]), rtol=1e-6)
+    assert np.ptp(batch["reward"]) > 0.01  # scaled, not the env's constant 1
+    assert {"reward_scaler/var", "reward_scaler/returns"} <= set(agent.numpy_state())
+    assert np.isfinite(agent.update()["train/loss"])

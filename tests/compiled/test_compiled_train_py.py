@@ -72,3 +72,12 @@ def test_unknown_tf_env_is_a_user_error(tmp_path, train_here):
     assert proc.returncode == 2, describe(proc)
     assert "CartPole" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_normalization_is_refused_on_the_compiled_path(tmp_path, train_here):
+    override = ["--hparam_override", "normalize_obs=True,normalize_reward=True"]
+    proc = train_here(["--hparams", TINY, "--output_dir", tmp_path / "o", *override])
+    assert proc.returncode == 2, describe(proc)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "normalize_obs and normalize_reward" in lines[0], lines
+    assert not (tmp_path / "o").exists()
