@@ -42,7 +42,7 @@ from rl.workers.actor_group import ActorGroup
 from rl.workers.apex_actor import ApexActor
 from rl.workers.exploration import actor_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
-from rl.workers.weights import policy_variables
+from rl.workers.weights import PolicyWeights
 
 IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not update
 
@@ -82,7 +82,7 @@ class ApexEngine(OneAgentEngine):
         self.full_games = eval_spec.reports_game_score
         self.agent = build_agent(hp, spec, self.seed)
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
-        self.variables = policy_variables(self.agent)
+        self.policy = PolicyWeights(self.agent)
         self.stats = WorkerStats(num_workers)
         self.group: ActorGroup | None = None
         self.state: dict[str, Any] = {}
@@ -130,7 +130,7 @@ class ApexEngine(OneAgentEngine):
 
     # -------------------------------------------------------------------------- protocol
     def weights(self) -> list[np.ndarray]:
-        return [v.numpy() for v in self.variables]
+        return [self.policy.read()]  # one flat array (rl/workers/weights.py)
 
     def resume_note(self, index: int) -> str:
         return f" ({self.restored_parts()}; fresh actors)"

@@ -58,8 +58,8 @@ class RemoteActor:
             (arrays,) = weights
             if isinstance(arrays, ray.ObjectRef):
                 arrays = ray.get(arrays)
-            for variable, array in zip(self.variables, arrays, strict=True):
-                variable.assign(array)
+            (flat,) = arrays  # rl/workers/weights.py
+            self.policy.load(flat)
             # Schedules follow the run's progress (the learner's count when it published, which
             # this actor's own steps may have passed meanwhile).
             own = int(self.agent.env_steps.numpy())
@@ -91,7 +91,7 @@ class RemoteActor:
         from rl.registry import get_agent
         from rl.rollout.driver import Driver
         from rl.utils.seeding import derive_seed
-        from rl.workers.weights import policy_variables
+        from rl.workers.weights import PolicyWeights
 
         hp = self.hp
         env_seed, agent_seed = self.seeds
@@ -109,7 +109,7 @@ class RemoteActor:
             reward_augmentation=reward_augmentation_from_hparams(hp),
         )
         self.agent = get_agent(hp.agent)(self.spec, hp, agent_seed)
-        self.variables = policy_variables(self.agent)
+        self.policy = PolicyWeights(self.agent)
         self.driver = Driver(RecordingEnv(env), self.spec, self.agent)
         self.driver.reset(env_seed)
 
