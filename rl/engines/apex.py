@@ -96,6 +96,10 @@ class ApexEngine(OneAgentEngine):
     def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
         return WorkerProgressCSV(path, self.num_workers, resume_at_step)
 
+    def calls_in_flight(self) -> int:
+        """Per actor: the blocks that may wait for the learner + the one being collected."""
+        return self.hp.workers.queue_blocks + 1
+
     def actor_group(self, starts: int) -> ActorGroup:
         """`num_workers` actors of `actor_class`, seeded by the number of starts."""
         n = self.num_workers
@@ -110,7 +114,7 @@ class ApexEngine(OneAgentEngine):
                 )
                 for i in range(n)
             ],
-            depth=self.hp.workers.queue_blocks + 1,  # blocks waiting + the one being collected
+            depth=self.calls_in_flight(),
             max_restarts=self.max_actor_restarts,
             address=self.ray_address,
             resources=self.actor_resources,

@@ -5,9 +5,9 @@ An actor builds the learner's agent class from the learner's hparams (adapted by
 its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
 loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it loads
 the weights the call carries (the learner's newest when it submitted the call) if they are newer
-than the ones it holds, collects, and returns the block. The learner keeps a few calls in flight
-per actor, so an actor goes from one block to the next without waiting for the learner, and
-without asking anyone for weights.
+than the ones it holds, collects, and returns the block. It asks nobody for weights. The learner
+keeps a few calls in flight per Ape-X actor, so that one goes from one block to the next without
+waiting for the learner; an IMPALA actor has one call of several unrolls (impala_actor.py).
 
 It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
 died) seeds them anew, so it does not replay its first process's episodes.
