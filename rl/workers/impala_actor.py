@@ -7,7 +7,7 @@ terminations, truncations with their final observations, behaviour log-probs, an
 observation after the last step), acted with the call's weights, whose version travels with
 them; its episodes go on in the next unroll. Several unrolls per call, one call in flight: the
 same unrolls ahead of the learner as one unroll per call with queue_blocks + 1 calls in flight,
-so the same policy lag, but Ray's cost of a call (~1.4 ms of CPU, docs/workers.md) and the
+so the same policy lag, but Ray's cost of a call (about 1 ms of CPU, docs/workers.md) and the
 weights' load are paid once per call.
 What every actor does: rl/workers/actor.py.
 """
