@@ -42,7 +42,7 @@ from rl.workers.actor_group import ActorGroup
 from rl.workers.apex_actor import ApexActor
 from rl.workers.exploration import actor_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
-from rl.workers.weights import policy_variables
+from rl.workers.weights import PolicyWeights
 
 IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not update
 
@@ -82,7 +82,7 @@ class ApexEngine(OneAgentEngine):
         self.full_games = eval_spec.reports_game_score
         self.agent = build_agent(hp, spec, self.seed)
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
-        self.variables = policy_variables(self.agent)
+        self.policy = PolicyWeights(self.agent)
         self.stats = WorkerStats(num_workers)
         self.group: ActorGroup | None = None
         self.state: dict[str, Any] = {}
@@ -95,6 +95,10 @@ class ApexEngine(OneAgentEngine):
 
     def progress_sink(self, path: str, resume_at_step: int) -> Sink | None:
         return WorkerProgressCSV(path, self.num_workers, resume_at_step)
+
+    def calls_in_flight(self) -> int:
+        """Per actor: the blocks that may wait for the learner + the one being collected."""
+        return self.hp.workers.queue_blocks + 1
 
     def actor_group(self, starts: int) -> ActorGroup:
         """`num_workers` actors of `actor_class`, seeded by the number of starts."""
@@ -110,7 +114,7 @@ class ApexEngine(OneAgentEngine):
                 )
                 for i in range(n)
             ],
-            depth=self.hp.workers.queue_blocks + 1,  # blocks waiting + the one being collected
+            depth=self.calls_in_flight(),
             max_restarts=self.max_actor_restarts,
             address=self.ray_address,
             resources=self.actor_resources,
@@ -130,7 +134,7 @@ class ApexEngine(OneAgentEngine):
 
     # -------------------------------------------------------------------------- protocol
     def weights(self) -> list[np.ndarray]:
-        return [v.numpy() for v in self.variables]
+        return [self.policy.read()]  # one flat array (rl/workers/weights.py)
 
     def resume_note(self, index: int) -> str:
         return f" ({self.restored_parts()}; fresh actors)"

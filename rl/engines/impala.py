@@ -5,12 +5,13 @@ Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weig
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
 
 Actors (rl/workers/impala_actor.py) each step num_envs / N env copies and send unrolls of T
-steps with the behaviour log-probs, tagged with the version of the weights that acted. They
-never wait for the learner while fewer than `workers.queue_blocks` of their unrolls wait for
-it. The learner takes unrolls in arrival order, from whichever actors sent them, and as soon as
-it holds N of them (num_envs env rows: the single-process batch shape) it learns from
-them (`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older
-policies) and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
+steps with the behaviour log-probs, tagged with the version of the weights that acted,
+`workers.queue_blocks` + 1 unrolls per call, one call in flight per actor. The learner takes
+calls in arrival order, from whichever actors sent them, while it holds fewer than N unrolls
+(an actor whose call is done waits meanwhile: backpressure), and as soon as it holds N of them
+(num_envs env rows: the single-process batch shape) it learns from them
+(`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older policies)
+and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
 it IMPALA rather than the lockstep env workers (rl/envs/grouped_env.py): acting and learning
 overlap, and a slow actor delays nobody.
 
@@ -23,7 +24,7 @@ The actors' lifecycle (rl/workers/actor_group.py), evaluation, checkpoints and r
 Ape-X engine's (which this subclasses): a checkpoint holds the learner (weights, optimizer,
 counters) and the loop's counters; unrolls in flight or waiting for a batch when the run stops
 are lost and the actors' episodes restart on resume. Exact resume is not promised, and the run
-may overshoot `train_steps` by up to one unroll.
+may overshoot `train_steps` by up to one call's unrolls per actor.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class ImpalaEngine(ApexEngine):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.pending: list[dict[str, Any]] = []  # unrolls received, not yet learned from
+        self.pending: list[tuple[dict, int]] = []  # (unroll, weights version) not learned from yet
         self.lags: list[int] = []
 
     def restored_parts(self) -> str:
@@ -69,6 +70,10 @@ class ImpalaEngine(ApexEngine):
             learner_columns={"policy_lag": "workers/policy_lag"},
         )
 
+    def calls_in_flight(self) -> int:
+        """One per actor, of `workers.queue_blocks` + 1 unrolls (rl/workers/impala_actor.py)."""
+        return 1
+
     def start_line(self) -> str:
         n = self.num_workers
         actor = actor_hparams(self.hp, n)
@@ -81,12 +86,12 @@ class ImpalaEngine(ApexEngine):
         hp, agent, n = self.hp, self.agent, self.num_workers
         returns: list[float] = []
         lengths: list[float] = []
-        # Wait (briefly) for unrolls only when there is no batch to learn from meanwhile.
-        timeout = 0.0 if len(self.pending) >= n else IDLE_WAIT_SECONDS
-        for block in self.take(timeout):
+        # New unrolls only when there is no batch to learn from: backpressure (actors wait once
+        # their calls are done) rather than a backlog here, whose unrolls would only age.
+        for block in self.take(IDLE_WAIT_SECONDS) if len(self.pending) < n else []:
             if int(agent.env_steps.numpy()) >= hp.train_steps:
                 break  # the budget is spent: drop the rest
-            self.pending.append(block)
+            self.pending.extend((unroll, block["weights_version"]) for unroll in block["unrolls"])
             agent.env_steps.assign_add(block["env_steps"])
             self.stats.add(block)
             returns += block["episode_returns"]
@@ -94,9 +99,8 @@ class ImpalaEngine(ApexEngine):
         metrics: dict[str, float] = {}
         if len(self.pending) >= n:
             batch, self.pending = self.pending[:n], self.pending[n:]
-            add_unroll(agent, concatenate_unrolls([block["unroll"] for block in batch]))
-            version = self.group.version
-            self.lags.extend(version - block["weights_version"] for block in batch)
+            add_unroll(agent, concatenate_unrolls([unroll for unroll, _ in batch]))
+            self.lags.extend(self.group.version - acted_with for _, acted_with in batch)
             metrics = agent.update()
             self.learned(metrics)
         steps = int(agent.env_steps.numpy())

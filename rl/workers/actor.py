@@ -5,9 +5,9 @@ An actor builds the learner's agent class from the learner's hparams (adapted by
 its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
 loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it loads
 the weights the call carries (the learner's newest when it submitted the call) if they are newer
-than the ones it holds, collects, and returns the block. The learner keeps a few calls in flight
-per actor, so an actor goes from one block to the next without waiting for the learner, and
-without asking anyone for weights.
+than the ones it holds, collects, and returns the block. It asks nobody for weights. The learner
+keeps a few calls in flight per Ape-X actor, so that one goes from one block to the next without
+waiting for the learner; an IMPALA actor has one call of several unrolls (impala_actor.py).
 
 It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
 died) seeds them anew, so it does not replay its first process's episodes.
@@ -58,8 +58,8 @@ class RemoteActor:
             (arrays,) = weights
             if isinstance(arrays, ray.ObjectRef):
                 arrays = ray.get(arrays)
-            for variable, array in zip(self.variables, arrays, strict=True):
-                variable.assign(array)
+            (flat,) = arrays  # rl/workers/weights.py
+            self.policy.load(flat)
             # Schedules follow the run's progress (the learner's count when it published, which
             # this actor's own steps may have passed meanwhile).
             own = int(self.agent.env_steps.numpy())
@@ -91,7 +91,7 @@ class RemoteActor:
         from rl.registry import get_agent
         from rl.rollout.driver import Driver
         from rl.utils.seeding import derive_seed
-        from rl.workers.weights import policy_variables
+        from rl.workers.weights import PolicyWeights
 
         hp = self.hp
         env_seed, agent_seed = self.seeds
@@ -109,7 +109,7 @@ class RemoteActor:
             reward_augmentation=reward_augmentation_from_hparams(hp),
         )
         self.agent = get_agent(hp.agent)(self.spec, hp, agent_seed)
-        self.variables = policy_variables(self.agent)
+        self.policy = PolicyWeights(self.agent)
         self.driver = Driver(RecordingEnv(env), self.spec, self.agent)
         self.driver.reset(env_seed)
 

@@ -1,10 +1,14 @@
 """An IMPALA actor: steps num_envs / N env copies and sends unrolls of T steps with the
 behaviour log-probs (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
 
-Its agent is the learner's IMPALA agent with its share of the env copies; each block is one
-unroll (`rl.workers.unrolls.pop_unroll`: obs, actions, rewards, terminations, truncations with
-their final observations, behaviour log-probs, and the observation after the last step), acted
-with one version of the weights, which travels with it; its episodes go on in the next unroll.
+Its agent is the learner's IMPALA agent with its share of the env copies; each block is
+`workers.queue_blocks` + 1 unrolls (`rl.workers.unrolls.pop_unroll`: obs, actions, rewards,
+terminations, truncations with their final observations, behaviour log-probs, and the
+observation after the last step), acted with the call's weights, whose version travels with
+them; its episodes go on in the next unroll. Several unrolls per call, one call in flight: the
+same unrolls ahead of the learner as one unroll per call with queue_blocks + 1 calls in flight,
+so the same policy lag, but Ray's cost of a call (about 1 ms of CPU, docs/workers.md) and the
+weights' load are paid once per call.
 What every actor does: rl/workers/actor.py.
 """
 
@@ -32,9 +36,12 @@ class ImpalaActor(RemoteActor):
         return actor_hparams(hparams, num_actors)
 
     def block(self) -> dict[str, Any]:
-        self.driver.collect(self.agent.unroll_length)
+        unrolls = []
+        for _ in range(self.hp.workers.queue_blocks + 1):
+            self.driver.collect(self.agent.unroll_length)
+            unrolls.append(pop_unroll(self.agent))
         return {
-            "unroll": pop_unroll(self.agent),
-            "env_steps": self.agent.unroll_length * self.spec.num_envs,
+            "unrolls": unrolls,
+            "env_steps": len(unrolls) * self.agent.unroll_length * self.spec.num_envs,
             "epsilon": None,  # no epsilon: the policy samples (rl/workers/progress.py)
         }

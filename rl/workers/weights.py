@@ -1,11 +1,14 @@
-"""Which of the learner's variables its actors need: the policy's weights.
+"""Which of the learner's variables its actors need (the policy's weights), and how they travel:
+one flat array, read by the learner and loaded by an actor with one compiled call each.
 
-The learner sends them to its actors through Ray's object store (rl/workers/actor_group.py) as
-one list of numpy arrays in this order.
+The learner publishes it through Ray (rl/workers/actor_group.py). One array rather than one per
+variable: loading IMPALA's 8 CartPole variables one `assign` at a time cost an actor 0.9 ms of
+CPU per call, the compiled flat load 0.3 ms (docs/workers.md), and Ray serializes one buffer.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 
@@ -25,3 +28,26 @@ def policy_variables(agent: tf.Module) -> list[tf.Variable]:
         elif isinstance(value, tf.Variable) and value.trainable:
             out.append(value)
     return out
+
+
+class PolicyWeights:
+    """An agent's `policy_variables` as one flat array of their (common) dtype."""
+
+    def __init__(self, agent: tf.Module) -> None:
+        variables = policy_variables(agent)
+        (dtype,) = {v.dtype for v in variables}  # the flat array has one
+        sizes = [v.shape.num_elements() for v in variables]
+        self._read = tf.function(
+            lambda: tf.concat([tf.reshape(v, [-1]) for v in variables], 0), input_signature=[]
+        )
+
+        @tf.function(input_signature=[tf.TensorSpec([sum(sizes)], dtype)])
+        def load(flat: tf.Tensor) -> None:
+            for variable, part in zip(variables, tf.split(flat, sizes), strict=True):
+                variable.assign(tf.reshape(part, variable.shape))
+
+        self.load = load
+
+    def read(self) -> np.ndarray:
+        """The weights, flat (what `load` takes)."""
+        return self._read().numpy()

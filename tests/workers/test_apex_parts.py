@@ -16,7 +16,7 @@ from rl.errors import WorkerError, worker_error_line
 from rl.rollout.driver import Driver
 from rl.workers.exploration import actor_epsilon, actor_hparams, apex_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
-from rl.workers.weights import policy_variables
+from rl.workers.weights import PolicyWeights, policy_variables
 
 
 def _dqn(hparams_set: str = "dqn_tiny", **changes):
@@ -65,6 +65,18 @@ def test_policy_variables_are_the_networks_not_counters():
     expected = agent.q_network.variables + agent.target_network.variables
     assert [v.path for v in variables] == [v.path for v in expected]
     assert not any(v is agent.env_steps or v is agent.gradient_steps for v in variables)
+
+
+def test_policy_weights_travel_as_one_flat_array():
+    hp, env, spec, learner = _dqn()
+    env.close()
+    actor = registry.get_agent(hp.agent)(spec, hp, 1)  # other seed: other initial weights
+    flat = PolicyWeights(learner).read()
+    expected = [v.numpy() for v in policy_variables(learner)]
+    assert flat.shape == (sum(a.size for a in expected),) and flat.dtype == np.float32
+    PolicyWeights(actor).load(flat)
+    for got, want in zip(policy_variables(actor), expected, strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)
 
 
 def test_initial_priorities_are_the_double_q_td_errors():
