@@ -96,6 +96,30 @@ _MUJOCO = {
     ),
 }
 _MUJOCO["ddpg"] = _MUJOCO["td3"]
+# hyperparams/ppo.yml @ 22e3ff2: `normalize: true` everywhere; tuned entries for three envs, Ant
+# on SB3's defaults. "relu" stands for the zoo's nn.ReLU (resolved in `build`).
+_PPO_TUNED_POLICY = dict(log_std_init=-2, ortho_init=False, activation_fn="relu",
+                         net_arch=dict(pi=[256, 256], vf=[256, 256]))  # fmt: skip
+
+
+def _zoo_ppo(batch_size, n_epochs, gamma, gae_lambda, lr, ent_coef, clip, grad, vf, policy=None):
+    entry = dict(normalize=True, n_timesteps=1_000_000, n_envs=1, policy="MlpPolicy",
+                 n_steps=512, batch_size=batch_size, n_epochs=n_epochs, gamma=gamma,
+                 gae_lambda=gae_lambda, learning_rate=lr, ent_coef=ent_coef, clip_range=clip,
+                 max_grad_norm=grad, vf_coef=vf)  # fmt: skip
+    return {**entry, "policy_kwargs": dict(policy)} if policy else entry
+
+
+_PPO_MUJOCO = {
+    "HalfCheetah-v5": _zoo_ppo(
+        64, 20, 0.98, 0.92, 2.0633e-05, 0.000401762, 0.1, 0.8, 0.58096, _PPO_TUNED_POLICY
+    ),  # fmt: skip
+    "Hopper-v5": _zoo_ppo(
+        32, 5, 0.999, 0.99, 9.80828e-05, 0.00229519, 0.2, 0.7, 0.835671, _PPO_TUNED_POLICY
+    ),  # fmt: skip
+    "Walker2d-v5": _zoo_ppo(32, 20, 0.99, 0.95, 5.05041e-05, 0.000585045, 0.1, 1.0, 0.871923),
+    "Ant-v5": dict(normalize=True, n_timesteps=1_000_000, n_envs=1, policy="MlpPolicy"),
+}
 
 ZOO_ADDITIONS = {
     ("dqn", "Acrobot-v1"): dict(_DQN_ACROBOT_LUNAR),
@@ -154,6 +178,7 @@ ZOO_ADDITIONS = {
     ("td3", "MountainCarContinuous-v0"): dict(_TD3_DDPG_MCC),
     ("ddpg", "MountainCarContinuous-v0"): dict(_TD3_DDPG_MCC),
     **{(algo, env): dict(entry) for algo, entry in _MUJOCO.items() for env in MUJOCO_ENVS},
+    **{("ppo", env): entry for env, entry in _PPO_MUJOCO.items()},
 }
 
 
@@ -198,6 +223,10 @@ def build(algo, env_id, seed, budget, horizon):
         std = patched.pop("noise_std")
         n_act = gym.make(env_id).action_space.shape[0]
         patched["action_noise"] = kind(mean=np.zeros(n_act), sigma=std * np.ones(n_act))
+    if patched.get("policy_kwargs", {}).get("activation_fn") == "relu":
+        from torch import nn
+
+        patched["policy_kwargs"] = {**patched["policy_kwargs"], "activation_fn": nn.ReLU}
     sb3_solve.ZOO[key] = patched
     try:
         return _original_build(algo, env_id, seed, budget, horizon)
