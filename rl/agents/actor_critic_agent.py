@@ -51,6 +51,8 @@ class ActorCriticAgent(Agent):
             name="actor_critic",
         )
         self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
+        if "torch_init" in hp and hp.torch_init:
+            self.model.torch_init()
         self._build_reward_scaler()
 
     def _build_reward_scaler(self) -> None:

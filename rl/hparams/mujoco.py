@@ -8,8 +8,8 @@ Settings are rl-baselines3-zoo's for the v4 envs (hyperparams/{sac,td3,ddpg,ppo}
 - PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`,
   in the agent (rl/models/running_normalizer.py, the same arithmetic); the rollout keeps raw
   observations, normalized with the statistics at update time (VecNormalize stores each step
-  normalized with those of its time). Keras initialization (Glorot, orthogonal heads) where the
-  zoo asks `ortho_init=False`; vf_coef twice the zoo's, as our value loss is 0.5 (V - R)^2 and
+  normalized with those of its time). The zoo's `ortho_init=False` is `torch_init` (PyTorch's
+  default initialization); vf_coef is twice the zoo's, as our value loss is 0.5 (V - R)^2 and
   SB3's (V - R)^2.
 Evaluation is SB3's and the zoo's for MuJoCo: 10 episodes of the deterministic policy (the
 Gaussian mean, `eval.sample_actions=False`), every 10k env steps.
@@ -107,8 +107,8 @@ def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> 
 
 def tuned_policy(hp: HParams) -> HParams:
     """The zoo's `policy_kwargs` for HalfCheetah and Hopper: separate 256-256 ReLU policy and
-    value networks, initial log std -2."""
-    return hp.update(hidden_sizes=[256, 256], activation="relu", log_std_init=-2.0)
+    value networks, initial log std -2, PyTorch's initialization (`ortho_init=False`)."""
+    return hp.update(hidden_sizes=[256, 256], activation="relu", log_std_init=-2.0, torch_init=True)
 
 
 @register_hparams("ppo_halfcheetah")

@@ -58,6 +58,13 @@ def on_policy() -> HParams:
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
     hp.add(
+        "torch_init",
+        False,
+        "Initialize every layer as PyTorch's defaults do (Linear: U(+-1/sqrt(fan_in)); "
+        "GRU/LSTM: U(+-1/sqrt(units))), i.e. SB3 with ortho_init=False; False: Keras' Glorot "
+        "kernels and orthogonal heads (0.01 policy, 1 value).",
+    )
+    hp.add(
         "normalize_obs",
         False,
         "Standardize observations by running mean/variance of the training envs' observations, "

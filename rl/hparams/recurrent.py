@@ -54,13 +54,6 @@ def ppo_recurrent() -> HParams:
         "output, as SB3-contrib's MlpLstmPolicy does (LSTM, then net_arch); False: torso -> "
         "core -> heads.",
     )
-    hp.add(
-        "torch_init",
-        False,
-        "Initialize every layer as PyTorch's defaults do (Linear: U(+-1/sqrt(fan_in)); "
-        "GRU/LSTM: U(+-1/sqrt(units))), i.e. SB3 with ortho_init=False; False: Keras' Glorot "
-        "kernels and orthogonal heads (0.01 policy, 1 value).",
-    )
     return hp
 
 
