@@ -89,7 +89,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
 PIP_NOISE="^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"
 uv_version="$(sed -n -E 's/^UV_VERSION=([0-9.]+).*/\1/p' setup.sh)"
 { "$PY" -m pip install -q "uv==$uv_version" 2>&1 1>&3 3>&- | { grep -v -e "$PIP_NOISE" >&2 || true; }; } 3>&1
-uv_install() { "$PY" -m uv pip install --quiet --python "$PY" "$@"; }
+uv_install() { "$PY" -m uv pip install --quiet --compile-bytecode --python "$PY" "$@"; }
 
 compat_requirements >"$VENV/requirements-tpu-compat.txt"
 echo "setup-tpu-compat.sh: installing $VENV/requirements-tpu-compat.txt (quiet; a minute)"
