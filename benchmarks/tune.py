@@ -102,18 +102,34 @@ def tune(args: argparse.Namespace, trials: list[dict], population: int, cache: s
     return {"wall": wall, "cpu": cpu, "values": values}
 
 
-# PBT's tasks: (label, hparams set, protocol overrides); Acrobot is the harder TF-ops task.
+# PBT's tasks: (label, hparams set, protocol overrides, solved threshold); Acrobot is the
+# harder TF-ops task (gymnasium's thresholds: CartPole-v1 475, Acrobot-v1 -100).
 PBT_TASKS = (
-    ("cartpole", "ppo_tf_cartpole", "stop_at_eval_return=None"),
+    ("cartpole", "ppo_tf_cartpole", "stop_at_eval_return=None", 475.0),
     ("acrobot", "ppo_tf_cartpole", "env=tf/Acrobot-v1,max_episode_steps=500,"
-     "stop_at_eval_return=None"),
+     "stop_at_eval_return=None", -100.0),
 )  # fmt: skip
+
+
+def best_member(out: str, threshold: float) -> tuple[float, int | None]:
+    """The final evaluation return of the population's best member (by that return) and the
+    first env step at which that member's evaluation reached `threshold` (None: never)."""
+    import csv
+
+    best: tuple[float, int | None] = (float("-inf"), None)
+    for progress in sorted(Path(out, "members").glob("member_*/progress.csv")):
+        with progress.open() as f:
+            rows = [r for r in csv.DictReader(f) if r.get("eval_return_mean")]
+        curve = [(int(r["env_steps"]), float(r["eval_return_mean"])) for r in rows]
+        reached = next((step for step, value in curve if value >= threshold), None)
+        best = max(best, (curve[-1][1], reached), key=lambda pair: pair[0])
+    return best
 
 
 def pbt_vs_random(args: argparse.Namespace) -> None:
     """PBT and random search over the same members, same env steps; winners on fresh seeds."""
     rows = []
-    for label, hparams, overrides in PBT_TASKS:
+    for label, hparams, overrides, threshold in PBT_TASKS:
         for study_seed in range(args.study_seeds):
             for mode in ("pbt", "random"):
                 # No round before the budget ends (a multiple of ppo_tf_cartpole's 10,240-step
@@ -131,11 +147,17 @@ def pbt_vs_random(args: argparse.Namespace) -> None:
                     if proc.returncode != 0:
                         raise SystemExit(f"rl.tune failed:\n{proc.stderr[-3000:]}")
                     winner = json.loads(Path(out, "winner.json").read_text())
-                rows.append((label, study_seed, mode, winner["fresh_mean"], winner["fresh_std"]))
+                    final, reached = best_member(out, threshold)
+                rows.append((label, study_seed, mode, final, reached, winner["fresh_mean"],
+                             winner["fresh_std"]))  # fmt: skip
                 print(json.dumps(rows[-1]), file=sys.stderr)
     print(f"== PBT vs random search: {args.members} members, {args.pbt_steps:,} env steps each")
-    for label, study_seed, mode, mean, std in rows:
-        print(f"{label:<9} seed {study_seed}  {mode:<6}  fresh-seed score {mean:8.1f} ± {std:.1f}")
+    print("task      study   mode    best member: final return, steps to threshold | "
+          "winner on 5 fresh seeds")  # fmt: skip
+    for label, study_seed, mode, final, reached, mean, std in rows:
+        steps = "never" if reached is None else f"{reached:,}"
+        print(f"{label:<9} seed {study_seed}  {mode:<6}  {final:8.1f}  {steps:>9}  |  "
+              f"{mean:8.1f} ± {std:.1f}")  # fmt: skip
 
 
 def main() -> None:

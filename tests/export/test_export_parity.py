@@ -4,7 +4,11 @@ agent of each family (DQN, C51, PPO discrete and continuous, SAC, recurrent PPO,
 each trained for a few steps by the real loop into a real run dir. TFLite files of the
 feed-forward policies, run by LiteRT's interpreter through the signature name rl.export
 reports, on a batch of TFLITE_BATCH observations, give the same discrete actions and continuous
-actions within TFLITE_TOLERANCE."""
+actions within TFLITE_TOLERANCE.
+
+Every test here reads what that TensorFlow-only process loaded, so the module is e2e. In the
+default tier, tests/export/test_export_cli.py covers the CLI's mistakes and
+tests/test_precision.py exports and loads SavedModels in process."""
 
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ NUM_OBS = 1000
 TFLITE_TOLERANCE = 1e-5  # absolute, on continuous actions (TFLite's kernels are not TF's)
 TFLITE_BATCH = 256  # a batch the converter's default input shape [1, ...] does not hold
 LOADER = Path(__file__).with_name("load_exported.py")
+pytestmark = pytest.mark.e2e  # a process where rl cannot be imported
 
 # family: (hparams set, overrides, train_steps): a few iterations of the real loop each.
 FAMILIES = {
@@ -138,7 +143,6 @@ def exported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-@pytest.mark.e2e  # a process where rl cannot be imported
 def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, family):
     result = exported[family]
     memory, loaded, spec = result["memory"], result["loaded"], result["spec"]
