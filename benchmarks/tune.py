@@ -138,7 +138,7 @@ def pbt_vs_random(args: argparse.Namespace) -> None:
                 interval = ["--pbt_interval", str(past)] if mode == "random" else []
                 with tempfile.TemporaryDirectory() as out:
                     cmd = [sys.executable, "-m", "rl.tune", "--hparams", hparams, "--space", "ppo",
-                           "--keys", "lr,ent_coef,vf_coef", "--trials", "1", "--population",
+                           "--keys", "lr,ent_coef,vf_coef", "--population",
                            str(args.members), "--pbt", *interval, "--seed", str(100 * study_seed),
                            "--train_steps", str(args.pbt_steps), "--hparam_override",
                            overrides, "--output_dir", out]  # fmt: skip

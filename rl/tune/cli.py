@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = UserErrorParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--hparams", required=True, help="registered hparams set to tune")
     p.add_argument("--space", required=True, help="registered search space (train.py --list)")
-    p.add_argument("--trials", type=int, required=True, help="trials the study runs in all")
+    p.add_argument("--trials", type=int, help="trials the study runs in all (not with --pbt)")
     p.add_argument("--output_dir", required=True, help="study.db, trial run dirs, results")
     p.add_argument("--seeds_per_trial", type=int, default=2, help="tuning seeds of each trial")
     p.add_argument(
@@ -80,9 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_numbers(args: argparse.Namespace) -> None:
     from rl.tune.winners import FRESH_SEED_BASE
 
+    if args.pbt and args.trials is not None:
+        raise UserError("--pbt trains the --population members, not --trials: drop --trials")
+    if not args.pbt and args.trials is None:
+        raise UserError("--trials is required: how many trials the study runs in all")
     counts = ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population")
     for flag in (*counts, "fresh_seeds"):
-        if getattr(args, flag) < 1:
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     if args.seed < 0 or args.seed + args.seeds_per_trial > FRESH_SEED_BASE:
         raise UserError(

@@ -28,7 +28,7 @@ from rl.compiled.ppo_seeds_iteration import CompiledPPOSeeds
 from rl.compiled.programs import multi_seed_class
 from rl.engines.base import EvalRequest, Iteration
 from rl.engines.compiled import CompiledEngine
-from rl.errors import UserError
+from rl.errors import Diverged, UserError
 from rl.evaluation import EvalResult
 from rl.tune.objective import TrialConfig, evaluations_due, run_score, trial_hparams
 from rl.tune.search_space import Param, SearchSpace
@@ -121,14 +121,18 @@ def initial_values(space: SearchSpace, population: int, seed: int) -> list[dict[
 
 
 def exploit_choices(
-    scores: Sequence[float], quantile: float, rng: np.random.Generator
+    scores: Sequence[float | None], quantile: float, rng: np.random.Generator
 ) -> dict[int, int]:
     """{bottom member: the top member it copies}: the worst and best `quantile` of the members
-    by `scores` (NaN ranks lowest; ties by member index), each bottom one a random top one."""
-    count = max(1, int(len(scores) * quantile))
-    ranked = np.argsort(np.nan_to_num(np.asarray(scores, float), nan=-np.inf), kind="stable")
-    top = ranked[-count:]
-    return {int(b): int(rng.choice(top)) for b in ranked[:count]}
+    by `scores` (NaN ranks lowest; ties by member index), each bottom one a random top one. A
+    None score is a member that no longer trains (it diverged or stopped early): it is left out
+    of the ranking, so a copy is never spent on it and it never donates."""
+    live = [i for i, score in enumerate(scores) if score is not None]
+    if len(live) < 2:
+        return {}
+    ranked = sorted(live, key=lambda i: -math.inf if math.isnan(scores[i]) else scores[i])
+    count = max(1, int(len(live) * quantile))
+    return {b: int(rng.choice(ranked[-count:])) for b in ranked[:count]}
 
 
 class Lineage:
@@ -214,7 +218,7 @@ class Rounds:
             for param in self.space.params
         }
 
-    def decide(self, step: int, gradient_step: int, scores: Sequence[float]) -> list[int]:
+    def decide(self, step: int, gradient_step: int, scores: Sequence[float | None]) -> list[int]:
         """One round: records who copies whom and the explored values; returns source[member]."""
         rng = np.random.default_rng([self.pbt.seed, step])
         choices = exploit_choices(scores, self.pbt.quantile, rng)
@@ -231,7 +235,7 @@ class Rounds:
                     "gradient_step": gradient_step,
                     "copied_from": top,
                     "hparams": values,
-                    "score": float(scores[bottom]),
+                    "score": scores[bottom],
                 }
             )
         self.lineage.write()
@@ -299,12 +303,12 @@ class PBTEngine(CompiledEngine):
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         results = super().evaluate(requests)
         step = requests[0].env_steps
-        if len(requests) == len(self.members) and self.rounds.due(step, self.train_steps):
+        if requests and self.rounds.due(step, self.train_steps):
             self._store_members()  # a best checkpoint of this evaluation keeps these weights
             gradient_step = int(self.members[0].agent.gradient_steps.numpy())
-            scores = [0.0] * len(self.members)
+            scores: list[float | None] = [None] * len(self.members)  # None: stopped training
             for request, result in zip(requests, results, strict=True):
-                scores[request.index] = result.return_mean
+                scores[request.index] = float(result.return_mean)
             self._apply(self.rounds.decide(step, gradient_step, scores))
             self._evaluated_weights = True
         return results
@@ -339,17 +343,27 @@ def run_pbt(
     def rounds(resume_step: int, directories: list[str]) -> Rounds:
         return Rounds(space, pbt, Lineage.open(path, initial, resume_step), directories)
 
-    loop.train(
-        base,
-        run_dirs,
-        seeds,
-        config.hparams_set,
-        lambda runs: PBTEngine(base, runs, rounds),
-        resume_together,
-        run_hparams=members,
-    )
+    diverged: tuple[str, ...] = ()
+    try:
+        loop.train(
+            base,
+            run_dirs,
+            seeds,
+            config.hparams_set,
+            lambda runs: PBTEngine(base, runs, rounds),
+            resume_together,
+            run_hparams=members,
+        )
+    except Diverged as error:  # those members stopped at their last good checkpoint
+        if len(error.run_dirs) == population:
+            raise
+        diverged = error.run_dirs
+        print(f"[tune] {len(diverged)} PBT members diverged; the winner is among the others")
     due = evaluations_due(base)
-    scores = [run_score(progress_returns(d), due, config.last_k) for d in run_dirs]
+    scores = [
+        math.nan if d in diverged else run_score(progress_returns(d), due, config.last_k)
+        for d in run_dirs
+    ]
     winner = int(np.nanargmax(scores))
     lineage = Lineage.open(path, initial, base.train_steps)
     lineage.write(winner)

@@ -34,6 +34,7 @@ register_search_space(
 
 BASE = ["--hparams", "ppo_tiny", "--space", "ppo", "--trials", "2", "--last_k", "1"]
 TF_TINY = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--trials", "1", "--keys", "lr"]
+PBT = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr", "--pbt"]  # no --trials
 
 # fmt: off
 CASES = {
@@ -60,12 +61,14 @@ CASES = {
     "population of 0": ([*BASE, "--population", "0"], ["--population", ">= 1"]),
     "population with shape keys": (["--hparams", "ppo_tf_tiny", "--space", "ppo", "--trials", "2", "--population", "2"], ["n_epochs, batch_size", "--keys lr,clip_range"]),
     "population on a gymnasium env": ([*BASE, "--keys", "lr", "--population", "2"], ["TF-ops env", "'CartPole-v1'"]),
-    "pbt with too few members": ([*TF_TINY, "--population", "3", "--pbt"], ["--population >= 4", "got 3"]),
-    "pbt quantile above a half": ([*TF_TINY, "--population", "4", "--pbt", "--pbt_quantile", "0.7"], ["--pbt_quantile", "(0, 0.5]"]),
-    "pbt interval off the evaluations": ([*TF_TINY, "--population", "4", "--pbt", "--pbt_interval", "100"], ["--pbt_interval 100", "eval.every_steps (128)"]),
+    "no trials given": (["--hparams", "ppo_tiny", "--space", "ppo"], ["--trials is required"]),
+    "trials with pbt": ([*PBT, "--trials", "1", "--population", "4"], ["drop --trials"]),
+    "pbt with too few members": ([*PBT, "--population", "3"], ["--population >= 4", "got 3"]),
+    "pbt quantile above a half": ([*PBT, "--population", "4", "--pbt_quantile", "0.7"], ["--pbt_quantile", "(0, 0.5]"]),
+    "pbt interval off the evaluations": ([*PBT, "--population", "4", "--pbt_interval", "100"], ["--pbt_interval 100", "eval.every_steps (128)"]),
     "pbt flag without pbt": ([*TF_TINY, "--population", "4", "--pbt_interval", "128"], ["--pbt_interval", "add --pbt"]),
-    "pbt of an agent without a many-seeds program": (["--hparams", "dqn_tf_tiny", "--space", "dqn", "--trials", "1", "--keys", "lr", "--population", "4", "--pbt"], ["agent 'dqn'", "many-seeds"]),
-    "pbt of a key a run fixes": ([*TF_TINY[:-1], "lr,gamma", "--population", "4", "--pbt"], ["changes gamma", "leave it out of --keys"]),
+    "pbt of an agent without a many-seeds program": (["--hparams", "dqn_tf_tiny", "--space", "dqn", "--keys", "lr", "--population", "4", "--pbt"], ["agent 'dqn'", "many-seeds"]),
+    "pbt of a key a run fixes": ([*PBT[:-2], "lr,gamma", "--population", "4", "--pbt"], ["changes gamma", "leave it out of --keys"]),
 }
 # fmt: on
 

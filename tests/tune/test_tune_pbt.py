@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from rl import registry
+from rl import loop, registry
 from rl.hparams.override_parser import override_text
 from rl.hparams.schedules import as_schedule
 from rl.tune import cli
@@ -69,6 +70,15 @@ def test_the_bottom_quantile_copies_the_top_quantile():
     assert sorted(choices) == [1, 3]  # NaN and 1.0
     assert set(choices.values()) <= {2, 6}  # 9.0 and 8.0
     assert exploit_choices([1.0, 2.0, 3.0, 4.0], 0.25, np.random.default_rng(0)) == {0: 3}
+
+
+def test_a_member_that_stopped_training_is_outside_the_ranking():
+    # None: diverged or stopped early. Of the 3 live members, 0 copies 3; 1 neither copies
+    # (a copy spent on it would train nothing) nor donates.
+    for seed in range(10):
+        assert exploit_choices([1.0, None, 3.0, 4.0], 0.25, np.random.default_rng(seed)) == {0: 3}
+        assert exploit_choices([1.0, 9.0, None, None], 0.5, np.random.default_rng(seed)) == {0: 1}
+    assert exploit_choices([None, None, 5.0, None], 0.5, np.random.default_rng(0)) == {}
 
 
 def _entry(step, gradient_step, copied_from, lr):
@@ -143,7 +153,7 @@ def test_a_round_records_who_copied_whom_in_the_lineage_and_tensorboard(tmp_path
 @pytest.mark.slow
 def test_a_pbt_study_records_its_lineage_and_publishes_a_replayable_winner(capsys, tmp_path):
     out = tmp_path / "pbt"
-    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr,ent_coef", "--trials", "1"]
+    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr,ent_coef"]
     argv += ["--population", "4", "--pbt", "--pbt_interval", "128", "--train_steps", "384"]
     argv += ["--last_k", "1", "--fresh_seeds", "1", "--output_dir", str(out)]
     assert cli.main(argv) == 0
@@ -185,12 +195,47 @@ def test_a_pbt_study_records_its_lineage_and_publishes_a_replayable_winner(capsy
     assert max(_evaluations(fresh)) == 384
 
 
+# Trains 4 members to 256 env steps: ~30 s on 2 busy cores (the ranking itself is checked above).
+@pytest.mark.slow
+def test_a_diverged_member_stops_alone_and_the_others_finish_the_schedule(
+    capsys, monkeypatch, tmp_path
+):
+    """Member 1's loss turns non-finite in its first iteration (injected where the loop checks
+    it, as `halt_on_nonfinite` stops a run): the round at 128 ranks the other three, the study
+    ends (exit 0, nothing on stderr) and the winner is one of them."""
+    check = loop._check_finite_loss
+
+    def member_1_diverges(run, metrics):
+        check(run, {**metrics, "loss": math.nan} if run.run_dir.endswith("member_1") else metrics)
+
+    monkeypatch.setattr(loop, "_check_finite_loss", member_1_diverges)
+    out = tmp_path / "pbt"
+    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr", "--population", "4"]
+    argv += ["--pbt", "--pbt_interval", "128", "--train_steps", "256", "--last_k", "1"]
+    assert cli.main([*argv, "--select", "False", "--output_dir", str(out)]) == 0
+    stdout, stderr = capsys.readouterr()
+    assert stderr == ""
+    assert "member_1 diverged at 64 env steps (non-finite loss = nan)" in stdout
+    assert "[tune] 1 PBT members diverged; the winner is among the others" in stdout
+    lineage = json.loads((out / "lineage.json").read_text())
+    copies = [(m, e) for m, entries in enumerate(lineage["members"]) for e in entries[1:]]
+    assert len(copies) == 1  # a quarter of the 3 live members, at 128
+    (bottom, entry), scores = (
+        copies[0],
+        [_evaluations(out / "members" / f"member_{m}") for m in (0, 2, 3)],
+    )
+    assert entry["step"] == 128 and 1 not in (bottom, entry["copied_from"])
+    assert entry["score"] == min(s[128] for s in scores)
+    assert lineage["winner"] in (0, 2, 3)
+    assert not (out / "members" / "member_1" / "progress.csv").exists()  # never evaluated
+
+
 def test_a_pbt_of_other_values_refuses_an_existing_lineage(capsys, tmp_path):
     out = tmp_path / "pbt"
     out.mkdir()
     lineage = {"members": [[_entry(0, 0, None, 1e-3)]] * 4, "winner": None}
     (out / "lineage.json").write_text(json.dumps(lineage))
-    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr", "--trials", "1"]
+    argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr"]
     argv += ["--population", "4", "--pbt", "--last_k", "1", "--output_dir", str(out)]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err

@@ -13,7 +13,7 @@ import time
 import pytest
 from tune_fixtures import REPO_ROOT, tune_env
 
-FLAGS = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr,ent_coef", "--trials", "1"]
+FLAGS = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr,ent_coef"]
 FLAGS += ["--population", "4", "--pbt", "--pbt_interval", "256", "--train_steps", "2048"]
 FLAGS += ["--hparam_override", "checkpoint_every=512", "--last_k", "1", "--select", "False"]
 MEMBERS = [f"member_{m}" for m in range(4)]
