@@ -10,7 +10,7 @@ import sys
 import warnings
 from typing import Any
 
-from rl.errors import UserError, user_error_exit
+from rl.errors import DIVERGED_EXIT, Diverged, UserError, user_error_exit
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
 
@@ -331,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except UserError as error:
         return user_error_exit(PROG, error)
+    except Diverged as error:  # every PBT member (a study fails the trial instead)
+        print(f"{PROG}: {str(error).splitlines()[0]}", file=sys.stderr)
+        return DIVERGED_EXIT
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the same command continues the study", file=sys.stderr)
         return 130

@@ -202,7 +202,7 @@ def test_a_diverged_member_stops_alone_and_the_others_finish_the_schedule(
 ):
     """Member 1's loss turns non-finite in its first iteration (injected where the loop checks
     it, as `halt_on_nonfinite` stops a run): the round at 128 ranks the other three, the study
-    ends (exit 0, nothing on stderr) and the winner is one of them."""
+    ends (exit 0, nothing on stderr) and the winner is one of them; if all diverge, exit 3."""
     check = loop._check_finite_loss
 
     def member_1_diverges(run, metrics):
@@ -228,6 +228,12 @@ def test_a_diverged_member_stops_alone_and_the_others_finish_the_schedule(
     assert entry["score"] == min(s[128] for s in scores)
     assert lineage["winner"] in (0, 2, 3)
     assert not (out / "members" / "member_1" / "progress.csv").exists()  # never evaluated
+
+    monkeypatch.setattr(loop, "_check_finite_loss", lambda run, m: check(run, {"loss": math.nan}))
+    assert cli.main([*argv, "--select", "False", "--output_dir", str(tmp_path / "all")]) == 3
+    stderr = capsys.readouterr().err
+    assert stderr.startswith("python -m rl.tune: ") and stderr.count("\n") == 1
+    assert "member_3 diverged at 64 env steps" in stderr
 
 
 def test_a_pbt_of_other_values_refuses_an_existing_lineage(capsys, tmp_path):
