@@ -137,6 +137,15 @@ def _run(args, preemption) -> int:
         )
     if args.test_episodes < 1:
         raise UserError(f"--test_episodes must be >= 1, got {args.test_episodes}")
+    if not args.training and args.hparam_override:
+        from rl.hparams.override_parser import split_items
+
+        fixed = [key for key, _ in split_items(args.hparam_override) if not key.startswith("eval.")]
+        if fixed:
+            raise UserError(
+                f"--training False plays each run with the hparams it trained with; "
+                f"--hparam_override may change only eval.* keys there, not {', '.join(fixed)}"
+            )
     if args.render:
         if args.training:
             raise UserError(
@@ -228,7 +237,9 @@ def _check_and_run(
         ]
     else:
         jobs = [
-            lambda i=i: training.test(hparams, run_dirs[i], seeds[i], args.test_episodes, flags)
+            lambda i=i: training.test(
+                hparams, run_dirs[i], seeds[i], args.test_episodes, flags, args.hparam_override
+            )
             for i in range(args.copies)
         ]
     registry.get_system(args.sys)(jobs)

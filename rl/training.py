@@ -134,11 +134,21 @@ def _check_population(hparams: HParams, run_hparams: Sequence[HParams]) -> None:
 
 
 def test(
-    hparams: HParams, run_dir: str, seed: int, episodes: int, flags: Flags | None = None
+    hparams: HParams,
+    run_dir: str,
+    seed: int,
+    episodes: int,
+    flags: Flags | None = None,
+    eval_override: str = "",
 ) -> EvalResult:
-    """Test mode: `flags.checkpoint` of `run_dir` (trained with its saved hparams)."""
+    """Test mode: `flags.checkpoint` of `run_dir`, with the hparams it trained with (saved),
+    its evaluation protocol changed by `eval_override` (`eval.*` keys, as override text)."""
     flags = flags or Flags()
     hparams = saved_hparams(run_dir, defaults=hparams) or hparams
+    if eval_override:
+        hparams = hparams.copy()
+        hparams.override(eval_override)
+        hparams.freeze()
     check(hparams, flags)
     checkpoint = loop.select_checkpoint(run_dir, flags.checkpoint)
     if flags.checkpoint == "best":

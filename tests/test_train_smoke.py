@@ -159,6 +159,20 @@ def test_tiny_set_end_to_end(hparams_set, trained_run, capsys):
     assert tree_hashes(output_dir / "run_0" / "checkpoints") == before[0]
 
 
+def test_test_mode_plays_with_the_evaluation_protocol_of_the_override(trained_run, capsys):
+    # The run trained with dqn_tiny's own protocol; eval.max_episode_steps=5 cuts every test
+    # episode at 5 steps (CartPole's first episodes last longer), and only eval.* keys may change.
+    output_dir, _, proc = trained_run("dqn_tiny")
+    assert proc.returncode == 0, describe(proc)
+    args = ["--hparams", "dqn_tiny", "--output_dir", str(output_dir), "--training", "False"]
+    capsys.readouterr()
+    assert train.main([*args, "--hparam_override", "eval.max_episode_steps=5"]) == 0
+    rows = re.findall(r"^\s*(\d+)\s+(-?\d+\.\d+)\s+(\d+)\s*$", capsys.readouterr().out, re.M)
+    assert [int(r[2]) for r in rows] == [5] * 10  # --test_episodes' default
+    assert train.main([*args, "--hparam_override", "lr=0.1"]) == 2
+    assert "may change only eval.* keys there, not lr" in capsys.readouterr().err
+
+
 def test_the_check_sees_the_autograph_warning_that_sac_tiny_printed():
     """The lines `train.py --hparams sac_tiny` wrote before `:=` left
     rl/agents/off_policy_continuous.py (TF's logging format): none is allowed."""
