@@ -58,11 +58,13 @@ class Impala(ActorCriticAgent):
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
-        hp, spec = self.hparams, self.spec
-        if not 1 <= hp.num_minibatches <= spec.num_envs:
+        hp = self.hparams
+        # hp.num_envs, the training copies: test mode and export build the agent for a vector
+        # env of test episodes (or one), which never trains.
+        if not 1 <= hp.num_minibatches <= hp.num_envs:
             raise UserError(
-                f"num_minibatches={hp.num_minibatches} splits the num_envs={spec.num_envs} env "
-                f"copies of an unroll; use 1 <= num_minibatches <= {spec.num_envs}"
+                f"num_minibatches={hp.num_minibatches} splits the num_envs={hp.num_envs} env "
+                f"copies of an unroll; use 1 <= num_minibatches <= {hp.num_envs}"
             )
         self._build_actor_critic()
         self.estimator = get_advantage_estimator(hp.advantage_estimator)

@@ -168,3 +168,15 @@ def test_unrolls_travel_from_actors_to_the_learner():
 def test_too_many_minibatches_is_a_user_error():
     with pytest.raises(UserError, match="num_minibatches=5"):
         _agent(num_envs=4, num_minibatches=5)
+
+
+def test_an_agent_for_one_test_episode_builds_with_the_training_minibatches():
+    # Test mode (`--test_episodes 1`) and export build the agent for a vector env of 1 copy; the
+    # check reads the 4 training copies, which num_minibatches=2 splits.
+    hp = get_hparams("impala_tiny")()
+    hp.num_envs, hp.num_minibatches = 4, 2
+    hp.freeze()
+    vec_env, spec = make_vector_env(hp.env, 1, 0)
+    vec_env.close()
+    agent = get_agent("impala")(spec, hp, seed=3)
+    assert agent.greedy_actions(np.zeros((1, *spec.obs_shape), np.float32)).shape == (1,)
