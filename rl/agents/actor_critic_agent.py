@@ -15,6 +15,7 @@ from rl.agents.stateless_generator import StatelessGenerator
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
 from rl.models.running_normalizer import RewardScaler
+from rl.models.torch_init import torch_init
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
 from rl.types import Batch
 
@@ -52,7 +53,7 @@ class ActorCriticAgent(Agent):
         )
         self.model(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))  # create the variables
         if "torch_init" in hp and hp.torch_init:
-            self.model.torch_init()
+            torch_init(self.model)
         self._build_reward_scaler()
 
     def _build_reward_scaler(self) -> None:

@@ -30,6 +30,7 @@ from rl.agents.stateless_generator import StatelessGenerator
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
+from rl.models.torch_init import torch_init
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
@@ -92,7 +93,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         )  # fmt: skip
         self.model.step(tf.zeros([1, *spec.obs_shape], spec.obs_dtype), self.model.initial_state(1))
         if hp.torch_init:
-            self.model.torch_init()
+            torch_init(self.model)
         self._build_reward_scaler()
         self._build_recurrent_state(self.model.state_size)
         self.estimator = get_advantage_estimator(hp.advantage_estimator)

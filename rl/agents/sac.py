@@ -22,6 +22,7 @@ from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_upd
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.models import Critics, GaussianActor
 from rl.models.continuous import num_action_dims
+from rl.models.torch_init import torch_init
 from rl.registry import register_agent
 
 
@@ -48,6 +49,8 @@ class SAC(OffPolicyContinuousAgent):
             return net
 
         self.critics, self.critics_target = critics("critics"), critics("critics_target")
+        if hp.torch_init:
+            torch_init(self.actor, self.critics)
         polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
         self.log_alpha = tf.Variable(

@@ -19,6 +19,7 @@ from rl.agents.gradient_functions import (
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
 from rl.models import Critics, DeterministicActor
+from rl.models.torch_init import torch_init
 from rl.registry import action_functions, register_agent
 from rl.types import Batch
 
@@ -58,6 +59,8 @@ class TD3(OffPolicyContinuousAgent):
 
         self.actor, self.actor_target = actor("actor"), actor("actor_target")
         self.critics, self.critics_target = critics("critics"), critics("critics_target")
+        if hp.torch_init:
+            torch_init(self.actor, self.critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
         polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)

@@ -34,6 +34,18 @@ def off_policy_continuous() -> HParams:
     return hp
 
 
+def add_torch_init_key(hp: HParams) -> HParams:
+    """`torch_init` for the agents whose networks it re-initializes (SAC, TD3/DDPG)."""
+    hp.add(
+        "torch_init",
+        False,
+        "Initialize the actor and critics as PyTorch's defaults do (Linear: U(+-1/sqrt(fan_in)) "
+        "kernels and biases), as SB3's SAC, TD3 and DDPG start; False: Keras' Glorot kernels and "
+        "zero biases.",
+    )
+    return hp
+
+
 def pendulum_protocol(hp: HParams) -> HParams:
     """Pendulum-v1 as the sac and td3 sets run it (20k env steps, evaluated every 2000)."""
     hp.update(env="Pendulum-v1", train_steps=20_000, buffer_size=200_000, learning_starts=1000)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import (
+    add_torch_init_key,
     off_policy_continuous,
     pendulum_protocol,
     smoke_test_replay,
@@ -19,7 +20,7 @@ from rl.registry import register_hparams
 @register_hparams("sac")
 def sac() -> HParams:
     """SAC defaults (SB3's): lr 3e-4, 256x256 nets, learned alpha starting at 1."""
-    hp = off_policy_continuous().update(agent="sac")
+    hp = add_torch_init_key(off_policy_continuous()).update(agent="sac")
     hp.add("auto_alpha", True, "Learn the temperature alpha (else keep alpha_init).")
     hp.add("alpha_init", 1.0, "Initial (or fixed) entropy temperature alpha.")
     hp.add(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import (
+    add_torch_init_key,
     off_policy_continuous,
     pendulum_protocol,
     smoke_test_replay,
@@ -20,6 +21,7 @@ from rl.registry import register_hparams
 def td3() -> HParams:
     """TD3 defaults (the paper's and SB3's): policy delay 2, smoothing noise 0.2 clipped at 0.5."""
     hp = off_policy_continuous().update(agent="td3", lr=1e-3, hidden_sizes=[400, 300])
+    add_torch_init_key(hp)
     hp.add("policy_delay", 2, "Critic steps per actor (and target) update.")
     hp.add(
         "target_policy_noise",

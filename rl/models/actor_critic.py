@@ -90,34 +90,6 @@ class ActorCritic(tf.keras.Model):
                     if layer.bias is not None:
                         layer.bias.assign(tf.zeros_like(layer.bias))
 
-    def torch_init(self) -> None:
-        """Re-initializes every built layer as PyTorch's defaults would (SB3 with
-        `ortho_init=False`): U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for Dense, U(-1/sqrt(units),
-        1/sqrt(units)) for GRU/LSTM, where Keras' single LSTM bias is the sum of PyTorch's two. Call
-        after the first forward pass."""
-
-        def uniform(variable: tf.Variable, bound: float, terms: int = 1) -> None:
-            # A Keras 3 initializer repeats its draws: one new initializer per draw.
-            draws = [
-                tf.keras.initializers.RandomUniform(-bound, bound)(variable.shape)
-                for _ in range(terms)
-            ]
-            variable.assign(tf.add_n(draws))
-
-        for layer in self._flatten_layers(include_self=False):
-            if isinstance(layer, tf.keras.layers.Dense):
-                bound = 1.0 / float(layer.kernel.shape[0]) ** 0.5
-                uniform(layer.kernel, bound)
-                if layer.bias is not None:
-                    uniform(layer.bias, bound)
-            elif isinstance(layer, tf.keras.layers.GRUCell | tf.keras.layers.LSTMCell):
-                bound = 1.0 / float(layer.units) ** 0.5
-                uniform(layer.kernel, bound)
-                uniform(layer.recurrent_kernel, bound)
-                if layer.bias is not None:  # GRU (reset_after): [2, 3u], b_ih and b_hh rows
-                    lstm = isinstance(layer, tf.keras.layers.LSTMCell)
-                    uniform(layer.bias, bound, terms=2 if lstm else 1)
-
     def _inputs(self, obs: tf.Tensor) -> tf.Tensor:
         obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
         return obs if self.obs_normalizer is None else self.obs_normalizer(obs)

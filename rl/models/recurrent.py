@@ -111,7 +111,7 @@ class RecurrentActorCritic(ActorCritic):
 
     With `separate_torsos` the value head gets its own torso and core (SB3-contrib's
     `enable_critic_lstm` without `shared_lstm`), so value-loss gradients do not shape the policy's
-    memory; the state is then [policy | value]. `core_first`, `normalize_obs` and `torch_init()`
+    memory; the state is then [policy | value]. `core_first`, `normalize_obs` and `torch_init`
     make it SB3-contrib's `MlpLstmPolicy` (docs/recurrent.md)."""
 
     def __init__(

@@ -207,3 +207,22 @@ def test_ou_exploration_is_temporally_correlated():
     # OU with theta 0.15: lag-1 autocorrelation 1 - theta = 0.85 (white noise: 0).
     corr = np.corrcoef(noise[:-1], noise[1:])[0, 1]
     assert corr > 0.6
+
+
+@pytest.mark.parametrize("hparams_set", ["td3_tiny", "sac_tiny"])
+def test_torch_init_draws_every_dense_layer_as_pytorch_and_syncs_the_targets(hparams_set):
+    agent, env, _ = make_agent(hparams_set, "torch_init=True")
+    env.close()
+    dense = [v for net in (agent.actor, agent.critics) for v in net.trainable_variables]
+    assert len(dense) >= 8
+    for kernel, bias in zip(dense[::2], dense[1::2], strict=True):  # Dense: kernel, then bias
+        bound = 1.0 / kernel.shape[0] ** 0.5  # U(-1/sqrt(fan_in), +1/sqrt(fan_in))
+        for values in (kernel.numpy(), bias.numpy()):
+            assert np.abs(values).max() <= bound
+            assert values.size < 16 or np.abs(values).max() > 0.5 * bound  # spread over U
+        assert np.abs(bias.numpy()).min() > 0  # Keras' own init leaves biases at zero
+    for online, target in [(agent.critics, agent.critics_target)] + (
+        [(agent.actor, agent.actor_target)] if hparams_set == "td3_tiny" else []
+    ):
+        for a, b in zip(online.variables, target.variables, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())

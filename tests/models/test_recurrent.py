@@ -7,6 +7,7 @@ import tensorflow as tf
 from rl.envs import make_vector_env
 from rl.errors import UserError
 from rl.models.recurrent import RecurrentActorCritic, RecurrentCore, RecurrentQNetwork, reset_where
+from rl.models.torch_init import torch_init
 
 
 def test_reset_where_zeroes_flagged_rows_only():
@@ -128,7 +129,7 @@ def test_torch_init_draws_pytorch_default_uniforms():
         spec, "mlp", [64], "relu", "lstm", 64, separate_torsos=True, core_first=True
     )
     model.step(tf.zeros([1, 2]), model.initial_state(1))
-    model.torch_init()
+    torch_init(model)
 
     def check(variable, bound, terms=1):
         # U(-b, b) has standard deviation b / sqrt(3); the sum of two such, b sqrt(2 / 3).
