@@ -1,16 +1,10 @@
-"""Evaluation on a separate vector env with its own seeds, following the declared protocol.
+"""Evaluation on a separate vector env with its own seeds, following the `eval` hparams group
+(docs/evaluation_protocol.md).
 
-The protocol is the `eval` hparams group (rl/hparams/common.py, docs/evaluation_protocol.md):
-how often, how many episodes, greedy or sampled actions (`sample_actions`), epsilon-greedy
-(`epsilon`), a time limit
-(`max_episode_steps`) and, on Atari, sticky actions on or off. `make_eval_env` builds the env
-the protocol describes; `evaluate` plays it.
-
-Each of the env copies plays exactly one episode (num_envs == episodes), so short episodes are
-not over-represented and the whole evaluation costs one compiled call per vector step. On envs
-that report full games (Atari, `EnvSpec.reports_game_score`) an evaluation episode is a whole
-game: with episodic life the copy plays on through lost lives, and both numbers are kept, the
-raw (unclipped) game score and the per-life returns of the rewards the agent learns from.
+Each env copy plays exactly one episode (num_envs == episodes), so short episodes are not
+over-represented and an evaluation costs one compiled call per vector step. On envs that report
+full games (Atari) an episode is a whole game: with episodic life the copy plays on through lost
+lives, and both the raw game score and the per-life returns of the learned-from rewards are kept.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
-"""MADDPG: per-agent deterministic actors that act on their own observations, trained with
+"""MADDPG: per-agent deterministic actors acting on their own observations, trained with
 centralized critics that see every agent's observation and action.
 
 Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
 
 The env stacks agents on a leading axis (rl/envs/multi_agent.py) with one team reward, so every
-critic regresses the same return, as in the paper's cooperative tasks; each keeps its own
-parameters. Actor i ascends Q_i with the other agents' actions from the replayed sample
-(gradient_functions/maddpg.py); acting is decentralized, with Gaussian noise.
-
-Replay, K steps per compiled call and warm-up come from `OffPolicyContinuousAgent`; the N
-critics are ONE `Critics` model with N heads. Actors live in named attributes (`actor_0`, ...),
-not a Python list, so checkpoints see them. One Adam per role over all agents equals per-agent
-optimizers (Adam is per parameter), except that `max_grad_norm` clips the joint norm.
-`share_actor` makes all agents act through ONE actor (parameter sharing).
+critic regresses the same return, as in the paper's cooperative tasks. The N critics are ONE
+`Critics` model with N heads; actors live in named attributes (`actor_0`, ...) so checkpoints
+see them. One Adam per role equals per-agent optimizers (Adam is per parameter), except that
+`max_grad_norm` clips the joint norm. `share_actor` makes all agents act through one actor.
 
 Differences from the paper: continuous actions with Gaussian exploration instead of the
 Gumbel-softmax relaxation, no policy ensembles, no inferred policies of other agents.
