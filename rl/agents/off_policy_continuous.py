@@ -126,21 +126,11 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """Runs one `_train_step` per leading index of `batch` ([K, B, ...]); returns the
-        mean of each `loss_metrics` output and the [K, B] TD errors (mean |.| over critics)."""
-        num_batches = tf.shape(batch["reward"])[0]
-        td_errors = tf.TensorArray(tf.float32, size=num_batches)
-        sums = {name: tf.constant(0.0) for name in self.loss_metrics}
-        for k in tf.range(num_batches):
-            sample = {key: value[k] for key, value in batch.items()}
-            out = self._train_step(sample)
-            td_errors = td_errors.write(k, tf.reduce_mean(tf.abs(out["td_error"]), axis=0))
-            sums = {name: sums[name] + out[name] for name in self.loss_metrics}
-        count = tf.cast(num_batches, tf.float32)
-        return {
-            **{name: value / count for name, value in sums.items()},
-            "td_error": td_errors.stack(),
-        }
+        def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+            out = self._train_step(sample)  # TD errors: mean |.| over the critics
+            return {**out, "td_error": tf.reduce_mean(tf.abs(out["td_error"]), axis=0)}
+
+        return self._mean_over_batches(batch, train_step, self.loss_metrics)
 
     # ------------------------------------------------------------------------- hooks
     def _build_networks(self) -> None:
