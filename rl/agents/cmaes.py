@@ -67,13 +67,10 @@ class EpisodeScorer:
     def complete(self) -> bool:
         return bool(not np.isnan(self.fitness).any())
 
+    FIELDS = ("fitness", "scoring", "fresh", "episode_return")
+
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {
-            "fitness": self.fitness.copy(),
-            "scoring": self.scoring.copy(),
-            "fresh": self.fresh.copy(),
-            "episode_return": self.episode_return.copy(),
-        }
+        return {name: getattr(self, name).copy() for name in self.FIELDS}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         if state["fitness"].shape != self.fitness.shape:
@@ -81,10 +78,8 @@ class EpisodeScorer:
                 f"checkpoint scores {state['fitness'].shape[0]} env copies, this run has "
                 f"{self.fitness.shape[0]}"
             )
-        self.fitness = np.array(state["fitness"], np.float64)
-        self.scoring = np.array(state["scoring"], bool)
-        self.fresh = np.array(state["fresh"], bool)
-        self.episode_return = np.array(state["episode_return"], np.float64)
+        for name in self.FIELDS:  # as their own dtypes (float64, bool, bool, float64)
+            setattr(self, name, np.array(state[name], getattr(self, name).dtype))
 
 
 def layer_shapes(sizes: list[int]) -> list[tuple[tuple[int, int], int]]:
