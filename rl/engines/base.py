@@ -64,10 +64,8 @@ class CheckpointParts:
 
 
 class Engine:
-    """Trains a list of runs of one experiment in lockstep (see the module docstring).
-
-    Subclasses implement the first five methods; the rest have defaults most engines keep.
-    """
+    """Trains a list of runs of one experiment in lockstep; subclasses implement the first five
+    methods, the rest have defaults most engines keep."""
 
     # Loop-state keys this engine adds (with their initial values), saved in trainer.json.
     extra_state: dict[str, Any] = {}

@@ -1,14 +1,9 @@
 """What `--sys tpu` and `--sys gke` share: check the flags, render, then print or submit.
 
-Both turn one `train.py` command line into Kubernetes manifests (`rl.systems.manifests`) and
-print them (`--dry_run`) or send them through the `kubernetes` client. Everything the Pod would
-trip over is checked first, before any request (image, names, the hparams set built exactly as
-the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's disk disappears
-with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
-
-A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest. A
-cluster without the JobSet controller (or the KubeRay operator) answers 404, and the error line
-says what to install.
+Everything the Pod would trip over is checked before any request (image, names, the hparams set
+built exactly as the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's
+disk disappears with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
+A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""Kubernetes manifests for `--sys tpu` and `--sys gke` (multi-worker CPU/GPU), as Python dicts.
+"""Kubernetes manifests for `--sys tpu` and `--sys gke`, as plain dicts in the API's wire format.
 
-Every manifest is a plain dict in the API's wire format, so the same object is printed by
-`--dry_run`, sent by the `kubernetes` client, and checked against the OpenAPI schemas by
-`kubernetes-validate` in the tests. Resource quantities are strings: the API's `Quantity` is a
-string, and the `kubernetes` 37 client refuses integers.
-
-One Pod is a Job whose `podFailurePolicy` tells a preemption from a crash; several Pods are a
-JobSet that restarts the group as one, since a worker cannot rejoin a running collective
-(docs/tpu_gke.md, "Preemption and restarts"). `python -m rl.systems.manifests k8s/` rewrites the
-example manifests checked into k8s/.
+The same object is printed by `--dry_run`, sent by the `kubernetes` client, and checked against
+the OpenAPI schemas in the tests. Quantities are strings, as the API's `Quantity` is (the
+`kubernetes` 37 client refuses integers). One Pod is a Job whose `podFailurePolicy` tells a
+preemption from a crash; several Pods are a JobSet that restarts the group as one, since a
+worker cannot rejoin a running collective (docs/tpu_gke.md). `python -m rl.systems.manifests
+k8s/` rewrites the examples in k8s/.
 """
 
 from __future__ import annotations
