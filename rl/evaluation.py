@@ -1,16 +1,10 @@
-"""Evaluation on a separate vector env with its own seeds, following the declared protocol.
+"""Evaluation on a separate vector env with its own seeds, following the `eval` hparams group
+(docs/evaluation_protocol.md).
 
-The protocol is the `eval` hparams group (rl/hparams/common.py, docs/evaluation_protocol.md):
-how often, how many episodes, greedy or sampled actions (`sample_actions`), epsilon-greedy
-(`epsilon`), a time limit
-(`max_episode_steps`) and, on Atari, sticky actions on or off. `make_eval_env` builds the env
-the protocol describes; `evaluate` plays it.
-
-Each of the env copies plays exactly one episode (num_envs == episodes), so short episodes are
-not over-represented and the whole evaluation costs one compiled call per vector step. On envs
-that report full games (Atari, `EnvSpec.reports_game_score`) an evaluation episode is a whole
-game: with episodic life the copy plays on through lost lives, and both numbers are kept, the
-raw (unclipped) game score and the per-life returns of the rewards the agent learns from.
+Each env copy plays exactly one episode (num_envs == episodes), so short episodes are not
+over-represented and an evaluation costs one compiled call per vector step. On envs that report
+full games (Atari) an episode is a whole game: with episodic life the copy plays on through lost
+lives, and both the raw game score and the per-life returns of the learned-from rewards are kept.
 """
 
 from __future__ import annotations
@@ -107,18 +101,12 @@ def evaluate(
 ) -> EvalResult:
     """Plays one episode (one full game if `full_games`) in each copy of `env`.
 
-    With `step_budget` (`eval.step_budget`), the evaluation stops once the copies have taken
-    that many env steps together: a policy that stalls a game (never pressing FIRE) cannot hold
-    training up for the game's whole time limit. Episodes cut then count with their score so
-    far; how many were cut is printed and returned (`truncated_episodes`).
-
-    Actions are the agent's greedy ones or, with `sample_actions` (None: the agent's
-    `eval.sample_actions`), drawn from its policy's distribution (`Agent.sampled_policy_step`,
-    for agents with a `stochastic_policy`); either is replaced by a uniformly random action with
-    probability `epsilon` per step. The randomness comes from a generator seeded by `seed`, so
-    evaluation never touches the agent's training randomness. A recurrent agent starts every
-    copy from a zero state and resets it wherever an env episode ends (e.g. a lost life inside a
-    full game).
+    `step_budget` stops the evaluation once the copies took that many env steps together, so a
+    policy that stalls a game (never pressing FIRE) cannot hold training up for the game's whole
+    time limit; cut episodes count with their score so far (`truncated_episodes`). Greedy or
+    (`sample_actions`) sampled actions, replaced by random ones with probability `epsilon`, draw
+    from a generator seeded by `seed`: evaluation never touches the agent's training randomness.
+    A recurrent agent's state is reset wherever an env episode ends (a lost life in a game).
     """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)

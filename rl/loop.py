@@ -80,9 +80,7 @@ def copy_index(label: str) -> int:
 
 
 class Run:
-    """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks; `write_dir` is
-    where this process writes (a non-chief worker's scratch dir), checkpoints are read from the run
-    dir."""
+    """One copy of an experiment: its run dir, seed, checkpoints, counters and sinks."""
 
     def __init__(
         self,
@@ -198,10 +196,8 @@ def train(
     run_hparams: Sequence[HParams] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> list[TrainResult]:
-    """Trains every run (`run_dirs[i]` with `seeds[i]`); returns their results in order.
-    `build_engine(runs)` builds a group's engine, `group_runs` groups runs (default: one after
-    another), `preemption` turns SIGTERM into checkpoints, `run_hparams[i]` is run i's own hparams
-    (a population member's), `overrides` the flags that changed the set (manifest.json)."""
+    """Trains every run (`run_dirs[i]` with `seeds[i]`, `run_hparams[i]` for a population
+    member); `group_runs` groups runs (default: one after another) for `build_engine`."""
     run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
         Run(run_hp, run_dir, seed, hparams_set, extra_state, overrides)

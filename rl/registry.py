@@ -92,33 +92,20 @@ optimizers: Registry[Callable[[float, float], Any]] = Registry("optimizer")
 # Hyper-parameter search spaces of `python -m rl.tune` (rl/tune/search_spaces.py).
 search_spaces: Registry[Any] = Registry("search space")
 
-ALL: dict[str, Registry[Any]] = {
-    "hparams": hparams,
-    "envs": envs,
-    "models": models,
-    "memory": memory,
-    "agents": agents,
-    "action_functions": action_functions,
-    "gradient_functions": gradient_functions,
-    "advantage_estimators": advantage_estimators,
-    "schedules": schedules,
-    "systems": systems,
-    "reward_augmentations": reward_augmentations,
-    "optimizers": optimizers,
-    "search_spaces": search_spaces,
-}
+# Every registry above by its variable name, in the order declared (train.py --list).
+ALL: dict[str, Registry[Any]] = {k: v for k, v in globals().items() if isinstance(v, Registry)}
 
 register_hparams, get_hparams = hparams.register, hparams.get
 register_env, get_env_factory = envs.register, envs.get
 register_model, get_model = models.register, models.get
 register_memory, get_memory = memory.register, memory.get
 register_agent, get_agent = agents.register, agents.get
-register_action_function, get_action_function = action_functions.register, action_functions.get
+register_action_function = action_functions.register
 register_gradient_function = gradient_functions.register
 get_gradient_function = gradient_functions.get
 register_advantage_estimator = advantage_estimators.register
 get_advantage_estimator = advantage_estimators.get
-register_schedule, get_schedule = schedules.register, schedules.get
+register_schedule = schedules.register
 register_system, get_system = systems.register, systems.get
 register_reward_augmentation = reward_augmentations.register
 get_reward_augmentation = reward_augmentations.get

@@ -4,24 +4,18 @@ Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/160
 optimizer is `rl.agents.cma_es_optimizer`); policy search with evolution strategies as in
 Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
 
-How it fits the agent contract without changing the loop or the driver:
-
-* **Population = env copies.** Env copy i plays candidate i; the candidates' weights sit stacked
-  in one [P, n] variable, so exploring `act` is ONE batched forward pass. Greedy `act` uses the
-  distribution mean, kept in a second variable (so `--training False` needs only the checkpoint).
-* **Fitness = one whole episode**: the undiscounted return of the first episode env i *starts*
-  after candidate i was installed. Episodes running at a generation switch, or cut at a
-  checkpoint, were not played by one candidate and are discarded; a time limit is a normal end.
-* **A generation ends** at the first `update` that finds all P fitnesses: `tell` (losses =
-  -returns), `ask`, install, one generation counted in `gradient_steps`. Weights change only
-  between collect calls, so every scored episode is played by one candidate.
-* **Learning rate**: `lr` is CMA-ES's c_m (tutorial eq. 9; 1 = standard), read at the generation
-  count, so `train/learning_rate` keeps its meaning. No gradients: the optimizer is never stepped.
-* **Search space**: a small tanh MLP (often [] = linear) with a deterministic head, starting at
-  zero weights with step size `cmaes_sigma0`. Full CMA costs O(n^2) memory and O(n^3) per
-  generation: fine up to ~1000 weights; `cmaes_diagonal=True` (sep-CMA-ES) is O(n).
-* **Checkpoints** cut running episodes, so `checkpoint_every` must leave room for one whole
-  episode per env copy; a shorter one would stall exactly the good candidates and is refused.
+It fits the agent contract without changing the loop or the driver:
+* Population = env copies: copy i plays candidate i; the candidates' weights sit stacked in one
+  [P, n] variable (one batched forward pass), greedy `act` uses the mean (a second variable).
+* Fitness = the undiscounted return of the first episode env i starts after candidate i was
+  installed; episodes running at a generation switch, or cut at a checkpoint, are discarded.
+* A generation ends at the first `update` that finds all P fitnesses: `tell`, `ask`, install.
+  Weights change only between collect calls, so every scored episode has one candidate.
+* `lr` is CMA-ES's c_m (tutorial eq. 9; 1 = standard); the optimizer is never stepped.
+* Full CMA costs O(n^2) memory and O(n^3) per generation (fine up to ~1000 weights);
+  `cmaes_diagonal=True` (sep-CMA-ES) is O(n).
+* Checkpoints cut running episodes, so a `checkpoint_every` that leaves no room for one whole
+  episode per env copy would stall the good candidates, and is refused.
 """
 
 from __future__ import annotations
@@ -73,13 +67,10 @@ class EpisodeScorer:
     def complete(self) -> bool:
         return bool(not np.isnan(self.fitness).any())
 
+    FIELDS = ("fitness", "scoring", "fresh", "episode_return")
+
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {
-            "fitness": self.fitness.copy(),
-            "scoring": self.scoring.copy(),
-            "fresh": self.fresh.copy(),
-            "episode_return": self.episode_return.copy(),
-        }
+        return {name: getattr(self, name).copy() for name in self.FIELDS}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         if state["fitness"].shape != self.fitness.shape:
@@ -87,10 +78,8 @@ class EpisodeScorer:
                 f"checkpoint scores {state['fitness'].shape[0]} env copies, this run has "
                 f"{self.fitness.shape[0]}"
             )
-        self.fitness = np.array(state["fitness"], np.float64)
-        self.scoring = np.array(state["scoring"], bool)
-        self.fresh = np.array(state["fresh"], bool)
-        self.episode_return = np.array(state["episode_return"], np.float64)
+        for name in self.FIELDS:  # as their own dtypes (float64, bool, bool, float64)
+            setattr(self, name, np.array(state[name], getattr(self, name).dtype))
 
 
 def layer_shapes(sizes: list[int]) -> list[tuple[tuple[int, int], int]]:

@@ -110,32 +110,19 @@ class DQN(ReplayAgent):
         return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """Runs one gradient step per leading index of `batch` ([K, B, ...])."""
+        return self._mean_over_batches(batch, self._train_step, ("loss", "grad_norm", "q_mean"))
+
+    def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams
-        num_batches = tf.shape(batch["reward"])[0]
-        td_errors = tf.TensorArray(tf.float32, size=num_batches)
-        loss_sum = grad_norm_sum = q_sum = tf.constant(0.0)
-        for k in tf.range(num_batches):
-            if self.gradient_steps % hp.target_update_period == 0:
-                self._sync_target(self._hparam_at("tau", self.gradient_steps))
-            if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
-                self.q_network.resample_noise(self.generator)
-                self.target_network.resample_noise(self.generator)
-            sample = {key: value[k] for key, value in batch.items()}
-            loss, grad_norm, aux = self._gradient_step(
-                self._loss, self.q_network.trainable_variables, sample
-            )
-            td_errors = td_errors.write(k, aux["td_error"])
-            loss_sum += loss
-            grad_norm_sum += grad_norm
-            q_sum += aux["q_mean"]
-        count = tf.cast(num_batches, tf.float32)
-        return {
-            "loss": loss_sum / count,
-            "grad_norm": grad_norm_sum / count,
-            "q_mean": q_sum / count,
-            "td_error": td_errors.stack(),
-        }
+        if self.gradient_steps % hp.target_update_period == 0:
+            self._sync_target(self._hparam_at("tau", self.gradient_steps))
+        if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
+            self.q_network.resample_noise(self.generator)
+            self.target_network.resample_noise(self.generator)
+        loss, grad_norm, aux = self._gradient_step(
+            self._loss, self.q_network.trainable_variables, sample
+        )
+        return {"loss": loss, "grad_norm": grad_norm, **aux}
 
     def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
         return self._loss(sample)[1]["td_error"]

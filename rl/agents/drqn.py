@@ -1,16 +1,14 @@
 """DRQN: Q-learning with a recurrent Q-network, trained on replayed sequences with burn-in.
 
 Hausknecht & Stone 2015, "Deep Recurrent Q-Learning for Partially Observable MDPs",
-https://arxiv.org/abs/1507.06527 (the recurrent Q-network); Kapturowski et al. 2019, R2D2,
-https://openreview.net/forum?id=r1lyTjAqYX (the replay: fixed-length sequences stored with the
-actor's recurrent state at their start, and a burn-in that refreshes that stale state before
-the loss). The target is double Q-learning's (van Hasselt et al. 2015).
+https://arxiv.org/abs/1507.06527; Kapturowski et al. 2019, R2D2,
+https://openreview.net/forum?id=r1lyTjAqYX (sequences stored with the actor's recurrent state at
+their start, and a burn-in that refreshes that stale state). Double Q-learning's target.
 
-Per sampled batch of items [B, T] (T = burn_in + sequence_length), online and target networks
-are unrolled over the T + 1 observations from the stored state; gradients do not flow into the
-burn-in. The loss is the Huber (or squared) TD error averaged over the learning steps (`mask`).
-With prioritized replay an item's priority is R2D2's eta * max_t |delta_t| + (1 - eta) *
-mean_t |delta_t|.
+Online and target networks are unrolled over an item's T + 1 observations from the stored state;
+no gradient flows into the burn-in. The loss is the Huber (or squared) TD error over the `mask`
+steps; with prioritized replay an item's priority is R2D2's eta * max |delta| + (1 - eta) *
+mean |delta|.
 """
 
 from __future__ import annotations

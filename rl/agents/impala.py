@@ -4,13 +4,10 @@ V-trace.
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561.
 
-Acting records the behaviour log-prob log mu(a|x) of every action, because the learner's pi will
-have moved on by the time it learns from the step. Data are unrolls of T = train_every //
-num_envs steps per env copy. `update` is ONE compiled call of `n_epochs` passes over
-`num_minibatches` groups of whole sequences (V-trace needs them); every gradient step recomputes
-pi, V and the V-trace targets with the CURRENT weights. Data are off-policy after the first step,
-and with `--num_workers N` also come from actors several updates old; V-trace corrects both.
-The estimator can also be "discounted_returns" / "gae" (the paper's no-correction ablation).
+Acting records log mu(a|x), since pi will have moved on by the time the step is learned from.
+`update` is one compiled call of `n_epochs` passes over groups of whole unrolls (V-trace needs
+them), every gradient step recomputing pi, V and the targets with the current weights. The
+estimator can also be "discounted_returns" / "gae" (the paper's no-correction ablation).
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
-"""MADDPG: per-agent deterministic actors that act on their own observations, trained with
+"""MADDPG: per-agent deterministic actors acting on their own observations, trained with
 centralized critics that see every agent's observation and action.
 
 Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
 
 The env stacks agents on a leading axis (rl/envs/multi_agent.py) with one team reward, so every
-critic regresses the same return, as in the paper's cooperative tasks; each keeps its own
-parameters. Actor i ascends Q_i with the other agents' actions from the replayed sample
-(gradient_functions/maddpg.py); acting is decentralized, with Gaussian noise.
-
-Replay, K steps per compiled call and warm-up come from `OffPolicyContinuousAgent`; the N
-critics are ONE `Critics` model with N heads. Actors live in named attributes (`actor_0`, ...),
-not a Python list, so checkpoints see them. One Adam per role over all agents equals per-agent
-optimizers (Adam is per parameter), except that `max_grad_norm` clips the joint norm.
-`share_actor` makes all agents act through ONE actor (parameter sharing).
+critic regresses the same return, as in the paper's cooperative tasks. The N critics are ONE
+`Critics` model with N heads; actors live in named attributes (`actor_0`, ...) so checkpoints
+see them. One Adam per role equals per-agent optimizers (Adam is per parameter), except that
+`max_grad_norm` clips the joint norm. `share_actor` makes all agents act through one actor.
 
 Differences from the paper: continuous actions with Gaussian exploration instead of the
 Gumbel-softmax relaxation, no policy ensembles, no inferred policies of other agents.
@@ -34,7 +29,7 @@ from rl.agents.gradient_functions import (
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
 from rl.errors import UserError
-from rl.models import Critics, DeterministicActor
+from rl.models import DeterministicActor
 from rl.registry import action_functions, register_agent
 
 
@@ -84,7 +79,6 @@ class MADDPG(OffPolicyContinuousAgent):
         # agent's experience trains the same weights; agents differ only by what they observe).
         self.num_actors = 1 if hp.share_actor else self.num_agents
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
-        action = tf.zeros([1, *spec.action_shape], tf.float32)
         for prefix in ("actor", "actor_target"):
             for i in range(self.num_actors):
                 actor = DeterministicActor(
@@ -96,15 +90,8 @@ class MADDPG(OffPolicyContinuousAgent):
                 )
                 actor(obs[:, i])
                 setattr(self, f"{prefix}_{i}", actor)
-        critics = {}
-        for name in ("critics", "critics_target"):
-            critics[name] = Critics(
-                hp.model, hp.hidden_sizes, hp.activation, self.num_agents, name=name
-            )
-            critics[name](obs, action)
-        self.critics, self.critics_target = critics["critics"], critics["critics_target"]
+        self._build_critics(self.num_agents)
         polyak_update(self._actor_variables(target=True), self._actor_variables(), 1.0)
-        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self._actor_variables(trainable=True))
 
     def _agent_spec(self, i: int):
@@ -126,9 +113,6 @@ class MADDPG(OffPolicyContinuousAgent):
     def _actor_variables(self, target: bool = False, trainable: bool = False) -> list:
         attr = "trainable_variables" if trainable else "variables"
         return [v for actor in self._actors(target) for v in getattr(actor, attr)]
-
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.critics.trainable_variables
 
     # ------------------------------------------------------------------------ acting
     def _joint_action(self, obs: tf.Tensor, target: bool = False) -> tf.Tensor:

@@ -1,13 +1,10 @@
-"""Shared machinery of the off-policy continuous-control agents (DDPG/TD3 in td3.py, SAC in
-sac.py): replay, random warm-up actions, K gradient steps per compiled call, Polyak targets.
+"""Shared machinery of the off-policy continuous-control agents (DDPG/TD3, SAC, MADDPG): replay,
+random warm-up actions, K gradient steps per compiled call, critics with Polyak targets.
 
 Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (DDPG); Fujimoto et al. 2018,
 https://arxiv.org/abs/1802.09477 (TD3); Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290
-and https://arxiv.org/abs/1812.05905 (SAC).
-
-As in DQN, `update` runs `gradient_steps` batches sampled up front in ONE compiled call. The base
-class's optimizer trains the critics; the actor (and SAC's temperature) have their own
-optimizers on the same `lr` schedule, stepped with `_optimizer_step`.
+and https://arxiv.org/abs/1812.05905 (SAC). The base optimizer trains the critics; the actor
+(and SAC's temperature) have their own on the same `lr` schedule (`_optimizer_step`).
 """
 
 from __future__ import annotations
@@ -22,6 +19,8 @@ from rl.agents.gradient_functions import critic_loss
 from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent
 from rl.errors import UserError
+from rl.models import Critics
+from rl.models.torch_init import torch_init
 from rl.types import Metrics
 
 
@@ -49,6 +48,23 @@ class OffPolicyContinuousAgent(ReplayAgent):
         self.action_high = tf.constant(spec.action_high, tf.float32)
         self._build_networks()
         self._build_replay(tuple(spec.action_shape), np.float32, n_step=1)
+
+    def _build_critics(self, num_critics: int) -> None:
+        """`critics` and their copy `critics_target`, built after the actors (same init draws);
+        with `torch_init`, the actor and critics are then drawn as PyTorch's defaults."""
+        hp, spec = self.hparams, self.spec
+        obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
+        action = tf.zeros([1, *spec.action_shape], tf.float32)
+        for name in ("critics", "critics_target"):
+            critics = Critics(hp.model, hp.hidden_sizes, hp.activation, num_critics, name=name)
+            critics(obs, action)
+            setattr(self, name, critics)
+        if "torch_init" in hp and hp.torch_init:  # SAC, TD3/DDPG (MADDPG has no such key)
+            torch_init(self.actor, self.critics)
+        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+
+    def _trainable_variables(self) -> list[tf.Variable]:
+        return self.critics.trainable_variables
 
     def _critic_step(
         self, sample: dict[str, tf.Tensor], td_target: tf.Tensor
@@ -114,21 +130,11 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """Runs one `_train_step` per leading index of `batch` ([K, B, ...]); returns the
-        mean of each `loss_metrics` output and the [K, B] TD errors (mean |.| over critics)."""
-        num_batches = tf.shape(batch["reward"])[0]
-        td_errors = tf.TensorArray(tf.float32, size=num_batches)
-        sums = {name: tf.constant(0.0) for name in self.loss_metrics}
-        for k in tf.range(num_batches):
-            sample = {key: value[k] for key, value in batch.items()}
-            out = self._train_step(sample)
-            td_errors = td_errors.write(k, tf.reduce_mean(tf.abs(out["td_error"]), axis=0))
-            sums = {name: sums[name] + out[name] for name in self.loss_metrics}
-        count = tf.cast(num_batches, tf.float32)
-        return {
-            **{name: value / count for name, value in sums.items()},
-            "td_error": td_errors.stack(),
-        }
+        def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+            out = self._train_step(sample)  # TD errors: mean |.| over the critics
+            return {**out, "td_error": tf.reduce_mean(tf.abs(out["td_error"]), axis=0)}
+
+        return self._mean_over_batches(batch, train_step, self.loss_metrics)
 
     # ------------------------------------------------------------------------- hooks
     def _build_networks(self) -> None:

@@ -1,15 +1,11 @@
 """Off-PAC: an actor-critic that learns from a replay of its own older policies' trajectories.
 
 Degris, White & Sutton 2012, "Off-Policy Actor-Critic", ICML, https://arxiv.org/abs/1205.4839.
-The behaviour policy b is the agent's own policy as it was when it acted, kept in a replay of
-trajectory segments with log b(a|s), so most data are several updates old (as in ACER, Wang et
-al. 2016, https://arxiv.org/abs/1611.01224). The losses, with the paper's notation mapped to the
-code, are in `rl.agents.gradient_functions.offpac`.
-
-Data flow: acting records log pi(a|s) (= log b for every later update); `observe` fills a
-`RolloutBuffer` of T = train_every // num_envs steps, whose per-env segments become replay rows;
-`update` samples `gradient_steps` x `batch_size` segments and runs all those steps in ONE
-compiled call, each re-evaluating its segments under the current weights (`rl.rollout`).
+The behaviour policy b is the agent's own policy as it was when it acted, kept with log b(a|s)
+in a replay of trajectory segments, so most data are several updates old (as in ACER, Wang et
+al. 2016, https://arxiv.org/abs/1611.01224); the losses are `rl.agents.gradient_functions.offpac`.
+`update` samples `gradient_steps` x `batch_size` segments and runs all those steps in one
+compiled call, each re-evaluating its segments under the current weights.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
 
-Built on the rollout API (docs/rollout_api.md). `observe` fills a `RolloutBuffer`; `update` runs
-on a full buffer as ONE compiled call:
-
-1. the rollout is re-evaluated under the current weights (log pi, V, bootstrap values). The
-   weights do not change during a rollout, so these equal the acting-time numbers; recomputing
-   them batched costs one forward pass and keeps acting free of the value head;
-2. truncation folded into the rewards, then the registered advantage estimator ("gae":
+`observe` fills a `RolloutBuffer` (docs/rollout_api.md); `update` on a full buffer is one
+compiled call:
+1. the rollout is re-evaluated under the current weights (log pi, V, bootstrap values): these
+   equal the acting-time numbers, and one batched pass keeps acting free of the value head;
+2. truncation is folded into the rewards, then the registered advantage estimator ("gae":
    https://arxiv.org/abs/1506.02438; "discounted_returns": Williams 1992);
-3. `n_epochs` shuffled passes of minibatches, one `_gradient_step` each; the subclass's `_loss`
-   decides the objective, `_update_stop_rule` may end early (PPO's `target_kl`).
-
-Schedules (lr, clip range) are of the gradient step, evaluated inside the compiled loop.
+3. `n_epochs` shuffled passes of minibatches; the subclass's `_loss` is the objective,
+   `_update_stop_rule` may end early (PPO's `target_kl`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """PPO with a recurrent (GRU or LSTM) policy, trained on sequences.
 
 PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in OpenAI
-baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the clipped objective and
-GAE are PPO's (`PPO._loss`), only how log-probs and values are computed changes.
-
-Learning on one rollout of T steps x N envs, in ONE compiled call:
-
-1. the core is re-run over each env's chunk from its stored initial state, zeroed where an
-   episode starts inside it. The weights have not changed since acting, so this reproduces the
-   acting-time log pi(a|s) and V(s) (tests/agents/test_recurrent_agents.py checks it);
-2. each chunk is cut into T / `sequence_length` sequences, each starting from its stored
-   acting-time state. Minibatches are whole sequences, shuffled as sequences (the core needs
-   the steps in order); `batch_size` (in steps) sets how many make a minibatch.
+baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the objective and GAE are
+PPO's, only how log-probs and values are computed changes. In one compiled call per rollout:
+1. the core is re-run over each env's chunk from its stored initial state (zeroed where an
+   episode starts), which reproduces the acting-time log pi(a|s) and V(s)
+   (tests/agents/test_recurrent_agents.py);
+2. each chunk is cut into T / `sequence_length` sequences starting from their stored acting-time
+   states; minibatches are whole sequences (`batch_size` in steps), shuffled as sequences.
 """
 
 from __future__ import annotations

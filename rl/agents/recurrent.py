@@ -1,13 +1,9 @@
 """The recurrent-state contract (used by `ppo_recurrent` and `drqn`).
 
-A recurrent agent keeps the training envs' states in ONE variable, `recurrent_state`
-[num_envs, S], so compiled acting reads and writes it and checkpoints carry it. Rows are zeroed
-where `episode_start` is set and in `end_all_episodes`, so a checkpoint holds the state an
-uninterrupted run continues from. Greedy acting uses a SEPARATE transient state (the evaluation
-env has its own number of copies); every evaluation starts from zeros.
-
-The subclass implements `_greedy_step(obs, state) -> (action, new_state)` (TF code) and reads
-and writes `recurrent_state` in its own `_act` / `_act_with_info`.
+A recurrent agent keeps the training envs' states in one variable, `recurrent_state` [num_envs,
+S], so compiled acting reads and writes it and checkpoints carry it; rows are zeroed where
+episodes start and in `end_all_episodes`. Greedy acting uses a separate transient state (the
+evaluation env has its own number of copies), zeros at every evaluation's start.
 """
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ from rl.agents.gradient_functions import (
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
 from rl.agents.stateless_generator import StatelessGenerator
-from rl.models import Critics, GaussianActor
+from rl.models import GaussianActor
 from rl.models.continuous import num_action_dims
-from rl.models.torch_init import torch_init
 from rl.registry import register_agent
 
 
@@ -38,20 +37,9 @@ class SAC(OffPolicyContinuousAgent):
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
-        obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
-        action = tf.zeros([1, *spec.action_shape], tf.float32)
         self.actor = GaussianActor(spec, hp.model, hp.hidden_sizes, hp.activation, name="actor")
-        self.actor(obs)
-
-        def critics(name: str) -> Critics:
-            net = Critics(hp.model, hp.hidden_sizes, hp.activation, hp.num_critics, name=name)
-            net(obs, action)
-            return net
-
-        self.critics, self.critics_target = critics("critics"), critics("critics_target")
-        if hp.torch_init:
-            torch_init(self.actor, self.critics)
-        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+        self.actor(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))
+        self._build_critics(hp.num_critics)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
         self.log_alpha = tf.Variable(
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
@@ -60,9 +48,6 @@ class SAC(OffPolicyContinuousAgent):
         # SAC's heuristic -|A|, used where `target_entropy` is None; a number or a schedule
         # given in the set is read at each temperature step instead.
         self.default_target_entropy = -float(num_action_dims(spec))
-
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.critics.trainable_variables
 
     # ------------------------------------------------------------------------ acting
     def _sample(

@@ -18,8 +18,7 @@ from rl.agents.gradient_functions import (
     smoothed_target_action,
 )
 from rl.agents.off_policy_continuous import OffPolicyContinuousAgent, polyak_update
-from rl.models import Critics, DeterministicActor
-from rl.models.torch_init import torch_init
+from rl.models import DeterministicActor
 from rl.registry import action_functions, register_agent
 from rl.types import Batch
 
@@ -45,24 +44,15 @@ class TD3(OffPolicyContinuousAgent):
             action_functions.role(hp.action_function) == "stateful_action_noise"
         )
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
-        action = tf.zeros([1, *spec.action_shape], tf.float32)
 
         def actor(name: str) -> DeterministicActor:
             net = DeterministicActor(spec, hp.model, hp.hidden_sizes, hp.activation, name=name)
             net(obs)
             return net
 
-        def critics(name: str) -> Critics:
-            net = Critics(hp.model, hp.hidden_sizes, hp.activation, hp.num_critics, name=name)
-            net(obs, action)
-            return net
-
         self.actor, self.actor_target = actor("actor"), actor("actor_target")
-        self.critics, self.critics_target = critics("critics"), critics("critics_target")
-        if hp.torch_init:
-            torch_init(self.actor, self.critics)
+        self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
-        polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
         # Ornstein-Uhlenbeck state, one row per *training* env copy (hp.num_envs, not
         # spec.num_envs: test mode builds the agent for a vector env of test episodes and must
@@ -70,9 +60,6 @@ class TD3(OffPolicyContinuousAgent):
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
         )
-
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.critics.trainable_variables
 
     # ------------------------------------------------------------------------ acting
     def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:

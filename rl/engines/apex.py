@@ -2,23 +2,16 @@
 replay agent: DQN, TD3/DDPG, SAC).
 
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-Actors (rl/workers/apex_actor.py, on this machine or a Ray cluster: rl/workers/actor_group.py)
-each step their own vector env with their own seeds and exploration
-(rl/workers/exploration.py) and send blocks of n-step transitions with actor-side priorities. The
-learner adds every block to its replay, counts the env steps, and trains: one `agent.update()`
-(`gradient_steps` gradient steps in one compiled call) whenever the replay ratio allows
-(`workers.rate_limit`: the set's gradient_steps per train_every env steps, as in single-process
-training; off: as fast as it can, as in the paper). Every `workers.policy_refresh_every`
-updates it publishes its weights to the actors. Evaluation, checkpoints (replay included),
-TensorBoard, progress.csv and the console line are the one loop's (`rl.loop`), plus throughput,
-per-worker statistics and actor restarts (rl/workers/progress.py).
+Actors (rl/workers/apex_actor.py) step their own envs with their own seeds and exploration and
+send blocks of n-step transitions with actor-side priorities. The learner adds them to its
+replay and runs `agent.update()` whenever the replay ratio allows (`workers.rate_limit`; off: as
+fast as it can, as in the paper), publishing its weights every `workers.policy_refresh_every`
+updates.
 
-Resume. A checkpoint holds the learner (weights, optimizer, counters), its replay and the
-loop's counters; a resumed run restores them, starts fresh actors (new env seeds, derived from
-the number of starts so far) and continues. Exact resume is NOT promised here, unlike the
-in-process engine: what the actors collect depends on process timing, and their partial
-episodes and n-step windows are not checkpointed. Nor is the stopping point exact: the run ends
-at the first block that reaches `train_steps`, so it may overshoot by up to one block per actor.
+Resume restores the learner, its replay and the loop's counters and starts fresh actors (env
+seeds derived from the number of starts). It is not exact: what the actors collect depends on
+process timing, and their partial episodes and n-step windows are not checkpointed. The run
+ends at the first block that reaches `train_steps`, so it may overshoot by one block per actor.
 """
 
 from __future__ import annotations

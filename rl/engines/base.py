@@ -1,19 +1,9 @@
 """The engine protocol: what the one training loop (`rl.loop`) asks of whatever trains the runs.
 
-The loop owns the cadence (when to evaluate, log, checkpoint and stop) and every run file; an
-engine owns how env steps turn into updates. Four engines implement this protocol:
-
-| engine | module | trains |
-|---|---|---|
-| in-process | `rl.engines.in_process` | Python (gymnasium) envs, any agent, any strategy |
-| compiled program | `rl.engines.compiled` | TF-ops envs ("tf/..."), S seeds in one XLA program |
-| Ape-X actors | `rl.engines.apex` | replay agents with `--num_workers N` Ray actors |
-| IMPALA unrolls | `rl.engines.impala` | IMPALA with `--num_workers N` asynchronous Ray actors |
-
-An engine trains a *list* of runs in lockstep (one seed is a list of one): `iterate` returns
-one `Iteration` per run, `evaluate` plays the evaluations the loop asks for, and
-`checkpoint_parts` hands the loop what a run's checkpoint holds. `rl.engines.choose` picks the
-engine from the hparams and flags.
+The loop owns the cadence and every run file; an engine owns how env steps turn into updates:
+in-process (gymnasium envs, any agent and strategy), compiled (TF-ops envs, S seeds in one XLA
+program), Ape-X and IMPALA (Ray actors, `--num_workers N`); `rl.training` picks one. An engine
+trains a list of runs in lockstep (one seed is a list of one).
 """
 
 from __future__ import annotations
@@ -74,10 +64,8 @@ class CheckpointParts:
 
 
 class Engine:
-    """Trains a list of runs of one experiment in lockstep (see the module docstring).
-
-    Subclasses implement the first five methods; the rest have defaults most engines keep.
-    """
+    """Trains a list of runs of one experiment in lockstep; subclasses implement the first five
+    methods, the rest have defaults most engines keep."""
 
     # Loop-state keys this engine adds (with their initial values), saved in trainer.json.
     extra_state: dict[str, Any] = {}

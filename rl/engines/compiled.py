@@ -1,19 +1,15 @@
-"""The compiled engine: environments written in TF ops ("tf/CartPole-v1", `rl.envs.tf`), one
-XLA program per iteration for all the runs it trains.
+"""The compiled engine: TF-ops envs ("tf/CartPole-v1", `rl.envs.tf`), one XLA program per
+iteration for all the runs it trains.
 
 What differs from the in-process engine:
-- one host call per iteration (one XLA program: T steps x N envs + the update; which program
-  is decided by `rl.compiled.programs`) and one per evaluation (greedy, in-graph,
-  `eval.episodes` envs);
-- iterations are whole: training runs ceil(train_steps / (T * N)) iterations, so env_steps ends
-  at the first multiple of T * N >= train_steps (a partial last rollout would retrace);
-- checkpoints hold the envs' state (and an in-graph replay) too, so saving cuts no episode and a
-  resumed run continues exactly as if uninterrupted (tests/compiled/test_compiled_resume.py);
-- `--copies N` trains the N seeds as ONE program when the agent has a multi-seed path
-  (`rl.compiled.ppo_seeds_iteration`): each copy still gets its own run dir, logs, evaluations,
-  early stop and checkpoints (the same files as a single-seed run's, interchangeable with them).
-  Copies resuming from different steps (or already complete) are grouped by the step they
-  resume at (`group_runs`);
+- one host call per iteration (T steps x N envs + the update; `rl.compiled.programs` picks the
+  program) and one per evaluation;
+- iterations are whole (a partial last rollout would retrace): env_steps ends at the first
+  multiple of T * N >= train_steps;
+- checkpoints hold the envs' state (and an in-graph replay), so saving cuts no episode and resume
+  is exact (tests/compiled/test_compiled_resume.py);
+- `--copies N` trains the N seeds as one program where the agent has a multi-seed path, each
+  copy with its own run dir; copies resuming from different steps are grouped (`group_runs`);
 - --record_video / --render are not available (TF envs do not render).
 """
 

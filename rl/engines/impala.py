@@ -4,27 +4,20 @@
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
 
-Actors (rl/workers/impala_actor.py) each step num_envs / N env copies and send unrolls of T
-steps with the behaviour log-probs, tagged with the version of the weights that acted,
-`workers.queue_blocks` + 1 unrolls per call, one call in flight per actor. The learner takes
-calls in arrival order, from whichever actors sent them, while it holds fewer than N unrolls
-(an actor whose call is done waits meanwhile: backpressure), and as soon as it holds N of them
-(num_envs env rows: the single-process batch shape) it learns from them
-(`rl.workers.unrolls.add_unroll`, `update`: V-trace corrects for the actors' older policies)
-and publishes its weights every `workers.policy_refresh_every` updates. That is what makes
-it IMPALA rather than the lockstep env workers (rl/envs/grouped_env.py): acting and learning
-overlap, and a slow actor delays nobody.
+Actors (rl/workers/impala_actor.py) send unrolls of T steps with the behaviour log-probs and the
+version of the weights that acted, `workers.queue_blocks` + 1 unrolls per call. The learner takes
+calls in arrival order while it holds fewer than N unrolls (a finished actor waits meanwhile:
+backpressure); once it holds N (num_envs env rows: the single-process batch shape) it learns
+(V-trace corrects for the actors' older policies) and publishes its weights every
+`workers.policy_refresh_every` updates. Acting and learning overlap, and a slow actor delays
+nobody: that is what makes it IMPALA rather than the lockstep env workers.
 
-Policy lag: for each unroll learned from, the learner's weights version (publications so far)
-minus the version the unroll was acted with; with policy_refresh_every = 1 that is the number
-of updates the behaviour policy is behind. Logged as `workers/policy_lag` (mean) and
-`workers/policy_lag_max` over the unrolls since the last log, and a progress.csv column.
+Policy lag (`workers/policy_lag`, `workers/policy_lag_max`): the learner's weights version minus
+the one an unroll was acted with, over the unrolls since the last log.
 
-The actors' lifecycle (rl/workers/actor_group.py), evaluation, checkpoints and resume are the
-Ape-X engine's (which this subclasses): a checkpoint holds the learner (weights, optimizer,
-counters) and the loop's counters; unrolls in flight or waiting for a batch when the run stops
-are lost and the actors' episodes restart on resume. Exact resume is not promised, and the run
-may overshoot `train_steps` by up to one call's unrolls per actor.
+Actors, evaluation, checkpoints and resume are the Ape-X engine's (which this subclasses).
+Unrolls in flight when the run stops are lost and the actors' episodes restart on resume: exact
+resume is not promised, and the run may overshoot `train_steps` by one call's unrolls per actor.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""The in-process engine: Python (gymnasium) vector envs stepped by `rl.rollout.driver.Driver`,
-the agent learning in this process, optionally under a tf.distribute strategy.
+"""The in-process engine: gymnasium vector envs stepped by `rl.rollout.driver.Driver`, the agent
+learning in this process, optionally under a tf.distribute strategy.
 
-Exact resume. A checkpoint holds the agent (weights, optimizer slots, counters, generator),
-its numpy state (replay, priorities, n-step data, numpy RNG) and the loop's counters. Env
-simulator state is not generally serializable (Box2D, Atari), so every checkpoint is also an
-episode boundary: the running episodes are cut (the agent treats the cut as a truncation and
-bootstraps through it) and the envs are reset with a seed derived from the number of cuts so
-far. An interrupted run and an uninterrupted one therefore see the same data and, with
-deterministic ops, end with bit-identical weights (tests/test_resume.py).
+Exact resume. Env simulator state is not generally serializable (Box2D, Atari), so every
+checkpoint is also an episode boundary: running episodes are cut (a truncation, bootstrapped
+through) and the envs reset with a seed derived from the number of cuts. An interrupted run and
+an uninterrupted one see the same data and end with bit-identical weights (tests/test_resume.py).
 
-Strategies (`strategy=`, train.py's --strategy; docs/distributed.md). The agent is built under
-the strategy's scope, and its gradient steps run across the replicas (`rl.distribute`). With
-MultiWorkerMirroredStrategy every worker runs the loop on its own envs (other env seeds) and
-its own replay, the gradients are all-reduced and the weights stay identical; only the chief
-(worker 0) writes the run dir, the others write into a scratch dir that is removed at the end.
-A worker that resumes restores the chief's checkpoint (weights, counters and the chief's replay).
-
-`--num_workers N` for agents without actor processes splits the training env copies over N
-worker processes (rl/envs/grouped_env.py); that is the env factory's business, not this
-engine's.
+Strategies (--strategy; docs/distributed.md): the agent is built under the strategy's scope.
+With MultiWorkerMirroredStrategy every worker runs the loop on its own envs and replay, the
+gradients are all-reduced; only the chief writes the run dir, the others a scratch dir. A
+resuming worker restores the chief's checkpoint.
 """
 
 from __future__ import annotations

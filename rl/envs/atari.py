@@ -127,11 +127,9 @@ def needs_fire(env: gym.Env) -> bool:
 
 
 class FireReset(gym.Wrapper):
-    """After a reset, plays FIRE and then action 2 (as baselines' FireResetEnv), so the game is
-    under way when the agent first acts; a step that ends the episode resets again.
-
-    Gymnasium has no such wrapper. Rewards of these two steps are not passed on (GameScore,
-    below this wrapper, still counts them in the raw game score)."""
+    """After a reset, plays FIRE and then action 2 (as baselines' FireResetEnv; gymnasium has
+    none), so the game is under way when the agent first acts. Their rewards are not passed on
+    (GameScore, below, still counts them in the raw game score)."""
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)

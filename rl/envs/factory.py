@@ -123,12 +123,9 @@ def make_vector_env(
 ) -> tuple[gym.vector.VectorEnv, EnvSpec]:
     """Returns a seeded, reset-ready SyncVectorEnv of `num_envs` copies and its EnvSpec.
 
-    `max_episode_steps` (when given) replaces the env's own time limit; hitting it is a
-    truncation, which the agents bootstrap through. `reward_augmentation` (training envs only,
-    see rl/envs/reward_augmentation.py) wraps each copy outside the time limit, so it sees
-    `terminated` and `truncated` apart. `num_workers` > 1 steps the copies in that many worker
-    processes instead (gymnasium's AsyncVectorEnv over groups of copies, same seeds and same
-    results: rl/envs/grouped_env.py); `num_envs` must be a multiple of it.
+    `reward_augmentation` wraps each copy outside the time limit, so it sees `terminated` and
+    `truncated` apart. `num_workers` > 1 steps the copies in that many worker processes (the same
+    seeds and results: rl/envs/grouped_env.py); `num_envs` must be a multiple of it.
     """
     if num_envs < 1:
         raise UserError(f"num_envs must be >= 1, got {num_envs}")

@@ -1,24 +1,15 @@
-"""A vector env whose copies are split over N worker processes: gymnasium's AsyncVectorEnv over
-groups of copies, seen from outside as one flat vector env of all copies.
+"""A vector env whose copies are split over N worker processes, seen as one flat vector env.
 
-gymnasium's AsyncVectorEnv runs ONE env per process. To run `num_envs` copies in N processes,
-each process hosts an `EnvGroup`: k = num_envs / N copies in a SyncVectorEnv (SAME_STEP
-autoreset, as everywhere in rl), presented to AsyncVectorEnv as a single gym.Env whose
-observation is the [k, ...] batch. The group never ends as a whole (AsyncVectorEnv's own
-autoreset is DISABLED); per-copy rewards, terminations, truncations and infos travel in the step
-info and `GroupedAsyncVectorEnv` flattens everything back to [num_envs, ...]. Observations travel
-in AsyncVectorEnv's shared memory.
+gymnasium's AsyncVectorEnv runs one env per process, so each process hosts an `EnvGroup`:
+k = num_envs / N copies in a SyncVectorEnv (SAME_STEP autoreset), presented as one gym.Env with
+[k, ...] observations that never ends as a whole (AsyncVectorEnv's autoreset is disabled).
+Per-copy rewards, ends and infos travel in the step info; `GroupedAsyncVectorEnv` flattens them
+back to [num_envs, ...]. `reset(seed=s)` seeds copy i with s + i as SyncVectorEnv(num_envs)
+does, so both give the same episodes (tests/envs/test_grouped_env.py).
 
-Same results as the sync env: `reset(seed=s)` seeds copy i with s + i exactly as
-SyncVectorEnv(num_envs) does (group g gets s + g * k, and its SyncVectorEnv adds the copy's
-index), so for the same actions both produce the same observations, rewards and final_obs
-(tests/envs/test_grouped_env.py).
-
-Worker processes start with the spawn method (safe in a process that runs TensorFlow threads),
-ignore SIGINT and SIGTERM (the main process owns them and closes the workers), die with their
-parent (Linux PR_SET_PDEATHSIG; otherwise on the closed pipe). This module is pickled BY VALUE
-into them, so a worker imports only gymnasium, numpy and what the env itself needs, never
-TensorFlow; that is also why it imports nothing from `rl`.
+Workers start with spawn (safe beside TensorFlow's threads), ignore SIGINT and SIGTERM (the main
+process closes them) and die with their parent. This module is pickled by value into them, so it
+imports nothing from `rl`: a worker never imports TensorFlow.
 """
 
 from __future__ import annotations

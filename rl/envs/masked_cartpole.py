@@ -1,17 +1,14 @@
 """A partially observable CartPole: the agent sees cart position and pole angle, no velocities.
 
-CartPole-v1's observation is (x, x_dot, theta, theta_dot). Without the two velocities one
-observation does not determine the state (a pole at angle 0 may be falling either way), so a
-feed-forward policy cannot balance the pole for long; a recurrent policy can, by inferring the
-velocities from consecutive observations. This is the standard "CartPole without velocities"
-benchmark of recurrent RL (e.g. rl-baselines3-zoo's CartPoleNoVel-v1, which zeroes the velocities
-instead of removing them; here they are removed so the observation is honestly 2-dimensional).
+Without the velocities one observation does not determine the state, so a feed-forward policy
+cannot balance the pole for long; a recurrent one can, by inferring them from consecutive
+observations. This is the "CartPole without velocities" benchmark of recurrent RL (the zoo's
+CartPoleNoVel-v1 zeroes the velocities; here they are removed, so the observation is honestly
+2-dimensional).
 
-Registered with gymnasium as `MaskedCartPole-v1` (same dynamics, rewards and 500-step time limit
-as CartPole-v1) on `import rl`, so `gym.make` accepts it, and under the same name in rl's env
-registry, which `--env` and `hparams.env` resolve first: env worker processes
-(`--num_workers`) rebuild envs from that factory, whose module import registers the gymnasium
-id there too (a bare gymnasium id would not exist in a fresh worker process).
+Registered as `MaskedCartPole-v1` with gymnasium on `import rl` and in rl's env registry, which
+`--env` resolves first: env worker processes rebuild envs from that factory, whose module import
+registers the gymnasium id there too.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
 """gymnasium's MuJoCo locomotion envs (HalfCheetah-v5, Hopper-v5, Walker2d-v5, Ant-v5, ...).
 
-`make_mujoco` builds them as `gym.make` does (the 1000-step time limit truncates, never
-terminates, so the agents bootstrap through it), with three changes:
-
-- MuJoCo's warnings go to Python logging (logger `rl.envs.mujoco`), not to MuJoCo's default
-  handler, which prints them on stderr and appends them to `MUJOCO_LOG.TXT` in the current
-  directory: a run must not write into the user's directory. mujoco 4.0 warns at every
-  HalfCheetah-v5 creation that gymnasium's model uses the deprecated compiler attribute
-  `settotalmass`; that one is about gymnasium's files, nothing a user can act on, so it is
-  logged at DEBUG. Any other warning (e.g. an unstable simulation) is logged at WARNING.
-- Observations are float32 (the models compute in float32; MuJoCo's float64 would double the
-  replay memory: 1.7 GB for a million Ant-v5 transitions).
-- Actions are clipped to the action space, as SB3 clips every Box action: MuJoCo clamps the
-  controls itself, but gymnasium computes the control cost from the action as given, so an
-  unclipped Gaussian sample (PPO's) would pay for force it never applied.
+`make_mujoco` builds them as `gym.make` does (the 1000-step limit truncates), with three changes:
+- MuJoCo's warnings go to Python logging (`rl.envs.mujoco`), not to stderr and `MUJOCO_LOG.TXT`
+  in the current directory: a run must not write into the user's directory. The `settotalmass`
+  deprecation (gymnasium's model files, nothing a user can act on) is logged at DEBUG.
+- Observations are float32 (MuJoCo's float64 would double the replay memory: 1.7 GB for a
+  million Ant-v5 transitions).
+- Actions are clipped to the action space, as SB3 does: MuJoCo clamps the controls, but
+  gymnasium charges the control cost on the action as given, so an unclipped Gaussian sample
+  would pay for force it never applied.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Cooperative multi-agent tasks as ordinary gymnasium envs: a PettingZoo parallel env with its
 agents stacked on a leading axis, and the Multi-Agent Particle Environments registered on it.
 
-Why one gymnasium env: the training loop, driver, vector envs, replay, evaluation and checkpoints
-all work on one env per copy with one scalar reward per step, and a *cooperative* task (one
-team, one team reward) fits that contract once every agent's observation and action are
-stacked. The stacking, padding, team reward and episode-end rules: docs/environments.md,
-section "Cooperative multi-agent tasks (MPE)". Multi-agent algorithms (rl/agents/maddpg.py)
-read the agent axis.
+Everything else in rl works on one env per copy with one scalar reward per step, which a
+cooperative task (one team reward) fits once every agent's observation and action are stacked
+(rules: docs/environments.md, "Cooperative multi-agent tasks (MPE)").
 
-MPE: Lowe et al. 2017, https://arxiv.org/abs/1706.02275, maintained by the Farama Foundation as
-`mpe2` on PettingZoo (Terry et al. 2021, https://arxiv.org/abs/2009.14471). mpe2 is imported on
-first use: importing `rl` does not load it (or pygame).
+MPE: Lowe et al. 2017, https://arxiv.org/abs/1706.02275, maintained as `mpe2` on PettingZoo
+(Terry et al. 2021, https://arxiv.org/abs/2009.14471); imported on first use.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
-"""Reward augmentations: registered gymnasium wrappers that change the reward the agent LEARNS
+"""Reward augmentations: registered gymnasium wrappers that change the reward the agent learns
 from, on the training envs only.
 
-An hparams set picks one by name (`reward_augmentation="mountain_car_energy"`) with keyword
-arguments (`reward_augmentation_kwargs={"scale": 10.0}`); the in-process engine wraps each
-training env copy with it. Evaluation and `--training False` build their envs without it, so
-every reported eval/test return is the environment's own reward. Below the augmentation,
-`KeepTrueReward` copies the env's reward into `info["true_reward"]`, so the training episode
-returns the driver logs are true returns as well (`true_rewards`).
+A set picks one by name (`reward_augmentation`, with `reward_augmentation_kwargs`). Evaluation
+and `--training False` build their envs without it, and `KeepTrueReward` keeps the env's reward
+in `info["true_reward"]`, so every reported return is the environment's own reward.
 
-Potential-based shaping adds F(s, s') = gamma * phi(s') - phi(s) to every reward. For any
-potential phi this leaves the optimal policy unchanged (Ng, Harada & Russell 1999, "Policy
-invariance under reward transformations: theory and application to reward shaping", ICML),
-provided gamma is the agent's discount and phi of a terminal state is 0 (Grzes 2017, "Reward
-shaping in episodic reinforcement learning", AAMAS): the shaped discounted return of an episode is
-then the true one minus phi(s_0). A truncated episode (time limit) keeps phi(s'), because the
+Potential-based shaping adds F(s, s') = gamma * phi(s') - phi(s), which leaves the optimal policy
+unchanged (Ng, Harada & Russell 1999, "Policy invariance under reward transformations", ICML)
+when gamma is the agent's discount and phi of a terminal state is 0 (Grzes 2017, "Reward shaping
+in episodic reinforcement learning", AAMAS). A truncated episode keeps phi(s'), because the
 agents bootstrap through truncation as if the episode went on.
 """
 

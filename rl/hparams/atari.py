@@ -1,18 +1,13 @@
 """Atari hparams sets: `dqn_pong`, `ppo_pong`, `ppo_breakout`, and `dqn_atari_tiny`,
 `ppo_atari_tiny` (smoke tests on real ROMs).
 
-The preprocessing is chosen with `env_kwargs` (rl/envs/atari.py, docs/environments.md) and
-every set writes all of it out, so hparams.json records exactly what the agent saw. Settings
-follow rl-baselines3-zoo's Atari entries (its AtariWrapper: 30 no-ops, frame skip 4 with max
-pooling, 84x84 grayscale, episodic life, FIRE on reset where the game needs it, reward
-clipping, 4 stacked frames) with sticky
+Every set writes all of its preprocessing out in `env_kwargs` (rl/envs/atari.py), so
+hparams.json records exactly what the agent saw: rl-baselines3-zoo's AtariWrapper, with sticky
 actions at 0.25 as Machado et al. 2018 recommend (https://arxiv.org/abs/1709.06009).
-
-Evaluation follows the protocol the papers report: full games (through lost lives), the raw
-unclipped score, a 27,000-step (108,000-frame, 30-minute) cap, sticky actions on; DQN
-evaluates epsilon-greedy with 0.05 as in Mnih et al. 2015, PPO samples its policy's actions
-as rl-baselines3-zoo evaluates Atari: PPO's greedy (argmax) policy can stall a game, e.g. the
-paddle waiting in Breakout (docs/evaluation_protocol.md).
+Evaluation is the papers' protocol (docs/evaluation_protocol.md): full games, the raw score, a
+27,000-step cap, sticky actions on; DQN is epsilon-greedy with 0.05 (Mnih et al. 2015), PPO
+samples its actions as the zoo does, since its greedy policy can stall a game (the paddle
+waiting in Breakout).
 """
 
 from __future__ import annotations

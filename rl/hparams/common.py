@@ -1,9 +1,7 @@
 """Hyper-parameters every experiment has: env, run length, evaluation, checkpoints, logging.
 
-Algorithm families start from `base()` and add their own keys (see rl/hparams/dqn.py). The
-`add_*` helpers declare key groups that several families share, so that a key means the same
-thing (doc, type, default) wherever it appears; the other helpers set settings that many sets
-share (CartPole's "solved" protocol, the tiny sets' test cadence).
+Families start from `base()` and add their own keys; the `add_*` helpers declare the key groups
+several families share, so that a key means the same thing wherever it appears.
 """
 
 from __future__ import annotations
@@ -70,8 +68,7 @@ def evaluation_protocol() -> HParams:
 
 def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None:
     """Value ranges of the `eval` group that its types cannot express (UserError); with `env`,
-    also what the compiled path's evaluation cannot change. Whether `env` has sticky actions
-    is the env's to say (`rl.envs.atari.check_sticky_actions`)."""
+    also what the compiled path's evaluation cannot change (sticky actions: the env's check)."""
     from rl.errors import UserError
 
     for key in ("every_steps", "episodes", "video_every"):
@@ -104,9 +101,7 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
 
 
 def parallel_workers() -> HParams:
-    """How `train.py --num_workers N` (N > 1) runs replay agents: Ape-X actors (Ray) feeding
-    the learner's replay (docs/workers.md). On-policy agents only split their env copies over
-    the N processes and read none of these keys."""
+    """How `--num_workers N` (N > 1) runs replay agents' Ape-X actors (docs/workers.md)."""
     hp = HParams()
     hp.add(
         "policy_refresh_every",
@@ -248,9 +243,8 @@ def base() -> HParams:
 def add_replay_keys(
     hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
 ) -> HParams:
-    """The replay keys of the transition-replay agents (DQN family, td3/ddpg, sac, maddpg):
-    which memory, its capacity, the minibatch and the random warm-up. Defaults differ per
-    family, meanings do not."""
+    """The replay keys of the transition-replay agents: defaults differ per family, meanings
+    do not."""
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
@@ -261,8 +255,7 @@ def add_replay_keys(
 
 
 def add_prioritized_replay_keys(hp: HParams) -> HParams:
-    """The prioritized-replay keys of the transition-replay agents, with the defaults of Schaul
-    et al. 2015 (alpha 0.6, beta annealed from 0.4 to 1); read only with memory=prioritized."""
+    """The prioritized-replay keys, with Schaul et al. 2015's defaults (memory=prioritized)."""
     hp.add(
         "per_alpha",
         0.6,
@@ -290,9 +283,8 @@ CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's rewar
 
 
 def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPole-v1") -> HParams:
-    """CartPole-v1 (or a variant `env` with its reward, e.g. MaskedCartPole-v1), evaluated every
-    `eval_every_steps` env steps and stopping at the "solved" mean return of 475: the last
-    checkpoint is then the solved agent, and runs do not go on to a later collapse."""
+    """CartPole-v1 (or a variant with its reward), stopping at the "solved" mean return: the
+    last checkpoint is then the solved agent, and runs do not go on to a later collapse."""
     hp.env = env
     hp.eval.every_steps = eval_every_steps
     return hp.update(stop_at_eval_return=CARTPOLE_SOLVED)
@@ -306,10 +298,8 @@ def smoke_test_cadence(
     max_episode_steps: int | None = None,
     eval_episodes: int = 2,
 ) -> HParams:
-    """The `*_tiny` sets' cadence: evaluate (`eval_episodes` episodes) and checkpoint every
-    `every` env steps and log every `log_every`, so that a run of a few hundred steps passes
-    through evaluation, checkpointing and resume; `max_episode_steps` (None: the env's own
-    limit) makes episodes end inside such a run."""
+    """The `*_tiny` sets' cadence: a run of a few hundred steps passes through evaluation,
+    checkpointing and resume, and `max_episode_steps` makes episodes end inside it."""
     if max_episode_steps is not None:
         hp.max_episode_steps = max_episode_steps
     hp.eval.update(every_steps=every, episodes=eval_episodes)
@@ -325,9 +315,7 @@ def rollouts(
     n_epochs: int | None = None,
 ) -> HParams:
     """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
-    n_steps, IMPALA's and Off-PAC's unroll length): sets `num_envs` and `train_every` = their
-    product, which is how papers and rl-baselines3-zoo state it; with `batch_size` / `n_epochs`
-    also the minibatch and the passes over each rollout (None: unchanged)."""
+    n_steps, as papers and the zoo state it): `train_every` is their product."""
     hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env)
     if batch_size is not None:
         hp.batch_size = batch_size

@@ -46,8 +46,6 @@ class TypeSpec:
     def __str__(self) -> str:
         return f"{self.kind}[{self.elem}]" if self.elem else self.kind
 
-    # --- building specs ---
-
     @staticmethod
     def parse(name: str) -> TypeSpec:
         """Inverse of `str(spec)`."""
@@ -94,20 +92,11 @@ class TypeSpec:
     @staticmethod
     def infer(default: Any) -> TypeSpec:
         """The type of a default value; None and empty lists need an explicit type."""
-        if isinstance(default, bool):
-            return TypeSpec("bool")
-        if isinstance(default, numbers.Integral):
-            return TypeSpec("int")
-        if isinstance(default, numbers.Real):
-            return TypeSpec("float")
-        if isinstance(default, str):
-            return TypeSpec("str")
-        if isinstance(default, Schedule):
-            return TypeSpec("schedule")
-        if isinstance(default, HParams):
-            return TypeSpec("hparams")
-        if isinstance(default, dict):
-            return TypeSpec("dict")
+        kinds = (bool, numbers.Integral, numbers.Real, str, Schedule, HParams, dict)
+        names = ("bool", "int", "float", "str", "schedule", "hparams", "dict")
+        for kind, name in zip(kinds, names, strict=True):  # bool before int, as it is one
+            if isinstance(default, kind):
+                return TypeSpec(name)
         if isinstance(default, list | tuple) and default:
             kinds = {str(TypeSpec.infer(v)) for v in default}
             if kinds == {"int", "float"}:
@@ -129,8 +118,6 @@ class TypeSpec:
         )
         if not ok:
             raise ValueError(f"unsupported hparam type {str(self)!r}")
-
-    # --- checking values ---
 
     def check(self, value: Any) -> Any:
         """Returns `value` in canonical form (int->float, tuple->list, ...) or raises _Mismatch."""
@@ -189,8 +176,6 @@ class TypeSpec:
             value = [_element_word(v, elem.kind) for v in value]
         return self.check(value)
 
-    # --- JSON ---
-
     def to_json(self, value: Any) -> Any:
         if value is None:
             return None
@@ -205,10 +190,8 @@ class TypeSpec:
         return value
 
     def from_json(self, value: Any) -> Any:
-        if self.kind == "optional" and value is None:
-            return None
         if self.kind == "optional":
-            return self.elem.from_json(value)
+            return None if value is None else self.elem.from_json(value)
         return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
@@ -229,9 +212,13 @@ def _names_a_schedule(text: str) -> bool:
     return call is not None and call.group(1) in registry.schedules
 
 
-def _is_number_kind(spec: TypeSpec) -> bool:
+def _type_error(key: str, entry: _Entry, given: Any, schedule: str | None) -> UserError:
+    """`given` does not fit the key; a schedule given to a number key says why it may not."""
+    spec = entry.spec
     kind = spec.elem.kind if spec.kind == "optional" else spec.kind
-    return kind in ("float", "int")
+    if schedule is not None and kind in ("float", "int"):
+        return UserError(_NO_SCHEDULE.format(key=key, reason=entry.fixed_because, value=schedule))
+    return UserError(f"{key} expects {spec}, got {given!r}")
 
 
 def _element_word(value: Any, kind: str) -> Any:
@@ -283,8 +270,6 @@ class HParams:
         object.__setattr__(self, "_entries", {})
         object.__setattr__(self, "_frozen", False)
 
-    # --- declaring and setting ---
-
     def add(
         self,
         name: str,
@@ -320,11 +305,8 @@ class HParams:
         try:
             entry.value = entry.spec.check(value)
         except _Mismatch:
-            if _is_number_kind(entry.spec) and isinstance(value, Schedule):
-                raise UserError(
-                    _NO_SCHEDULE.format(key=name, reason=entry.fixed_because, value=value.spec())
-                ) from None
-            raise UserError(f"{name} expects {entry.spec}, got {value!r}") from None
+            schedule = value.spec() if isinstance(value, Schedule) else None
+            raise _type_error(name, entry, value, schedule) from None
         except UserError as e:  # e.g. a schedule string naming an unknown schedule
             raise UserError(f"{name}: {e}") from None
 
@@ -368,11 +350,7 @@ class HParams:
         try:
             value = entry.spec.from_text(text)
         except _Mismatch:
-            if _is_number_kind(entry.spec) and _names_a_schedule(text):
-                raise UserError(
-                    _NO_SCHEDULE.format(key=key, reason=entry.fixed_because, value=text)
-                ) from None
-            raise UserError(f"{key} expects {entry.spec}, got {text!r}") from None
+            raise _type_error(key, entry, text, text if _names_a_schedule(text) else None) from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
         return lambda: setattr(entry, "value", value)
@@ -413,8 +391,6 @@ class HParams:
             owner = entry.value
         raise AssertionError("unreachable")
 
-    # --- freezing and copying ---
-
     def freeze(self) -> HParams:
         """Makes this object and its nested groups read-only (setting raises AttributeError)."""
         object.__setattr__(self, "_frozen", True)
@@ -438,8 +414,6 @@ class HParams:
             value = e.value.copy() if e.spec.kind == "hparams" else e.spec.check(e.value)
             new._entries[name] = _Entry(e.spec, value, e.doc, e.fixed_because)
         return new
-
-    # --- reading ---
 
     def keys(self) -> list[str]:
         return list(self._entries)

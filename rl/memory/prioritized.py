@@ -3,13 +3,12 @@
 Schaul, Quan, Antonoglou & Silver, "Prioritized Experience Replay", 2015,
 https://arxiv.org/abs/1511.05952.
 
-p_i = (|delta_i| + epsilon)^alpha; importance weights w_i = (N * P(i))^-beta are divided by the
-largest possible weight (that of the smallest priority, as OpenAI baselines does), so they only
-ever scale updates down. Draws are stratified (Appendix B.2.1) and then shuffled before being
-cut into K batches; without the shuffle batch 0 would hold only rows from the low end of the
-prefix-sum range. New rows get the largest priority so far, so each is replayed about once
-before its TD error is known. When alpha/epsilon change (schedules), rows keep the priority
-they were stored with until replayed, as in the paper; a checkpoint carries the current ones.
+Importance weights are divided by the largest possible weight (as OpenAI baselines does), so
+they only ever scale updates down. Draws are stratified (Appendix B.2.1), then shuffled before
+being cut into K batches, or batch 0 would hold only rows from the low end of the prefix sums.
+New rows get the largest priority so far, so each is replayed about once before its TD error is
+known. When alpha/epsilon change (schedules), stored rows keep theirs until replayed, as in the
+paper.
 """
 
 from __future__ import annotations

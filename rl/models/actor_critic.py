@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import tensorflow as tf
 
 from rl.envs.spec import EnvSpec
+from rl.models.continuous import num_action_dims
 from rl.models.encoders import obs_to_float
 from rl.models.running_normalizer import ObservationNormalizer
 from rl.registry import get_model
@@ -50,12 +51,7 @@ class ActorCritic(tf.keras.Model):
             if separate_torsos
             else None
         )
-        if self.discrete:
-            num_outputs = spec.num_actions
-        else:
-            num_outputs = 1
-            for dim in spec.action_shape:
-                num_outputs *= int(dim)
+        num_outputs = spec.num_actions if self.discrete else num_action_dims(spec)
         self.action_shape = tuple(spec.action_shape)
         self.policy_head = tf.keras.layers.Dense(
             num_outputs, kernel_initializer=tf.keras.initializers.Orthogonal(0.01), name="policy"

@@ -3,11 +3,9 @@
 Fortunato et al. 2017, "Noisy Networks for Exploration", https://arxiv.org/abs/1706.10295;
 factorised noise f(x) = sgn(x) sqrt(|x|) and the initialisation of its Section 3.2.
 
-Why the noise lives in non-trainable variables instead of being drawn inside `call`: the agent
-draws it from ITS `tf.random.Generator` (`resample_noise`) at the points the paper does, so runs
-stay deterministic and resumable, and under a strategy the draw happens once, outside the
-replicas, so every replica uses the same noise as a one-device step would. `call(x,
-noisy=False)` uses the mean weights only (greedy evaluation).
+The noise lives in non-trainable variables, not drawn inside `call`: the agent draws it from its
+own generator (`resample_noise`) where the paper does, so runs stay deterministic and
+resumable, and under a strategy the draw happens once, outside the replicas.
 """
 
 from __future__ import annotations

@@ -69,7 +69,9 @@ class QNetwork(tf.keras.Model):
 
     def call(self, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         """`noisy=False`: NoisyDense layers use their mean weights (greedy evaluation)."""
-        features = self.torso(obs_to_float(obs))
+        return self._head(self.torso(obs_to_float(obs)), noisy)
+
+    def _head(self, features: tf.Tensor, noisy: bool) -> tf.Tensor:
         if isinstance(self.head, DuelingHead):
             return self.head(features, noisy=noisy)
         out = call_linear(self.head, features, noisy)

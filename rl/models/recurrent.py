@@ -1,11 +1,10 @@
 """Recurrent networks: a GRU or LSTM core between the torso and the heads.
 
-The core's state is ONE flat float tensor [B, state_size] (an LSTM's [h, c] concatenated), so
+The core's state is one flat float tensor [B, state_size] (an LSTM's [h, c] concatenated), so
 agents keep it in one variable, replay stores one array per sequence and resets are one
-`tf.where`. `step(obs, state)` runs one time step (acting); `unroll(obs, state, episode_start)`
-a time-major sequence with resets, the torso and heads once on all T*B inputs and only the core
-looping (`tf.scan`). Both compute the same numbers, which lets a recurrent learner re-create
-the acting-time outputs from a stored initial state (tests/models/test_recurrent.py).
+`tf.where`. `step` (acting) and `unroll` (a time-major sequence with resets, only the core
+looping) compute the same numbers, which lets a learner re-create the acting-time outputs from a
+stored initial state (tests/models/test_recurrent.py).
 
 Cells: Keras' GRUCell (Cho et al. 2014, https://arxiv.org/abs/1406.1078) and LSTMCell
 (Hochreiter & Schmidhuber 1997). DRQN: Hausknecht & Stone 2015, https://arxiv.org/abs/1507.06527.
@@ -21,8 +20,7 @@ from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 from rl.models.actor_critic import ActorCritic
 from rl.models.encoders import obs_to_float
-from rl.models.noisy import call_linear
-from rl.models.q_network import DuelingHead, QNetwork
+from rl.models.q_network import QNetwork
 from rl.models.running_normalizer import ObservationNormalizer
 
 CELLS = {"gru": tf.keras.layers.GRUCell, "lstm": tf.keras.layers.LSTMCell}
@@ -246,7 +244,7 @@ class RecurrentQNetwork(QNetwork):
     def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """One step for a batch [B, ...]: (Q-values [B, A], new state [B, S])."""
         output, state = self.core(self.torso(obs_to_float(obs)), state)
-        return self._head(output), state
+        return self._head(output, noisy=False), state
 
     def unroll(
         self,
@@ -260,10 +258,5 @@ class RecurrentQNetwork(QNetwork):
         flat, steps, batch = _flat_time(obs)
         features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
         outputs, states = self.core.unroll(features, state, episode_start, detach)
-        q_values = self._head(_flat_time(outputs)[0])
+        q_values = self._head(_flat_time(outputs)[0], noisy=False)
         return _unflat_time(q_values, steps, batch), states
-
-    def _head(self, features: tf.Tensor) -> tf.Tensor:
-        if isinstance(self.head, DuelingHead):
-            return self.head(features, noisy=False)
-        return call_linear(self.head, features, noisy=False)

@@ -1,13 +1,10 @@
 """Discounted returns of time-major rollouts that stop at episode ends: the return math the
-rollout API and the agents' advantage estimators share, so a new algorithm and REINFORCE agree
-on every number.
+rollout API and the agents' advantage estimators share.
 
-At an episode end what follows depends on how it ended (Pardo et al. 2018, "Time Limits in
-Reinforcement Learning", https://arxiv.org/abs/1712.00378): terminated, nothing; truncated,
-gamma V(final_obs_t) if `final_values` are given (else the plain reward sum a critic-free
-Monte-Carlo method can use). Inputs are time-major [T, N]; `discounts` is 0 where the episode
-ended at t, terminated OR truncated, and truncation is folded into the reward first
-(`fold_truncation`), so the recursions need no special case for either end.
+After an end (Pardo et al. 2018, "Time Limits in Reinforcement Learning",
+https://arxiv.org/abs/1712.00378): terminated, nothing; truncated, gamma V(final_obs_t) when
+`final_values` are given. Truncation is folded into the reward first (`fold_truncation`) and
+`discounts` is 0 at any end, so the recursions need no special case for either.
 """
 
 from __future__ import annotations

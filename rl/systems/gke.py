@@ -1,13 +1,9 @@
 """`--sys gke`: train with MultiWorkerMirroredStrategy on CPU or GPU nodes of a GKE cluster.
 
-    python train.py --sys gke --workers 2 --gpus_per_worker 1 --gpu_type nvidia-l4 \
-        --image IMAGE --hparams ppo_cartpole --output_dir gs://BUCKET/runs/ppo [--dry_run]
-
 One worker is a headless Service and an Indexed Job; several are a JobSet (which restarts all
 workers together after any one fails); with Ray actors (`--num_workers N > 1`) a KubeRay RayJob.
-Each Pod runs this same train.py with `--sys local`, and `rl.distribute.tf_config` builds
-TF_CONFIG from JOB_COMPLETION_INDEX inside the process, so there is no shell wrapper or init
-container. This module checks what is specific to workers; the rest is `rl.systems.kube_launcher`.
+Each Pod runs train.py with `--sys local`, and `rl.distribute.tf_config` builds TF_CONFIG from
+JOB_COMPLETION_INDEX in the process, so there is no shell wrapper or init container.
 """
 
 from __future__ import annotations

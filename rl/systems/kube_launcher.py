@@ -1,14 +1,9 @@
 """What `--sys tpu` and `--sys gke` share: check the flags, render, then print or submit.
 
-Both turn one `train.py` command line into Kubernetes manifests (`rl.systems.manifests`) and
-print them (`--dry_run`) or send them through the `kubernetes` client. Everything the Pod would
-trip over is checked first, before any request (image, names, the hparams set built exactly as
-the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's disk disappears
-with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
-
-A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest. A
-cluster without the JobSet controller (or the KubeRay operator) answers 404, and the error line
-says what to install.
+Everything the Pod would trip over is checked before any request (image, names, the hparams set
+built exactly as the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's
+disk disappears with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
+A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest.
 """
 
 from __future__ import annotations
@@ -112,8 +107,7 @@ def reject_launch_flags(args: argparse.Namespace) -> None:
 
 
 def pod_train_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
-    """train.py's flags for the Pod: every flag the user set (non-default), as `--name=value`,
-    after `--sys=local`, and none of the launch flags."""
+    """train.py's flags for the Pod: `--sys=local`, then every non-default non-launch flag."""
     out = ["--sys=local"]
     for action in parser._actions:  # argparse has no public accessor for its actions
         dest = action.dest
@@ -207,8 +201,7 @@ def _check_output_dir(output_dir: str | None, system: str) -> None:
 
 
 def check_namespace(args: argparse.Namespace) -> str:
-    """`--namespace` ("default" if unset), after checking that a given `--kube_context` is not
-    empty."""
+    """`--namespace` ("default" if unset); an empty `--kube_context` is refused too."""
     namespace = check_dns_label(args.namespace or "default", "--namespace")
     if args.kube_context is not None and not args.kube_context.strip():
         raise UserError("--kube_context is empty; leave it out to use the current context")
@@ -218,8 +211,7 @@ def check_namespace(args: argparse.Namespace) -> str:
 def job_name(
     args: argparse.Namespace, stem: str, max_len: int = MAX_JOB_NAME, letter_first: bool = False
 ) -> str:
-    """`--job_name` if valid, else a fresh name from `stem`: made once, as every manifest of
-    the launch uses it."""
+    """`--job_name` if valid, else a fresh name from `stem` (made once: every manifest uses it)."""
     if args.job_name:
         return check_dns_label(args.job_name, "--job_name", max_len, letter_first)
     return make_job_name(stem, max_len=max_len)
@@ -249,8 +241,7 @@ def plan_job(
     check_values: Callable[[Any], None] | None,
     shape: JobShape,
 ) -> Launch:
-    """The checks every Kubernetes system shares, in the order a user fixes them, then
-    `shape.render(spec)`."""
+    """The checks every system shares, in the order a user fixes them, then `shape.render`."""
     namespace = check_namespace(args)
     if args.num_workers != 1 and shape.check_actors is None:
         raise UserError(
@@ -329,8 +320,7 @@ def load_client_configuration(context: str | None, config_file: str | None = Non
 
 
 def submit(launch: Launch, configuration: Any) -> None:
-    """Creates the Service (if any) and then the Job, or the JobSet, through the official
-    client. A refused Job removes the Service created for it."""
+    """Creates the Service (if any), then the workload; a refused Job removes its Service."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
     from urllib3.exceptions import HTTPError
@@ -394,8 +384,7 @@ def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
 
 
 def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:
-    """Prints the manifests as YAML (`--dry_run`: False) or submits them and says how to follow
-    them (True)."""
+    """Prints the manifests as YAML (`--dry_run`: False) or submits them (True)."""
     if dry_run:
         sys.stdout.write(to_yaml(launch.manifests))
         return False
@@ -409,9 +398,8 @@ def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:
 def follow_command(launch: Launch) -> str:
     """The kubectl command that streams the logs: one Pod by job name, several by label."""
     context = f" --context {launch.context}" if launch.context else ""
-    if launch.workload["kind"] == "RayJob":  # its submitter Job streams the Ray job's logs
-        return f"kubectl logs -f job/{launch.name} -n {launch.namespace}{context}"
-    if launch.pods > 1:
+    # A RayJob's submitter Job streams the Ray job's logs.
+    if launch.pods > 1 and launch.workload["kind"] != "RayJob":
         return (
             f"kubectl logs -f -n {launch.namespace}{context} --prefix "
             f"--max-log-requests {launch.pods} -l app.kubernetes.io/instance={launch.name}"
@@ -420,8 +408,7 @@ def follow_command(launch: Launch) -> str:
 
 
 class KubernetesSystem:
-    """A `--sys` entry that launches a Kubernetes Job: subclasses set `name` and fill `shape()`;
-    `plan()` adds the shared checks and renders, `launch()` prints or submits."""
+    """A `--sys` entry that launches a Kubernetes Job: subclasses set `name` and fill `shape()`."""
 
     name = ""
 

@@ -1,14 +1,11 @@
-"""Kubernetes manifests for `--sys tpu` and `--sys gke` (multi-worker CPU/GPU), as Python dicts.
+"""Kubernetes manifests for `--sys tpu` and `--sys gke`, as plain dicts in the API's wire format.
 
-Every manifest is a plain dict in the API's wire format, so the same object is printed by
-`--dry_run`, sent by the `kubernetes` client, and checked against the OpenAPI schemas by
-`kubernetes-validate` in the tests. Resource quantities are strings: the API's `Quantity` is a
-string, and the `kubernetes` 37 client refuses integers.
-
-One Pod is a Job whose `podFailurePolicy` tells a preemption from a crash; several Pods are a
-JobSet that restarts the group as one, since a worker cannot rejoin a running collective
-(docs/tpu_gke.md, "Preemption and restarts"). `python -m rl.systems.manifests k8s/` rewrites the
-example manifests checked into k8s/.
+The same object is printed by `--dry_run`, sent by the `kubernetes` client, and checked against
+the OpenAPI schemas in the tests. Quantities are strings, as the API's `Quantity` is (the
+`kubernetes` 37 client refuses integers). One Pod is a Job whose `podFailurePolicy` tells a
+preemption from a crash; several Pods are a JobSet that restarts the group as one, since a
+worker cannot rejoin a running collective (docs/tpu_gke.md). `python -m rl.systems.manifests
+k8s/` rewrites the examples in k8s/.
 """
 
 from __future__ import annotations
@@ -48,14 +45,9 @@ CONTAINER = "trainer"
 EXIT_PREEMPTED = PREEMPTED_EXIT  # 75: checkpointed on SIGTERM, or stopped by the watchdog
 EXIT_USER_ERROR = 2  # a UserError (bad flags or hparams): every retry would fail the same way
 EXIT_DIVERGED = DIVERGED_EXIT  # 3: non-finite loss or parameters: a retry would diverge again
-# Crashes tolerated before a run is given up: a one-Pod Job's `backoffLimit`, a JobSet's
-# `maxRestarts`. Preemptions are not counted.
+# Crashes (not preemptions) tolerated: a one-Pod Job's `backoffLimit`, a JobSet's `maxRestarts`.
 CRASH_RETRIES = 3
-# train.py's --preemption_grace default; the Pod's terminationGracePeriodSeconds (time from
-# SIGTERM to SIGKILL) is the grace plus GRACE_MARGIN_S for the process to exit, 30 s by default
-# as on GKE.
-DEFAULT_PREEMPTION_GRACE_S = DEFAULT_GRACE_SECONDS
-GRACE_MARGIN_S = 5
+GRACE_MARGIN_S = 5  # SIGTERM to SIGKILL: train.py's --preemption_grace plus this, for the exit
 
 JOBSET_API_VERSION = "jobset.x-k8s.io/v1alpha2"
 # The one replicated Job of a JobSet: its child Job is `<jobset>-workers-0`, Pod i's hostname
@@ -121,7 +113,7 @@ class JobSpec:
     train_args: list[str]
     hparams_set: str
     env: dict[str, str] = field(default_factory=dict)
-    preemption_grace: float = DEFAULT_PREEMPTION_GRACE_S  # train.py's --preemption_grace
+    preemption_grace: float = DEFAULT_GRACE_SECONDS  # train.py's --preemption_grace
 
     def labels(self) -> dict[str, str]:
         return {
@@ -211,19 +203,14 @@ def pod_failure_policy(on_preemption: str) -> Manifest:
 
 
 def _job_spec(
-    spec: JobSpec,
-    pod_spec: Manifest,
-    *,
-    pods: int,
-    backoff_limit: int,
-    on_preemption: str,
-    indexed: bool,
+    spec: JobSpec, pod_spec: Manifest, pods: int, backoff_limit: int, on_preemption: str
 ) -> Manifest:
+    """An Indexed Job's spec; `_job` drops the index where the Pods need none."""
     return {
         "backoffLimit": backoff_limit,
         "completions": pods,
         "parallelism": pods,
-        **({"completionMode": "Indexed"} if indexed else {}),
+        "completionMode": "Indexed",
         "podFailurePolicy": pod_failure_policy(on_preemption),
         # A replacement Pod starts only once the old one has terminated, i.e. after its
         # SIGTERM checkpoint is written (the only value allowed with a podFailurePolicy).
@@ -236,14 +223,9 @@ def _job(
     spec: JobSpec, pod_spec: Manifest, *, pods: int, backoff_limit: int, indexed: bool
 ) -> Manifest:
     """A Job that replaces a preempted Pod for free and a crashed one `backoff_limit` times."""
-    job_spec = _job_spec(
-        spec,
-        pod_spec,
-        pods=pods,
-        backoff_limit=backoff_limit,
-        on_preemption="Ignore",
-        indexed=indexed,
-    )
+    job_spec = _job_spec(spec, pod_spec, pods, backoff_limit, on_preemption="Ignore")
+    if not indexed:
+        del job_spec["completionMode"]
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": spec.metadata(), "spec": job_spec}
 
 
@@ -294,9 +276,7 @@ def jobset_job_name(jobset_name: str) -> str:
 def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) -> Manifest:
     """A JobSet of one Indexed Job of `pods` Pods that restarts as a group; `network` has the JobSet
     controller create the headless Service `spec.name` and set the Pods' subdomain to it."""
-    job_spec = _job_spec(
-        spec, pod_spec, pods=pods, backoff_limit=0, on_preemption="FailJob", indexed=True
-    )
+    job_spec = _job_spec(spec, pod_spec, pods, backoff_limit=0, on_preemption="FailJob")
     return {
         "apiVersion": JOBSET_API_VERSION,
         "kind": "JobSet",

@@ -1,9 +1,6 @@
 """`--sys tpu`: train on a Cloud TPU slice as a Kubernetes Job on GKE.
 
-    python train.py --sys tpu --tpu v5e-4 --image IMAGE --hparams ppo_pong \\
-        --output_dir gs://BUCKET/runs/ppo_pong [--namespace NS] [--kube_context CTX] [--dry_run]
-
-This module checks what is TPU-specific: the slice type and that a slice spanning several TPU
+This module checks what is TPU-specific: the slice type, and that a slice spanning several TPU
 VMs is asked for explicitly; the rest is `rl.systems.kube_launcher`, shared with `--sys gke`.
 """
 

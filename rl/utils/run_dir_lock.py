@@ -1,13 +1,10 @@
 """One training process per run dir: an advisory `fcntl.flock` on `<run_dir>/.lock`.
 
 Two runs on one `--output_dir` would prune each other's checkpoints and append to the same logs;
-the second exits 2 (docs/run_directory.md). Why flock: the kernel drops the lock when the
-holder dies in any way (kill -9, OOM), so a crashed run never leaves a stale lock. The file's
-pid and host are only for the error message. The descriptor is non-inheritable and a forked
-child closes its copy at once (`os.register_at_fork`), so no stray child holds a dead run's lock.
-
-`release` also removes the run dir if `acquire` created it and nothing else was written there,
-so a failed start leaves the disk as it was.
+the second exits 2. flock because the kernel drops the lock when the holder dies in any way
+(kill -9, OOM): no stale lock. The descriptor is non-inheritable and a forked child closes its
+copy at once, so no stray child holds a dead run's lock. `release` removes a run dir `acquire`
+created if nothing else was written there, so a failed start leaves the disk as it was.
 """
 
 from __future__ import annotations

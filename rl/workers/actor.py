@@ -1,18 +1,12 @@
-"""What every actor does the same way, whatever it sends (Ape-X transitions, IMPALA unrolls):
-the body of a Ray actor (rl/workers/actor_group.py makes it one).
+"""What every actor does the same way, whatever it sends (Ape-X transitions, IMPALA unrolls): the
+body of a Ray actor (rl/workers/actor_group.py makes it one).
 
-An actor builds the learner's agent class from the learner's hparams (adapted by its subclass:
-its own epsilon, its share of the env copies), its own vector env and the usual compiled collect
-loop (rl/rollout/driver.py), with one TF thread. Each `collect` call is one block: it loads
-the weights the call carries (the learner's newest when it submitted the call) if they are newer
-than the ones it holds, collects, and returns the block. It asks nobody for weights. The learner
-keeps a few calls in flight per Ape-X actor, so that one goes from one block to the next without
-waiting for the learner; an IMPALA actor has one call of several unrolls (impala_actor.py).
-
-It builds its envs and agent on its first call; an actor that Ray restarted (its process or node
-died) seeds them anew, so it does not replay its first process's episodes.
-An env's exception surfaces wrapped by TF (the env steps inside the compiled collect loop); the
-call raises the env's own one, which `RecordingEnv` kept.
+An actor builds the learner's agent class from the learner's hparams (its subclass adapts them:
+its own epsilon, its share of the env copies), its own vector env and the compiled collect loop,
+with one TF thread. Each `collect` call is one block: it loads the weights the call carries if
+newer than its own, collects and returns the block. It builds its envs and agent on its first
+call; an actor that Ray restarted seeds them anew, so it does not replay its first episodes. An
+env's exception, wrapped by TF, is raised as the env's own one, which `RecordingEnv` kept.
 """
 
 from __future__ import annotations

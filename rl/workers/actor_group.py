@@ -1,29 +1,20 @@
-"""The learner's handle on its actors, which are Ray actors (https://docs.ray.io): start or join
-Ray, start the actors, publish weights, receive blocks, restart failed actors, stop.
+"""The learner's handle on its Ray actors (https://docs.ray.io): start or join Ray, start the
+actors, publish weights, receive blocks, restart failed actors, stop.
 
-- Ray. `ActorGroup` starts a Ray runtime inside this process (`ray.init`: a small object store,
-  no dashboard, actors at the learner's niceness, their output in Ray's log files), or joins
-  the cluster at `address` (train.py --ray_address, or RAY_ADDRESS). Actors need one CPU each
-  and spread over the nodes; `resources` (--actor_resources) make them land only on nodes that
-  declare those.
-- Weights. Each call carries the newest weights published when it was submitted, with their
-  version; an actor loads them only if newer than the ones it holds, and asks nobody for them
-  (a request before each block, to a weights actor, cost IMPALA's small blocks nearly half of
-  their rate). Small weights (up to `INLINE_WEIGHTS_BYTES`) travel as arrays inside the call;
-  larger ones are put into the object store once per publication and calls carry the
-  reference (one transfer per node and version). A call starts at most `depth` - 1 blocks
-  after its submission, so its weights are at most that many blocks older than the newest.
-- Blocks. Each actor has `depth` calls in flight: while the learner has not taken its finished
-  blocks, an actor collects one more and then waits (backpressure, as a bounded queue gives).
+- Ray. `ActorGroup` starts a small Ray runtime in this process (no dashboard, actors at the
+  learner's niceness) or joins the cluster at `address` (--ray_address, or RAY_ADDRESS). Actors
+  need one CPU each; `resources` (--actor_resources) make them land only on nodes declaring those.
+- Weights. Each call carries the newest published weights and their version; an actor loads
+  them only if newer, and asks nobody (a request per block cost IMPALA's small blocks nearly half
+  their rate). Up to `INLINE_WEIGHTS_BYTES` they travel inside the call; larger ones are put into
+  the object store once per publication. A call's weights are at most `depth` - 1 blocks old.
+- Blocks. Each actor has `depth` calls in flight (backpressure, as a bounded queue gives);
   `take` returns finished blocks and submits each delivering actor's next call.
-- Faults. A call that raises (an env's exception) has its actor's process replaced, with the
-  failure on stdout and its traceback in a file; Ray restarts an actor whose process or node
-  died, up to `max_restarts` times per actor, while the learner trains on. `restarts` is Ray's
-  count; an actor Ray will not restart any more ends the run with one WorkerError line.
-- SIGINT and SIGTERM are this process's (rl/preemption.py): Ray's own processes do not take a
-  terminal's Ctrl-C, and `ray.init`'s SIGTERM handler is replaced by the one it found. `stop`
-  shuts Ray down. Should this process be killed, the runtime it started dies with it (two of
-  Ray's helper processes notice within a minute).
+- Faults. A call that raises has its actor's process replaced (failure on stdout, traceback in a
+  file); Ray restarts an actor whose process or node died, up to `max_restarts` times, while the
+  learner trains on; past that the run ends with one WorkerError line.
+- Signals are this process's (rl/preemption.py): `ray.init`'s SIGTERM handler is replaced by the
+  one it found. Should this process be killed, the runtime it started dies with it.
 """
 
 from __future__ import annotations

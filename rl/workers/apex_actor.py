@@ -1,13 +1,11 @@
-"""An Ape-X actor: steps its own envs with its own exploration and sends n-step transitions,
-with initial priorities, to the learner.
+"""An Ape-X actor: steps its own envs with its own exploration and sends n-step transitions, with
+initial priorities, to the learner.
 
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-The actor's agent is the learner's class with its own epsilon and a 1-row replay
-(rl/workers/exploration.py); its n-step accumulator turns steps into n-step transitions
-actor-side, which go to an outbox installed as the agent's replay (rl/workers/outbox.py). Each
-block is `workers.block_steps` vector steps; the actor computes the transitions' |TD errors|
-with its copy of the network (`ReplayAgent.initial_priorities`: the paper's actor-side
-priorities, so the learner's replay never has to guess). What every actor does: rl/workers/actor.py.
+The actor's agent is the learner's class with its own epsilon; its n-step accumulator feeds an
+outbox installed as the agent's replay (rl/workers/outbox.py). Each block is
+`workers.block_steps` vector steps, sent with the |TD errors| its copy of the network computes
+(the paper's actor-side priorities, so the learner's replay never has to guess).
 """
 
 from __future__ import annotations

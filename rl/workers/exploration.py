@@ -1,14 +1,12 @@
 """Per-actor exploration for Ape-X, and the hparams an actor builds its agent copy from.
 
 Ape-X (Horgan et al. 2018, https://arxiv.org/abs/1803.00933, section 4.1) gives actor i of N a
-fixed epsilon_i = epsilon^(1 + alpha * i / (N - 1)) with epsilon = 0.4 and alpha = 7: a spread
-from 0.4 (actor 0) down to 0.4^8 ~ 0.00066 (actor N-1), so some actors explore hard while others
-play nearly greedily, and no schedule has to be tuned. That is `workers.exploration = "apex"`
-(the default) for agents with an `epsilon` hparam (DQN); before `learning_starts` env steps in
-total, actors still act uniformly at random, as the single-process agent does.
-`workers.exploration = "agent"` keeps the agent's own schedule in every actor, evaluated at the
-learner's env step count. Agents without an epsilon (TD3/DDPG's action noise, SAC's stochastic
-policy) keep their own exploration in every actor either way; each actor has its own RNG seed.
+fixed epsilon_i = epsilon^(1 + alpha * i / (N - 1)) (0.4 down to 0.4^8 with the paper's values),
+so some actors explore hard while others play nearly greedily, and no schedule needs tuning.
+That is `workers.exploration = "apex"` for agents with an `epsilon` hparam; before
+`learning_starts` actors act uniformly at random, as the single-process agent does. "agent"
+keeps the agent's own schedule, evaluated at the learner's env step count. Agents without an
+epsilon keep their own exploration either way, with an RNG seed per actor.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""An IMPALA actor: steps num_envs / N env copies and sends unrolls of T steps with the
-behaviour log-probs (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
+"""An IMPALA actor: steps num_envs / N env copies and sends unrolls of T steps with the behaviour
+log-probs (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
 
-Its agent is the learner's IMPALA agent with its share of the env copies; each block is
-`workers.queue_blocks` + 1 unrolls (`rl.workers.unrolls.pop_unroll`: obs, actions, rewards,
-terminations, truncations with their final observations, behaviour log-probs, and the
-observation after the last step), acted with the call's weights, whose version travels with
-them; its episodes go on in the next unroll. Several unrolls per call, one call in flight: the
-same unrolls ahead of the learner as one unroll per call with queue_blocks + 1 calls in flight,
-so the same policy lag, but Ray's cost of a call (about 1 ms of CPU, docs/workers.md) and the
-weights' load are paid once per call.
-What every actor does: rl/workers/actor.py.
+Each call returns `workers.queue_blocks` + 1 unrolls (`rl.workers.unrolls.pop_unroll`) acted
+with the call's weights, whose version travels with them. Several unrolls per call and one call
+in flight keep as many unrolls ahead of the learner (so the same policy lag) as one unroll per
+call with queue_blocks + 1 calls in flight, but Ray's cost of a call (about 1 ms of CPU,
+docs/workers.md) and the weights' load are paid once per call.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """An Ape-X actor's outbox: the memory an actor's replay agent writes to instead of a replay.
 
-Horgan et al. 2018 (https://arxiv.org/abs/1803.00933): actors produce n-step transitions, the
-learner owns the replay. An actor builds the ordinary replay agent and installs an
-`Outbox` as its `replay` (`ReplayAgent` writes completed n-step transitions with `add_batch`);
-`drain` hands what arrived since the last call to the block sent to the learner, whose engine
-adds it to the real replay with the actor-side priorities (rl/engines/apex.py).
+Actors produce n-step transitions, the learner owns the replay (Horgan et al. 2018,
+https://arxiv.org/abs/1803.00933). An actor installs an `Outbox` as its agent's `replay`;
+`drain` hands what arrived since the last call to the block sent to the learner.
 """
 
 from __future__ import annotations

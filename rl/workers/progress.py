@@ -1,11 +1,9 @@
 """What the Ape-X learner logs about its actors: throughput and per-worker statistics.
 
-`WorkerStats` accumulates the blocks received since the last log point and turns them into
-scalars: env steps/s in total and per worker (steps delivered to the learner over wall time,
-so an actor that waits on a full queue shows it), the time an actor spent acting, episodes,
-mean episode return and the epsilon it explores with. They go to TensorBoard (train/ section,
-`workers/<i>/...`) and, at every evaluation, to extra progress.csv columns (`WorkerProgressCSV`),
-with the actor restarts counted so far (`workers/restarts`: rl/workers/actor_group.py).
+`WorkerStats` turns the blocks received since the last log point into scalars (env steps/s
+delivered, in total and per worker, so an actor waiting on a full queue shows it; acting time,
+episodes, returns, epsilon) for TensorBoard's `workers/<i>/...`, and at every evaluation into
+extra progress.csv columns (`WorkerProgressCSV`) with the actor restarts so far.
 """
 
 from __future__ import annotations

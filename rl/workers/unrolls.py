@@ -1,11 +1,9 @@
-"""IMPALA unrolls between processes: taken from an actor's rollout buffer, put into the
-learner's (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
+"""IMPALA unrolls between processes: taken from an actor's rollout buffer, put into the learner's
+(Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
 
-An actor's IMPALA agent fills its rollout buffer (`agent.rollout`, T steps x its env copies)
-as in single-process training; `pop_unroll` copies the fields V-trace needs out of it and
-starts it afresh (episodes go on: the next unroll continues them). The learner concatenates N
-actors' unrolls along the env axis (rl/engines/impala.py) and `add_unroll` loads them into its
-own buffer, whose next `update` learns from them.
+`pop_unroll` copies the fields V-trace needs out of an actor's rollout buffer and starts it
+afresh (its episodes go on in the next unroll); the learner concatenates N actors' unrolls along
+the env axis and `add_unroll` loads them into its own buffer for the next `update`.
 """
 
 from __future__ import annotations

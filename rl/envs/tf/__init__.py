@@ -1,13 +1,8 @@
 """Environments written in TF ops for the compiled path, registered as "tf/<gymnasium id>".
 
-Why they exist: docs/architecture.md ("Speed rules") — with the env in TF ops, acting,
-stepping and learning can run as one XLA program over many envs. Each env mirrors one of
-gymnasium's classic-control sources (gymnasium/envs/classic_control/*.py) step for step; see
-`rl.envs.tf.base` for the protocol (`TFEnv.reset` / `TFEnv.step`, same-step auto-reset, time
-limits, per-env counter-based RNG) and each module for its source and tolerances.
-
-The registered factories return a `TFEnv` (`registry.get_env_factory("tf/CartPole-v1")()`),
-not a gymnasium env: `rl.envs.make_vector_env` refuses "tf/" names.
+Each mirrors one of gymnasium's classic-control envs step for step (the protocol:
+`rl.envs.tf.base`). The factories return a `TFEnv`, not a gymnasium env:
+`rl.envs.make_vector_env` refuses "tf/" names.
 """
 
 from rl import registry

@@ -1,19 +1,11 @@
 """Acrobot-v1 in TF ops, step for step gymnasium's `AcrobotEnv`.
 
-Source mirrored: gymnasium/envs/classic_control/acrobot.py (`AcrobotEnv.step`, `._dsdt`,
-`._terminal`, and the module functions `rk4`, `wrap`, `bound`), the task of Sutton,
-"Generalization in reinforcement learning: successful examples using sparse coarse coding"
-(NeurIPS 1996), with the dynamics of Sutton & Barto's book. gymnasium's choices, kept here:
-- `book_or_nips = "book"`: the book's equation for the second joint's acceleration (with the
-  `- m2 l1 lc2 dtheta1^2 sin(theta2)` term); `torque_noise_max = 0`, so torques are exactly
-  {-1, 0, +1} and stepping draws no random numbers.
-- One classic RK4 step over dt = 0.2 s (`rk4(derivs, s, [0, dt])`), on the state augmented with
-  the torque, in gymnasium's operation order.
-- After the step: joint angles wrapped into [-pi, pi], velocities clipped to 4 pi and 9 pi;
-  terminated when `-cos(theta1) - cos(theta1 + theta2) > 1`; reward -1, 0 on termination;
-  time limit 500.
-- Reset: the four state variables uniform in [-0.1, 0.1), rounded to float32 (gymnasium casts
-  the initial state with `.astype(np.float32)`; its steps then run in float64).
+Mirrors gymnasium/envs/classic_control/acrobot.py (`step`, `_dsdt`, `_terminal`, `rk4`, `wrap`,
+`bound`), the task of Sutton, "Generalization in reinforcement learning: successful examples
+using sparse coarse coding" (NeurIPS 1996), in gymnasium's operation order and with its choices:
+the book's equation for the second joint (`book_or_nips = "book"`), no torque noise (stepping
+draws no random numbers), one RK4 step over dt = 0.2 s, and the initial state rounded to float32
+(gymnasium's `.astype(np.float32)`; its steps then run in float64).
 
 Acrobot is chaotic: float32 and float64 trajectories separate within an episode, so
 `dtype=tf.float64` is the setting that reproduces gymnasium's episodes; `float32` agrees with it

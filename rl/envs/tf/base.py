@@ -1,39 +1,24 @@
-"""The protocol of environments written in TF ops: batched, auto-resetting, pure functions of state.
+"""Environments written in TF ops: batched, auto-resetting, pure functions of state.
 
-Why: a Python env costs a host round trip per step (~1-4k steps/s), so on the compiled path
-(docs/architecture.md, "Speed rules") the env itself is TF ops and a whole rollout-and-update
-iteration can be one XLA program (`tf.function(jit_compile=True)` around a `tf.while_loop`). For
-that, every env here is a set of pure functions:
+A Python env costs a host round trip per step (~1-4k steps/s), so on the compiled path
+(docs/architecture.md, "Speed rules") the env is TF ops and a whole rollout-and-update iteration
+can be one XLA program. `reset(seed, num_envs) -> (state, obs)` and `step(state, action) ->
+(state, TimeStep)` are pure: `EnvState` holds everything, the random-number state included.
 
-    state, obs = env.reset(seed, num_envs)        # seed: int or scalar int tensor
-    state, ts = env.step(state, action)           # ts: TimeStep(obs, reward, terminated,
-                                                  #              truncated, final_obs)
+Semantics are gymnasium's vector API with `AutoresetMode.SAME_STEP` (as `rl.envs.factory`) and
+its `TimeLimit`: `terminated` and `truncated` (`elapsed >= max_episode_steps`) can both be true;
+the step that ends an episode returns the reset observation in `obs` and the true last one in
+`final_obs` (elsewhere `final_obs == obs`, so `final_obs` is always the one to bootstrap from).
 
-`EnvState` holds everything, including the random-number state, so a rollout is a function of
-its input state alone; nothing is stateful, nothing calls back into Python.
+Randomness: the initial state of episode `c` of env `e` is drawn from `hash(key_e, c, draw)`, a
+counter-based generator in uint32 ops (Chris Wellons' "lowbias32" mixer,
+https://nullprogram.com/blog/2018/07/31/), since TF's stateless random ops take one seed per
+call, not one per row; it is branchless and works under XLA. Draws are uniform in [0, 1) with 24
+random bits (float32) or 53 (float64), mapped as numpy's `Generator.uniform` does.
 
-Semantics follow gymnasium's vector API with `AutoresetMode.SAME_STEP` (the mode
-`rl.envs.factory` uses) and its `TimeLimit` wrapper
-(gymnasium/vector/vector_env.py, gymnasium/wrappers/common.py):
-- `terminated` comes from the dynamics; `truncated` is `elapsed >= max_episode_steps`; both can
-  be true on the same step.
-- The step that ends an episode returns the *reset* observation in `obs` and the true last
-  observation in `final_obs`. Where no episode ended, `final_obs == obs`, so `final_obs` is
-  always the observation to bootstrap from (and `obs` the one to act on next).
-
-Randomness: each env has a 32-bit key (hashed from the reset seed and the env's index) and an
-episode counter; the initial state of episode `c` of env `e` is drawn from
-`hash(key_e, c, draw)`, a counter-based generator (the integer mixer is Chris Wellons'
-"lowbias32", https://nullprogram.com/blog/2018/07/31/). TF's stateless random ops take one seed
-per call, not one per row, so the per-env generator is written in uint32 ops; it is branchless
-and works under XLA. Draws are uniform in [0, 1) with 24 random bits (float32) or 53 (float64),
-then mapped as numpy's `Generator.uniform` does (`low + (high - low) * u`).
-
-Numerics: gymnasium's classic-control envs keep their state in float64 and return float32
-observations (MountainCarContinuous keeps float32). `dtype=tf.float32` (default) is the fast
-path (and what TPUs run); `dtype=tf.float64` reproduces gymnasium's float64 trajectories to
-~1e-12, see each env's docstring and tests/envs/tf/test_dynamics.py for the tolerances that hold.
-Observations and rewards are always float32.
+Numerics: `dtype=tf.float32` (default) is the fast path (and what TPUs run); `dtype=tf.float64`
+reproduces gymnasium's float64 trajectories to ~1e-12 (tolerances: each env's docstring and
+tests/envs/tf/test_dynamics.py). Observations and rewards are always float32.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """CartPole-v1 in TF ops, step for step gymnasium's `CartPoleEnv`.
 
-Source mirrored: gymnasium/envs/classic_control/cartpole.py (gymnasium 1.x, `CartPoleEnv.step`
-and `.reset`), the cart-pole of Barto, Sutton & Anderson, "Neuronlike adaptive elements that
-can solve difficult learning control problems" (1983), with the equations of Florian, "Correct
-equations for the dynamics of the cart-pole system" (2005). Explicit Euler integration
-(gymnasium's default `kinematics_integrator="euler"`), tau = 0.02 s, force +-10 N, reward +1 on
-every step including the terminating one, termination when |x| > 2.4 or |theta| > 12 degrees,
-time limit 500 (registered `max_episode_steps`). Reset: all four state variables uniform in
-[-0.05, 0.05). The arithmetic keeps gymnasium's operation order, so with `dtype=tf.float64` it
-is the same float64 computation.
+Mirrors gymnasium/envs/classic_control/cartpole.py (gymnasium 1.x), the cart-pole of Barto,
+Sutton & Anderson (1983) with the equations of Florian, "Correct equations for the dynamics of
+the cart-pole system" (2005): explicit Euler, reward +1 on every step including the terminating
+one. The arithmetic keeps gymnasium's operation order, so with `dtype=tf.float64` it is the same
+float64 computation.
 """
 
 from __future__ import annotations

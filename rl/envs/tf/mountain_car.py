@@ -1,16 +1,9 @@
 """MountainCar-v0 and MountainCarContinuous-v0 in TF ops, step for step gymnasium's.
 
-Sources mirrored: gymnasium/envs/classic_control/mountain_car.py (`MountainCarEnv`) and
-continuous_mountain_car.py (`Continuous_MountainCarEnv`), the task of Moore, "Efficient
-memory-based learning for robot control" (PhD thesis, 1990). Both: velocity update from the
-action and gravity `-0.0025 cos(3 x)`, velocity clipped to +-0.07, position clipped to
-[-1.2, 0.6], velocity zeroed when the car sits on the left wall moving left; reset position
-uniform in [-0.6, -0.4), velocity 0.
-- Discrete: actions {0, 1, 2} push with force (a - 1) * 0.001; reward -1 per step; terminated
-  at x >= 0.5 and v >= 0; time limit 200.
-- Continuous: force = clip(a, -1, 1) * 0.0015; reward 100 on reaching x >= 0.45 (v >= 0) minus
-  0.1 a^2 of the *unclipped* action; time limit 999. gymnasium stores this env's state as float32
-  after each step, so `dtype=tf.float32` is its own precision here.
+Mirrors gymnasium/envs/classic_control/mountain_car.py and continuous_mountain_car.py, the task
+of Moore, "Efficient memory-based learning for robot control" (PhD thesis, 1990). The
+continuous env's reward charges 0.1 a^2 on the unclipped action, and gymnasium stores its state
+as float32 after each step, so `dtype=tf.float32` is its own precision.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Pendulum-v1 in TF ops, step for step gymnasium's `PendulumEnv`.
 
-Source mirrored: gymnasium/envs/classic_control/pendulum.py (`PendulumEnv.step`, `.reset`,
-`angle_normalize`): g = 10, m = l = 1, dt = 0.05, torque clipped to +-2, semi-implicit Euler
-(new angular velocity first, clipped to +-8, then the angle), cost
-`angle_normalize(th)^2 + 0.1 thdot^2 + 0.001 u^2` of the state *before* the step and the
-clipped torque, reward = -cost (gymnasium computes the torque terms in float32, the rest in
-float64; so does `dtype=tf.float64` here); never terminates, time limit 200. The angle itself is not
-wrapped (as in gymnasium); only the cost normalizes it to [-pi, pi). Reset: theta uniform in
-[-pi, pi), thdot uniform in [-1, 1). Observation (cos theta, sin theta, thdot).
+Mirrors gymnasium/envs/classic_control/pendulum.py: semi-implicit Euler, the cost of the state
+before the step, and the angle itself never wrapped (only the cost normalizes it). gymnasium
+computes the torque terms of the cost in float32 and the rest in float64; so does
+`dtype=tf.float64` here.
 """
 
 from __future__ import annotations
