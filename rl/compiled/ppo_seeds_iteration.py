@@ -258,16 +258,18 @@ class CompiledPPOSeeds:
         self, stacked: list[tf.Tensor], minibatch: dict[str, tf.Tensor]
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """[S] losses (each seed's own `_loss` on its minibatch and weights) and [S] aux."""
+        if self.batched:  # one batched pass, and the template's loss vectorized over seeds
+            params, values = self.forward.actor_critic(stacked, minibatch["obs"])
+            distribution = self.agents[0].model.distribution(params)
+            log_prob = distribution.log_prob(minibatch["action"])
+            members = {key: value.read_value() for key, value in self.population.values.items()}
+            outputs = (minibatch, log_prob, distribution.entropy(), values, members)
+            return tf.vectorized_map(lambda args: self._member_loss(*args), outputs)
         weights = self.stack.unstack(stacked)
         per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
         if self.forward is not None:  # one batched pass for all seeds
             params, values = self.forward.actor_critic(stacked, minibatch["obs"])
-            values = tf.unstack(values)
-            if self.batched:  # categorical: log-probs and entropies batched too
-                distribution = self.agents[0].model.distribution(params)
-                log_probs = tf.unstack(distribution.log_prob(minibatch["action"]))
-                entropies = tf.unstack(distribution.entropy())
-            params = tf.unstack(params)
+            params, values = tf.unstack(params), tf.unstack(values)
         losses, auxes = [], []
         for s, agent in enumerate(self.agents):
             mb = {key: value[s] for key, value in per_seed.items()}
@@ -276,8 +278,6 @@ class CompiledPPOSeeds:
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
                     loss, aux = agent.minibatch_loss(mb)
-                elif self.batched:
-                    loss, aux = agent.loss_from_outputs(mb, log_probs[s], entropies[s], values[s])
                 else:  # `_minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
@@ -290,6 +290,23 @@ class CompiledPPOSeeds:
         return tf.stack(losses), {
             name: tf.stack([tf.cast(aux.get(name, 0.0), tf.float32) for aux in auxes])
             for name in names
+        }
+
+    def _member_loss(self, minibatch, log_prob, entropy, value, members: dict) -> tuple:
+        """One seed's loss under `tf.vectorized_map`: the template agent's `_loss`, reading
+        this seed's population values (`members`, key -> scalar) instead of member 0's. One
+        trace for all seeds, batched ops in the program (pfor), so its size does not grow with S."""
+        template = self.agents[0]
+        if self.hp.normalize_advantage:  # per seed, per minibatch
+            minibatch = {**minibatch, "advantage": normalize(minibatch["advantage"],
+                                                             minibatch["mask"])}  # fmt: skip
+        template.read_hparams_from(members.get)
+        try:
+            loss, aux = template.loss_from_outputs(minibatch, log_prob, entropy, value)
+        finally:
+            template.read_hparams_from(self.population.reader(0))
+        return loss, {
+            name: tf.cast(aux.get(name, 0.0), tf.float32) for name in template.loss_metrics
         }
 
     def _exploit_explore(self, source: tf.Tensor, values: dict[str, tf.Tensor]) -> None:
