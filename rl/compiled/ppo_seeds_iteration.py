@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.ops.parallel_for.control_flow_ops import _pfor_impl
 
 from rl.agents.action_functions import sample
 from rl.agents.gradient_functions import masked_mean
@@ -264,7 +265,7 @@ class CompiledPPOSeeds:
             log_prob = distribution.log_prob(minibatch["action"])
             members = {key: value.read_value() for key, value in self.population.values.items()}
             outputs = (minibatch, log_prob, distribution.entropy(), values, members)
-            return tf.vectorized_map(lambda args: self._member_loss(*args), outputs)
+            return per_seed_map(lambda args: self._member_loss(*args), outputs, self.num_seeds)
         weights = self.stack.unstack(stacked)
         per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
         if self.forward is not None:  # one batched pass for all seeds
@@ -357,3 +358,14 @@ class CompiledPPOSeeds:
         """Every value seed s's checkpoint holds, by key (as `CompiledPPO.variables`)."""
         self.store_to_members()
         return checkpoint_values(self.members[s].checkpoint)
+
+
+def per_seed_map(fn, elems, num_seeds: int):
+    """`tf.vectorized_map(fn, elems)` (one trace of `fn`, batched ops), its ops in the caller's
+    graph: under XLA `vectorized_map` wraps them in a nested function, and XLA then compiles the
+    program anew at every call (its variables become compile-time constants; TF 2.21)."""
+    return _pfor_impl(
+        lambda i: fn(tf.nest.map_structure(lambda x: tf.gather(x, i), elems)),
+        num_seeds,
+        fallback_to_while_loop=True,
+    )
