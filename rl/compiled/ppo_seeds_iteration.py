@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.ops.parallel_for.control_flow_ops import _pfor_impl
 
 from rl.agents.action_functions import sample
 from rl.agents.gradient_functions import masked_mean
@@ -32,7 +31,8 @@ from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import join_states, split_state
 from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.stacked_variables import NotStackable, SeedStack
+from rl.compiled.stacked_generators import StackedGenerators
+from rl.compiled.stacked_variables import NotStackable, SeedStack, per_seed_map
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.rollout.returns import episode_discounts, fold_truncation
@@ -87,6 +87,8 @@ class CompiledPPOSeeds:
         # Discrete policies also act and compute advantages batched; Gaussian ones read their
         # own log-std, so they go through each seed's own `act`/`_advantages`.
         self.batched = self.forward is not None and self.spec.discrete
+        # Their generators draw as one (the Gaussian path's agents act with their own).
+        self.generators = StackedGenerators(self.agents) if self.batched else None
         self.iteration = tf.function(
             self._iteration, jit_compile=whole_program_xla(hparams.jit_compile), autograph=False
         )
@@ -100,9 +102,7 @@ class CompiledPPOSeeds:
             logits = self.forward.policy(weights.stacked, self._by_seed(obs))
             if not explore:
                 return tf.reshape(tf.argmax(logits, axis=-1, output_type=tf.int64), [-1])
-            return tf.concat(
-                [sample(logits[s], agent.generator) for s, agent in enumerate(self.agents)], 0
-            )
+            return tf.reshape(sample(logits, self.generators), [-1])
         actions = []
         for s, obs_s in enumerate(tf.split(obs, self.num_seeds)):
             with self.stack.seed_scope(s, weights.per_seed):
@@ -237,22 +237,27 @@ class CompiledPPOSeeds:
                 lambda stacked: self._minibatch_losses(stacked, minibatch)
             )
 
+        def draw_indices() -> tf.Tensor:  # [S, num_minibatches, size]: `minibatch_indices`
+            if self.generators is None:
+                return tf.stack([minibatch_indices(a.generator, n, num_minibatches)
+                                 for a in self.agents])  # fmt: skip
+            size = n // num_minibatches
+            order = tf.argsort(self.generators.uniform([self.num_seeds, n]))
+            return tf.reshape(order[:, : num_minibatches * size], [-1, num_minibatches, size])
+
         metrics = update_epochs(
             self.hp.n_epochs,
             num_minibatches,
-            lambda: tf.stack(
-                [minibatch_indices(a.generator, n, num_minibatches) for a in self.agents]
-            ),
+            draw_indices,
             step,
             template.loss_metrics,
             tf.zeros([self.num_seeds]),
         )
         returns, values = samples["return"], samples["old_value"]
         metrics["explained_variance"] = explained_variance(returns, values, axis=1)
-        metrics["advantage_mean"] = tf.stack(
-            [masked_mean(a, m) for a, m in zip(tf.unstack(samples["advantage"]),
-                                               tf.unstack(samples["mask"]), strict=True)]
-        )  # fmt: skip
+        metrics["advantage_mean"] = per_seed_map(
+            lambda x: masked_mean(*x), (samples["advantage"], samples["mask"]), self.num_seeds
+        )
         return metrics
 
     def _minibatch_losses(
@@ -349,23 +354,16 @@ class CompiledPPOSeeds:
     def store_to_members(self) -> None:
         """Makes every member's checkpoint current (before saving)."""
         self.stack.store_to_agents()
+        if self.generators is not None:
+            self.generators.store_to_agents()
 
     def load_from_members(self) -> None:
         """Takes the members' (restored) state into the stack."""
         self.stack.load_from_agents()
+        if self.generators is not None:
+            self.generators.load_from_agents()
 
     def variables(self, s: int) -> dict[str, np.ndarray]:
         """Every value seed s's checkpoint holds, by key (as `CompiledPPO.variables`)."""
         self.store_to_members()
         return checkpoint_values(self.members[s].checkpoint)
-
-
-def per_seed_map(fn, elems, num_seeds: int):
-    """`tf.vectorized_map(fn, elems)` (one trace of `fn`, batched ops), its ops in the caller's
-    graph: under XLA `vectorized_map` wraps them in a nested function, and XLA then compiles the
-    program anew at every call (its variables become compile-time constants; TF 2.21)."""
-    return _pfor_impl(
-        lambda i: fn(tf.nest.map_structure(lambda x: tf.gather(x, i), elems)),
-        num_seeds,
-        fallback_to_while_loop=True,
-    )
