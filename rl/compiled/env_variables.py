@@ -51,9 +51,3 @@ class EnvVariables(tf.Module):
 def join_states(states: list[EnvState]) -> EnvState:
     """S states of N envs each -> one state of S * N envs (seed-major rows)."""
     return EnvState(*(tf.concat(parts, axis=0) for parts in zip(*states, strict=True)))
-
-
-def split_state(state: EnvState, num_seeds: int) -> list[EnvState]:
-    """The inverse of `join_states`."""
-    parts = [tf.split(field, num_seeds, axis=0) for field in state]
-    return [EnvState(*fields) for fields in zip(*parts, strict=True)]

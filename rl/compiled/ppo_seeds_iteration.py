@@ -28,7 +28,7 @@ from rl.agents.on_policy import (
 from rl.compiled.base import checkpoint_values
 from rl.compiled.batched_forward import StackedForward
 from rl.compiled.collect import collect, greedy_episodes
-from rl.compiled.env_variables import join_states, split_state
+from rl.compiled.env_variables import EnvVariables, join_states
 from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
 from rl.compiled.stacked_generators import StackedGenerators
@@ -79,6 +79,10 @@ class CompiledPPOSeeds:
         self.num_steps = self.members[0].num_steps
         self.steps_per_iteration = self.members[0].steps_per_iteration  # per seed
         self.stack = SeedStack(self.agents)
+        # Every seed's envs as ONE set of variables of S * N rows (seed-major), so the program
+        # reads and writes them in a few ops whatever S; the members' own are the checkpoint view.
+        self.env_vars = EnvVariables(env, self.num_seeds * self.spec.num_envs, seed=0)
+        self._load_env_variables()
         self.stack.use_member_values(
             lr=self.population.get("lr"), max_grad_norm=self.population.get("max_grad_norm")
         )
@@ -120,26 +124,23 @@ class CompiledPPOSeeds:
         return range(self.num_seeds)
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        num_seeds, env = self.num_seeds, self.env
-        env_vars = [member.env_vars for member in self.members]
+        num_seeds, env, env_vars = self.num_seeds, self.env, self.env_vars
         weights = self._weights()  # the acting weights: unchanged during the rollout
         out = collect(
             env,
             self.spec,
-            join_states([v.read() for v in env_vars]),
-            tf.concat([v.episode_return.read_value() for v in env_vars], axis=0),
-            tf.concat([v.episode_length.read_value() for v in env_vars], axis=0),
+            env_vars.read(),
+            env_vars.episode_return.read_value(),
+            env_vars.episode_length.read_value(),
             lambda obs: self._act(weights, obs, explore=True),
             self.num_steps,
             num_seeds,
         )
-        returns = tf.split(out.episode_return, num_seeds)
-        lengths = tf.split(out.episode_length, num_seeds)
-        for s, state in enumerate(split_state(out.state, num_seeds)):
-            env_vars[s].write(state)
-            env_vars[s].episode_return.assign(returns[s])
-            env_vars[s].episode_length.assign(lengths[s])
-            self.agents[s].env_steps.assign_add(self.steps_per_iteration)
+        env_vars.write(out.state)
+        env_vars.episode_return.assign(out.episode_return)
+        env_vars.episode_length.assign(out.episode_length)
+        for agent in self.agents:
+            agent.env_steps.assign_add(self.steps_per_iteration)
 
         if self.batched:
             samples = self._samples_batched(out.transitions, env.observe(out.state), weights)
@@ -351,14 +352,27 @@ class CompiledPPOSeeds:
         return tf.reshape(returns, shape), tf.reshape(lengths, shape)
 
     # ------------------------------------------------------------------- checkpoints
+    def _member_env_variables(self) -> list[tuple[tf.Variable, tuple[tf.Variable, ...]]]:
+        """(joined variable, the members' variables it joins) pairs."""
+        members = zip(*(member.env_vars.variables for member in self.members), strict=True)
+        return list(zip(self.env_vars.variables, members, strict=True))
+
+    def _load_env_variables(self) -> None:
+        for joined, column in self._member_env_variables():
+            joined.assign(tf.concat(column, axis=0))
+
     def store_to_members(self) -> None:
         """Makes every member's checkpoint current (before saving)."""
+        for joined, column in self._member_env_variables():
+            for variable, rows in zip(column, tf.split(joined, self.num_seeds), strict=True):
+                variable.assign(rows)
         self.stack.store_to_agents()
         if self.generators is not None:
             self.generators.store_to_agents()
 
     def load_from_members(self) -> None:
         """Takes the members' (restored) state into the stack."""
+        self._load_env_variables()
         self.stack.load_from_agents()
         if self.generators is not None:
             self.generators.load_from_agents()
