@@ -28,7 +28,7 @@ from rl.agents.on_policy import (
 from rl.compiled.base import checkpoint_values
 from rl.compiled.batched_forward import StackedForward
 from rl.compiled.collect import collect, greedy_episodes
-from rl.compiled.env_variables import EnvVariables, join_states
+from rl.compiled.env_variables import EnvVariables
 from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
 from rl.compiled.stacked_generators import StackedGenerators
@@ -341,9 +341,9 @@ class CompiledPPOSeeds:
         return [(returns[s], lengths[s]) for s in self.range]
 
     def _evaluate(self, seeds: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
-        resets = [self.env.reset(seeds[s], num_envs) for s in self.range]
-        state = join_states([reset[0] for reset in resets])
-        obs = tf.concat([reset[1] for reset in resets], axis=0)
+        # Every seed's reset in one vectorized trace; [S, N, ...] -> [S * N, ...] seed-major rows.
+        resets = per_seed_map(lambda seed: self.env.reset(seed, num_envs), seeds, self.num_seeds)
+        state, obs = tf.nest.map_structure(lambda x: tf.reshape(x, [-1, *x.shape[2:]]), resets)
         weights = self._weights()
         returns, lengths = greedy_episodes(
             self.env, state, obs, lambda o: self._act(weights, o, explore=False)
