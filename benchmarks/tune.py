@@ -145,8 +145,9 @@ def pbt_vs_random(args: argparse.Namespace) -> None:
 
 
 def compile_seconds(args: argparse.Namespace, size: int) -> dict:
-    """Builds a `size`-member population of `args.hparams` (random values) and times its first
-    iteration call (trace + compile) and a second one; counts the traced graph's ops."""
+    """Builds a `size`-member population of `args.hparams` (random values) and times the build
+    (its agents, eagerly), its first iteration call (trace + compile) and a second one; counts
+    the traced graph's ops."""
     sys.path.insert(0, str(ROOT))
     import tensorflow as tf
 
@@ -164,8 +165,9 @@ def compile_seconds(args: argparse.Namespace, size: int) -> dict:
     base = hparams()
     members = [hparams(**values) for values in sample_trials(size, args.seed)]
     env = make_tf_env(base.env, max_episode_steps=base.max_episode_steps)
-    joint = CompiledPPOSeeds(base, env, list(range(size)), members)
     start = time.perf_counter()
+    joint = CompiledPPOSeeds(base, env, list(range(size)), members)
+    build, start = time.perf_counter() - start, time.perf_counter()
     graph = joint.iteration.get_concrete_function().graph.as_graph_def()
     trace = time.perf_counter() - start
     ops = len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
@@ -173,7 +175,7 @@ def compile_seconds(args: argparse.Namespace, size: int) -> dict:
     first = time.perf_counter() - start
     start = time.perf_counter()
     joint.run_iteration()
-    return {"members": size, "trace_s": trace, "first_call_s": first,
+    return {"members": size, "build_s": build, "trace_s": trace, "first_call_s": first,
             "next_call_s": time.perf_counter() - start, "ops": ops,
             "tf_version": tf.__version__}  # fmt: skip
 
@@ -183,8 +185,8 @@ def compile_table(args: argparse.Namespace) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
            "CUDA_VISIBLE_DEVICES": "", "RL_XLA_CACHE": "off"}  # fmt: skip
     print(f"== {args.hparams}: a population's first iteration call, {os.cpu_count()} cores")
-    print(f"{'members':>7} | {'trace s':>7} {'first call s':>12} {'next call s':>11} "
-          f"{'first - next':>12} | {'ops':>7}")  # fmt: skip
+    print(f"{'members':>7} | {'build s':>7} {'trace s':>7} {'first call s':>12} "
+          f"{'next call s':>11} {'first - next':>12} | {'ops':>7}")  # fmt: skip
     for size in [int(n) for n in args.sizes.split(",")]:
         cmd = [sys.executable, __file__, "--_measure", str(size), "--hparams", args.hparams]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -192,8 +194,8 @@ def compile_table(args: argparse.Namespace) -> None:
             raise SystemExit(f"measuring {size} members failed:\n{proc.stderr[-3000:]}")
         r = json.loads(proc.stdout.splitlines()[-1])
         first, run = r["first_call_s"], r["next_call_s"]  # first - next: trace + compile
-        print(f"{size:>7} | {r['trace_s']:>7.1f} {first:>12.1f} {run:>11.2f} "
-              f"{first - run:>12.1f} | {r['ops']:>7}", flush=True)  # fmt: skip
+        print(f"{size:>7} | {r['build_s']:>7.1f} {r['trace_s']:>7.1f} {first:>12.1f} "
+              f"{run:>11.2f} {first - run:>12.1f} | {r['ops']:>7}", flush=True)  # fmt: skip
 
 
 def main() -> None:

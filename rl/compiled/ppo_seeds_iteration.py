@@ -3,8 +3,9 @@
 Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs; here the
 seeds share one trace, their envs step as one batch and the optimizer updates the stacked
 [S, ...] weights in one op per variable. It is S independent runs, not one run with S times the
-data (docs/compiled.md, "Many seeds in one program"): per-seed pieces call the agent's own code
-on that seed's slice; only the gradient step is the stack's. PPO's `target_kl` would stop seeds
+data (docs/compiled.md, "Many seeds in one program"): each seed's loss is the agent's own code,
+traced once and vectorized over the seed axis (`per_seed_map`), so the program does not hold a
+copy per seed and its trace and compile barely grow with S. PPO's `target_kl` would stop seeds
 after different step counts, so building raises `NotStackable` and the engine trains them as
 single-seed programs instead.
 """
@@ -300,9 +301,8 @@ class CompiledPPOSeeds:
         }
 
     def _member_loss(self, minibatch, log_prob, entropy, value, members: dict) -> tuple:
-        """One seed's loss under `tf.vectorized_map`: the template agent's `_loss`, reading
-        this seed's population values (`members`, key -> scalar) instead of member 0's. One
-        trace for all seeds, batched ops in the program (pfor), so its size does not grow with S."""
+        """One seed's loss under `per_seed_map`: the template agent's `_loss`, reading this
+        seed's population values (`members`, key -> scalar) instead of member 0's."""
         template = self.agents[0]
         if self.hp.normalize_advantage:  # per seed, per minibatch
             minibatch = {**minibatch, "advantage": normalize(minibatch["advantage"],
