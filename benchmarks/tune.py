@@ -29,6 +29,12 @@ prints each study's winner's fresh-seed score (its values, or PBT's schedules, r
 fresh seeds). docs/tuning.md, "Population-based training".
 
     .venv/bin/python benchmarks/tune.py --pbt                 # 2 tasks x 3 seeds x 2 modes
+
+`--compile_only` times the population program's first call (trace + XLA compile, no cache)
+and counts its graph's ops (nested functions included) for each `--sizes` member count, each
+in a fresh process: the numbers behind docs/tuning.md, "Compile cost".
+
+    .venv/bin/python benchmarks/tune.py --compile_only --sizes 1,8,32,128
 """
 
 from __future__ import annotations
@@ -160,6 +166,60 @@ def pbt_vs_random(args: argparse.Namespace) -> None:
               f"{mean:8.1f} ± {std:.1f}")  # fmt: skip
 
 
+def compile_seconds(args: argparse.Namespace, size: int) -> dict:
+    """Builds a `size`-member population of `args.hparams` (random values) and times the build
+    (its agents, eagerly), its first iteration call (trace + compile) and a second one; counts
+    the traced graph's ops."""
+    sys.path.insert(0, str(ROOT))
+    import tensorflow as tf
+
+    from rl import registry
+    from rl.compiled import CompiledPPOSeeds
+    from rl.envs.tf import make_tf_env
+
+    def hparams(**values):
+        hp = registry.get_hparams(args.hparams)()
+        for key, value in values.items():
+            setattr(hp, key, value)
+        hp.freeze()
+        return hp
+
+    base = hparams()
+    members = [hparams(**values) for values in sample_trials(size, args.seed)]
+    env = make_tf_env(base.env, max_episode_steps=base.max_episode_steps)
+    start = time.perf_counter()
+    joint = CompiledPPOSeeds(base, env, list(range(size)), members)
+    build, start = time.perf_counter() - start, time.perf_counter()
+    graph = joint.iteration.get_concrete_function().graph.as_graph_def()
+    trace = time.perf_counter() - start
+    ops = len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+    joint.run_iteration()
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    joint.run_iteration()
+    return {"members": size, "build_s": build, "trace_s": trace, "first_call_s": first,
+            "next_call_s": time.perf_counter() - start, "ops": ops,
+            "tf_version": tf.__version__}  # fmt: skip
+
+
+def compile_table(args: argparse.Namespace) -> None:
+    """`compile_seconds` for each size in a fresh process (no cache, no earlier traces)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
+           "CUDA_VISIBLE_DEVICES": "", "RL_XLA_CACHE": "off"}  # fmt: skip
+    print(f"== {args.hparams}: a population's first iteration call, {os.cpu_count()} cores")
+    print(f"{'members':>7} | {'build s':>7} {'trace s':>7} {'first call s':>12} "
+          f"{'next call s':>11} {'first - next':>12} | {'ops':>7}")  # fmt: skip
+    for size in [int(n) for n in args.sizes.split(",")]:
+        cmd = [sys.executable, __file__, "--_measure", str(size), "--hparams", args.hparams]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise SystemExit(f"measuring {size} members failed:\n{proc.stderr[-3000:]}")
+        r = json.loads(proc.stdout.splitlines()[-1])
+        first, run = r["first_call_s"], r["next_call_s"]  # first - next: trace + compile
+        print(f"{size:>7} | {r['build_s']:>7.1f} {r['trace_s']:>7.1f} {first:>12.1f} "
+              f"{run:>11.2f} {first - run:>12.1f} | {r['ops']:>7}", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hparams", default="ppo_tf_cartpole")
@@ -173,7 +233,16 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=8, help="--pbt: population size")
     parser.add_argument("--study_seeds", type=int, default=3, help="--pbt: studies per task")
     parser.add_argument("--pbt_steps", type=int, default=200_000, help="--pbt: env steps each")
+    parser.add_argument("--compile_only", action="store_true", help="first-call seconds")
+    parser.add_argument("--sizes", default="1,8,32,128", help="--compile_only: member counts")
+    parser.add_argument("--_measure", type=int, help=argparse.SUPPRESS)  # one size, in-process
     args = parser.parse_args()
+    if args._measure:
+        print(json.dumps(compile_seconds(args, args._measure)))
+        return
+    if args.compile_only:
+        compile_table(args)
+        return
     if args.pbt:
         pbt_vs_random(args)
         return

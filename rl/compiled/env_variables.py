@@ -1,9 +1,10 @@
-"""The training envs' state as tf.Variables, and joining the envs of several seeds into one batch.
+"""The training envs' state as tf.Variables.
 
 Why variables: one `tf.train.Checkpoint` saves them with the agent, so a restored run continues
-mid-episode exactly where it stopped (no episode cut, unlike the Python-env trainer). Why
-joining: a TF-ops env is a pure per-row function of its state, so the N envs of each of S seeds
-can step as ONE batch of S * N rows, every row computing exactly what it would alone.
+mid-episode exactly where it stopped (no episode cut, unlike the Python-env trainer). A TF-ops
+env is a pure per-row function of its state, so the N envs of each of S seeds can also be ONE
+set of S * N rows that steps as one batch, every row computing exactly what it would alone
+(`CompiledPPOSeeds.env_vars`).
 """
 
 from __future__ import annotations
@@ -46,14 +47,3 @@ class EnvVariables(tf.Module):
         self.elapsed.assign(state.elapsed)
         self.key.assign(tf.bitcast(state.key, tf.int32))
         self.episode.assign(tf.bitcast(state.episode, tf.int32))
-
-
-def join_states(states: list[EnvState]) -> EnvState:
-    """S states of N envs each -> one state of S * N envs (seed-major rows)."""
-    return EnvState(*(tf.concat(parts, axis=0) for parts in zip(*states, strict=True)))
-
-
-def split_state(state: EnvState, num_seeds: int) -> list[EnvState]:
-    """The inverse of `join_states`."""
-    parts = [tf.split(field, num_seeds, axis=0) for field in state]
-    return [EnvState(*fields) for fields in zip(*parts, strict=True)]

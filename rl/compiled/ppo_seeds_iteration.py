@@ -3,8 +3,9 @@
 Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs; here the
 seeds share one trace, their envs step as one batch and the optimizer updates the stacked
 [S, ...] weights in one op per variable. It is S independent runs, not one run with S times the
-data (docs/compiled.md, "Many seeds in one program"): per-seed pieces call the agent's own code
-on that seed's slice; only the gradient step is the stack's. PPO's `target_kl` would stop seeds
+data (docs/compiled.md, "Many seeds in one program"): each seed's loss is the agent's own code,
+traced once and vectorized over the seed axis (`per_seed_map`), so the program does not hold a
+copy per seed and its trace and compile barely grow with S. PPO's `target_kl` would stop seeds
 after different step counts, so building raises `NotStackable` and the engine trains them as
 single-seed programs instead.
 """
@@ -28,10 +29,11 @@ from rl.agents.on_policy import (
 from rl.compiled.base import checkpoint_values
 from rl.compiled.batched_forward import StackedForward
 from rl.compiled.collect import collect, greedy_episodes
-from rl.compiled.env_variables import join_states, split_state
+from rl.compiled.env_variables import EnvVariables
 from rl.compiled.population import PopulationValues
 from rl.compiled.ppo_iteration import CompiledPPO
-from rl.compiled.stacked_variables import NotStackable, SeedStack
+from rl.compiled.stacked_generators import StackedGenerators
+from rl.compiled.stacked_variables import NotStackable, SeedStack, per_seed_map
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.rollout.returns import episode_discounts, fold_truncation
@@ -78,6 +80,10 @@ class CompiledPPOSeeds:
         self.num_steps = self.members[0].num_steps
         self.steps_per_iteration = self.members[0].steps_per_iteration  # per seed
         self.stack = SeedStack(self.agents)
+        # Every seed's envs as ONE set of variables of S * N rows (seed-major), so the program
+        # reads and writes them in a few ops whatever S; the members' own are the checkpoint view.
+        self.env_vars = EnvVariables(env, self.num_seeds * self.spec.num_envs, seed=0)
+        self._load_env_variables()
         self.stack.use_member_values(
             lr=self.population.get("lr"), max_grad_norm=self.population.get("max_grad_norm")
         )
@@ -86,6 +92,8 @@ class CompiledPPOSeeds:
         # Discrete policies also act and compute advantages batched; Gaussian ones read their
         # own log-std, so they go through each seed's own `act`/`_advantages`.
         self.batched = self.forward is not None and self.spec.discrete
+        # Their generators draw as one (the Gaussian path's agents act with their own).
+        self.generators = StackedGenerators(self.agents) if self.batched else None
         self.iteration = tf.function(
             self._iteration, jit_compile=whole_program_xla(hparams.jit_compile), autograph=False
         )
@@ -99,9 +107,7 @@ class CompiledPPOSeeds:
             logits = self.forward.policy(weights.stacked, self._by_seed(obs))
             if not explore:
                 return tf.reshape(tf.argmax(logits, axis=-1, output_type=tf.int64), [-1])
-            return tf.concat(
-                [sample(logits[s], agent.generator) for s, agent in enumerate(self.agents)], 0
-            )
+            return tf.reshape(sample(logits, self.generators), [-1])
         actions = []
         for s, obs_s in enumerate(tf.split(obs, self.num_seeds)):
             with self.stack.seed_scope(s, weights.per_seed):
@@ -119,26 +125,23 @@ class CompiledPPOSeeds:
         return range(self.num_seeds)
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        num_seeds, env = self.num_seeds, self.env
-        env_vars = [member.env_vars for member in self.members]
+        num_seeds, env, env_vars = self.num_seeds, self.env, self.env_vars
         weights = self._weights()  # the acting weights: unchanged during the rollout
         out = collect(
             env,
             self.spec,
-            join_states([v.read() for v in env_vars]),
-            tf.concat([v.episode_return.read_value() for v in env_vars], axis=0),
-            tf.concat([v.episode_length.read_value() for v in env_vars], axis=0),
+            env_vars.read(),
+            env_vars.episode_return.read_value(),
+            env_vars.episode_length.read_value(),
             lambda obs: self._act(weights, obs, explore=True),
             self.num_steps,
             num_seeds,
         )
-        returns = tf.split(out.episode_return, num_seeds)
-        lengths = tf.split(out.episode_length, num_seeds)
-        for s, state in enumerate(split_state(out.state, num_seeds)):
-            env_vars[s].write(state)
-            env_vars[s].episode_return.assign(returns[s])
-            env_vars[s].episode_length.assign(lengths[s])
-            self.agents[s].env_steps.assign_add(self.steps_per_iteration)
+        env_vars.write(out.state)
+        env_vars.episode_return.assign(out.episode_return)
+        env_vars.episode_length.assign(out.episode_length)
+        for agent in self.agents:
+            agent.env_steps.assign_add(self.steps_per_iteration)
 
         if self.batched:
             samples = self._samples_batched(out.transitions, env.observe(out.state), weights)
@@ -236,38 +239,45 @@ class CompiledPPOSeeds:
                 lambda stacked: self._minibatch_losses(stacked, minibatch)
             )
 
+        def draw_indices() -> tf.Tensor:  # [S, num_minibatches, size]: `minibatch_indices`
+            if self.generators is None:
+                return tf.stack([minibatch_indices(a.generator, n, num_minibatches)
+                                 for a in self.agents])  # fmt: skip
+            size = n // num_minibatches
+            order = tf.argsort(self.generators.uniform([self.num_seeds, n]))
+            return tf.reshape(order[:, : num_minibatches * size], [-1, num_minibatches, size])
+
         metrics = update_epochs(
             self.hp.n_epochs,
             num_minibatches,
-            lambda: tf.stack(
-                [minibatch_indices(a.generator, n, num_minibatches) for a in self.agents]
-            ),
+            draw_indices,
             step,
             template.loss_metrics,
             tf.zeros([self.num_seeds]),
         )
         returns, values = samples["return"], samples["old_value"]
         metrics["explained_variance"] = explained_variance(returns, values, axis=1)
-        metrics["advantage_mean"] = tf.stack(
-            [masked_mean(a, m) for a, m in zip(tf.unstack(samples["advantage"]),
-                                               tf.unstack(samples["mask"]), strict=True)]
-        )  # fmt: skip
+        metrics["advantage_mean"] = per_seed_map(
+            lambda x: masked_mean(*x), (samples["advantage"], samples["mask"]), self.num_seeds
+        )
         return metrics
 
     def _minibatch_losses(
         self, stacked: list[tf.Tensor], minibatch: dict[str, tf.Tensor]
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """[S] losses (each seed's own `_loss` on its minibatch and weights) and [S] aux."""
+        if self.batched:  # one batched pass, and the template's loss vectorized over seeds
+            params, values = self.forward.actor_critic(stacked, minibatch["obs"])
+            distribution = self.agents[0].model.distribution(params)
+            log_prob = distribution.log_prob(minibatch["action"])
+            members = {key: value.read_value() for key, value in self.population.values.items()}
+            outputs = (minibatch, log_prob, distribution.entropy(), values, members)
+            return per_seed_map(lambda args: self._member_loss(*args), outputs, self.num_seeds)
         weights = self.stack.unstack(stacked)
         per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
         if self.forward is not None:  # one batched pass for all seeds
             params, values = self.forward.actor_critic(stacked, minibatch["obs"])
-            values = tf.unstack(values)
-            if self.batched:  # categorical: log-probs and entropies batched too
-                distribution = self.agents[0].model.distribution(params)
-                log_probs = tf.unstack(distribution.log_prob(minibatch["action"]))
-                entropies = tf.unstack(distribution.entropy())
-            params = tf.unstack(params)
+            params, values = tf.unstack(params), tf.unstack(values)
         losses, auxes = [], []
         for s, agent in enumerate(self.agents):
             mb = {key: value[s] for key, value in per_seed.items()}
@@ -276,8 +286,6 @@ class CompiledPPOSeeds:
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
                     loss, aux = agent.minibatch_loss(mb)
-                elif self.batched:
-                    loss, aux = agent.loss_from_outputs(mb, log_probs[s], entropies[s], values[s])
                 else:  # `_minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
@@ -290,6 +298,22 @@ class CompiledPPOSeeds:
         return tf.stack(losses), {
             name: tf.stack([tf.cast(aux.get(name, 0.0), tf.float32) for aux in auxes])
             for name in names
+        }
+
+    def _member_loss(self, minibatch, log_prob, entropy, value, members: dict) -> tuple:
+        """One seed's loss under `per_seed_map`: the template agent's `_loss`, reading this
+        seed's population values (`members`, key -> scalar) instead of member 0's."""
+        template = self.agents[0]
+        if self.hp.normalize_advantage:  # per seed, per minibatch
+            minibatch = {**minibatch, "advantage": normalize(minibatch["advantage"],
+                                                             minibatch["mask"])}  # fmt: skip
+        template.read_hparams_from(members.get)
+        try:
+            loss, aux = template.loss_from_outputs(minibatch, log_prob, entropy, value)
+        finally:
+            template.read_hparams_from(self.population.reader(0))
+        return loss, {
+            name: tf.cast(aux.get(name, 0.0), tf.float32) for name in template.loss_metrics
         }
 
     def _exploit_explore(self, source: tf.Tensor, values: dict[str, tf.Tensor]) -> None:
@@ -317,9 +341,9 @@ class CompiledPPOSeeds:
         return [(returns[s], lengths[s]) for s in self.range]
 
     def _evaluate(self, seeds: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
-        resets = [self.env.reset(seeds[s], num_envs) for s in self.range]
-        state = join_states([reset[0] for reset in resets])
-        obs = tf.concat([reset[1] for reset in resets], axis=0)
+        # Every seed's reset in one vectorized trace; [S, N, ...] -> [S * N, ...] seed-major rows.
+        resets = per_seed_map(lambda seed: self.env.reset(seed, num_envs), seeds, self.num_seeds)
+        state, obs = tf.nest.map_structure(lambda x: tf.reshape(x, [-1, *x.shape[2:]]), resets)
         weights = self._weights()
         returns, lengths = greedy_episodes(
             self.env, state, obs, lambda o: self._act(weights, o, explore=False)
@@ -328,13 +352,30 @@ class CompiledPPOSeeds:
         return tf.reshape(returns, shape), tf.reshape(lengths, shape)
 
     # ------------------------------------------------------------------- checkpoints
+    def _member_env_variables(self) -> list[tuple[tf.Variable, tuple[tf.Variable, ...]]]:
+        """(joined variable, the members' variables it joins) pairs."""
+        members = zip(*(member.env_vars.variables for member in self.members), strict=True)
+        return list(zip(self.env_vars.variables, members, strict=True))
+
+    def _load_env_variables(self) -> None:
+        for joined, column in self._member_env_variables():
+            joined.assign(tf.concat(column, axis=0))
+
     def store_to_members(self) -> None:
         """Makes every member's checkpoint current (before saving)."""
+        for joined, column in self._member_env_variables():
+            for variable, rows in zip(column, tf.split(joined, self.num_seeds), strict=True):
+                variable.assign(rows)
         self.stack.store_to_agents()
+        if self.generators is not None:
+            self.generators.store_to_agents()
 
     def load_from_members(self) -> None:
         """Takes the members' (restored) state into the stack."""
+        self._load_env_variables()
         self.stack.load_from_agents()
+        if self.generators is not None:
+            self.generators.load_from_agents()
 
     def variables(self, s: int) -> dict[str, np.ndarray]:
         """Every value seed s's checkpoint holds, by key (as `CompiledPPO.variables`)."""

@@ -89,3 +89,17 @@ def test_structural_keys_and_schedules_are_refused():
         varying_keys([_hparams(max_grad_norm=0.0), _hparams(max_grad_norm=1.0)])
     # The base's schedule may differ from the members' numbers: the members replace it.
     assert check_members(base, [_hparams(lr=1e-3), _hparams(lr=2e-3)]) == ["lr"]
+
+
+def test_the_program_does_not_grow_with_its_members(population):
+    """One copy of the network, loss, gradient, optimizer, generators and envs serves every
+    member (batched ops over the stack): a member adds only its own counters' few ops (env and
+    gradient steps), where a copy of its graph per member was ~290 ops."""
+    members, three, _ = population
+
+    def ops(joint: CompiledPPOSeeds) -> int:
+        graph = joint.iteration.get_concrete_function().graph.as_graph_def()
+        return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+
+    two = CompiledPPOSeeds(_hparams(), _env(members[0]), [3, 4], members[:2])
+    assert 0 < ops(three) - ops(two) <= 10
