@@ -53,6 +53,9 @@ TPU_COMPAT = (
     "tests/systems/test_strategy_training.py::test_ram_output_dir",
     # the compiled path: tf.function + XLA over a whole iteration
     "tests/compiled/test_compiled_iteration.py",
+    # populations: TF's pfor (a private entry point) and the Philox counter's steps per draw
+    "tests/compiled/test_stacked_generators.py",
+    "tests/compiled/test_population.py::test_the_program_does_not_grow_with_its_members",
     # the updates of the agents a Pod trains: dqn, c51 (Rainbow, NoisyNet), ppo, a2c, reinforce
     "tests/agents/test_dqn.py",
     "tests/agents/test_c51.py",
