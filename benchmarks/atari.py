@@ -93,8 +93,8 @@ def ours(args: argparse.Namespace, out: Path) -> dict:
         m for m in train_scalars(run_dir, "time/wall_seconds") if m[0] < steps
     ]  # before the final evaluation
     (s0, t0), (s1, t1) = marks[0], marks[-1]
+    # Test mode plays with the hparams the run saved: no overrides.
     video_cmd = [*base, "--training", "False", "--record_video", "--test_episodes", "1"]
-    video_cmd += ["--train_steps", str(steps), "--hparam_override", overrides]
     video_wall = run(video_cmd, out / "ours_video.log")
     videos = sorted((run_dir / "videos").glob("*.mp4"))
     return {

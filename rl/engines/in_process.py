@@ -128,6 +128,7 @@ class InProcessEngine(OneAgentEngine):
             render_vec_env, render_env = make_render_env(hp, "rgb_array")
             self.video = (render_vec_env, render_env, video_recorder(self.write_dir, render_env))
         self.run = run  # its TensorBoard sink takes the evaluation videos' frame strips
+        self._life_returns: list[float] = []  # Atari: per-life returns since the last log point
 
     def _worker_names(self) -> tuple:
         """Folded into a non-chief worker's seeds, so each worker has its own data."""
@@ -154,13 +155,25 @@ class InProcessEngine(OneAgentEngine):
         driver.collect(vector_steps)
         metrics = dict(agent.update())
         returns, lengths = driver.stats.pop()
-        if returns and driver.spec.reports_game_score:  # Atari: named for what it is
-            metrics["train/clipped_return_mean"] = float(np.mean(returns))
-        game_scores = driver.stats.pop_game_scores()
-        if game_scores:  # Atari: raw full-game scores of the games that ended
-            metrics["train/raw_score_mean"] = float(np.mean(game_scores))
+        if driver.spec.reports_game_score:  # Atari: logged per log window (`log_metrics`)
+            self._life_returns.extend(returns)
         steps = int(agent.env_steps.numpy())
         return [Iteration.from_episodes(steps, metrics, returns, lengths)]
+
+    def log_metrics(self, index: int) -> dict[str, float]:
+        """The agent's scalars and, on Atari, the training games of the whole log window: the
+        raw scores of every game that ended since the last log point, and the per-life returns.
+        Why the window: one iteration ends only a few games (3-6 in Breakout's 1,024 steps), too
+        few to compare with an evaluation."""
+        metrics = super().log_metrics(index)
+        game_scores = self.driver.stats.pop_game_scores()
+        if game_scores:
+            metrics["train/raw_score_mean"] = float(np.mean(game_scores))
+            metrics["train/games"] = float(len(game_scores))
+        if self._life_returns:
+            metrics["train/clipped_return_mean"] = float(np.mean(self._life_returns))
+            self._life_returns = []
+        return metrics
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         (request,) = requests

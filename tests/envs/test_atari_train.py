@@ -72,6 +72,31 @@ def test_atari_run_logs_raw_and_clipped_numbers(hparams_set, trained_run):
     assert manifest["evaluation_protocol"]["epsilon"] == hparams.eval.epsilon
 
 
+def scalar_series(event_dir: Path, tag: str) -> dict[int, float]:
+    """{step: value} of one scalar tag over the event files of `event_dir`."""
+    out: dict[int, float] = {}
+    for path in sorted(event_dir.glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag == tag:
+                    out[int(event.step)] = float(tf.make_ndarray(value.tensor))
+    return out
+
+
+def test_training_games_are_counted_over_the_whole_log_window(tmp_path, train_here):
+    # Games capped at 20 agent steps; 2 envs x 32 steps an iteration; a log point every 128
+    # agent steps (2 iterations), where the checkpoint also restarts the envs. Each env copy
+    # ends games at its steps 20, 40 and 60 of a window: 6 games a window, 2 in its first
+    # iteration and 4 in its second (what the last iteration alone would report).
+    override = "max_episode_steps=20,log_every=128"
+    args = ["--hparams", "ppo_atari_tiny", "--output_dir", tmp_path, "--hparam_override", override]
+    proc = train_here(args)
+    assert proc.returncode == 0, describe(proc)
+    train_dir = tmp_path / "run_0" / "train"
+    assert scalar_series(train_dir, "games") == {128: 6.0, 256: 6.0}
+    assert sorted(scalar_series(train_dir, "raw_score_mean")) == [128, 256]
+
+
 def test_dqn_atari_checkpoint_stores_each_frame_once(trained_run):
     output_dir, _, proc = trained_run("dqn_atari_tiny")
     assert proc.returncode == 0, describe(proc)
