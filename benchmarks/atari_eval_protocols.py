@@ -3,12 +3,12 @@
 
 Why an Atari evaluation can score below the training games of the same policy: a greedy
 (argmax) policy can stall a game (never pressing FIRE after a lost life, a paddle that
-oscillates), which sampling or a little epsilon breaks. This plays `--games` full games of the
-latest checkpoint of RUN_DIR (a train.py run dir, e.g. benchmarks/atari.py's) under each
-protocol, all else as the set's evaluation (sticky actions, time limit), and prints per
-protocol the raw score, the mean game length and how many games ran into the time limit
-(stalls), then the training games' raw scores at the last log points (TensorBoard
-`raw_score_mean` in its train/ dir).
+oscillates), which sampling or a little epsilon breaks. This plays `--games` full games of a
+checkpoint of RUN_DIR (a train.py run dir, e.g. benchmarks/atari.py's) under each protocol, all
+else as the set's evaluation (sticky actions, time limit), plus the training policy step itself
+on the same games, and prints per protocol the raw score, the mean game length and how many
+games ran into the time limit (stalls), then the training games' raw scores at the log points
+up to the checkpoint (TensorBoard `raw_score_mean` in its train/ dir, over each log window).
 
     .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir /tmp/atari
     .venv/bin/python benchmarks/atari_eval_protocols.py /tmp/atari/ours/run_0
@@ -23,13 +23,27 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-# (name, epsilon, sample_actions)
+# (name, epsilon, sample_actions); "training's acting": the exploring policy step that
+# plays the training games (`Agent.act_with_info`), here on the evaluation's env and seeds.
 PROTOCOLS = (
     ("greedy", 0.0, False),
     ("greedy, epsilon 0.001", 0.001, False),
     ("greedy, epsilon 0.05", 0.05, False),
     ("sampled", 0.0, True),
+    ("training's acting", 0.0, None),
 )
+
+
+class TrainingActing:
+    """`evaluate`'s view of an agent whose every action comes from its training policy step."""
+
+    recurrent = False
+
+    def __init__(self, agent) -> None:
+        self.agent = agent
+
+    def greedy_actions(self, obs: np.ndarray) -> np.ndarray:
+        return self.agent.act_with_info(obs)[0].numpy()
 
 
 def main() -> None:
@@ -38,6 +52,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1000, help="evaluation seed (every protocol)")
     parser.add_argument("--last", type=int, default=5, help="training log points shown")
+    parser.add_argument("--checkpoint", default="latest", help="latest, best or an env step")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     import tensorflow as tf
@@ -51,7 +66,7 @@ def main() -> None:
     from atari import train_scalars
 
     hparams = saved_hparams(str(args.run_dir))
-    store, pointer = select_checkpoint(str(args.run_dir), "latest")
+    store, pointer = select_checkpoint(str(args.run_dir), args.checkpoint)
     limit = hparams.eval.max_episode_steps
     print(f"{hparams.env}, checkpoint at {pointer['step']:,} agent steps, {args.games} full games")
     print("\n| protocol | raw score | mean game length | games at the time limit |")
@@ -60,7 +75,10 @@ def main() -> None:
         env, spec = make_eval_env(hparams, args.games, args.seed)
         agent = build_agent(hparams, spec, 0)
         store.restore(tf.train.Checkpoint(agent=agent), pointer)
-        result = evaluate(agent, env, args.seed, epsilon, full_games=True, sample_actions=sample)
+        player = agent if sample is not None else TrainingActing(agent)
+        result = evaluate(
+            player, env, args.seed, epsilon, full_games=True, sample_actions=bool(sample)
+        )
         env.close()
         stalls = int(np.sum(result.lengths >= limit)) if limit else "-"
         print(
@@ -69,7 +87,8 @@ def main() -> None:
             flush=True,
         )
     print("\nTraining games (raw score, mean of the games that ended by each log point):")
-    for step, score in train_scalars(args.run_dir, "raw_score_mean")[-args.last :]:
+    points = [p for p in train_scalars(args.run_dir, "raw_score_mean") if p[0] <= pointer["step"]]
+    for step, score in points[-args.last :]:
         print(f"  {step:,} agent steps: {score:.2f}")
 
 
