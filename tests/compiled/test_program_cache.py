@@ -18,20 +18,20 @@ from rl import training
 from rl.engines.compiled import ProgramCache
 from rl.loop import select_checkpoint
 
-SEEDS = [3, 4, 3, 4]  # two trials of two seeds, as the tuner orders them
+SEEDS = [3, 4]  # one seed per trial (the tuner's repeat, [0, 0, ...]), here distinct
 FIRST = [dict(lr=1e-3, ent_coef=0.0, gamma=0.99), dict(lr=3e-3, ent_coef=0.01, gamma=0.95)]
 SECOND = [dict(lr=5e-4, ent_coef=0.02, gamma=0.97), dict(lr=2e-3, ent_coef=0.001, gamma=0.9)]
 
 
 def _hparams(jit_compile: bool, **values):
-    # The budget: 2 iterations of 64 env steps, an evaluation after each.
-    return frozen_hparams("ppo_tf_tiny", jit_compile=jit_compile, train_steps=128, **values)
+    # The budget: one iteration of 64 env steps, and an evaluation.
+    return frozen_hparams("ppo_tf_tiny", jit_compile=jit_compile, train_steps=64, **values)
 
 
 def _train(batch: list[dict], out: str, programs: ProgramCache, jit_compile: bool) -> list:
     """Trains `batch` (trial values) as one population; each run's final checkpoint values and
     its evaluation returns."""
-    members = [_hparams(jit_compile, **values) for values in batch for _ in range(2)]
+    members = [_hparams(jit_compile, **values) for values in batch]
     run_dirs = [os.path.join(out, f"run_{i}") for i in range(len(members))]
     base = _hparams(jit_compile)
     training.train(base, run_dirs, SEEDS, "ppo_tf_tiny", run_hparams=members, programs=programs)
@@ -39,8 +39,8 @@ def _train(batch: list[dict], out: str, programs: ProgramCache, jit_compile: boo
     for run_dir in run_dirs:
         store, pointer = select_checkpoint(run_dir, "latest")
         path = os.path.join(store.directory, pointer["directory"], "tf")
-        values = {name: tf.train.load_variable(path, name) for name, _ in
-                  tf.train.list_variables(path) if name != "_CHECKPOINTABLE_OBJECT_GRAPH"}  # fmt: skip
+        names = [name for name, _ in tf.train.list_variables(path)]
+        values = {name: tf.train.load_variable(path, name) for name in names}
         with open(os.path.join(run_dir, "progress.csv")) as f:
             values["eval_returns"] = [row["eval_return_mean"] for row in csv.DictReader(f)]
         finals.append(values)
@@ -49,7 +49,7 @@ def _train(batch: list[dict], out: str, programs: ProgramCache, jit_compile: boo
 
 @pytest.mark.parametrize(
     "jit_compile",
-    [False, pytest.param(True, marks=pytest.mark.slow)],  # XLA: ~35 s, its compiles
+    [False, pytest.param(True, marks=pytest.mark.slow)],  # XLA: ~30 s, its compiles
 )
 def test_a_later_batch_reuses_the_program_and_ends_as_a_fresh_one(tmp_path, jit_compile):
     programs = ProgramCache()
@@ -65,7 +65,7 @@ def test_a_later_batch_reuses_the_program_and_ends_as_a_fresh_one(tmp_path, jit_
             np.testing.assert_array_equal(reused_run[key], fresh_run[key], err_msg=key)
     # The second batch's agents log their own lr (train/learning_rate), not the first's ...
     lrs = [member.agent.metrics()["train/learning_rate"] for member in group.members]
-    np.testing.assert_allclose(lrs, [5e-4, 5e-4, 2e-3, 2e-3])
+    np.testing.assert_allclose(lrs, [5e-4, 2e-3])
     # ... and the members trained: their weights moved, to elsewhere than the first batch's.
     kernels = [key for key in first[0] if "_trainable_variables" in key]
     assert kernels and all(not np.array_equal(first[0][k], reused[0][k]) for k in kernels)
