@@ -40,7 +40,8 @@ def _train(batch: list[dict], out: str, programs: ProgramCache, jit_compile: boo
         store, pointer = select_checkpoint(run_dir, "latest")
         path = os.path.join(store.directory, pointer["directory"], "tf")
         names = [name for name, _ in tf.train.list_variables(path)]
-        values = {name: tf.train.load_variable(path, name) for name in names}
+        # Every value; not the object graph, whose Keras layer names count the process's models.
+        values = {name: tf.train.load_variable(path, name) for name in names if name[0] != "_"}
         with open(os.path.join(run_dir, "progress.csv")) as f:
             values["eval_returns"] = [row["eval_return_mean"] for row in csv.DictReader(f)]
         finals.append(values)
