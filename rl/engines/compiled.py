@@ -97,7 +97,7 @@ class ProgramCache:
         """The cached program of this structure, re-initialised for `members`, or a new one."""
         varying = varying_keys(members)
         shared = [str(getattr(members[0], key)) for key in POPULATION_KEYS if key not in varying]
-        key = (hparams.to_json(), tuple(seeds), tuple(varying), tuple(shared))
+        key = (hparams.to_json(), tuple(seeds), tuple(sorted(varying)), tuple(shared))
         if key in self.programs:
             group, initial, path = self.programs[key]
             initial.read(path).assert_consumed()
