@@ -41,7 +41,7 @@ study on this machine, the default), and prints each batch's seconds (from its f
 ask to its last trial's tell): the first batch traces, compiles and builds its program; later
 batches of N trials reuse it (`rl.engines.compiled.ProgramCache`). docs/tuning.md, "Populations".
 
-    .venv/bin/python benchmarks/tune.py --trials 32 --population 8 --train_steps 10240
+    .venv/bin/python benchmarks/tune.py --trials 32 --population 8
 """
 
 from __future__ import annotations
@@ -235,8 +235,8 @@ def compile_table(args: argparse.Namespace) -> None:
 
 def batch_seconds(args: argparse.Namespace, trials: list[dict]) -> None:
     """One study of `trials` with `--population N`, the cache empty: seconds per batch."""
-    cache = tempfile.mkdtemp(prefix="tune-bench-xla-")
-    result = tune(args, trials, args.population, cache)
+    with tempfile.TemporaryDirectory(prefix="tune-bench-xla-") as cache:
+        result = tune(args, trials, args.population, cache)
     seconds = result["batch_seconds"]
     print(f"== {args.trials} {args.hparams} trials, --population {args.population}, "
           f"{args.train_steps:,} env steps each, compile cache on (empty at start)")  # fmt: skip
