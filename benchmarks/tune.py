@@ -35,6 +35,13 @@ and counts its graph's ops (nested functions included) for each `--sizes` member
 in a fresh process: the numbers behind docs/tuning.md, "Compile cost".
 
     .venv/bin/python benchmarks/tune.py --compile_only --sizes 1,8,32,128
+
+`--population N` runs only `--population N`, with the compile cache on and empty (a first
+study on this machine, the default), and prints each batch's seconds (from its first trial's
+ask to its last trial's tell): the first batch traces, compiles and builds its program; later
+batches of N trials reuse it (`rl.engines.compiled.ProgramCache`). docs/tuning.md, "Populations".
+
+    .venv/bin/python benchmarks/tune.py --trials 32 --population 8
 """
 
 from __future__ import annotations
@@ -105,7 +112,13 @@ def tune(args: argparse.Namespace, trials: list[dict], population: int, cache: s
             raise SystemExit(f"rl.tune failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
         done = optuna.load_study(study_name=name, storage=f"sqlite:///{out}/study.db")
         values = {json.dumps(t.params, sort_keys=True): t.value for t in done.trials}
-    return {"wall": wall, "cpu": cpu, "values": values}
+        ordered = sorted(done.trials, key=lambda t: t.number)  # asked `population` at a time
+        batches = [ordered[i : i + population] for i in range(0, len(ordered), population)]
+        seconds = [
+            (max(t.datetime_complete for t in b) - min(t.datetime_start for t in b)).total_seconds()
+            for b in batches
+        ]
+    return {"wall": wall, "cpu": cpu, "values": values, "batch_seconds": seconds}
 
 
 # PBT's tasks: (label, hparams set, protocol overrides, solved threshold); Acrobot is the
@@ -220,6 +233,20 @@ def compile_table(args: argparse.Namespace) -> None:
               f"{run:>11.2f} {first - run:>12.1f} | {r['ops']:>7}", flush=True)  # fmt: skip
 
 
+def batch_seconds(args: argparse.Namespace, trials: list[dict]) -> None:
+    """One study of `trials` with `--population N`, the cache empty: seconds per batch."""
+    with tempfile.TemporaryDirectory(prefix="tune-bench-xla-") as cache:
+        result = tune(args, trials, args.population, cache)
+    seconds = result["batch_seconds"]
+    print(f"== {args.trials} {args.hparams} trials, --population {args.population}, "
+          f"{args.train_steps:,} env steps each, compile cache on (empty at start)")  # fmt: skip
+    for number, value in enumerate(seconds):
+        print(f"batch {number}: {value:6.1f} s")
+    later = seconds[1:] or [float("nan")]
+    print(f"first batch {seconds[0]:.1f} s, later batches {statistics.mean(later):.1f} s on "
+          f"average; process wall {result['wall']:.1f} s, cpu {result['cpu']:.1f} s")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hparams", default="ppo_tf_cartpole")
@@ -235,6 +262,7 @@ def main() -> None:
     parser.add_argument("--pbt_steps", type=int, default=200_000, help="--pbt: env steps each")
     parser.add_argument("--compile_only", action="store_true", help="first-call seconds")
     parser.add_argument("--sizes", default="1,8,32,128", help="--compile_only: member counts")
+    parser.add_argument("--population", type=int, default=0, help="N: seconds per batch")
     parser.add_argument("--_measure", type=int, help=argparse.SUPPRESS)  # one size, in-process
     args = parser.parse_args()
     if args._measure:
@@ -247,6 +275,9 @@ def main() -> None:
         pbt_vs_random(args)
         return
     trials = sample_trials(args.trials, args.seed)
+    if args.population:
+        batch_seconds(args, trials)
+        return
     modes = {"population": args.trials, "sequential": 1}
     cache = "off"
     if args.cache == "warm":

@@ -66,8 +66,10 @@ def train(
     preemption: PreemptionNotice | None = None,
     run_hparams: Sequence[HParams] | None = None,
     overrides: dict[str, Any] | None = None,
+    programs: compiled.ProgramCache | None = None,
 ) -> list[loop.TrainResult]:
-    """Trains every run with the engine `engine_name` picks; arguments as `rl.loop.train`'s."""
+    """Trains every run with the engine `engine_name` picks; arguments as `rl.loop.train`'s;
+    `programs`: a tuner's population programs, reused across its calls (compiled engine)."""
     flags = flags or Flags()
     check(hparams, flags)
     if run_hparams is not None:
@@ -76,7 +78,7 @@ def train(
     group_runs = None
     extra_state = None
     if name == "compiled":
-        build = functools.partial(compiled.CompiledEngine, hparams)
+        build = functools.partial(compiled.CompiledEngine, hparams, programs=programs)
         group_runs = functools.partial(compiled.group_runs, hparams)
     elif name in ("apex", "impala"):
         from rl.engines.apex import ApexEngine

@@ -35,7 +35,7 @@ from rl.compiled.ppo_iteration import CompiledPPO
 from rl.compiled.stacked_generators import StackedGenerators
 from rl.compiled.stacked_variables import NotStackable, SeedStack, per_seed_map
 from rl.envs.tf import TFEnv
-from rl.hparams import HParams
+from rl.hparams import HParams, as_schedule
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.utils.compiler import whole_program_xla
 
@@ -323,6 +323,16 @@ class CompiledPPOSeeds:
         self.stack.copy_members(source)
         for key, value in values.items():
             self.population.values[key].assign(value)
+
+    def use_members(self, member_hparams: Sequence[HParams]) -> None:
+        """The traced program for new members that differ from the current ones only in the
+        population's values (a tuner's next batch of trials, `rl.engines.compiled.ProgramCache`):
+        their [S] values, and their hparams where the agents read them outside the program."""
+        for key, value in self.population.values.items():
+            value.assign([hparams.constant_number(key) for hparams in member_hparams])
+        for member, hparams in zip(self.members, member_hparams, strict=True):
+            member.hp = member.agent.hparams = hparams
+            member.agent.learning_rate = as_schedule(hparams.lr)  # logged as train/learning_rate
 
     # -------------------------------------------------------------------- evaluation
     def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:

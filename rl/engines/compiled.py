@@ -15,12 +15,16 @@ What differs from the in-process engine:
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
 import tensorflow as tf
 
-from rl.compiled.programs import build_group, multi_seed_class, single_seed_class
+from rl.compiled.population import POPULATION_KEYS, varying_keys
+from rl.compiled.ppo_seeds_iteration import CompiledPPOSeeds
+from rl.compiled.programs import SeedGroup, build_group, multi_seed_class, single_seed_class
 from rl.compiled.shard_threads import ShardedSeeds, shard_count
 from rl.compiled.stacked_variables import NotStackable
 from rl.engines.base import CheckpointParts, Engine, EvalRequest, Iteration, first_nonfinite
@@ -73,16 +77,56 @@ def group_runs(hparams: HParams, runs: list) -> list[list]:
     return groups
 
 
-class CompiledEngine(Engine):
-    """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`)."""
+class ProgramCache:
+    """A tuner's population programs, kept between its batches of trials (`rl.tune
+    --population`). Why: a later batch with the same hparams, seeds and varying keys needs the
+    same program; it reuses the first batch's (no build of its agents, no trace, no compile),
+    every member restored to the state its fresh build had (weights, optimizer, generator, envs,
+    counters: all a checkpoint holds, which is all a resume needs) and given its own values. The
+    seeds are the study's, the same in every batch, and a member's initial state depends only on
+    its seed (its values are tensors of the program); a batch of another size traces its own."""
 
-    def __init__(self, hparams: HParams, runs: Sequence) -> None:
+    def __init__(self) -> None:
+        self._scratch = tempfile.TemporaryDirectory(prefix="rl_programs_")
+        # key -> (program, its members' checkpoints as one, where their initial state is)
+        self.programs: dict[tuple, tuple[CompiledPPOSeeds, tf.train.Checkpoint, str]] = {}
+
+    def group(
+        self, hparams: HParams, env: TFEnv, seeds: list[int], members: list[HParams]
+    ) -> SeedGroup:
+        """The cached program of this structure, re-initialised for `members`, or a new one."""
+        varying = varying_keys(members)
+        shared = [str(getattr(members[0], key)) for key in POPULATION_KEYS if key not in varying]
+        key = (hparams.to_json(), tuple(seeds), tuple(sorted(varying)), tuple(shared))
+        if key in self.programs:
+            group, initial, path = self.programs[key]
+            initial.read(path).assert_consumed()
+            group.use_members(members)
+            return group
+        group = build_group(hparams, env, seeds, members)
+        if isinstance(group, CompiledPPOSeeds):
+            initial = tf.train.Checkpoint(members=[member.checkpoint for member in group.members])
+            path = initial.write(os.path.join(self._scratch.name, str(len(self.programs))))
+            self.programs[key] = (group, initial, path)
+        return group
+
+
+class CompiledEngine(Engine):
+    """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`); `programs`: a
+    tuner's cache of population programs."""
+
+    def __init__(
+        self, hparams: HParams, runs: Sequence, programs: ProgramCache | None = None
+    ) -> None:
         self.hp = hparams
         env = make_env(hparams)
         seeds = [run.seed for run in runs]
         members = [run.hp for run in runs]  # a population's members differ (rl.compiled.population)
         try:
-            self.group = build_group(hparams, env, seeds, members)
+            if programs is None:
+                self.group = build_group(hparams, env, seeds, members)
+            else:
+                self.group = programs.group(hparams, env, seeds, members)
         except NotStackable:
             # Raised while building, before anything was written: one program per seed.
             self.group = ShardedSeeds(

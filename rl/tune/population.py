@@ -13,7 +13,7 @@ import math
 import os
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl import loop
 from rl.errors import Diverged, UserError
@@ -29,6 +29,9 @@ from rl.tune.objective import (
 )
 from rl.tune.search_space import SearchSpace
 from rl.tune.study import past, print_trial, trials_to_run
+
+if TYPE_CHECKING:
+    from rl.engines.compiled import ProgramCache
 
 
 def check_population_space(space: SearchSpace, population: int) -> None:
@@ -89,7 +92,11 @@ def run_population_worker(
     timeout: float | None,
 ) -> int:
     """Runs populations of up to `population` trials until the study counts `n_trials` (or
-    `timeout` seconds passed: no population starts after it); returns the trials it ran."""
+    `timeout` seconds passed: no population starts after it); returns the trials it ran. Its
+    batches of one size share one program (`rl.engines.compiled.ProgramCache`)."""
+    from rl.engines.compiled import ProgramCache
+
+    programs = ProgramCache()
     deadline = None if timeout is None else time.monotonic() + timeout
     ran = 0
     while True:
@@ -98,12 +105,14 @@ def run_population_worker(
             return ran
         trials = [study.ask() for _ in range(min(population, missing))]
         ran += len(trials)
-        _run_population(study, space, config, trials)
+        _run_population(study, space, config, trials, programs)
         for trial in trials:
             print_trial(study.get_trials(deepcopy=False)[trial.number])
 
 
-def _run_population(study: Any, space: SearchSpace, config: TrialConfig, trials: list) -> None:
+def _run_population(
+    study: Any, space: SearchSpace, config: TrialConfig, trials: list, programs: ProgramCache
+) -> None:
     """Samples every trial, trains the valid ones as one population, tells each its result."""
     import tensorflow as tf
 
@@ -136,7 +145,13 @@ def _run_population(study: Any, space: SearchSpace, config: TrialConfig, trials:
     diverged: set[int] = set()
     try:
         training.train(
-            base, run_dirs, seeds, config.hparams_set, callbacks=[reporter], run_hparams=hparams
+            base,
+            run_dirs,
+            seeds,
+            config.hparams_set,
+            callbacks=[reporter],
+            run_hparams=hparams,
+            programs=programs,
         )
     except Diverged as error:  # non-finite losses or parameters (`halt_on_nonfinite`)
         diverged = {members[directory].trial.number for directory in error.run_dirs}
