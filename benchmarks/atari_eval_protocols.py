@@ -53,6 +53,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1000, help="evaluation seed (every protocol)")
     parser.add_argument("--last", type=int, default=5, help="training log points shown")
     parser.add_argument("--checkpoint", default="latest", help="latest, best or an env step")
+    parser.add_argument(
+        "--protocols", default="all", help="comma-separated protocol names (default: all)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     import tensorflow as tf
@@ -71,7 +74,10 @@ def main() -> None:
     print(f"{hparams.env}, checkpoint at {pointer['step']:,} agent steps, {args.games} full games")
     print("\n| protocol | raw score | mean game length | games at the time limit |")
     print("|---|---|---|---|")
-    for name, epsilon, sample in PROTOCOLS:
+    chosen = [p for p in PROTOCOLS if args.protocols == "all" or p[0] in args.protocols.split(",")]
+    if not chosen:
+        parser.error(f"--protocols: choose from {', '.join(p[0] for p in PROTOCOLS)}")
+    for name, epsilon, sample in chosen:
         env, spec = make_eval_env(hparams, args.games, args.seed)
         agent = build_agent(hparams, spec, 0)
         store.restore(tf.train.Checkpoint(agent=agent), pointer)
