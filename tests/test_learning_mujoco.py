@@ -13,8 +13,6 @@ from test_learning import train_and_read_state
 
 @pytest.mark.slow
 def test_sac_halfcheetah_seed0_reaches_5000_at_100k_steps(tmp_path):
-    state = train_and_read_state(
-        tmp_path, "sac_halfcheetah", 0, "train_steps=100000", timeout=3600
-    )
+    state = train_and_read_state(tmp_path, "sac_halfcheetah", 0, "train_steps=100000", timeout=3600)
     assert state["env_steps"] >= 100_000, state
     assert state["last_eval_return"] >= 5_000.0, state
