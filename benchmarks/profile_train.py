@@ -71,8 +71,7 @@ def main() -> int:
         start = time.perf_counter()
         status = profile.runcall(train.main, argv)
         wall = time.perf_counter() - start
-    if status != 0:
-        print(f"train.main exited {status}", file=sys.stderr)
+    if status != 0:  # train.main has said why, in one line
         return status
     stats = pstats.Stats(profile)
     print(f"{args.hparams} {args.hparam_override}: {wall:.1f} s wall, {stats.total_calls:,} calls")
