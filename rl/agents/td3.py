@@ -60,6 +60,9 @@ class TD3(OffPolicyContinuousAgent):
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
         )
+        # The loss of the latest policy step: what a critic-only step (policy_delay) logs, so it
+        # need not run the actor and a critic again for a number nothing learns from.
+        self.last_actor_loss = tf.Variable(0.0, trainable=False, name="last_actor_loss")
 
     # ------------------------------------------------------------------------ acting
     def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
@@ -140,16 +143,14 @@ class TD3(OffPolicyContinuousAgent):
             tau = self._hparam_at("tau", self.gradient_steps)
             polyak_update(self.critics_target.variables, self.critics.variables, tau)
             polyak_update(self.actor_target.variables, self.actor.variables, tau)
-            return actor_loss
+            self.last_actor_loss.assign(tf.cast(actor_loss, tf.float32))
+            return self.last_actor_loss.read_value()
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.
-        def actor_loss_only() -> tf.Tensor:  # for the log: the loss, no step
-            return deterministic_actor_loss(
-                self.critics.first(sample["obs"], self.actor(sample["obs"]))
-            )
-
         actor_loss = tf.cond(
-            self.gradient_steps % hp.policy_delay == 0, actor_step, actor_loss_only
+            self.gradient_steps % hp.policy_delay == 0,
+            actor_step,
+            self.last_actor_loss.read_value,
         )
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 

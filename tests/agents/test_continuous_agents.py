@@ -114,10 +114,11 @@ def test_td3_delays_the_actor_and_moves_targets_by_tau():
     actor_target, critics_target = weights(agent.actor_target), weights(agent.critics_target)
     metrics = agent.update()  # gradient step 1: 1 % 2 != 0 -> critics only
     assert {"train/loss", "train/actor_loss", "train/q_mean"} <= set(metrics)
+    assert metrics["train/actor_loss"] == 0.0  # no policy step yet, so no policy loss to log
     assert changed(critics, weights(agent.critics))
     assert not changed(actor, weights(agent.actor))
     assert not changed(actor_target, weights(agent.actor_target))
-    agent.update()  # gradient step 2: actor step, then Polyak with tau 0.5
+    policy_step = agent.update()  # gradient step 2: actor step, then Polyak with tau 0.5
     assert changed(actor, weights(agent.actor))
     for online, old_target, target in (
         (agent.actor, actor_target, agent.actor_target),
@@ -127,6 +128,10 @@ def test_td3_delays_the_actor_and_moves_targets_by_tau():
         for now, before, got in pairs:
             np.testing.assert_allclose(got, 0.5 * now + 0.5 * before, rtol=1e-5, atol=1e-7)
     assert int(agent.gradient_steps.numpy()) == 2
+    # Step 3 is critics only again: it logs step 2's policy loss rather than computing one.
+    actor = weights(agent.actor)
+    assert agent.update()["train/actor_loss"] == policy_step["train/actor_loss"] != 0.0
+    assert not changed(actor, weights(agent.actor))
 
 
 @pytest.mark.parametrize("hparams_set", AGENTS)
