@@ -28,6 +28,13 @@ TF_LOG_PREFIXES = ("I0000", "W0000", "E0000", "WARNING: All log messages")
 
 # The one trained dqn_tiny run the error and smoke tests share (see `trained_run`).
 TINY_SET = "dqn_tiny"
+# The shared runs trained with `--copies 2` (run_0 and run_1): one set per engine that a tiny set
+# trains on (the in-process engine trains copies one after another, each with an engine and agent
+# of its own; the compiled one as one program), and the run tests/compiled/test_copies_train_py.py
+# resumes against. Every other shared run trains one copy, half the time: how copies run does not
+# depend on the agent, and tests/test_resume_every_agent.py builds each agent several times in
+# one process.
+COPIES_SETS = frozenset({"a2c_tiny", "dqn_tf_tiny", "ppo_tf_tiny"})
 
 # What a TPU Pod executes, as test ids (a file, or a file::test-name prefix). They get the
 # `tpu_compat` marker, and .ci/run runs `pytest -m tpu_compat` in .venv-tpu-compat too, under the
@@ -215,8 +222,8 @@ def run_train_concurrently() -> Callable[..., list[subprocess.CompletedProcess]]
 
 class TrainedRuns:
     """`trained_runs(hparams_set)` -> (output_dir, args, CompletedProcess): the set trained
-    once per session with `--copies 2` (so run_0 and run_1 exist), shared by the error tests,
-    the smoke tests and the tests that read a trained run.
+    once per session (with `--copies 2` for `COPIES_SETS`, so run_0 and run_1 exist), shared by
+    the error tests, the smoke tests and the tests that read a trained run.
 
     Every run is `train.main(args)` in one long-lived process (tests/tiny_trainer.py), one run
     at a time, with its stdout and stderr in files as a `python train.py` process has them: one
@@ -235,7 +242,8 @@ class TrainedRuns:
 
     def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
         output_dir = self._tmp.mktemp(f"trained_{hparams_set}") / "out"
-        args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", "2"]
+        copies = "2" if hparams_set in COPIES_SETS else "1"
+        args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", copies]
         return output_dir, args, self._run(args, output_dir.parent)
 
     def _run(self, args: list[str], logs: Path) -> subprocess.CompletedProcess:

@@ -1,10 +1,10 @@
 """Every registered `*_tiny` hparams set runs train.py end to end in a temp dir.
 
-Per set, a training run with `--copies 2` as a process runs it (shared with other tests through
-the `trained_run` fixture, and trained in the background from the session's start: see
-tests/conftest.py) whose stderr must be empty, then `--training False --test_episodes 3`
-in-process; for one set per engine (`AGAIN_SETS`), the same command again (already complete,
-nothing changes).
+Per set, a training run as a process runs it (shared with other tests through the `trained_run`
+fixture, and trained in the background from the session's start; `--copies 2` for one set per
+engine: see tests/conftest.py) whose stderr must be empty, then `--training False
+--test_episodes 3` in-process; for one set per engine (`AGAIN_SETS`), the same command again
+(already complete, nothing changes).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import tensorflow as tf
-from conftest import describe, repository_agents, tree_hashes
+from conftest import COPIES_SETS, describe, repository_agents, tree_hashes
 
 import rl
 import train
@@ -49,6 +49,7 @@ def test_there_are_tiny_sets():
     assert rl.__version__
     assert "dqn_tiny" in TINY_SETS
     assert AGAIN_SETS == {"a2c_tiny", "dqn_tf_tiny"}  # one on each engine
+    assert AGAIN_SETS <= COPIES_SETS <= set(TINY_SETS)  # the runs they check have two copies
 
 
 def test_every_registered_agent_has_a_tiny_set():
@@ -128,18 +129,19 @@ def test_tiny_set_end_to_end(hparams_set, trained_run, capsys):
     # ALLOWED_STDERR with its reason. The run wrote to real file descriptors (C++ logs, Python
     # warnings under Python's default filters and TF's log records all reach them).
     assert not unexpected_lines(proc.stderr.splitlines()), describe(proc)
-    assert sorted(p.name for p in output_dir.iterdir()) == ["run_0", "run_1"]
-    _check_run_dir(output_dir / "run_0", hparams_set, seed=0)
-    _check_run_dir(output_dir / "run_1", hparams_set, seed=1)
+    copies = range(2 if hparams_set in COPIES_SETS else 1)
+    assert sorted(p.name for p in output_dir.iterdir()) == [f"run_{i}" for i in copies]
+    for i in copies:
+        _check_run_dir(output_dir / f"run_{i}", hparams_set, seed=i)
 
     # Read-only commands on the finished run dir (none may write a checkpoint): test mode and,
     # for AGAIN_SETS, the same command again.
-    before = {i: tree_hashes(output_dir / f"run_{i}" / "checkpoints") for i in (0, 1)}
+    before = {i: tree_hashes(output_dir / f"run_{i}" / "checkpoints") for i in copies}
     if hparams_set in AGAIN_SETS:  # already complete: exit 0, nothing written
         capsys.readouterr()
         assert train.main(args) == 0
         again = capsys.readouterr().out
-        for i in (0, 1):
+        for i in copies:
             assert re.search(rf"\[run_{i}\] already complete", again), again
             assert tree_hashes(output_dir / f"run_{i}" / "checkpoints") == before[i]
         assert "resuming" not in again

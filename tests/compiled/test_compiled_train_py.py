@@ -1,7 +1,8 @@
 """train.py dispatches "tf/" envs to the compiled trainer and writes the standard run dir;
 a longer --train_steps resumes from the checkpoint; test mode plays in-graph episodes.
 
-(tests/test_train_smoke.py also runs ppo_tf_tiny end to end with --copies 2, as every *_tiny.)
+(tests/test_train_smoke.py also runs ppo_tf_tiny end to end with --copies 2: COPIES_SETS in
+tests/conftest.py.)
 """
 
 from __future__ import annotations
