@@ -35,20 +35,10 @@ DEFAULT_ACTOR_NODE_CPUS = 8
 # Values of the `cloud.google.com/gke-accelerator` node label (GKE's GPU platforms page, as of
 # 2026; checked on paper only). A Pod that selects a type no node pool has stays Pending, so a
 # typo is caught here instead.
-GPU_TYPES = (
-    "nvidia-tesla-t4",
-    "nvidia-tesla-p4",
-    "nvidia-tesla-p100",
-    "nvidia-tesla-v100",
-    "nvidia-l4",
-    "nvidia-tesla-a100",
-    "nvidia-a100-80gb",
-    "nvidia-h100-80gb",
-    "nvidia-h100-mega-80gb",
-    "nvidia-h200-141gb",
-    "nvidia-b200",
-    "nvidia-gb200",
-    "nvidia-rtx-pro-6000",
+GPU_TYPES = tuple(
+    "nvidia-tesla-t4 nvidia-tesla-p4 nvidia-tesla-p100 nvidia-tesla-v100 nvidia-l4 "
+    "nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb "
+    "nvidia-h200-141gb nvidia-b200 nvidia-gb200 nvidia-rtx-pro-6000".split()
 )
 
 
@@ -92,11 +82,9 @@ def actor_shape(args: argparse.Namespace, gpus: int, device: str) -> JobShape:
             f"--workers {args.workers} with --num_workers {actors}: the learner of Ray actors is "
             "one Pod (the RayJob's head); use --workers 1 and GPUs with --gpus_per_worker"
         )
-    cpus = (
-        min(actors, DEFAULT_ACTOR_NODE_CPUS)
-        if args.actor_node_cpus is None
-        else args.actor_node_cpus
-    )
+    cpus = args.actor_node_cpus
+    if cpus is None:
+        cpus = min(actors, DEFAULT_ACTOR_NODE_CPUS)
     nodes = math.ceil(actors / max(cpus, 1)) if args.actor_nodes is None else args.actor_nodes
     if cpus < 1 or nodes < 1:
         raise UserError(f"--actor_nodes and --actor_node_cpus must be >= 1, got {nodes} and {cpus}")

@@ -9,6 +9,7 @@ A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -50,15 +51,14 @@ IMAGE_REF = re.compile(
 )
 GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/[^\s]*)?$")
 REQUEST_TIMEOUT_S = 30
-# What a cluster without the JobSet CRD lacks (docs/tpu_gke.md, "Preemption and restarts").
-JOBSET_HINT = (
-    "is the JobSet controller installed? (kubectl apply --server-side -f "
-    "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml)"
-)
 # Custom resources the launch creates (CustomObjectsApi), their plural and the hint for a
-# cluster without their CRD (404).
+# cluster without their CRD (404; docs/tpu_gke.md, "Preemption and restarts").
 CUSTOM_RESOURCES = {
-    "JobSet": ("jobsets", JOBSET_HINT),
+    "JobSet": (
+        "jobsets",
+        "is the JobSet controller installed? (kubectl apply --server-side -f "
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml)",
+    ),
     "RayJob": (
         "rayjobs",
         "is the KubeRay operator installed? (helm install kuberay-operator "
@@ -90,10 +90,6 @@ class Launch:
         return self.manifests[-1]
 
 
-def _flag_is_set(args: argparse.Namespace, flag: str) -> bool:
-    return getattr(args, flag, None) not in (None, False)
-
-
 def reject_launch_flags(args: argparse.Namespace) -> None:
     """A launch flag the chosen --sys does not take is a mistake: it would be ignored silently."""
     for flag in LAUNCH_FLAGS:
@@ -101,7 +97,7 @@ def reject_launch_flags(args: argparse.Namespace) -> None:
             owners = list(SYSTEM_FLAGS)
         else:
             owners = [name for name, flags in SYSTEM_FLAGS.items() if flag in flags]
-        if _flag_is_set(args, flag) and args.sys not in owners:
+        if getattr(args, flag, None) not in (None, False) and args.sys not in owners:
             where = " or ".join(f"--sys {name}" for name in owners)
             raise UserError(f"--{flag} only applies to {where} (got --sys {args.sys})")
 
@@ -375,12 +371,11 @@ def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
     """Best effort: delete the Service created for a Job that was then refused."""
     for manifest in created:
         if manifest["kind"] == "Service":
-            try:
+            # The refusal is the error worth reporting, not a failed clean-up.
+            with contextlib.suppress(Exception):
                 core.delete_namespaced_service(
                     manifest["metadata"]["name"], namespace, _request_timeout=REQUEST_TIMEOUT_S
                 )
-            except Exception:  # noqa: BLE001 - the refusal is the error worth reporting
-                pass
 
 
 def send(launch: Launch, dry_run: bool, config_file: str | None = None) -> bool:

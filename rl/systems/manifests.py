@@ -41,10 +41,10 @@ WORKER_STRATEGY = "multi_worker_mirrored"
 CONTAINER = "trainer"
 
 # train.py's exit statuses that the failure policies tell apart (docs/tpu_gke.md, "Preemption
-# and restarts"); anything else (1, a signal) is a crash.
+# and restarts"); anything else (1, a signal) is a crash. A retry after 2 or 3 fails the same way.
 EXIT_PREEMPTED = PREEMPTED_EXIT  # 75: checkpointed on SIGTERM, or stopped by the watchdog
-EXIT_USER_ERROR = 2  # a UserError (bad flags or hparams): every retry would fail the same way
-EXIT_DIVERGED = DIVERGED_EXIT  # 3: non-finite loss or parameters: a retry would diverge again
+EXIT_USER_ERROR = 2
+EXIT_DIVERGED = DIVERGED_EXIT
 # Crashes (not preemptions) tolerated: a one-Pod Job's `backoffLimit`, a JobSet's `maxRestarts`.
 CRASH_RETRIES = 3
 GRACE_MARGIN_S = 5  # SIGTERM to SIGKILL: train.py's --preemption_grace plus this, for the exit
@@ -99,8 +99,7 @@ def make_job_name(
 
 def _label_value(text: str) -> str:
     """A label value: <= 63 chars of [A-Za-z0-9_.-], alphanumeric at both ends."""
-    value = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:63]
-    return value.strip("-_.") or "none"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:63].strip("-_.") or "none"
 
 
 @dataclass(frozen=True)
@@ -176,28 +175,17 @@ def pod_failure_policy(on_preemption: str) -> Manifest:
     the Job at once, any other failure counts against `backoffLimit` (needs `restartPolicy: Never`).
     `Ignore` (one-Pod Jobs) replaces the Pod for free; `FailJob` (a JobSet's child Job) fails it
     with a message the JobSet's rules (`jobset_failure_policy`) read."""
+
+    def on_exit(action: str, *codes: int) -> Manifest:
+        exits = {"containerName": CONTAINER, "operator": "In", "values": list(codes)}
+        return {"action": action, "onExitCodes": exits}
+
+    disrupted = [{"type": "DisruptionTarget", "status": "True"}]
     return {
         "rules": [
-            {
-                "action": on_preemption,
-                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
-            },
-            {
-                "action": on_preemption,
-                "onExitCodes": {
-                    "containerName": CONTAINER,
-                    "operator": "In",
-                    "values": [EXIT_PREEMPTED],
-                },
-            },
-            {
-                "action": "FailJob",
-                "onExitCodes": {
-                    "containerName": CONTAINER,
-                    "operator": "In",
-                    "values": [EXIT_USER_ERROR, EXIT_DIVERGED],
-                },
-            },
+            {"action": on_preemption, "onPodConditions": disrupted},
+            on_exit(on_preemption, EXIT_PREEMPTED),
+            on_exit("FailJob", EXIT_USER_ERROR, EXIT_DIVERGED),
         ]
     }
 
@@ -253,17 +241,15 @@ def jobset_failure_policy(max_restarts: int) -> Manifest:
         "restartStrategy": "BlockingRecreate",
         "rules": [
             {
-                "name": "Preempted",
-                "action": "RestartJobSetAndIgnoreMaxRestarts",
+                "name": name,
+                "action": action,
                 "onJobFailureReasons": ["PodFailurePolicy"],
-                "onJobFailureMessagePatterns": list(PREEMPTED_MESSAGES),
-            },
-            {
-                "name": "UserErrorOrDiverged",
-                "action": "FailJobSet",
-                "onJobFailureReasons": ["PodFailurePolicy"],
-                "onJobFailureMessagePatterns": list(FATAL_MESSAGES),
-            },
+                "onJobFailureMessagePatterns": list(patterns),
+            }
+            for name, action, patterns in (
+                ("Preempted", "RestartJobSetAndIgnoreMaxRestarts", PREEMPTED_MESSAGES),
+                ("UserErrorOrDiverged", "FailJobSet", FATAL_MESSAGES),
+            )
         ],
     }
 
@@ -304,14 +290,8 @@ def tpu_job_manifests(
 ) -> list[Manifest]:
     """The Job (single host) or JobSet (multi host: every Pod must run at once, so all restart
     together) for one TPU slice; a replaced Pod resumes from the last gs:// checkpoint."""
-    env = {
-        "RL_STRATEGY": TPU_STRATEGY,
-        "RL_TPU_TYPE": tpu.name,
-        "RL_JOB_NAME": spec.name,
-        "PYTHONUNBUFFERED": "1",
-        **spec.env,
-    }
-    env_list = _env(env)
+    env = {"RL_STRATEGY": TPU_STRATEGY, "RL_TPU_TYPE": tpu.name, "RL_JOB_NAME": spec.name}
+    env_list = _env({**env, "PYTHONUNBUFFERED": "1", **spec.env})
     pod: Manifest = {
         "restartPolicy": "Never",
         "nodeSelector": {
@@ -327,15 +307,9 @@ def tpu_job_manifests(
 
     job = jobset_job_name(spec.name)
     hosts = ",".join(f"{job}-{i}.{spec.name}" for i in range(tpu.hosts))
+    index = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
     env_list += [
-        {
-            "name": "TPU_WORKER_ID",
-            "valueFrom": {
-                "fieldRef": {
-                    "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-                }
-            },
-        },
+        {"name": "TPU_WORKER_ID", "valueFrom": {"fieldRef": {"fieldPath": index}}},
         {"name": "TPU_WORKER_HOSTNAMES", "value": hosts},
     ]
     container = _container(spec, env_list, resources)
@@ -557,15 +531,8 @@ def example_text(file_name: str, manifests: list[Manifest]) -> str:
     return header + to_yaml(manifests)
 
 
-def write_examples(directory: str | Path) -> list[Path]:
-    written = []
-    for file_name, manifests in example_manifests().items():
-        path = Path(directory) / file_name
-        path.write_text(example_text(file_name, manifests), encoding="utf-8")
-        written.append(path)
-    return written
-
-
 if __name__ == "__main__":
-    for path in write_examples(sys.argv[1] if len(sys.argv) > 1 else "k8s"):
+    for file_name, manifests in example_manifests().items():
+        path = Path(sys.argv[1] if len(sys.argv) > 1 else "k8s") / file_name
+        path.write_text(example_text(file_name, manifests), encoding="utf-8")
         print(path)

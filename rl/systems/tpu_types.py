@@ -84,12 +84,9 @@ def topology_chips(topology: str) -> int:
 def _build_table() -> dict[str, TpuSlice]:
     table: dict[str, TpuSlice] = {}
     for gen in GENERATIONS.values():
-        shapes = [(t, m, c, 1) for t, (m, c) in gen.single_host.items()]
-        for topology in gen.multi_host:
-            chips = topology_chips(topology)
-            shapes.append((topology, gen.multi_host_machine, gen.multi_host_chips, 0))
-            assert chips % gen.multi_host_chips == 0, topology
-        for topology, machine, chips_per_host, hosts in shapes:
+        shapes = [(t, m, c) for t, (m, c) in gen.single_host.items()]
+        shapes += [(t, gen.multi_host_machine, gen.multi_host_chips) for t in gen.multi_host]
+        for topology, machine, chips_per_host in shapes:
             chips = topology_chips(topology)
             name = f"{gen.name}-{chips * gen.cores_per_chip}"
             table[name] = TpuSlice(
@@ -99,7 +96,7 @@ def _build_table() -> dict[str, TpuSlice]:
                 topology=topology,
                 machine_type=machine,
                 chips=chips,
-                hosts=hosts or chips // chips_per_host,
+                hosts=chips // chips_per_host,
                 chips_per_host=chips_per_host,
             )
     return table
