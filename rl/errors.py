@@ -21,11 +21,9 @@ def user_error_exit(prog: str, error: UserError) -> int:
 
 
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
-    """Returns ' (did you mean X?)' for close matches of `name` in `choices`, or ''."""
+    """' (did you mean X?)' for close matches of `name` in `choices`, or ''."""
     close = difflib.get_close_matches(name, list(choices), n=n, cutoff=0.6)
-    if not close:
-        return ""
-    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 
 # Exit statuses of train.py besides 0 and 2 (`UserError`), chosen so that a cluster can tell
@@ -40,7 +38,7 @@ class Preempted(Exception):
 
 class Diverged(Exception):
     """A run's loss or parameters became non-finite (`halt_on_nonfinite`); its last good
-    checkpoint is its latest. `run_dirs`: the runs that diverged (when the loop knows them)."""
+    checkpoint is its latest."""
 
     def __init__(self, message: str, run_dirs: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -54,8 +52,7 @@ WORKER_ERROR_MARKER = "WorkerError: "
 
 
 class WorkerError(RuntimeError):
-    """A worker process raised or died; the message is one line naming the worker (the full
-    traceback goes to a file in the run dir)."""
+    """A worker process raised or died; one line naming it (the traceback goes to a file)."""
 
 
 def worker_error_line(error: BaseException) -> str | None:

@@ -1,10 +1,7 @@
 """Evaluation on a separate vector env with its own seeds, following the `eval` hparams group
-(docs/evaluation_protocol.md).
-
-Each env copy plays exactly one episode (num_envs == episodes), so short episodes are not
-over-represented and an evaluation costs one compiled call per vector step. On envs that report
-full games (Atari) an episode is a whole game: with episodic life the copy plays on through lost
-lives, and both the raw game score and the per-life returns of the learned-from rewards are kept.
+(docs/evaluation_protocol.md). Each env copy plays exactly one episode, so short episodes are not
+over-represented. Where the env reports full games (Atari) an episode is a whole game, played on
+through lost lives; both the raw game score and the per-life returns are kept.
 """
 
 from __future__ import annotations
@@ -27,13 +24,11 @@ from rl.hparams.common import check_evaluation_protocol
 
 @dataclass(frozen=True)
 class EvalResult:
-    """One evaluation. `returns` holds one number per evaluation episode: the raw full-game
-    score where the env reports games (Atari), else the episode's reward sum."""
+    """One evaluation; `returns` are raw full-game scores where the env reports games."""
 
     returns: np.ndarray
     lengths: np.ndarray
-    # Atari only: raw full-game scores (== returns) and the reward sums of every env episode
-    # (one per life with episodic life; clipped rewards when clipping is on).
+    # Atari only: raw full-game scores (== returns) and the reward sums of every life.
     raw_scores: np.ndarray | None = None
     episode_returns: np.ndarray | None = None
     # With a step budget (`eval.step_budget`): episodes cut unfinished when it ran out.
@@ -101,12 +96,9 @@ def evaluate(
 ) -> EvalResult:
     """Plays one episode (one full game if `full_games`) in each copy of `env`.
 
-    `step_budget` stops the evaluation once the copies took that many env steps together, so a
-    policy that stalls a game (never pressing FIRE) cannot hold training up for the game's whole
-    time limit; cut episodes count with their score so far (`truncated_episodes`). Greedy or
-    (`sample_actions`) sampled actions, replaced by random ones with probability `epsilon`, draw
-    from a generator seeded by `seed`: evaluation never touches the agent's training randomness.
-    A recurrent agent's state is reset wherever an env episode ends (a lost life in a game).
+    `step_budget` (env steps of all copies) keeps a policy that stalls a game (never pressing
+    FIRE) from holding training up; cut episodes count with their score so far. Randomness
+    (`sample_actions`, `epsilon`) comes from `seed`, never the agent's training generator.
     """
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
@@ -176,17 +168,14 @@ def evaluate(
 
 
 def declares_sampling(agent: Agent) -> bool:
-    """Whether `agent`'s hparams say evaluation samples its actions (`eval.sample_actions`);
-    stand-ins for agents in tests have no hparams and act greedily."""
+    """`eval.sample_actions` (stand-ins for agents in tests have no hparams: greedy)."""
     hparams = getattr(agent, "hparams", None)
     return hparams is not None and hparams.eval.sample_actions
 
 
 class SampledActions:
-    """The sampled counterpart of `agent.greedy_actions` for `num_envs` env copies: actions
-    drawn from the policy's distribution (`Agent.sampled_policy_step`), each step's randomness
-    keyed by a draw from `rng`; the recurrent state of each copy restarts at `episode_start`.
-    Traced once per instance."""
+    """The sampled counterpart of `agent.greedy_actions` for `num_envs` env copies
+    (`Agent.sampled_policy_step`), each step keyed by a draw from `rng`."""
 
     def __init__(self, agent: Agent, num_envs: int, rng: np.random.Generator) -> None:
         self._step = tf.function(agent.sampled_policy_step)
@@ -215,26 +204,20 @@ def _expand(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -> None:
     """The evaluation protocol as a TensorBoard text summary (tab TEXT, tag protocol)."""
-    text = (
-        "```\n"
-        + json.dumps(
-            {**hparams.eval.to_dict(), "env": hparams.env, "env_kwargs": eval_env_kwargs(hparams)},
-            indent=2,
-            sort_keys=True,
-            default=str,
-        )
-        + "\n```"
-    )
+    protocol = {
+        **hparams.eval.to_dict(),
+        "env": hparams.env,
+        "env_kwargs": eval_env_kwargs(hparams),
+    }
+    text = json.dumps(protocol, indent=2, sort_keys=True, default=str)
     with writer.as_default(step=0):
-        tf.summary.text("protocol", text)
+        tf.summary.text("protocol", f"```\n{text}\n```")
     writer.flush()
 
 
 def fresh_episode_policy(agent: Agent, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
-    """`agent.greedy_actions` (or, where the agent's protocol samples, `SampledActions` seeded
-    by `seed`) for ONE new episode of a single env (video, rendering): the first call says the
-    episode starts, so a recurrent agent plays it from a zero state instead of the state its
-    previous episode left."""
+    """The evaluation policy for ONE new episode of a single env (video, rendering): its first
+    call starts the episode, so a recurrent agent plays from a zero state."""
     first = [True]
     sampled_actions = None
     if declares_sampling(agent):

@@ -1,9 +1,6 @@
-"""The one training loop: the cadence of every run, whatever engine trains it.
-
-The loop owns everything that is the same for every engine: resuming, the run files, the
-cadence of evaluation, logging and checkpoints, stopping, callbacks, SIGTERM, divergence and
-test mode (docs/architecture.md, "The one loop"). An engine only turns env steps into updates
-and plays evaluations.
+"""The one training loop: what is the same whatever engine trains (resuming, run files, the
+cadence of evaluation, logging and checkpoints, stopping, callbacks, SIGTERM, divergence, test
+mode; docs/architecture.md, "The one loop"). An engine turns env steps into updates.
 """
 
 from __future__ import annotations
@@ -120,7 +117,6 @@ class Run:
 
     @property
     def done_training(self) -> bool:
-        """The budget is spent (the last evaluation and checkpoint are due)."""
         return self.state["env_steps"] >= self.hp.train_steps
 
     @property
@@ -134,7 +130,7 @@ class Run:
         self.best_store = CheckpointStore(join(write_dir, BEST_DIR), 1)
 
     def open(self, engine_manifest: dict[str, Any], progress_sink) -> None:
-        """Writes the run files and opens the sinks; starts the cadence counters."""
+        """Writes the run files, opens the sinks, starts the cadence counters."""
         hp = self.hp
         run_manifest = manifest(self.seed, copy_index(self.label), self.hparams_set, self.overrides)
         write_run_files(self.write_dir, hp, {**run_manifest, **engine_manifest})
@@ -170,13 +166,9 @@ class Run:
             )
 
     def result(self) -> TrainResult:
-        state = self.state
+        keys = ("env_steps", "wall_seconds", "last_eval_return", "first_step_at_threshold")
         return TrainResult(
-            env_steps=state["env_steps"],
-            wall_seconds=state["wall_seconds"],
-            last_eval_return=state["last_eval_return"],
-            first_step_at_threshold=state["first_step_at_threshold"],
-            already_complete=self.already_complete,
+            **{key: self.state[key] for key in keys}, already_complete=self.already_complete
         )
 
 
@@ -196,8 +188,7 @@ def train(
     run_hparams: Sequence[HParams] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> list[TrainResult]:
-    """Trains every run (`run_dirs[i]` with `seeds[i]`, `run_hparams[i]` for a population
-    member); `group_runs` groups runs (default: one after another) for `build_engine`."""
+    """Trains `run_dirs[i]` with `seeds[i]` (and a population's `run_hparams[i]`) in groups."""
     run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
         Run(run_hp, run_dir, seed, hparams_set, extra_state, overrides)
@@ -272,15 +263,13 @@ def _train_group(
 
 
 def _save(engine: Engine, index: int, run: Run) -> None:
-    """Writes run `index`'s checkpoint, unless its parameters are not finite (then the run
-    stops there and its previous checkpoint stays the latest: `halt_on_nonfinite`)."""
+    """Writes run `index`'s checkpoint unless its parameters are not finite."""
     engine.prepare_checkpoint(index, run.state)
     steps = run.state["env_steps"]
     if run.hp.halt_on_nonfinite:
         bad = engine.nonfinite_parameter(index)
         if bad is not None:
-            run.diverged = _divergence_line(run, f"parameter {bad}")
-            print(f"[{run.label}] stopped: {run.diverged}")
+            _diverge(run, f"parameter {bad}")
             return
     parts = engine.checkpoint_parts(index)
     run.save_store.save(steps, parts.checkpoint, parts.numpy_state, dict(run.state))
@@ -290,8 +279,7 @@ def _save(engine: Engine, index: int, run: Run) -> None:
 
 
 def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: PreemptionNotice) -> None:
-    """SIGTERM: a checkpoint of every run where it stands (unless it has one there), then
-    `Preempted`."""
+    """SIGTERM: a checkpoint of every run where it stands, then `Preempted`."""
     for i, run in enumerate(runs):
         steps = run.state["env_steps"]
         if run.diverged is None and run.saved_step != steps:
@@ -311,22 +299,23 @@ def _check_finite_loss(run: Run, metrics: dict[str, float]) -> None:
         return
     for key, value in metrics.items():
         if "loss" in key and not np.isfinite(value):
-            run.diverged = _divergence_line(run, f"{key} = {value}")
-            print(f"[{run.label}] stopped: {run.diverged}")
+            _diverge(run, f"{key} = {value}")
             return
 
 
-def _divergence_line(run: Run, what: str) -> str:
+def _diverge(run: Run, what: str) -> None:
+    """Stops `run` unsaved: its non-finite `what` would only spread."""
     kept = "no checkpoint" if run.saved_step is None else f"{run.saved_step:,} env steps"
-    return (
+    run.diverged = (
         f"{run.label} diverged at {run.state['env_steps']:,} env steps (non-finite {what}); "
         f"its latest checkpoint stays the last good one ({kept}); halt_on_nonfinite=False "
         "trains on regardless"
     )
+    print(f"[{run.label}] stopped: {run.diverged}")
 
 
 def _record_iteration(run: Run, iteration: Iteration) -> bool:
-    """Counters and per-iteration records; whether the run advanced."""
+    """Records the iteration; whether the run advanced."""
     state, logger = run.state, run.logger
     advanced = iteration.env_steps > state["env_steps"]
     state["env_steps"] = iteration.env_steps
@@ -350,8 +339,7 @@ def _record_iteration(run: Run, iteration: Iteration) -> bool:
 def _evaluate(
     engine: Engine, due: list[tuple[int, Run]], callbacks, preemption: PreemptionNotice
 ) -> dict[int, dict[str, float]]:
-    """The due runs' evaluations (one engine call), recorded; callbacks may stop runs. SIGTERM
-    during the engine call abandons it (nothing recorded; the runs save and stop next)."""
+    """The due runs' evaluations; SIGTERM abandons them (the runs save and stop next)."""
     requests = [
         EvalRequest(
             index=i,
@@ -492,8 +480,7 @@ def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[s
 def test(
     run_dir: str, seed: int, play: Callable[[int, TensorBoardSink], tuple[EvalResult, int]]
 ) -> EvalResult:
-    """Test mode's report for one run: `play(test_seed, tensorboard)` restores the latest checkpoint
-    and plays the test episodes; they go to TensorBoard `test/` and a console table."""
+    """Test mode's report of `play(test_seed, tensorboard)`: TensorBoard `test/`, a table."""
     label = run_label(run_dir)
     tensorboard = TensorBoardSink(run_dir)
     result, step = play(derive_seed(seed, "test"), tensorboard)

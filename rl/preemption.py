@@ -1,8 +1,6 @@
-"""SIGTERM = checkpoint and go: how a run survives a preemption.
-
-A `PreemptionNotice` turns SIGTERM into a request the loop reads between iterations: every run
-checkpoints and train.py exits 75; a watchdog exits with the same status `grace` seconds after
-the signal whatever the process was doing (docs/run_directory.md, "Preemption and restarts").
+"""SIGTERM = checkpoint and go: a request the loop reads between iterations (every run
+checkpoints, train.py exits 75), and a watchdog that exits with the same status `grace` seconds
+after the signal whatever the process is doing (docs/run_directory.md, "Preemption and restarts").
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ class Abandoned(Exception):
 
 
 class PreemptionNotice:
-    """SIGTERM, as a flag the training loop polls (see the module docstring)."""
+    """SIGTERM, as a flag the training loop polls."""
 
     def __init__(self, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> None:
         self.grace_seconds = float(grace_seconds)

@@ -29,8 +29,7 @@ class Registry(Generic[T]):
         self._roles: dict[str, str | None] = {}
 
     def register(self, name: str, obj: T | None = None, *, role: str | None = None) -> Any:
-        """Registers `obj` under `name` (with an optional `role`); without `obj`, returns a
-        decorator that does."""
+        """Registers `obj` under `name`; without `obj`, a decorator that does."""
         if obj is None:
 
             def decorator(target: T) -> T:

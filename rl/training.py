@@ -68,15 +68,13 @@ def train(
     overrides: dict[str, Any] | None = None,
     programs: compiled.ProgramCache | None = None,
 ) -> list[loop.TrainResult]:
-    """Trains every run with the engine `engine_name` picks; arguments as `rl.loop.train`'s;
-    `programs`: a tuner's population programs, reused across its calls (compiled engine)."""
+    """`rl.loop.train` with the engine `engine_name` picks (`programs`: a tuner's cache)."""
     flags = flags or Flags()
     check(hparams, flags)
     if run_hparams is not None:
         _check_population(hparams, run_hparams)
     name = engine_name(hparams, flags)
-    group_runs = None
-    extra_state = None
+    group_runs = extra_state = None
     if name == "compiled":
         build = functools.partial(compiled.CompiledEngine, hparams, programs=programs)
         group_runs = functools.partial(compiled.group_runs, hparams)
@@ -123,8 +121,7 @@ def train(
 
 
 def _check_population(hparams: HParams, run_hparams: Sequence[HParams]) -> None:
-    """UserError unless the runs differ from `hparams` only where a population may (and the
-    engine is the compiled one, which trains them as one program)."""
+    """UserError unless the runs differ from `hparams` only where a population may."""
     from rl.compiled.population import check_members
 
     if not is_compiled(hparams):

@@ -99,10 +99,8 @@ def replicated_minimize(
 
 def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
     """Whether each replica's forward and backward pass is XLA-compiled, for a learner that would be
-    on one device. The whole step cannot be: an XLA program runs on one device and the step reads
-    every replica's variables ("Trying to access resource .../replica_1 ..."), also when only the
-    `strategy.run` function is compiled. Each replica's loss and gradient read only its own copies,
-    so they compile. TPUStrategy compiles the whole replicated step itself."""
+    on one device. Not the whole step: it reads every replica's variables, which one XLA program
+    cannot ("Trying to access resource .../replica_1 ..."). TPUStrategy compiles it itself."""
     return learner_xla and not isinstance(strategy, tf.distribute.TPUStrategy)
 
 

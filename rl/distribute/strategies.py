@@ -63,7 +63,7 @@ STRATEGIES: dict[str, Callable[[], tf.distribute.Strategy]] = {
 
 
 def check_strategy_name(name: str) -> str:
-    """Returns `name` if it is a strategy; else a `UserError` that names the choices."""
+    """`name` if it is a strategy, else a `UserError` that names the choices."""
     if name not in STRATEGIES:
         names = sorted(STRATEGIES)
         raise UserError(
@@ -73,8 +73,7 @@ def check_strategy_name(name: str) -> str:
 
 
 def make_strategy(name: str) -> tf.distribute.Strategy:
-    """The `tf.distribute.Strategy` called `name`; an unknown name or a missing device is a
-    `UserError` naming the choices."""
+    """The strategy called `name`; an unknown name or a missing device is a `UserError`."""
     return STRATEGIES[check_strategy_name(name)]()
 
 
@@ -85,8 +84,7 @@ def strategy_name(flag: str | None = None) -> str:
 
 @functools.cache
 def shared_strategy(name: str) -> tf.distribute.Strategy:
-    """`make_strategy(name)` once per process: a MultiWorkerMirroredStrategy or a TPU system
-    must be set up only once, and every copy (`--copies`) this process trains shares it."""
+    """`make_strategy(name)` once per process (a multi-worker or TPU system is set up once)."""
     return make_strategy(name)
 
 

@@ -1,12 +1,8 @@
-"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job: no
-shell wrapper, no init container, and the same code runs under pytest with a fake environment.
-
-Variables read (all set by `rl.systems.manifests.worker_job_manifests`):
-    JOB_COMPLETION_INDEX  this worker's index (set by the Job controller)
-    RL_NUM_WORKERS        the Job's `completions`
-    RL_JOB_NAME           the Job's name: Pod hostnames are `<RL_JOB_NAME>-<index>`
-    RL_SERVICE            the headless Service (the Pods' `subdomain`); default RL_JOB_NAME
-    RL_WORKER_PORT        the gRPC port every worker listens on; default 2222
+"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job (no
+shell wrapper or init container; runs under pytest with a fake environment). It reads what
+`rl.systems.manifests.worker_job_manifests` sets: JOB_COMPLETION_INDEX, RL_NUM_WORKERS,
+RL_JOB_NAME (Pod hostnames are `<RL_JOB_NAME>-<index>`), RL_SERVICE (the headless Service;
+default RL_JOB_NAME) and RL_WORKER_PORT (default 2222).
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ def _int(environ: Mapping[str, str], key: str, default: int | None = None) -> in
 
 
 def tf_config_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The TF_CONFIG dict for this Pod, or None outside an Indexed Job; an existing `TF_CONFIG`
-    wins, so a hand-written one is never replaced."""
+    """This Pod's TF_CONFIG (a hand-written one wins), or None outside an Indexed Job."""
     environ = os.environ if environ is None else environ
     if environ.get("TF_CONFIG"):
         try:
@@ -61,8 +56,7 @@ def tf_config_from_env(environ: Mapping[str, str] | None = None) -> dict[str, An
 
 
 def install_tf_config(environ: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """Sets `TF_CONFIG` in `environ` (default: this process) from the Indexed Job's variables
-    unless it is already set; returns the config (None outside an Indexed Job)."""
+    """Sets `TF_CONFIG` in `environ` unless it is set; returns `tf_config_from_env`."""
     environ = os.environ if environ is None else environ  # type: ignore[assignment]
     config = tf_config_from_env(environ)
     if config is not None and not environ.get("TF_CONFIG"):

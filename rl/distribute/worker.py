@@ -1,8 +1,6 @@
-"""This process's place in a multi-worker run: which worker it is and where it may write.
-
-Only the chief (worker 0) writes the run directory. The others do everything the chief does,
-since saving can involve collectives every worker must enter, but into a scratch directory
-removed at the end (TF's multi-worker checkpointing guidance), so nothing is written twice.
+"""This process's place in a multi-worker run. Only the chief (worker 0) writes the run dir; the
+others do everything it does (saving can involve collectives every worker must enter), but into
+a scratch dir removed at the end (TF's multi-worker checkpointing guidance).
 """
 
 from __future__ import annotations
@@ -36,8 +34,7 @@ class WorkerRole:
 
 
 def tpu_host_role(environ: Mapping[str, str]) -> WorkerRole:
-    """A multi-host TPU slice runs one process per TPU VM; GKE gives each Pod TPU_WORKER_ID and
-    the comma-separated TPU_WORKER_HOSTNAMES (rl/systems/manifests.py). Host 0 is the chief."""
+    """One process per TPU VM, from TPU_WORKER_ID and TPU_WORKER_HOSTNAMES (set by GKE)."""
     hosts = [h for h in environ.get("TPU_WORKER_HOSTNAMES", "").split(",") if h.strip()]
     if len(hosts) <= 1:
         return WorkerRole()
@@ -56,13 +53,10 @@ def worker_role(
     resolver = strategy.cluster_resolver
     cluster = resolver.cluster_spec()
     jobs = set(cluster.jobs)
-    has_chief = "chief" in jobs
     count = sum(cluster.num_tasks(job) for job in ("chief", "worker") if job in jobs)
     if count <= 1:
         return WorkerRole()
     # The cluster's order (TF's id_in_cluster): the chief first, then the workers.
-    if resolver.task_type == "chief":
-        index = 0
-    else:
-        index = int(resolver.task_id) + (1 if has_chief else 0)
+    chief = resolver.task_type == "chief"
+    index = 0 if chief else int(resolver.task_id) + ("chief" in jobs)
     return WorkerRole(index=index, count=count)

@@ -2,16 +2,14 @@
 replay agent: DQN, TD3/DDPG, SAC).
 
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-Actors (rl/workers/apex_actor.py) step their own envs with their own seeds and exploration and
-send blocks of n-step transitions with actor-side priorities. The learner adds them to its
-replay and runs `agent.update()` whenever the replay ratio allows (`workers.rate_limit`; off: as
-fast as it can, as in the paper), publishing its weights every `workers.policy_refresh_every`
-updates.
+Actors (rl/workers/apex_actor.py) send blocks of n-step transitions with actor-side priorities;
+the learner adds them to its replay and updates whenever the replay ratio allows
+(`workers.rate_limit`; off: as fast as it can, as in the paper).
 
-Resume restores the learner, its replay and the loop's counters and starts fresh actors (env
-seeds derived from the number of starts). It is not exact: what the actors collect depends on
-process timing, and their partial episodes and n-step windows are not checkpointed. The run
-ends at the first block that reaches `train_steps`, so it may overshoot by one block per actor.
+Resume restores the learner, its replay and the loop's counters and starts fresh actors (seeds
+derived from the number of starts). It is not exact: what actors collect depends on process
+timing, and their partial episodes are not saved. A run may overshoot `train_steps` by one block
+per actor.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import tensorflow as tf
 from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
 from rl.engines.in_process import build_agent
 from rl.envs import make_vector_env
-from rl.evaluation import EvalResult, evaluate, make_eval_env
+from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.utils.files import join
 from rl.utils.logger import Sink
@@ -55,8 +53,8 @@ class ApexEngine(OneAgentEngine):
         actor_resources: dict[str, float] | None = None,
         max_actor_restarts: int = 3,
     ) -> None:
-        """`ray_address`: a Ray cluster to join (None: start Ray here); `actor_resources`: what
-        each actor needs besides one CPU; `max_actor_restarts`: per actor, before the run fails."""
+        """`actor_resources`: what each actor needs besides one CPU; `max_actor_restarts`: per
+        actor, before the run fails."""
         hp = self.hp = hparams
         self.seed = run.seed
         self.label = run.label
@@ -69,10 +67,7 @@ class ApexEngine(OneAgentEngine):
             hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs, max_episode_steps=hp.max_episode_steps
         )
         probe_env.close()
-        self.eval_env, eval_spec = make_eval_env(
-            hp, hp.eval.episodes, derive_seed(self.seed, "eval_env")
-        )
-        self.full_games = eval_spec.reports_game_score
+        self.open_eval_env()
         self.agent = build_agent(hp, spec, self.seed)
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
         self.policy = PolicyWeights(self.agent)
@@ -94,7 +89,6 @@ class ApexEngine(OneAgentEngine):
         return self.hp.workers.queue_blocks + 1
 
     def actor_group(self, starts: int) -> ActorGroup:
-        """`num_workers` actors of `actor_class`, seeded by the number of starts."""
         n = self.num_workers
         return ActorGroup(
             self.actor_class,
@@ -178,14 +172,13 @@ class ApexEngine(OneAgentEngine):
         return [Iteration.from_episodes(steps, dict(metrics), returns, lengths)]
 
     def take(self, timeout: float) -> list[dict[str, Any]]:
-        """The blocks the actors delivered (up to one per actor), and restarts counted."""
+        """Up to one block per actor; counts restarts."""
         blocks = self.group.take(self.num_workers, timeout)
         self.state["actor_restarts"] = self._restarts_before + self.group.restarts
         return blocks
 
     def _may_update(self) -> bool:
-        """The rate limit: the set's replay ratio (one update per train_every env steps from
-        learning_starts on, as the in-process engine does), or always without it."""
+        """One update per train_every env steps from learning_starts on (the set's ratio)."""
         hp = self.hp
         if not hp.workers.rate_limit:
             return True
@@ -193,12 +186,7 @@ class ApexEngine(OneAgentEngine):
         return learning_steps >= 0 and self.state["updates"] <= learning_steps // hp.train_every
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
-        options = {
-            "epsilon": self.hp.eval.epsilon,
-            "full_games": self.full_games,
-            "step_budget": self.hp.eval.step_budget,
-        }
-        return [evaluate(self.agent, self.eval_env, r.seed, **options) for r in requests]
+        return [self.evaluate_agent(request.seed) for request in requests]
 
     def log_metrics(self, index: int) -> dict[str, float]:
         now = time.monotonic()

@@ -1,9 +1,7 @@
 """The engine protocol: what the one training loop (`rl.loop`) asks of whatever trains the runs.
 
-The loop owns the cadence and every run file; an engine owns how env steps turn into updates:
-in-process (gymnasium envs, any agent and strategy), compiled (TF-ops envs, S seeds in one XLA
-program), Ape-X and IMPALA (Ray actors, `--num_workers N`); `rl.training` picks one. An engine
-trains a list of runs in lockstep (one seed is a list of one).
+The loop owns the cadence and every run file; an engine owns how env steps turn into updates
+(in-process, compiled, Ape-X, IMPALA; `rl.training` picks one), for a list of runs in lockstep.
 """
 
 from __future__ import annotations
@@ -15,18 +13,16 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.evaluation import EvalResult
+from rl.evaluation import EvalResult, evaluate, make_eval_env
 from rl.utils.logger import Sink
+from rl.utils.seeding import derive_seed
 
 
 @dataclass
 class Iteration:
-    """What one run did in one engine iteration.
-
-    `env_steps` is the run's counter after it; `episodes` ended during it, with the sums of
-    their returns (the env's own rewards) and lengths; `metrics` are logged as they are
-    ("train/loss", ...), and keys starting with "debug/" go to TensorBoard at once.
-    """
+    """What one run did in one engine iteration: its env step count after it, the episodes that
+    ended (their returns in the env's own rewards), and metrics logged as they are ("debug/"
+    keys go to TensorBoard at once)."""
 
     env_steps: int
     metrics: dict[str, float] = field(default_factory=dict)
@@ -64,8 +60,7 @@ class CheckpointParts:
 
 
 class Engine:
-    """Trains a list of runs of one experiment in lockstep; subclasses implement the first five
-    methods, the rest have defaults most engines keep."""
+    """Trains runs in lockstep; subclasses implement the first five methods."""
 
     # Loop-state keys this engine adds (with their initial values), saved in trainer.json.
     extra_state: dict[str, Any] = {}
@@ -73,22 +68,19 @@ class Engine:
     evaluation_interruptible: bool = True
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:
-        """What run `index`'s checkpoint holds: restore targets before `start`, afterwards
-        its current state (after `prepare_checkpoint`)."""
+        """Restore targets before `start`; afterwards the state to save."""
         raise NotImplementedError
 
     def policy_checkpoint(self, index: int) -> tf.train.Checkpoint:
-        """Run `index`'s current weights as test mode restores them (no numpy state; taking
-        it must not change training: no episode cut)."""
+        """The weights test mode restores; taking them must not change training."""
         raise NotImplementedError
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
-        """After every run was restored (or not): ready the envs, actors, stacks, ..."""
+        """After every run was restored (or not)."""
         raise NotImplementedError
 
     def iterate(self, active: Sequence[bool]) -> list[Iteration]:
-        """One iteration of every run (inactive ones may be stepped too; their result is
-        ignored)."""
+        """One iteration of every run (inactive ones may be stepped too, their result ignored)."""
         raise NotImplementedError
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
@@ -99,7 +91,7 @@ class Engine:
         return {}
 
     def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
-        """Restores run `index`'s numpy state (replay, ...) from its checkpoint."""
+        """Restores run `index`'s numpy state (replay, ...)."""
 
     def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
         """Right before run `index` is saved (e.g. cut its episodes: `state["cuts"]`)."""
@@ -120,8 +112,7 @@ class Engine:
         return ""
 
     def agree_to_stop(self, requested: bool) -> bool:
-        """Whether to checkpoint and stop now, given this process's SIGTERM flag (processes
-        that train together must all decide alike: multi-worker engines vote)."""
+        """Whether to stop now on this process's SIGTERM flag (multi-worker engines vote)."""
         return requested
 
     def nonfinite_parameter(self, index: int) -> str | None:
@@ -138,6 +129,19 @@ class OneAgentEngine(Engine):
 
     agent: Any
     checkpoint: tf.train.Checkpoint
+
+    def open_eval_env(self) -> None:
+        """The evaluation env (`eval.episodes` copies), seeded from the run's seed."""
+        seed = derive_seed(self.seed, "eval_env")
+        self.eval_env, spec = make_eval_env(self.hp, self.hp.eval.episodes, seed)
+        self.full_games = spec.reports_game_score
+
+    def evaluate_agent(self, seed: int) -> EvalResult:
+        """One evaluation of the agent under the run's protocol (`eval.*`)."""
+        protocol = self.hp.eval
+        return evaluate(
+            self.agent, self.eval_env, seed, protocol.epsilon, self.full_games, protocol.step_budget
+        )
 
     def checkpoint_parts(self, index: int) -> CheckpointParts:
         return CheckpointParts(self.checkpoint, self.agent.numpy_state())

@@ -1,16 +1,12 @@
 """The compiled engine: TF-ops envs ("tf/CartPole-v1", `rl.envs.tf`), one XLA program per
-iteration for all the runs it trains.
+iteration (T steps x N envs + the update; `rl.compiled.programs`) for all the runs it trains.
 
-What differs from the in-process engine:
-- one host call per iteration (T steps x N envs + the update; `rl.compiled.programs` picks the
-  program) and one per evaluation;
-- iterations are whole (a partial last rollout would retrace): env_steps ends at the first
-  multiple of T * N >= train_steps;
-- checkpoints hold the envs' state (and an in-graph replay), so saving cuts no episode and resume
-  is exact (tests/compiled/test_compiled_resume.py);
-- `--copies N` trains the N seeds as one program where the agent has a multi-seed path, each
-  copy with its own run dir; copies resuming from different steps are grouped (`group_runs`);
-- --record_video / --render are not available (TF envs do not render).
+- Iterations are whole (a partial last rollout would retrace): env_steps ends at the first
+  multiple of T * N >= train_steps.
+- Checkpoints hold the envs' state (and an in-graph replay), so saving cuts no episode and resume
+  is exact (tests/compiled/test_compiled_resume.py).
+- `--copies N` trains the N seeds as one program where the agent has a multi-seed path.
+- TF envs do not render: no --record_video / --render.
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.utils.seeding import derive_seed
 
-# Iteration outputs the engine turns into episode counts rather than train/<name> metrics.
+# Iteration outputs that are episode counts, not train/<name> metrics.
 EPISODE_KEYS = ("episodes_done", "episode_return_sum", "episode_length_sum")
 
 
@@ -63,8 +59,7 @@ def check_compiled(hparams: HParams, record_video: bool, render: bool) -> None:
 
 def group_runs(hparams: HParams, runs: list) -> list[list]:
     """Runs resuming at the same env step train together: as ONE program when the agent has a
-    multi-seed path, else as many single-seed programs at a time as there are shards (CPU
-    cores when `seed_shards=0`)."""
+    multi-seed path, else as many single-seed programs at a time as there are shards."""
     by_step: dict[int, list] = {}
     for run in runs:
         by_step.setdefault(run.state["env_steps"], []).append(run)
@@ -79,12 +74,10 @@ def group_runs(hparams: HParams, runs: list) -> list[list]:
 
 class ProgramCache:
     """A tuner's population programs, kept between its batches of trials (`rl.tune
-    --population`). Why: a later batch with the same hparams, seeds and varying keys needs the
-    same program; it reuses the first batch's (no build of its agents, no trace, no compile),
-    every member restored to the state its fresh build had (weights, optimizer, generator, envs,
-    counters: all a checkpoint holds, which is all a resume needs) and given its own values. The
-    seeds are the study's, the same in every batch, and a member's initial state depends only on
-    its seed (its values are tensors of the program); a batch of another size traces its own."""
+    --population`): a later batch with the same hparams, seeds and varying keys reuses the first
+    batch's program (no build, trace or compile), each member restored to its fresh build's
+    checkpoint (a member's initial state depends only on its seed, the same in every batch) and
+    given its own values (tensors of the program)."""
 
     def __init__(self) -> None:
         self._scratch = tempfile.TemporaryDirectory(prefix="rl_programs_")
@@ -112,8 +105,7 @@ class ProgramCache:
 
 
 class CompiledEngine(Engine):
-    """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`); `programs`: a
-    tuner's cache of population programs."""
+    """The runs' seeds as one seed group (`rl.compiled.programs.SeedGroup`)."""
 
     def __init__(
         self, hparams: HParams, runs: Sequence, programs: ProgramCache | None = None
@@ -130,10 +122,7 @@ class CompiledEngine(Engine):
         except NotStackable:
             # Raised while building, before anything was written: one program per seed.
             self.group = ShardedSeeds(
-                [
-                    build_group(member, env, [seed])
-                    for member, seed in zip(members, seeds, strict=True)
-                ]
+                [build_group(m, env, [seed]) for m, seed in zip(members, seeds, strict=True)]
             )
         self.members = self.group.members
         self._members_current = False  # whether the members' agents hold the stack's values
@@ -146,9 +135,8 @@ class CompiledEngine(Engine):
         return self.members[index].checkpoint
 
     def _store_members(self) -> None:
-        """The stacked weights into every member's agent, once per iteration: each run's
-        checkpoint or best policy asks for its own, and copying all seeds again for each of
-        them was a fixed cost of `--copies N` that grew with N squared."""
+        """The stacked weights into every member's agent, at most once per iteration (once per
+        run that asks would cost `--copies N` a time that grows with N squared)."""
         if not self._members_current:
             self.group.store_to_members()
             self._members_current = True
@@ -170,7 +158,7 @@ class CompiledEngine(Engine):
         return iterations
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
-        """One compiled greedy evaluation of every seed; returned for the requested runs."""
+        """One compiled greedy evaluation of every seed (the program plays them all)."""
         by_index = {request.index: request for request in requests}
         seeds = [
             by_index[i].seed if i in by_index else derive_seed(member.seed, "eval", 0)

@@ -4,20 +4,15 @@
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
 
-Actors (rl/workers/impala_actor.py) send unrolls of T steps with the behaviour log-probs and the
-version of the weights that acted, `workers.queue_blocks` + 1 unrolls per call. The learner takes
-calls in arrival order while it holds fewer than N unrolls (a finished actor waits meanwhile:
-backpressure); once it holds N (num_envs env rows: the single-process batch shape) it learns
-(V-trace corrects for the actors' older policies) and publishes its weights every
-`workers.policy_refresh_every` updates. Acting and learning overlap, and a slow actor delays
-nobody: that is what makes it IMPALA rather than the lockstep env workers.
+The learner takes the actors' unrolls (rl/workers/impala_actor.py) in arrival order while it
+holds fewer than N (a finished actor waits meanwhile: backpressure); with N (num_envs env rows,
+the single-process batch shape) it learns, V-trace correcting for the actors' older policies.
+Acting and learning overlap and a slow actor delays nobody: that makes it IMPALA rather than the
+lockstep env workers. Policy lag: the learner's weights version minus the unroll's.
 
-Policy lag (`workers/policy_lag`, `workers/policy_lag_max`): the learner's weights version minus
-the one an unroll was acted with, over the unrolls since the last log.
-
-Actors, evaluation, checkpoints and resume are the Ape-X engine's (which this subclasses).
-Unrolls in flight when the run stops are lost and the actors' episodes restart on resume: exact
-resume is not promised, and the run may overshoot `train_steps` by one call's unrolls per actor.
+Actors, evaluation, checkpoints and resume are the Ape-X engine's (the superclass). Unrolls in
+flight at a stop are lost and episodes restart on resume: resume is not exact, and the run may
+overshoot `train_steps` by one call's unrolls per actor.
 """
 
 from __future__ import annotations
@@ -64,8 +59,7 @@ class ImpalaEngine(ApexEngine):
         )
 
     def calls_in_flight(self) -> int:
-        """One per actor, of `workers.queue_blocks` + 1 unrolls (rl/workers/impala_actor.py)."""
-        return 1
+        return 1  # of `workers.queue_blocks` + 1 unrolls (rl/workers/impala_actor.py)
 
     def start_line(self) -> str:
         n = self.num_workers

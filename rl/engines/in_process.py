@@ -4,12 +4,10 @@ learning in this process, optionally under a tf.distribute strategy.
 Exact resume. Env simulator state is not generally serializable (Box2D, Atari), so every
 checkpoint is also an episode boundary: running episodes are cut (a truncation, bootstrapped
 through) and the envs reset with a seed derived from the number of cuts. An interrupted run and
-an uninterrupted one see the same data and end with bit-identical weights (tests/test_resume.py).
+an uninterrupted one end with bit-identical weights (tests/test_resume.py).
 
-Strategies (--strategy; docs/distributed.md): the agent is built under the strategy's scope.
-With MultiWorkerMirroredStrategy every worker runs the loop on its own envs and replay, the
-gradients are all-reduced; only the chief writes the run dir, the others a scratch dir. A
-resuming worker restores the chief's checkpoint.
+Strategies (docs/distributed.md): with MultiWorkerMirroredStrategy every worker runs the loop on
+its own envs and replay; only the chief writes the run dir, the others a scratch dir.
 """
 
 from __future__ import annotations
@@ -52,8 +50,7 @@ def build_agent(
     hparams: HParams, spec: EnvSpec, seed: int, strategy: tf.distribute.Strategy | None = None,
     *worker_names: Any,
 ) -> Agent:  # fmt: skip
-    """The run's agent: weights initialized from `seed`; variables and optimizer slots under
-    `strategy`'s scope if one is given."""
+    """The run's agent, initialized from `seed`, built under `strategy`'s scope if given."""
     seed_everything(derive_seed(seed, "init"), hparams.deterministic)
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         return get_agent(hparams.agent)(spec, hparams, derive_seed(seed, "agent", *worker_names))
@@ -115,10 +112,7 @@ class InProcessEngine(OneAgentEngine):
             reward_augmentation=reward_augmentation_from_hparams(hp),
             num_workers=num_workers,
         )
-        self.eval_env, eval_spec = make_eval_env(
-            hp, hp.eval.episodes, derive_seed(self.seed, "eval_env")
-        )
-        self.full_games = eval_spec.reports_game_score
+        self.open_eval_env()
         distribute = None if strategy == "default" else self.strategy
         self.agent = build_agent(hp, spec, self.seed, distribute, *self._worker_names())
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
@@ -161,10 +155,8 @@ class InProcessEngine(OneAgentEngine):
         return [Iteration.from_episodes(steps, metrics, returns, lengths)]
 
     def log_metrics(self, index: int) -> dict[str, float]:
-        """The agent's scalars and, on Atari, the training games of the whole log window: the
-        raw scores of every game that ended since the last log point, and the per-life returns.
-        Why the window: one iteration ends only a few games (3-6 in Breakout's 1,024 steps), too
-        few to compare with an evaluation."""
+        """The agent's scalars and, on Atari, the games of the whole log window (raw scores and
+        per-life returns): one iteration ends too few (3-6 in Breakout's 1,024 steps)."""
         metrics = super().log_metrics(index)
         game_scores = self.driver.stats.pop_game_scores()
         if game_scores:
@@ -177,12 +169,7 @@ class InProcessEngine(OneAgentEngine):
 
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         (request,) = requests
-        options = {
-            "epsilon": self.hp.eval.epsilon,
-            "full_games": self.full_games,
-            "step_budget": self.hp.eval.step_budget,
-        }
-        result = evaluate(self.agent, self.eval_env, request.seed, **options)
+        result = self.evaluate_agent(request.seed)
         if self.video is not None and request.number % self.hp.eval.video_every == 0:
             # Film the evaluation's first episode: a single env reset with the same seed replays
             # exactly the episode env copy 0 of the eval vector env played.
@@ -228,8 +215,7 @@ def play_test(
     render: bool = False,
     record_video: bool = False,
 ) -> tuple[EvalResult, int]:
-    """Test mode on a Python env: greedy episodes of `checkpoint` (store, pointer; `rl.loop.test`
-    reports them), shown in a window (`render`) and/or filmed (`record_video`)."""
+    """Test mode on a Python env: episodes of `checkpoint` (store, pointer), maybe rendered."""
     env, spec = make_eval_env(hparams, episodes, derive_seed(seed, "test_env"))
     agent = build_agent(hparams, spec, seed)
     store, pointer = checkpoint

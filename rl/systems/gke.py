@@ -1,9 +1,7 @@
-"""`--sys gke`: train with MultiWorkerMirroredStrategy on CPU or GPU nodes of a GKE cluster.
-
-One worker is a headless Service and an Indexed Job; several are a JobSet (which restarts all
-workers together after any one fails); with Ray actors (`--num_workers N > 1`) a KubeRay RayJob.
-Each Pod runs train.py with `--sys local`, and `rl.distribute.tf_config` builds TF_CONFIG from
-JOB_COMPLETION_INDEX in the process, so there is no shell wrapper or init container.
+"""`--sys gke`: train with MultiWorkerMirroredStrategy on CPU or GPU nodes of a GKE cluster: one
+worker is a headless Service and an Indexed Job, several a JobSet (restarted together after any
+one fails), Ray actors (`--num_workers N > 1`) a KubeRay RayJob. Each Pod runs train.py with
+`--sys local` (`rl.distribute.tf_config` builds its TF_CONFIG).
 """
 
 from __future__ import annotations
@@ -32,9 +30,8 @@ MAX_WORKERS = 100_000
 MAX_GPUS_PER_WORKER = 16
 # --actor_node_cpus when not given: min(N, this), a node size GKE's CPU machine types all offer.
 DEFAULT_ACTOR_NODE_CPUS = 8
-# Values of the `cloud.google.com/gke-accelerator` node label (GKE's GPU platforms page, as of
-# 2026; checked on paper only). A Pod that selects a type no node pool has stays Pending, so a
-# typo is caught here instead.
+# Values of the `cloud.google.com/gke-accelerator` node label (GKE's GPU platforms page, 2026):
+# a Pod that selects a type no node pool has stays Pending, so a typo is caught here instead.
 GPU_TYPES = tuple(
     "nvidia-tesla-t4 nvidia-tesla-p4 nvidia-tesla-p100 nvidia-tesla-v100 nvidia-l4 "
     "nvidia-tesla-a100 nvidia-a100-80gb nvidia-h100-80gb nvidia-h100-mega-80gb "
@@ -61,8 +58,7 @@ def check_gpus(gpus_per_worker: int, gpu_type: str | None) -> None:
 
 
 def check_actor_agent(args: argparse.Namespace, hparams: Any, compiled: bool) -> None:
-    """The RayJob's learner trains with Ray actors: only training replay agents (Ape-X) and
-    IMPALA have them; then what the learner's own `--num_workers` check refuses."""
+    """Only training replay agents (Ape-X) and IMPALA have Ray actors."""
     from rl.workers.checks import check_num_workers, uses_apex, uses_asynchronous_actors
 
     if not args.training or not (uses_apex(hparams) or uses_asynchronous_actors(hparams)):
@@ -110,12 +106,11 @@ def actor_shape(args: argparse.Namespace, gpus: int, device: str) -> JobShape:
 
 
 class GkeSystem(KubernetesSystem):
-    """The `gke` entry of the systems registry: N synchronous workers as one Indexed Job."""
+    """N synchronous workers as one Indexed Job or JobSet, or a learner with Ray actors."""
 
     name = "gke"
 
     def shape(self, args: argparse.Namespace) -> JobShape:
-        """Checks --workers, --gpus_per_worker, --gpu_type, the actor nodes and --image."""
         workers = 1 if args.workers is None else args.workers
         if args.num_workers <= 1 and not {args.actor_nodes, args.actor_node_cpus} <= {None}:
             raise UserError(

@@ -1,9 +1,8 @@
 """What `--sys tpu` and `--sys gke` share: check the flags, render, then print or submit.
 
 Everything the Pod would trip over is checked before any request (image, names, the hparams set
-built exactly as the Pod will build it, the output dir). The output dir must be `gs://`: a Pod's
-disk disappears with the Pod, and a replaced Pod resumes only from a checkpoint it can read back.
-A system subclasses `KubernetesSystem` and fills `shape()`; `plan_job()` does the rest.
+built as the Pod will build it, the output dir: `gs://`, since a replaced Pod resumes only from a
+checkpoint it can read back). A system subclasses `KubernetesSystem` and fills `shape()`.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ from rl.systems.manifests import (
     to_yaml,
 )
 
-# Launch flags every Kubernetes system takes, and those only one system takes. With any other
-# --sys they are a mistake (they would be silently ignored), and the Pod never sees them.
+# Launch flags of every Kubernetes system, and of one: with any other --sys a mistake (silently
+# ignored otherwise); the Pod never sees them.
 COMMON_FLAGS = ("image", "namespace", "kube_context", "dry_run", "job_name")
 SYSTEM_FLAGS = {
     "tpu": ("tpu", "experimental_multihost"),
@@ -75,7 +74,7 @@ REQUEST_OPTIONS = {
 
 @dataclass(frozen=True)
 class Launch:
-    """A validated launch: where it goes, the manifests to send, and what to tell the user."""
+    """A validated launch: where it goes, what to send, what to tell the user."""
 
     name: str
     namespace: str
@@ -86,8 +85,7 @@ class Launch:
 
     @property
     def workload(self) -> Manifest:
-        """The Job or JobSet (the last manifest; a Service comes before it)."""
-        return self.manifests[-1]
+        return self.manifests[-1]  # a Service comes before the Job
 
 
 def reject_launch_flags(args: argparse.Namespace) -> None:
@@ -103,7 +101,7 @@ def reject_launch_flags(args: argparse.Namespace) -> None:
 
 
 def pod_train_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
-    """train.py's flags for the Pod: `--sys=local`, then every non-default non-launch flag."""
+    """`--sys=local`, then every non-default non-launch flag."""
     out = ["--sys=local"]
     for action in parser._actions:  # argparse has no public accessor for its actions
         dest = action.dest
@@ -134,8 +132,7 @@ def check_image(image: str | None, system: str, dockerfile: str) -> str:
 def _check_hparams(
     args: argparse.Namespace, check_values: Callable[[Any], None] | None, shape: JobShape
 ) -> None:
-    """Builds the hparams exactly as the Pod will, so a bad set or override fails here, and refuses
-    what the Pod's train.py would refuse at start."""
+    """Builds the hparams as the Pod will, so what the Pod would refuse fails here."""
     from rl import registry
     from rl.cli import hparams_from_args
 
@@ -152,8 +149,7 @@ def _check_hparams(
 def _check_pod_strategy(
     args: argparse.Namespace, strategy: str, agent_class: type | None, compiled: bool
 ) -> None:
-    """The Pods train under `strategy` (their $RL_STRATEGY): a conflicting --strategy, or an
-    agent or trainer that cannot run under it, would only fail once the Pods start."""
+    """What would fail only once the Pods start training under `strategy` ($RL_STRATEGY)."""
     flag = getattr(args, "strategy", None)
     if flag is not None and flag != strategy:
         raise UserError(
@@ -197,7 +193,7 @@ def _check_output_dir(output_dir: str | None, system: str) -> None:
 
 
 def check_namespace(args: argparse.Namespace) -> str:
-    """`--namespace` ("default" if unset); an empty `--kube_context` is refused too."""
+    """`--namespace` ("default" if unset); also refuses an empty `--kube_context`."""
     namespace = check_dns_label(args.namespace or "default", "--namespace")
     if args.kube_context is not None and not args.kube_context.strip():
         raise UserError("--kube_context is empty; leave it out to use the current context")
@@ -281,8 +277,7 @@ def plan_job(
 
 
 def load_client_configuration(context: str | None, config_file: str | None = None) -> Any:
-    """The `kubernetes` client Configuration of the kubeconfig's `context` (current if None).
-    A missing kubeconfig or an unknown context is a UserError; nothing is sent."""
+    """The kubeconfig's `context` (current if None), or a UserError."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -316,7 +311,7 @@ def load_client_configuration(context: str | None, config_file: str | None = Non
 
 
 def submit(launch: Launch, configuration: Any) -> None:
-    """Creates the Service (if any), then the workload; a refused Job removes its Service."""
+    """Creates the Service (if any), then the workload; a refused workload removes its Service."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
     from urllib3.exceptions import HTTPError
@@ -368,10 +363,9 @@ def _api_message(body: Any) -> str:
 
 
 def _undo(core: Any, namespace: str, created: list[Manifest]) -> None:
-    """Best effort: delete the Service created for a Job that was then refused."""
+    """Best effort (the refusal is the error worth reporting): delete the Services created."""
     for manifest in created:
         if manifest["kind"] == "Service":
-            # The refusal is the error worth reporting, not a failed clean-up.
             with contextlib.suppress(Exception):
                 core.delete_namespaced_service(
                     manifest["metadata"]["name"], namespace, _request_timeout=REQUEST_TIMEOUT_S
@@ -403,7 +397,7 @@ def follow_command(launch: Launch) -> str:
 
 
 class KubernetesSystem:
-    """A `--sys` entry that launches a Kubernetes Job: subclasses set `name` and fill `shape()`."""
+    """A `--sys` entry that launches on Kubernetes: subclasses set `name` and fill `shape()`."""
 
     name = ""
 

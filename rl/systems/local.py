@@ -9,5 +9,4 @@ from rl.registry import register_system
 
 @register_system("local")
 def run_local(jobs: list[Callable[[], object]]) -> list[object]:
-    """Runs each copy's job in order in this process."""
     return [job() for job in jobs]

@@ -1,11 +1,9 @@
-"""Kubernetes manifests for `--sys tpu` and `--sys gke`, as plain dicts in the API's wire format.
-
-The same object is printed by `--dry_run`, sent by the `kubernetes` client, and checked against
-the OpenAPI schemas in the tests. Quantities are strings, as the API's `Quantity` is (the
-`kubernetes` 37 client refuses integers). One Pod is a Job whose `podFailurePolicy` tells a
-preemption from a crash; several Pods are a JobSet that restarts the group as one, since a
-worker cannot rejoin a running collective (docs/tpu_gke.md). `python -m rl.systems.manifests
-k8s/` rewrites the examples in k8s/.
+"""Kubernetes manifests for `--sys tpu` and `--sys gke`, as plain dicts in the API's wire format:
+printed by `--dry_run`, sent by the `kubernetes` client, checked against the OpenAPI schemas in
+the tests. Quantities are strings (the `kubernetes` 37 client refuses integers). One Pod is a Job
+whose `podFailurePolicy` tells a preemption from a crash; several Pods are a JobSet restarted as
+one, since a worker cannot rejoin a running collective (docs/tpu_gke.md). `python -m
+rl.systems.manifests k8s/` rewrites the examples in k8s/.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ MAX_JOB_NAME = 52
 WORKDIR = "/app"
 TPU_RUNTIME_PORT = 8471
 WORKER_PORT = 2222
-# RL_STRATEGY of the Pods (`rl.distribute.strategies` names): what their train.py trains under.
+# The Pods' RL_STRATEGY (`rl.distribute.strategies` names).
 TPU_STRATEGY = "tpu"
 WORKER_STRATEGY = "multi_worker_mirrored"
 CONTAINER = "trainer"
@@ -59,8 +57,7 @@ _POD_NAME_SUFFIX = len("-abcde")
 
 
 def check_dns_label(value: str, what: str, max_len: int = 63, letter_first: bool = False) -> str:
-    """Returns `value` if it is a DNS-1123 label of at most `max_len` chars (starting with a
-    letter if `letter_first`: a DNS-1035 label, as JobSet names must be), else a UserError."""
+    """`value` if a DNS-1123 label (DNS-1035 if `letter_first`, as JobSet names), else UserError."""
     if (
         len(value) > max_len
         or not DNS_LABEL.match(value)
@@ -85,8 +82,7 @@ def make_job_name(
     rng: random.Random | None = None,
     max_len: int = MAX_JOB_NAME,
 ) -> str:
-    """`rl-<set>-<yyyymmdd-hhmmss>-<4 random>`: a valid DNS-1035 label of <= `max_len` chars,
-    unique enough that re-running a command never collides with the previous Job."""
+    """`rl-<set>-<yyyymmdd-hhmmss>-<4 random>`: re-running a command never collides."""
     now = now or datetime.datetime.now(datetime.UTC)
     rng = rng or random.SystemRandom()
     suffix = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(4))
@@ -104,12 +100,12 @@ def _label_value(text: str) -> str:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """What every manifest needs; `train_args` are train.py's flags for the Pod."""
+    """What every manifest needs."""
 
     name: str
     namespace: str
     image: str
-    train_args: list[str]
+    train_args: list[str]  # train.py's flags for the Pod
     hparams_set: str
     env: dict[str, str] = field(default_factory=dict)
     preemption_grace: float = DEFAULT_GRACE_SECONDS  # train.py's --preemption_grace
@@ -131,8 +127,7 @@ def _env(values: dict[str, str]) -> list[Manifest]:
 
 
 def termination_grace_seconds(preemption_grace: float) -> int:
-    """The Pod's `terminationGracePeriodSeconds`: SIGKILL comes only after train.py's own
-    watchdog (`--preemption_grace`) has ended it, with GRACE_MARGIN_S to spare."""
+    """SIGKILL only after train.py's own watchdog (`--preemption_grace`) has ended it."""
     return math.ceil(preemption_grace) + GRACE_MARGIN_S
 
 
@@ -193,7 +188,6 @@ def pod_failure_policy(on_preemption: str) -> Manifest:
 def _job_spec(
     spec: JobSpec, pod_spec: Manifest, pods: int, backoff_limit: int, on_preemption: str
 ) -> Manifest:
-    """An Indexed Job's spec; `_job` drops the index where the Pods need none."""
     return {
         "backoffLimit": backoff_limit,
         "completions": pods,
@@ -231,9 +225,8 @@ FATAL_MESSAGES = (
 
 
 def jobset_failure_policy(max_restarts: int) -> Manifest:
-    """The JobSet's rules for a child Job failed through `pod_failure_policy("FailJob")`: a
-    preemption restarts the group without counting, exit 2 or 3 fails the JobSet, anything else
-    restarts the group and counts against `max_restarts`."""
+    """A preemption restarts the group for free, exit 2 or 3 fails the JobSet, anything else
+    restarts the group against `max_restarts`."""
     return {
         "maxRestarts": max_restarts,
         # All old Pods (the chief writing its SIGTERM checkpoint among them) are gone before
@@ -255,13 +248,11 @@ def jobset_failure_policy(max_restarts: int) -> Manifest:
 
 
 def jobset_job_name(jobset_name: str) -> str:
-    """The name of the JobSet's one child Job (index 0 of REPLICATED_JOB)."""
     return f"{jobset_name}-{REPLICATED_JOB}-0"
 
 
 def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) -> Manifest:
-    """A JobSet of one Indexed Job of `pods` Pods that restarts as a group; `network` has the JobSet
-    controller create the headless Service `spec.name` and set the Pods' subdomain to it."""
+    """One Indexed Job of `pods` Pods restarted as a group; `network` makes its Service."""
     job_spec = _job_spec(spec, pod_spec, pods, backoff_limit=0, on_preemption="FailJob")
     return {
         "apiVersion": JOBSET_API_VERSION,
@@ -288,8 +279,7 @@ def _jobset(spec: JobSpec, pod_spec: Manifest, *, pods: int, max_restarts: int) 
 def tpu_job_manifests(
     spec: JobSpec, tpu: TpuSlice, backoff_limit: int = CRASH_RETRIES
 ) -> list[Manifest]:
-    """The Job (single host) or JobSet (multi host: every Pod must run at once, so all restart
-    together) for one TPU slice; a replaced Pod resumes from the last gs:// checkpoint."""
+    """A Job (single host) or a JobSet (multi host: every Pod must run at once) for one slice."""
     env = {"RL_STRATEGY": TPU_STRATEGY, "RL_TPU_TYPE": tpu.name, "RL_JOB_NAME": spec.name}
     env_list = _env({**env, "PYTHONUNBUFFERED": "1", **spec.env})
     pod: Manifest = {
@@ -325,9 +315,7 @@ def worker_job_manifests(
     gpu_type: str | None = None,
     backoff_limit: int = CRASH_RETRIES,
 ) -> list[Manifest]:
-    """The Pods of MultiWorkerMirroredStrategy: a headless Service + Indexed Job, or a JobSet for
-    several workers; `backoff_limit` counts crashes (preemptions are free). docs/tpu_gke.md,
-    "CPU/GPU workers"."""
+    """A headless Service + Indexed Job, or a JobSet for several workers (docs/tpu_gke.md)."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = {
@@ -474,7 +462,7 @@ def tuner_job_manifests(
 
 
 def to_yaml(manifests: list[Manifest]) -> str:
-    """Multi-document YAML for `kubectl apply -f -`; keys keep their natural order."""
+    """Multi-document YAML for `kubectl apply -f -`, keys in their natural order."""
     return yaml.safe_dump_all(manifests, sort_keys=False, default_flow_style=False)
 
 
@@ -488,7 +476,7 @@ EXAMPLE_ARGS = [
 
 
 def example_manifests() -> dict[str, list[Manifest]]:
-    """{file name: manifests} of the examples in k8s/ (fixed names, placeholder image/bucket)."""
+    """The examples in k8s/ by file name (fixed names, placeholder image/bucket)."""
 
     def spec(name: str, image: str) -> JobSpec:
         return JobSpec(name, "default", image, EXAMPLE_ARGS, "dqn_cartpole")

@@ -1,8 +1,6 @@
-"""`--sys tpu`: train on a Cloud TPU slice as a Kubernetes Job on GKE.
-
-This module checks what is TPU-specific: the slice type, and that a slice spanning several TPU
-VMs is asked for explicitly; the rest is `rl.systems.kube_launcher`, shared with `--sys gke`.
-"""
+"""`--sys tpu`: train on a Cloud TPU slice as a Kubernetes Job on GKE. Checks the slice type,
+and that a slice spanning several TPU VMs is asked for explicitly; `rl.systems.kube_launcher`
+does the rest."""
 
 from __future__ import annotations
 
@@ -21,12 +19,11 @@ def _largest_single_host(generation: str) -> str:
 
 
 class TpuSystem(KubernetesSystem):
-    """The `tpu` entry of the systems registry: one Job per TPU slice."""
+    """One Job per TPU slice."""
 
     name = "tpu"
 
     def shape(self, args: argparse.Namespace) -> JobShape:
-        """Checks --tpu, --experimental_multihost and --image; the slice decides the rest."""
         if not args.tpu:
             raise UserError(
                 "--sys tpu needs --tpu TYPE (e.g. --tpu v5e-4; valid: "

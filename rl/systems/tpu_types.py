@@ -1,9 +1,8 @@
 """Cloud TPU slice types on GKE: the table behind `--tpu v5e-4` and its validation.
 
-A slice name is `<generation>-<N>` with N TensorCores (twice the chips on v4 and v5p, equal on
-v5e and v6e; `v5litepod-N` is accepted for `v5e-N`), optionally with a topology (`v4-32:2x2x4`),
-which must be GKE's for that many chips. Source: GKE's "Plan TPUs in GKE" / "About TPUs in GKE"
-and the Cloud TPU configuration tables (as of 2026); checked on paper, not on a live cluster.
+A slice name is `<generation>-<N>` with N TensorCores (twice the chips on v4 and v5p; `v5litepod-N`
+means `v5e-N`), optionally with GKE's topology for it (`v4-32:2x2x4`). Source: GKE's "Plan TPUs in
+GKE" and the Cloud TPU configuration tables (2026); checked on paper, not on a live cluster.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ from rl.errors import UserError, did_you_mean
 
 @dataclass(frozen=True)
 class TpuGeneration:
-    """One TPU generation as GKE exposes it."""
-
     name: str  # "v5e"
     accelerator: str  # value of the cloud.google.com/gke-tpu-accelerator node label
     cores_per_chip: int  # TensorCores per chip: the slice name counts cores
@@ -54,8 +51,7 @@ def _three_d(name: str, accelerator: str, machine: str) -> TpuGeneration:
 
 
 def _two_d(name: str, accelerator: str, machine_prefix: str) -> TpuGeneration:
-    """v5e and v6e: 2-D, 1 TensorCore a chip, single hosts of 1, 4 or 8 chips
-    (`<prefix>-<chips>t`), multi-host slices on the 4-chip machine."""
+    """v5e and v6e: 2-D, 1 TensorCore a chip, hosts of 1, 4 or 8 chips (`<prefix>-<chips>t`)."""
     single_host = {
         t: (f"{machine_prefix}-{c}t", c) for t, c in (("1x1", 1), ("2x2", 4), ("2x4", 8))
     }
@@ -111,8 +107,7 @@ def tpu_type_names() -> list[str]:
 
 
 def parse_tpu(text: str) -> TpuSlice:
-    """`"v5e-4"`, `"v5litepod-4"` or `"v4-32:2x2x4"` -> TpuSlice; anything else a UserError that
-    names the valid choices and suggests close ones."""
+    """`"v5e-4"`, `"v5litepod-4"` or `"v4-32:2x2x4"` -> TpuSlice, else a UserError."""
     name, _, topology = text.strip().lower().partition(":")
     generation, dash, size = name.partition("-")
     name = f"{ALIASES.get(generation, generation)}{dash}{size}"

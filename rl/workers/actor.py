@@ -1,12 +1,8 @@
-"""What every actor does the same way, whatever it sends (Ape-X transitions, IMPALA unrolls): the
-body of a Ray actor (rl/workers/actor_group.py makes it one).
-
-An actor builds the learner's agent class from the learner's hparams (its subclass adapts them:
-its own epsilon, its share of the env copies), its own vector env and the compiled collect loop,
-with one TF thread. Each `collect` call is one block: it loads the weights the call carries if
-newer than its own, collects and returns the block. It builds its envs and agent on its first
-call; an actor that Ray restarted seeds them anew, so it does not replay its first episodes. An
-env's exception, wrapped by TF, is raised as the env's own one, which `RecordingEnv` kept.
+"""The body of a Ray actor (rl/workers/actor_group.py makes it one), whatever it sends (Ape-X
+transitions, IMPALA unrolls): the learner's agent class built from hparams its subclass adapts,
+its own vector env and the compiled collect loop, on one TF thread. It builds them on its first
+call; one that Ray restarted seeds them anew, so it does not replay its first episodes. An env's
+exception, wrapped by TF, is raised as the env's own, which `RecordingEnv` kept.
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ class RemoteActor:
         raise NotImplementedError
 
     def collect(self, weights: list, version: int, learner_steps: int) -> dict:
-        """One block, acted with the weights of publication `version` (rl/workers/actor_group.py:
-        `weights` holds the arrays, or a reference to them in Ray's object store)."""
+        """One block acted with publication `version` of the weights (arrays or an object ref)."""
         import ray
 
         if self.agent is None:

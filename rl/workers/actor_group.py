@@ -1,20 +1,14 @@
 """The learner's handle on its Ray actors (https://docs.ray.io): start or join Ray, start the
 actors, publish weights, receive blocks, restart failed actors, stop.
 
-- Ray. `ActorGroup` starts a small Ray runtime in this process (no dashboard, actors at the
-  learner's niceness) or joins the cluster at `address` (--ray_address, or RAY_ADDRESS). Actors
-  need one CPU each; `resources` (--actor_resources) make them land only on nodes declaring those.
-- Weights. Each call carries the newest published weights and their version; an actor loads
-  them only if newer, and asks nobody (a request per block cost IMPALA's small blocks nearly half
-  their rate). Up to `INLINE_WEIGHTS_BYTES` they travel inside the call; larger ones are put into
-  the object store once per publication. A call's weights are at most `depth` - 1 blocks old.
-- Blocks. Each actor has `depth` calls in flight (backpressure, as a bounded queue gives);
-  `take` returns finished blocks and submits each delivering actor's next call.
-- Faults. A call that raises has its actor's process replaced (failure on stdout, traceback in a
-  file); Ray restarts an actor whose process or node died, up to `max_restarts` times, while the
-  learner trains on; past that the run ends with one WorkerError line.
-- Signals are this process's (rl/preemption.py): `ray.init`'s SIGTERM handler is replaced by the
-  one it found. Should this process be killed, the runtime it started dies with it.
+- Ray: a small runtime started here (no dashboard, actors at the learner's niceness) or the
+  cluster at --ray_address; `resources` (--actor_resources) pick the nodes actors land on.
+- Weights: each call carries the newest published weights and their version, loaded only if
+  newer (asking for them per block cost IMPALA's small blocks nearly half their rate).
+- Blocks: each actor has `depth` calls in flight (backpressure, as a bounded queue gives).
+- Faults: a call that raises has its actor's process replaced (traceback in a file); Ray
+  restarts a dead actor up to `max_restarts` times, then the run ends with one WorkerError line.
+- Signals are this process's (rl/preemption.py): `ray.init`'s SIGTERM handler is undone.
 """
 
 from __future__ import annotations
@@ -52,7 +46,7 @@ class ActorGroup:
         actor_class: type,
         num_actors: int,
         hparams_json: str,
-        seeds: list[tuple[int, int]],
+        seeds: list[tuple[int, int]],  # actor i's (env, agent) seeds
         depth: int,
         max_restarts: int,
         address: str | None = None,
@@ -60,7 +54,6 @@ class ActorGroup:
         traceback_dir: str = ".",
         label: str = "run",
     ) -> None:
-        """`seeds[i]`: actor i's (env, agent) seeds."""
         self.label, self.traceback_dir = label, traceback_dir
         self.depth, self.max_restarts = depth, max_restarts
         self.restarts = 0  # Ray's count, over every actor (`count_restarts`)
@@ -97,8 +90,7 @@ class ActorGroup:
                 self._submit(index)
 
     def take(self, max_blocks: int, timeout: float) -> list[dict[str, Any]]:
-        """Up to `max_blocks` finished blocks, oldest calls first; waits up to `timeout`
-        seconds for the first one only. Raises WorkerError for an actor out of restarts."""
+        """Up to `max_blocks` finished blocks; waits up to `timeout` s for the first one only."""
         calls = list(self._calls)
         ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
         if ready:
@@ -133,13 +125,11 @@ class ActorGroup:
         return self.restarts
 
     def queued_blocks(self) -> int:
-        """Finished blocks the learner has not taken yet."""
         calls = list(self._calls)
         return len(ray.wait(calls, num_returns=len(calls), timeout=0)[0]) if calls else 0
 
     def stop(self) -> None:
-        """Stops every actor and disconnects (a runtime started here shuts down); safe to call
-        more than once."""
+        """Stops every actor and disconnects; safe to call more than once."""
         if not ray.is_initialized():
             return
         for handle in self.handles:
@@ -190,33 +180,26 @@ class ActorGroup:
 
 
 def _actor_state(handle: Any) -> dict[str, Any]:
-    """The actor's entry in Ray's control store: State (ALIVE, RESTARTING, DEAD, ...) and
-    NumRestarts. (Ray's public state API serves it through the dashboard, which we keep off.)"""
+    """State and NumRestarts from Ray's control store (the public API needs the dashboard)."""
     return ray_state.actors(handle._actor_id.hex())
 
 
 def _start_ray(address: str | None, num_actors: int) -> None:
+    # Actors act on CPU (accelerators are the learner's) and import this process's `rl`.
+    python_path = os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
+    env_vars = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": python_path}
     options: dict[str, Any] = {
         "include_dashboard": False,
         "log_to_driver": False,
         "logging_level": logging.ERROR,
-        # Actors act on CPU (accelerators are the learner's) and import this process's `rl`.
-        "runtime_env": {
-            "env_vars": {
-                "CUDA_VISIBLE_DEVICES": "",
-                "PYTHONPATH": os.pathsep.join(
-                    filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")])
-                ),
-            }
-        },
+        "runtime_env": {"env_vars": env_vars},
+        "address": address,
     }
     if address is None:
         options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
         # Actors share the cores with the learner as equals (Ray's default niceness of 15 would
         # also leave them the leftovers of every other process on the machine).
         options["_system_config"] = {"worker_niceness": 0}
-    else:
-        options["address"] = address
     main_thread = threading.current_thread() is threading.main_thread()
     handler = signal.getsignal(signal.SIGTERM) if main_thread else None
     try:

@@ -2,10 +2,8 @@
 initial priorities, to the learner.
 
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-The actor's agent is the learner's class with its own epsilon; its n-step accumulator feeds an
-outbox installed as the agent's replay (rl/workers/outbox.py). Each block is
-`workers.block_steps` vector steps, sent with the |TD errors| its copy of the network computes
-(the paper's actor-side priorities, so the learner's replay never has to guess).
+A block is `workers.block_steps` vector steps, sent with the |TD errors| the actor's copy of the
+network computes (the paper's actor-side priorities: the learner's replay never has to guess).
 """
 
 from __future__ import annotations

@@ -16,14 +16,12 @@ from rl.workers.exploration import check_exploration
 
 
 def uses_apex(hparams: HParams) -> bool:
-    """Replay agents (DQN, TD3/DDPG, SAC) train with Ape-X actors; the others split their env
-    copies over the worker processes."""
+    """Replay agents (DQN, TD3/DDPG, SAC) train with Ape-X actors."""
     return issubclass(registry.get_agent(hparams.agent), ReplayAgent)
 
 
 def uses_asynchronous_actors(hparams: HParams) -> bool:
-    """Agents whose class sets `asynchronous_actors` (IMPALA) train with actors that
-    never wait for the learner (rl/engines/impala.py)."""
+    """Agents whose class sets `asynchronous_actors` (IMPALA; rl/engines/impala.py)."""
     return bool(getattr(registry.get_agent(hparams.agent), "asynchronous_actors", False))
 
 

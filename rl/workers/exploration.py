@@ -35,8 +35,7 @@ def actor_epsilon(hparams: HParams, index: int, num_actors: int) -> float | None
 
 
 def actor_hparams(hparams: HParams, index: int, num_actors: int) -> HParams:
-    """The learner's hparams with the actor's own epsilon (if any) and a 1-row replay: the
-    actor's agent only acts and computes priorities; the learner holds the real replay."""
+    """The learner's hparams with the actor's own epsilon (if any) and a 1-row replay."""
     hp = hparams.copy()
     epsilon = actor_epsilon(hparams, index, num_actors)
     if epsilon is not None:

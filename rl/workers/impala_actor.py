@@ -1,11 +1,9 @@
 """An IMPALA actor: steps num_envs / N env copies and sends unrolls of T steps with the behaviour
 log-probs (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
 
-Each call returns `workers.queue_blocks` + 1 unrolls (`rl.workers.unrolls.pop_unroll`) acted
-with the call's weights, whose version travels with them. Several unrolls per call and one call
-in flight keep as many unrolls ahead of the learner (so the same policy lag) as one unroll per
-call with queue_blocks + 1 calls in flight, but Ray's cost of a call (about 1 ms of CPU,
-docs/workers.md) and the weights' load are paid once per call.
+Each call returns `workers.queue_blocks` + 1 unrolls: the same policy lag as one unroll per call
+with that many calls in flight, but Ray's cost of a call (about 1 ms of CPU, docs/workers.md)
+and the weights' load are paid once.
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ from rl.workers.unrolls import pop_unroll
 
 
 def actor_hparams(hparams: HParams, num_actors: int) -> HParams:
-    """The learner's hparams for one of `num_actors` actors: num_envs / N env copies, the same
-    unroll length T = train_every // num_envs (so train_every = T * num_envs / N)."""
+    """num_envs / N env copies, the learner's unroll length T = train_every // num_envs."""
     hp = hparams.copy()
     unroll_length = max(1, hparams.train_every // hparams.num_envs)
     hp.num_envs = hparams.num_envs // num_actors

@@ -1,8 +1,5 @@
-"""An Ape-X actor's outbox: the memory an actor's replay agent writes to instead of a replay.
-
-Actors produce n-step transitions, the learner owns the replay (Horgan et al. 2018,
-https://arxiv.org/abs/1803.00933). An actor installs an `Outbox` as its agent's `replay`;
-`drain` hands what arrived since the last call to the block sent to the learner.
+"""An Ape-X actor's outbox, installed as its agent's `replay`: actors produce n-step transitions,
+the learner owns the replay (Horgan et al. 2018, https://arxiv.org/abs/1803.00933).
 """
 
 from __future__ import annotations

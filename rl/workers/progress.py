@@ -1,9 +1,6 @@
-"""What the Ape-X learner logs about its actors: throughput and per-worker statistics.
-
-`WorkerStats` turns the blocks received since the last log point into scalars (env steps/s
-delivered, in total and per worker, so an actor waiting on a full queue shows it; acting time,
-episodes, returns, epsilon) for TensorBoard's `workers/<i>/...`, and at every evaluation into
-extra progress.csv columns (`WorkerProgressCSV`) with the actor restarts so far.
+"""What the Ape-X learner logs about its actors: env steps/s delivered, in total and per worker
+(so an actor waiting on a full queue shows it), acting time, episodes, returns and epsilon, as
+TensorBoard's `workers/<i>/...` and extra progress.csv columns.
 """
 
 from __future__ import annotations
@@ -70,17 +67,14 @@ class WorkerProgressCSV(CSVSink):
         resume_at_step: int | None = None,
         learner_columns: Mapping[str, str] | None = None,
     ) -> None:
-        """`learner_columns` ({column: logged key}) come after the throughput columns; Ape-X's
-        replay size by default (IMPALA logs its policy lag instead)."""
+        """`learner_columns`: {column: logged key}; Ape-X's replay size by default."""
         super().__init__(path, resume_at_step)
         self.extra = {
             "steps_per_second": "workers/steps_per_second",
             "updates_per_second": "time/updates_per_second",
             "actor_restarts": "workers/restarts",
+            **(learner_columns or {"replay_size": "workers/replay_size"}),
         }
-        self.extra.update(
-            {"replay_size": "workers/replay_size"} if learner_columns is None else learner_columns
-        )
         for i in range(num_workers):
             for name in ("steps_per_second", "episodes", "epsilon"):
                 self.extra[f"worker_{i}_{name}"] = f"workers/{i}/{name}"

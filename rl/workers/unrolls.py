@@ -1,9 +1,5 @@
-"""IMPALA unrolls between processes: taken from an actor's rollout buffer, put into the learner's
-(Espeholt et al. 2018, https://arxiv.org/abs/1802.01561, section 3).
-
-`pop_unroll` copies the fields V-trace needs out of an actor's rollout buffer and starts it
-afresh (its episodes go on in the next unroll); the learner concatenates N actors' unrolls along
-the env axis and `add_unroll` loads them into its own buffer for the next `update`.
+"""IMPALA unrolls between processes: the fields V-trace needs, taken from an actor's rollout
+buffer, put into the learner's (Espeholt et al. 2018, https://arxiv.org/abs/1802.01561).
 """
 
 from __future__ import annotations
@@ -26,8 +22,7 @@ def pop_unroll(agent: Impala) -> Batch:
 
 
 def add_unroll(agent: Impala, unroll: Batch) -> None:
-    """The learner's batch from actors' unrolls (concatenated along the env axis to the agent's
-    [T, num_envs]); the next `agent.update()` learns from it."""
+    """Actors' unrolls, concatenated to [T, num_envs], for the next `agent.update()`."""
     state = agent.rollout.state_dict()
     state.update({key: np.asarray(unroll[key]) for key in UNROLL_FIELDS})
     state["t"] = np.array(agent.unroll_length, np.int64)

@@ -13,12 +13,9 @@ import tensorflow as tf
 
 
 def policy_variables(agent: tf.Module) -> list[tf.Variable]:
-    """The variables an actor needs to act as the learner's policy and to compute priorities.
-
-    Those of every Keras network the agent holds (online and target networks alike), plus its
-    other trainable variables (SAC's temperature), in attribute-name order, which is the same
-    in every process. Counters, optimizer slots, RNG and exploration-noise state are per process.
-    """
+    """What an actor needs to act and compute priorities: every Keras network's variables
+    (target networks too) and other trainable ones (SAC's temperature), in attribute-name order,
+    the same in every process. Counters, optimizer slots and RNG state are per process."""
     out: list[tf.Variable] = []
     attributes = vars(agent)
     for name in sorted(attributes):
@@ -49,5 +46,4 @@ class PolicyWeights:
         self.load = load
 
     def read(self) -> np.ndarray:
-        """The weights, flat (what `load` takes)."""
         return self._read().numpy()
