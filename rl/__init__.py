@@ -8,9 +8,8 @@ import sys
 
 from rl.utils.muted_stderr import muted_stderr  # imports nothing of rl
 
-# Python commands (`python -m rl.tune`, `rl.repro`, ...) import `rl` before any code of theirs
-# runs, so this is where TensorFlow loads without its C++ start-up lines on stderr; a process
-# that imported TF already is left alone.
+# Python commands (`python -m rl.tune`, ...) import `rl` first: TensorFlow loads here without
+# its C++ start-up lines on stderr (a process that imported TF already is left alone).
 if "tensorflow" not in sys.modules:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     with muted_stderr():

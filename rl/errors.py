@@ -1,6 +1,5 @@
-"""The errors train.py tells apart, and the exit statuses it turns them into: a `UserError` (a
-mistake the user can fix) is one line and exit 2 before anything is written, a `WorkerError`
-one line naming the worker and exit 1; anything else is a bug and keeps its traceback.
+"""The errors train.py tells apart: a `UserError` is one line and exit 2 before anything is
+written, a `WorkerError` one line and exit 1; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ class Preempted(Exception):
 
 
 class Diverged(Exception):
-    """A run's loss or parameters became non-finite (`halt_on_nonfinite`); its last good
-    checkpoint is its latest."""
+    """A run's loss or parameters became non-finite; its last good checkpoint is its latest."""
 
     def __init__(self, message: str, run_dirs: tuple[str, ...] = ()) -> None:
         super().__init__(message)

@@ -1,7 +1,6 @@
-"""Evaluation on a separate vector env with its own seeds, following the `eval` hparams group
-(docs/evaluation_protocol.md). Each env copy plays exactly one episode, so short episodes are not
-over-represented. Where the env reports full games (Atari) an episode is a whole game, played on
-through lost lives; both the raw game score and the per-life returns are kept.
+"""Evaluation on a separate vector env with its own seeds (`eval` hparams,
+docs/evaluation_protocol.md). Each env copy plays exactly one episode, so short episodes are not
+over-represented; where the env reports full games (Atari) that is a whole game.
 """
 
 from __future__ import annotations
@@ -94,12 +93,10 @@ def evaluate(
     step_budget: int | None = None,
     sample_actions: bool | None = None,
 ) -> EvalResult:
-    """Plays one episode (one full game if `full_games`) in each copy of `env`.
-
-    `step_budget` (env steps of all copies) keeps a policy that stalls a game (never pressing
-    FIRE) from holding training up; cut episodes count with their score so far. Randomness
-    (`sample_actions`, `epsilon`) comes from `seed`, never the agent's training generator.
-    """
+    """Plays one episode (one full game if `full_games`) in each copy of `env`. `step_budget`
+    (env steps of all copies) keeps a policy that stalls a game (never pressing FIRE) from holding
+    training up; cut episodes count with their score so far. Randomness (`sample_actions`,
+    `epsilon`) comes from `seed`, never the agent's training generator."""
     num_envs = env.num_envs
     obs, _ = env.reset(seed=seed)
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -125,9 +122,8 @@ def evaluate(
             action = agent.greedy_actions(obs)
         if epsilon > 0:
             explore = rng.random(num_envs) < epsilon
-            action = np.where(
-                _expand(explore, action), _random_actions(rng, space, num_envs), action
-            )
+            explore = explore.reshape(explore.shape + (1,) * (np.ndim(action) - 1))  # [N, 1, ...]
+            action = np.where(explore, _random_actions(rng, space, num_envs), action)
         obs, reward, terminated, truncated, info = env.step(action)
         returns += np.where(running, reward, 0.0)
         life_returns += np.where(running, reward, 0.0)
@@ -156,15 +152,10 @@ def evaluate(
             f"evaluation cut at eval.step_budget={step_budget:,} env steps: {truncated} of "
             f"{num_envs} episodes unfinished, counted with their score so far"
         )
-    if full_games:
-        return EvalResult(
-            returns=raw_scores,
-            lengths=lengths,
-            raw_scores=raw_scores,
-            episode_returns=np.asarray(episode_returns),
-            truncated_episodes=truncated,
-        )
-    return EvalResult(returns=returns, lengths=lengths, truncated_episodes=truncated)
+    if not full_games:
+        return EvalResult(returns, lengths, truncated_episodes=truncated)
+    life_sums = np.asarray(episode_returns)
+    return EvalResult(raw_scores, lengths, raw_scores, life_sums, truncated_episodes=truncated)
 
 
 def declares_sampling(agent: Agent) -> bool:
@@ -174,8 +165,7 @@ def declares_sampling(agent: Agent) -> bool:
 
 
 class SampledActions:
-    """The sampled counterpart of `agent.greedy_actions` for `num_envs` env copies
-    (`Agent.sampled_policy_step`), each step keyed by a draw from `rng`."""
+    """`agent.greedy_actions`, sampled (`Agent.sampled_policy_step`) with randomness from `rng`."""
 
     def __init__(self, agent: Agent, num_envs: int, rng: np.random.Generator) -> None:
         self._step = tf.function(agent.sampled_policy_step)
@@ -197,11 +187,6 @@ def _random_actions(rng: np.random.Generator, space: gym.Space, num_envs: int) -
     return rng.uniform(low, high, size=(num_envs, *space.shape)).astype(space.dtype)
 
 
-def _expand(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """[N] -> broadcastable against actions [N, ...]."""
-    return mask.reshape(mask.shape + (1,) * (np.ndim(like) - 1))
-
-
 def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -> None:
     """The evaluation protocol as a TensorBoard text summary (tab TEXT, tag protocol)."""
     protocol = {
@@ -216,8 +201,7 @@ def write_protocol_summary(writer: tf.summary.SummaryWriter, hparams: HParams) -
 
 
 def fresh_episode_policy(agent: Agent, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
-    """The evaluation policy for ONE new episode of a single env (video, rendering): its first
-    call starts the episode, so a recurrent agent plays from a zero state."""
+    """The policy for ONE new episode of one env (video): a recurrent agent starts it from zero."""
     first = [True]
     sampled_actions = None
     if declares_sampling(agent):

@@ -284,11 +284,9 @@ def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: Preemption
         steps = run.state["env_steps"]
         if run.diverged is None and run.saved_step != steps:
             _save(engine, i, run)
-        when = (
-            f"{preemption.seconds_since():.1f} s after the signal"
-            if preemption.requested
-            else "the signal went to another worker"
-        )
+        when = "the signal went to another worker"
+        if preemption.requested:
+            when = f"{preemption.seconds_since():.1f} s after the signal"
         print(f"[{run.label}] SIGTERM: checkpoint at {steps:,} env steps, {when}")
     raise Preempted("SIGTERM: every run saved its checkpoint")
 
@@ -396,8 +394,8 @@ def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
 
 
 def _keep_best(engine: Engine, index: int, run: Run, result: EvalResult) -> None:
-    """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one (ties
-    keep the earlier): weights only and no episode cut, so it changes nothing in training."""
+    """Saves the policy to `checkpoints/best/` when this evaluation beats every earlier one:
+    weights only and no episode cut, so it changes nothing in training."""
     best = run.state.get("best_eval")
     if best is not None and result.return_mean <= best["return_mean"]:
         return
@@ -441,8 +439,7 @@ def _log(engine: Engine, index: int, run: Run, evaluation: dict[str, float]) -> 
 
 # ------------------------------------------------------------------------------ test mode
 def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[str, Any]]:
-    """The store and pointer of the checkpoint test mode plays (`--checkpoint`): "latest",
-    "best" (`checkpoints/best/`) or an env step whose checkpoint is kept; UserError if none."""
+    """The store and pointer of `--checkpoint` (latest, best or a kept env step), or UserError."""
     store = CheckpointStore(join(run_dir, "checkpoints"), 1)
     if which == "latest":
         pointer = store.latest()

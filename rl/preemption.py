@@ -42,8 +42,7 @@ class PreemptionNotice:
 
     @contextlib.contextmanager
     def installed(self, received_at: float | None = None) -> Iterator[PreemptionNotice]:
-        """SIGTERM sets the flag while inside (main thread only: elsewhere a no-op).
-        `received_at`: when a SIGTERM arrived before (train.py notes one during its imports)."""
+        """SIGTERM sets the flag while inside (main thread only); `received_at`: an earlier one."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
@@ -60,9 +59,8 @@ class PreemptionNotice:
                 self._watchdog.cancel()
 
     def reclaim(self) -> None:
-        """Installs our SIGTERM handler again: TF's coordination service (multi-worker and TPU
-        strategies) installs a C++ one that would swallow the signal. Call after building a
-        strategy."""
+        """Installs our SIGTERM handler again after a strategy is built: TF's coordination service
+        installs a C++ one that would swallow the signal."""
         if self._installed and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_signal)
 

@@ -1,6 +1,5 @@
 """One registry class for every kind of named component (tensor2tensor's registry, minus magic):
-explicit `register_<kind>("name")`, explicit imports in each package's `__init__`, and a lookup
-miss that names the kind, lists what is registered and suggests close names.
+explicit `register_<kind>("name")` and imports, and a lookup miss that suggests close names.
 """
 
 from __future__ import annotations

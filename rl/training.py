@@ -50,8 +50,8 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
 
 
 def check(hparams: HParams, flags: Flags) -> None:
-    """UserError, before anything is written, for what the chosen engine cannot do (an unknown agent
-    is the engine's: a `module:Class` env may register the agent it trains)."""
+    """UserError, before anything is written, for what the chosen engine cannot do (not an unknown
+    agent: a `module:Class` env may register the agent it trains)."""
     if is_compiled(hparams):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
 
@@ -98,11 +98,7 @@ def train(
 
         def build(runs):
             return in_process.InProcessEngine(
-                hparams,
-                runs[0],
-                record_video=flags.record_video,
-                strategy=flags.strategy,
-                num_workers=flags.num_workers,
+                hparams, runs[0], flags.record_video, flags.strategy, flags.num_workers
             )
 
     return loop.train(
@@ -140,8 +136,7 @@ def test(
     flags: Flags | None = None,
     eval_override: str = "",
 ) -> EvalResult:
-    """Test mode: `flags.checkpoint` of `run_dir`, with the hparams it trained with (saved),
-    its evaluation protocol changed by `eval_override` (`eval.*` keys, as override text)."""
+    """Test mode: `flags.checkpoint` of `run_dir` with its saved hparams and `eval_override`."""
     flags = flags or Flags()
     hparams = saved_hparams(run_dir, defaults=hparams) or hparams
     if eval_override:

@@ -1,9 +1,5 @@
-"""The learner under `tf.distribute` strategies: the replicated gradient step and worker roles.
-
-Strategies are made by name in `rl.distribute.strategies` (multi-worker ones read TF_CONFIG,
-`rl.distribute.tf_config`); docs/distributed.md explains the whole path (what runs where, loss
-scaling, reductions, multi-worker runs).
-"""
+"""The learner under `tf.distribute` strategies: the replicated gradient step and worker roles
+(docs/distributed.md)."""
 
 from rl.distribute.replicated import (
     all_workers_agree,

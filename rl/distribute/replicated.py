@@ -1,11 +1,6 @@
 """One data-parallel gradient step under a `tf.distribute` strategy, equal to the single-device
-step on the whole batch.
-
-The standard custom training loop of the TF guide, with the scaling made exact: each replica's
-mean loss is weighed by its loss weight, and weights, losses, aux and gradients are summed in
-ONE all-reduce, divided by the total weight, clipped as on one device, and applied with the
-optimizer's own cross-replica sum switched off. Why each step is exact: docs/distributed.md,
-"One gradient step across replicas".
+step on the whole batch: the TF guide's custom training loop with the scaling made exact (why:
+docs/distributed.md, "One gradient step across replicas").
 """
 
 from __future__ import annotations
@@ -50,9 +45,8 @@ def replicated_minimize(
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
     jit_compile: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-    """One optimizer step on `loss_fn` over `batch` split across the replicas, with one all-reduce;
-    call in cross-replica context. Returns (loss, unclipped gradient norm, aux) as one device would.
-    """
+    """One optimizer step on `loss_fn` over `batch` split across the replicas (cross-replica
+    context); (loss, unclipped gradient norm, aux) as one device would return them."""
     # The aux names, split into scalars and per-example tensors when the replica fn is traced.
     scalar_names: list[str] = []
 
@@ -106,9 +100,8 @@ def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
 
 @contextlib.contextmanager
 def gradients_already_summed(optimizer: tf.keras.optimizers.Optimizer) -> Iterator[None]:
-    """Within: replica-context `optimizer.apply_gradients` applies the gradients it is given instead
-    of summing them over replicas (they already are the whole batch's). Keras 3 offers no public
-    switch (tf-keras' `skip_gradients_aggregation` is gone), so `_all_reduce_sum_gradients` is
+    """Within: `optimizer.apply_gradients` does not sum the gradients over replicas (they are the
+    whole batch's already). Keras 3 has no public switch, so `_all_reduce_sum_gradients` is
     replaced on this one optimizer while the step is traced."""
     if not hasattr(optimizer, "_all_reduce_sum_gradients"):
         raise TypeError(
@@ -128,8 +121,7 @@ def replicated_loss(
     batch: dict[str, tf.Tensor],
     loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
 ) -> tf.Tensor:
-    """`loss_fn` on the whole `batch`, computed across replicas as `replicated_minimize` does
-    (no gradient, no update): the --log_level DEBUG loss after a step."""
+    """`loss_fn` on the whole `batch` as `replicated_minimize` computes it (--log_level DEBUG)."""
 
     def replica_loss(part: dict[str, tf.Tensor]) -> tf.Tensor:
         context = tf.distribute.get_replica_context()
@@ -143,7 +135,7 @@ def replicated_loss(
 
 def sum_across_replicas(values: list[tf.Tensor]) -> list[tf.Tensor]:
     """`values` summed over the replicas inside `strategy.run` (ONE collective every replica must
-    enter), unchanged elsewhere: whole-batch statistics inside a loss the strategy split."""
+    enter), unchanged elsewhere: whole-batch statistics inside a split loss."""
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return list(values)
@@ -151,9 +143,8 @@ def sum_across_replicas(values: list[tf.Tensor]) -> list[tf.Tensor]:
 
 
 def all_workers_agree(strategy: tf.distribute.Strategy, flag: bool) -> bool:
-    """True only if `flag` is True on every worker; a collective and a barrier. A decision that
-    depends on a worker's own data goes through here, or a worker waits forever in a collective the
-    others never enter."""
+    """True only if `flag` is True on every worker (a barrier): a decision on a worker's own data
+    goes through here, or a worker waits forever in a collective the others never enter."""
     votes = int(_count_votes(strategy)(tf.constant(1 if flag else 0, tf.int32)))
     return votes == strategy.num_replicas_in_sync  # ReduceOp has SUM and MEAN, no MIN
 

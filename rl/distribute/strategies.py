@@ -1,8 +1,5 @@
-"""`tf.distribute` strategies by name, for the trainer and for Pods launched by `--sys tpu`.
-
-`make_strategy("tpu")` fails fast where no TPU is attached: it checks for `libtpu` and the TPU
-device files before `TPUClusterResolver`, which would otherwise wait on the GCE metadata server.
-Pods launched by `--sys tpu` carry `RL_STRATEGY=tpu`, the default of train.py's `--strategy`.
+"""`tf.distribute` strategies by name, for the trainer and for Pods (which carry RL_STRATEGY).
+"tpu" fails fast without a TPU: `TPUClusterResolver` would wait on the GCE metadata server.
 """
 
 from __future__ import annotations
@@ -89,9 +86,8 @@ def shared_strategy(name: str) -> tf.distribute.Strategy:
 
 
 def training_strategy(flag: str | None, agent: str | None, compiled: bool, training: bool) -> str:
-    """Checks the run's strategy before anything is written; returns its name. A non-default
-    strategy is made here once per process, so a missing TPU or TF_CONFIG fails now (only the name
-    is checked with --training False)."""
+    """The run's strategy name, checked before anything is written; a non-default one is made
+    here, so a missing TPU or TF_CONFIG fails now."""
     name = strategy_name(flag)
     if name == "default" or not training:
         return name

@@ -1,8 +1,7 @@
-"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process from a Kubernetes Indexed Job (no
-shell wrapper or init container; runs under pytest with a fake environment). It reads what
-`rl.systems.manifests.worker_job_manifests` sets: JOB_COMPLETION_INDEX, RL_NUM_WORKERS,
-RL_JOB_NAME (Pod hostnames are `<RL_JOB_NAME>-<index>`), RL_SERVICE (the headless Service;
-default RL_JOB_NAME) and RL_WORKER_PORT (default 2222).
+"""TF_CONFIG for MultiWorkerMirroredStrategy, built in-process (no shell wrapper; testable with a
+fake environment) from what `rl.systems.manifests.worker_job_manifests` sets: JOB_COMPLETION_INDEX,
+RL_NUM_WORKERS, RL_JOB_NAME (Pod hostnames are `<RL_JOB_NAME>-<index>`), RL_SERVICE (the headless
+Service) and RL_WORKER_PORT.
 """
 
 from __future__ import annotations

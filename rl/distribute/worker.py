@@ -44,8 +44,7 @@ def tpu_host_role(environ: Mapping[str, str]) -> WorkerRole:
 def worker_role(
     strategy: tf.distribute.Strategy, environ: Mapping[str, str] | None = None
 ) -> WorkerRole:
-    """The role of this process under `strategy` (from TF_CONFIG, or the TPU host variables of a
-    multi-host slice, untested on a real one); any other strategy is one process, its own chief."""
+    """This process's role under `strategy` (TF_CONFIG, or a multi-host TPU slice's variables)."""
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return tpu_host_role(os.environ if environ is None else environ)
     if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):

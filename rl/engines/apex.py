@@ -1,15 +1,13 @@
-"""The Ape-X engine: N Ray actors act, this process learns (train.py --num_workers N > 1 with a
-replay agent: DQN, TD3/DDPG, SAC).
-
+"""The Ape-X engine: N Ray actors act, this process learns (`--num_workers N > 1`, replay agents).
 Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
+
 Actors (rl/workers/apex_actor.py) send blocks of n-step transitions with actor-side priorities;
 the learner adds them to its replay and updates whenever the replay ratio allows
 (`workers.rate_limit`; off: as fast as it can, as in the paper).
 
-Resume restores the learner, its replay and the loop's counters and starts fresh actors (seeds
-derived from the number of starts). It is not exact: what actors collect depends on process
-timing, and their partial episodes are not saved. A run may overshoot `train_steps` by one block
-per actor.
+Resume restores the learner and its replay and starts fresh actors (seeds derived from the number
+of starts). It is not exact: what actors collect depends on process timing, and their partial
+episodes are not saved. A run may overshoot `train_steps` by one block per actor.
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ class ApexEngine(OneAgentEngine):
         actor_resources: dict[str, float] | None = None,
         max_actor_restarts: int = 3,
     ) -> None:
-        """`actor_resources`: what each actor needs besides one CPU; `max_actor_restarts`: per
-        actor, before the run fails."""
+        """`actor_resources`: what an actor needs besides one CPU; restarts count per actor."""
         hp = self.hp = hparams
         self.seed = run.seed
         self.label = run.label
@@ -112,11 +109,9 @@ class ApexEngine(OneAgentEngine):
     def start_line(self) -> str:
         n = self.num_workers
         epsilons = [actor_epsilon(self.hp, i, n) for i in range(n)]
-        exploration = (
-            "epsilons " + ", ".join(f"{e:.3g}" for e in epsilons)
-            if epsilons[0] is not None
-            else "the agent's own exploration"
-        )
+        exploration = "the agent's own exploration"
+        if epsilons[0] is not None:
+            exploration = "epsilons " + ", ".join(f"{e:.3g}" for e in epsilons)
         return f"Ape-X: {n} actors ({exploration}) and this learner"
 
     # -------------------------------------------------------------------------- protocol

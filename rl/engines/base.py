@@ -20,9 +20,8 @@ from rl.utils.seeding import derive_seed
 
 @dataclass
 class Iteration:
-    """What one run did in one engine iteration: its env step count after it, the episodes that
-    ended (their returns in the env's own rewards), and metrics logged as they are ("debug/"
-    keys go to TensorBoard at once)."""
+    """What one run did in one iteration: env steps after it, the episodes that ended (returns
+    in the env's own rewards), metrics to log ("debug/" keys go to TensorBoard at once)."""
 
     env_steps: int
     metrics: dict[str, float] = field(default_factory=dict)
@@ -124,8 +123,7 @@ class Engine:
 
 
 class OneAgentEngine(Engine):
-    """An engine of one run whose whole state is one agent, `self.agent`, checkpointed as
-    `self.checkpoint` (the in-process, Ape-X and IMPALA engines)."""
+    """One run whose whole state is `self.agent`, checkpointed as `self.checkpoint`."""
 
     agent: Any
     checkpoint: tf.train.Checkpoint

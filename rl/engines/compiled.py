@@ -1,12 +1,9 @@
 """The compiled engine: TF-ops envs ("tf/CartPole-v1", `rl.envs.tf`), one XLA program per
 iteration (T steps x N envs + the update; `rl.compiled.programs`) for all the runs it trains.
 
-- Iterations are whole (a partial last rollout would retrace): env_steps ends at the first
-  multiple of T * N >= train_steps.
-- Checkpoints hold the envs' state (and an in-graph replay), so saving cuts no episode and resume
-  is exact (tests/compiled/test_compiled_resume.py).
-- `--copies N` trains the N seeds as one program where the agent has a multi-seed path.
-- TF envs do not render: no --record_video / --render.
+Iterations are whole (a partial last rollout would retrace), so a run ends at the first
+multiple of T * N >= train_steps. Checkpoints hold the envs' state, so saving cuts no episode and
+resume is exact. `--copies N` trains N seeds as one program where the agent has a multi-seed path.
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ def check_compiled(hparams: HParams, record_video: bool, render: bool) -> None:
 
 
 def group_runs(hparams: HParams, runs: list) -> list[list]:
-    """Runs resuming at the same env step train together: as ONE program when the agent has a
-    multi-seed path, else as many single-seed programs at a time as there are shards."""
+    """Runs resuming at the same env step train together: as ONE program, or one per shard."""
     by_step: dict[int, list] = {}
     for run in runs:
         by_step.setdefault(run.state["env_steps"], []).append(run)
@@ -73,11 +69,9 @@ def group_runs(hparams: HParams, runs: list) -> list[list]:
 
 
 class ProgramCache:
-    """A tuner's population programs, kept between its batches of trials (`rl.tune
-    --population`): a later batch with the same hparams, seeds and varying keys reuses the first
-    batch's program (no build, trace or compile), each member restored to its fresh build's
-    checkpoint (a member's initial state depends only on its seed, the same in every batch) and
-    given its own values (tensors of the program)."""
+    """A tuner's population programs (`rl.tune --population`): a later batch with the same
+    hparams, seeds and varying keys reuses the first batch's (no build, trace or compile), each
+    member restored to its fresh build (which depends only on its seed) with its own values."""
 
     def __init__(self) -> None:
         self._scratch = tempfile.TemporaryDirectory(prefix="rl_programs_")
@@ -135,8 +129,8 @@ class CompiledEngine(Engine):
         return self.members[index].checkpoint
 
     def _store_members(self) -> None:
-        """The stacked weights into every member's agent, at most once per iteration (once per
-        run that asks would cost `--copies N` a time that grows with N squared)."""
+        """The stacked weights into every member's agent once per iteration (not once per run:
+        `--copies N` would take a time that grows with N squared)."""
         if not self._members_current:
             self.group.store_to_members()
             self._members_current = True

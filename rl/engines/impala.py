@@ -1,6 +1,4 @@
-"""The IMPALA engine: N asynchronous Ray actors act, this process learns with V-trace
-(train.py --num_workers N > 1 with an agent whose class sets `asynchronous_actors`: impala).
-
+"""The IMPALA engine: N asynchronous Ray actors act, this process learns with V-trace.
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 3.
 

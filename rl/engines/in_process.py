@@ -1,13 +1,11 @@
 """The in-process engine: gymnasium vector envs stepped by `rl.rollout.driver.Driver`, the agent
 learning in this process, optionally under a tf.distribute strategy.
 
-Exact resume. Env simulator state is not generally serializable (Box2D, Atari), so every
+Exact resume: env simulator state is not generally serializable (Box2D, Atari), so every
 checkpoint is also an episode boundary: running episodes are cut (a truncation, bootstrapped
-through) and the envs reset with a seed derived from the number of cuts. An interrupted run and
-an uninterrupted one end with bit-identical weights (tests/test_resume.py).
-
-Strategies (docs/distributed.md): with MultiWorkerMirroredStrategy every worker runs the loop on
-its own envs and replay; only the chief writes the run dir, the others a scratch dir.
+through) and the envs reset with a seed derived from the number of cuts (tests/test_resume.py).
+With MultiWorkerMirroredStrategy every worker runs the loop on its own envs and replay; only the
+chief writes the run dir, the others a scratch dir (docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -57,8 +55,7 @@ def build_agent(
 
 
 def make_render_env(hparams: HParams, render_mode: str):
-    """One plain env (with the factory's wrappers) that renders; vector envs reset inside
-    the final step, so their last frame would show the next episode."""
+    """One plain env that renders (a vector env's last frame would show the next episode)."""
     use_offscreen_rendering()
     vec_env, _ = make_vector_env(
         hparams.env,
@@ -155,8 +152,7 @@ class InProcessEngine(OneAgentEngine):
         return [Iteration.from_episodes(steps, metrics, returns, lengths)]
 
     def log_metrics(self, index: int) -> dict[str, float]:
-        """The agent's scalars and, on Atari, the games of the whole log window (raw scores and
-        per-life returns): one iteration ends too few (3-6 in Breakout's 1,024 steps)."""
+        """Also, on Atari, the games of the whole log window: one iteration ends too few (3-6)."""
         metrics = super().log_metrics(index)
         game_scores = self.driver.stats.pop_game_scores()
         if game_scores:

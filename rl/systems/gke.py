@@ -129,9 +129,8 @@ class GkeSystem(KubernetesSystem):
         if args.num_workers > 1:
             return actor_shape(args, gpus, device.removesuffix(" each"))
         return JobShape(
-            # One worker: a failed Pod is replaced and resumes from the checkpoint. Several:
-            # MultiWorkerMirroredStrategy cannot continue without one of them, so the JobSet
-            # restarts them all and they resume from the chief's checkpoint.
+            # MultiWorkerMirroredStrategy cannot continue without one of its workers: a JobSet
+            # restarts them all.
             render=lambda spec: worker_job_manifests(
                 spec, workers, gpus_per_worker=gpus, gpu_type=args.gpu_type
             ),

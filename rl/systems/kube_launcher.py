@@ -35,8 +35,8 @@ SYSTEM_FLAGS = {
     "gke": ("workers", "gpus_per_worker", "gpu_type", "actor_nodes", "actor_node_cpus"),
 }
 LAUNCH_FLAGS = (*COMMON_FLAGS, *(flag for flags in SYSTEM_FLAGS.values() for flag in flags))
-# Where `--preemption_grace` must lie: above 0, and at most what still leaves
-# terminationGracePeriodSeconds (grace + 5 s) a plain integer a person would choose (1 hour).
+# `--preemption_grace` at most: terminationGracePeriodSeconds stays a plain number a person would
+# choose.
 MAX_PREEMPTION_GRACE_S = 3600.0
 # Never forwarded either: the Pod runs `--sys local`; --list/--help do not launch.
 NOT_FORWARDED = {"sys", "list", "help", *LAUNCH_FLAGS}

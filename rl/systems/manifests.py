@@ -166,10 +166,9 @@ def _headless_service(spec: JobSpec, port: int, port_name: str) -> Manifest:
 
 
 def pod_failure_policy(on_preemption: str) -> Manifest:
-    """The Job's rules, first match wins: a preempted Pod gets `on_preemption`, exit 2 or 3 fails
-    the Job at once, any other failure counts against `backoffLimit` (needs `restartPolicy: Never`).
-    `Ignore` (one-Pod Jobs) replaces the Pod for free; `FailJob` (a JobSet's child Job) fails it
-    with a message the JobSet's rules (`jobset_failure_policy`) read."""
+    """First match wins: a preempted Pod gets `on_preemption` (`Ignore`: replaced for free;
+    `FailJob`: a message `jobset_failure_policy` reads), exit 2 or 3 fails the Job at once, any
+    other failure counts against `backoffLimit` (needs `restartPolicy: Never`)."""
 
     def on_exit(action: str, *codes: int) -> Manifest:
         exits = {"containerName": CONTAINER, "operator": "In", "values": list(codes)}
@@ -225,8 +224,7 @@ FATAL_MESSAGES = (
 
 
 def jobset_failure_policy(max_restarts: int) -> Manifest:
-    """A preemption restarts the group for free, exit 2 or 3 fails the JobSet, anything else
-    restarts the group against `max_restarts`."""
+    """A preemption restarts the group for free, exit 2 or 3 fails it, else `max_restarts`."""
     return {
         "maxRestarts": max_restarts,
         # All old Pods (the chief writing its SIGTERM checkpoint among them) are gone before
@@ -354,12 +352,10 @@ RAY_VERSION = "2.60.0"  # requirements.txt's pin, which the image installs
 ACTOR_RESOURCE = "rl_actor"  # one per actor (train.py --actor_resources), CPUs-per-node per node
 ACTOR_GROUP = "actors"
 ACTOR_MEMORY_GIB = 1  # per actor slot: one Python + TensorFlow process on CPU
-# After the job ends, the cluster (and `kubectl logs` of its head) stays this long.
-RAYJOB_TTL_S = 600
-# The head container's preStop hook. The Ray job runs the learner in a session of its own and
-# SIGKILLs it once Ray stops, so before the kubelet's SIGTERM stops Ray the hook gives the
-# learner SIGTERM itself (it checkpoints and exits 75) and waits for it to end.
-# (`train[.]py` matches the learner's command line and not the hook's own.)
+RAYJOB_TTL_S = 600  # the cluster (and `kubectl logs` of its head) stays after the job
+# The head container's preStop hook: Ray SIGKILLs the learner once Ray stops, so before the
+# kubelet's SIGTERM stops Ray the hook gives the learner SIGTERM (it checkpoints and exits 75) and
+# waits for it to end. (`train[.]py` matches the learner's command line, not the hook's own.)
 LEARNER = f"{WORKDIR}/train[.]py"
 LEARNER_STOP = (
     f"for p in /proc/[0-9]*; do grep -qa '{LEARNER}' $p/cmdline 2>/dev/null && kill -TERM "
@@ -377,10 +373,8 @@ def rayjob_manifest(
     gpu_type: str | None = None,
     backoff_limit: int = CRASH_RETRIES,
 ) -> Manifest:
-    """A KubeRay RayJob: the learner is the entrypoint on the head Pod (with `--sys gke`'s GPUs),
-    `actor_nodes` CPU Pods hold one actor per CPU. A lost worker Pod is replaced by the RayCluster;
-    a failed Ray job (exit 75 after a preemption, or a crash) is retried `backoff_limit` times on a
-    new RayCluster and resumes from the gs:// checkpoint."""
+    """A KubeRay RayJob: the learner on the head Pod, one actor per CPU of `actor_nodes` Pods. A
+    failed Ray job (preempted or crashed) is retried `backoff_limit` times on a new RayCluster."""
 
     def pod(container: Manifest, **pod_spec: Any) -> Manifest:
         container = {
@@ -445,10 +439,7 @@ def rayjob_manifest(
 def tuner_job_manifests(
     spec: JobSpec, workers: int, backoff_limit: int, secret: str | None = None
 ) -> list[Manifest]:
-    """A Job of `workers` Pods, each one worker of one Optuna study; they share only the study's
-    storage (no Service, no TF_CONFIG). A failed Pod's running trial is failed by the heartbeat and
-    re-run elsewhere. `secret`'s `password` key becomes OPTUNA_DB_PASSWORD, substituted into the
-    args by Kubernetes, so the manifest carries no password."""
+    """A Job of `workers` Optuna study workers; the password comes from `secret`'s `password`."""
     if workers < 1:
         raise UserError(f"workers must be >= 1, got {workers}")
     env = _env({"PYTHONUNBUFFERED": "1", **spec.env})

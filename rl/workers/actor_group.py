@@ -1,5 +1,4 @@
-"""The learner's handle on its Ray actors (https://docs.ray.io): start or join Ray, start the
-actors, publish weights, receive blocks, restart failed actors, stop.
+"""The learner's handle on its Ray actors (https://docs.ray.io).
 
 - Ray: a small runtime started here (no dashboard, actors at the learner's niceness) or the
   cluster at --ray_address; `resources` (--actor_resources) pick the nodes actors land on.

@@ -1,9 +1,7 @@
-"""An Ape-X actor: steps its own envs with its own exploration and sends n-step transitions, with
-initial priorities, to the learner.
-
-Horgan et al. 2018, "Distributed Prioritized Experience Replay", https://arxiv.org/abs/1803.00933.
-A block is `workers.block_steps` vector steps, sent with the |TD errors| the actor's copy of the
-network computes (the paper's actor-side priorities: the learner's replay never has to guess).
+"""An Ape-X actor (Horgan et al. 2018, "Distributed Prioritized Experience Replay",
+https://arxiv.org/abs/1803.00933). A block is `workers.block_steps` vector steps, sent with the
+|TD errors| the actor's copy of the network computes (the paper's actor-side priorities: the
+learner's replay never has to guess).
 """
 
 from __future__ import annotations

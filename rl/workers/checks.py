@@ -1,6 +1,5 @@
 """`--num_workers` checks: every unsupported combination is a UserError before anything is
-written; `uses_apex` and `uses_asynchronous_actors` say which engine runs the workers (Ray
-actors for both; env worker processes for the other agents)."""
+written; `uses_apex` and `uses_asynchronous_actors` say which engine runs Ray actors."""
 
 from __future__ import annotations
 
@@ -57,25 +56,20 @@ def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strateg
             "distribution strategy is not supported; use one of the two"
         )
     check_exploration(hparams)
-    if not uses_apex(hparams):
-        if hparams.num_envs % n:
-            raise UserError(
-                f"--num_workers {n} splits the num_envs={hparams.num_envs} training env copies "
-                f"over {n} processes; use a num_envs that is a multiple of {n} "
-                f'(e.g. --hparam_override "num_envs={n * max(1, hparams.num_envs // n)}")'
-            )
-        if args.record_video and uses_asynchronous_actors(hparams):
-            raise UserError(
-                f"--record_video with --num_workers {n} (IMPALA actors) is not supported yet; "
-                "train, then film the agent with --training False --record_video True"
-            )
-        return
-    if args.record_video:
+    apex = uses_apex(hparams)
+    if not apex and hparams.num_envs % n:
         raise UserError(
-            f"--record_video with --num_workers {n} (Ape-X) is not supported yet; train, then "
+            f"--num_workers {n} splits the num_envs={hparams.num_envs} training env copies "
+            f"over {n} processes; use a num_envs that is a multiple of {n} "
+            f'(e.g. --hparam_override "num_envs={n * max(1, hparams.num_envs // n)}")'
+        )
+    kind = "Ape-X" if apex else "IMPALA actors" if uses_asynchronous_actors(hparams) else None
+    if args.record_video and kind:
+        raise UserError(
+            f"--record_video with --num_workers {n} ({kind}) is not supported yet; train, then "
             "film the agent with --training False --record_video True"
         )
-    if is_atari_id(hparams.env):
+    if apex and is_atari_id(hparams.env):
         raise UserError(
             f"--num_workers {n} (Ape-X) with Atari env {hparams.env!r} is not supported yet: "
             "its frame replay takes raw frames per env stream, not actors' n-step transitions; "

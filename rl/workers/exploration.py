@@ -1,12 +1,10 @@
 """Per-actor exploration for Ape-X, and the hparams an actor builds its agent copy from.
 
 Ape-X (Horgan et al. 2018, https://arxiv.org/abs/1803.00933, section 4.1) gives actor i of N a
-fixed epsilon_i = epsilon^(1 + alpha * i / (N - 1)) (0.4 down to 0.4^8 with the paper's values),
-so some actors explore hard while others play nearly greedily, and no schedule needs tuning.
-That is `workers.exploration = "apex"` for agents with an `epsilon` hparam; before
-`learning_starts` actors act uniformly at random, as the single-process agent does. "agent"
-keeps the agent's own schedule, evaluated at the learner's env step count. Agents without an
-epsilon keep their own exploration either way, with an RNG seed per actor.
+fixed epsilon (`workers.exploration = "apex"`, 0.4 down to 0.4^8; uniformly random before
+`learning_starts`), so some actors explore hard while others play nearly greedily and no schedule
+needs tuning. "agent" keeps the agent's own schedule at the learner's env step count; agents
+without an epsilon always keep their own.
 """
 
 from __future__ import annotations

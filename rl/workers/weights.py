@@ -1,9 +1,6 @@
-"""Which of the learner's variables its actors need (the policy's weights), and how they travel:
-one flat array, read by the learner and loaded by an actor with one compiled call each.
-
-The learner publishes it through Ray (rl/workers/actor_group.py). One array rather than one per
-variable: loading IMPALA's 8 CartPole variables one `assign` at a time cost an actor 0.9 ms of
-CPU per call, the compiled flat load 0.3 ms (docs/workers.md), and Ray serializes one buffer.
+"""The policy's weights an actor needs, as one flat array read and loaded with one compiled call
+each: loading IMPALA's 8 CartPole variables one `assign` at a time cost an actor 0.9 ms of CPU
+per call, the flat load 0.3 ms (docs/workers.md), and Ray serializes one buffer.
 """
 
 from __future__ import annotations
@@ -13,9 +10,8 @@ import tensorflow as tf
 
 
 def policy_variables(agent: tf.Module) -> list[tf.Variable]:
-    """What an actor needs to act and compute priorities: every Keras network's variables
-    (target networks too) and other trainable ones (SAC's temperature), in attribute-name order,
-    the same in every process. Counters, optimizer slots and RNG state are per process."""
+    """What an actor needs to act and compute priorities: every Keras network's variables (target
+    networks too) and other trainable ones (SAC's temperature), in attribute-name order."""
     out: list[tf.Variable] = []
     attributes = vars(agent)
     for name in sorted(attributes):
