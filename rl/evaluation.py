@@ -27,7 +27,7 @@ class EvalResult:
 
     returns: np.ndarray
     lengths: np.ndarray
-    # Atari only: raw full-game scores (== returns) and the reward sums of every life.
+    # Atari only: raw full-game scores (== returns) and the learned-from reward sum of each life.
     raw_scores: np.ndarray | None = None
     episode_returns: np.ndarray | None = None
     # With a step budget (`eval.step_budget`): episodes cut unfinished when it ran out.
@@ -129,7 +129,7 @@ def evaluate(
         life_returns += np.where(running, reward, 0.0)
         lengths += running
         ended = terminated | truncated
-        episode_start = ended
+        episode_start = ended  # a recurrent state restarts at every env episode (lost life)
         for i in np.flatnonzero(ended & running):
             episode_returns.append(float(life_returns[i]))
             life_returns[i] = 0.0

@@ -24,8 +24,7 @@ from rl.systems.manifests import (
     worker_job_manifests,
 )
 
-# An Indexed Job may have at most 100000 completions (batch/v1 JobSpec.completions).
-MAX_WORKERS = 100_000
+MAX_WORKERS = 100_000  # an Indexed Job's most completions (batch/v1 JobSpec.completions)
 # The most GPUs one GKE node has (a2-megagpu-16g: 16 x A100 40GB); a Pod cannot span nodes.
 MAX_GPUS_PER_WORKER = 16
 # --actor_node_cpus when not given: min(N, this), a node size GKE's CPU machine types all offer.

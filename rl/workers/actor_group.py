@@ -89,7 +89,8 @@ class ActorGroup:
                 self._submit(index)
 
     def take(self, max_blocks: int, timeout: float) -> list[dict[str, Any]]:
-        """Up to `max_blocks` finished blocks; waits up to `timeout` s for the first one only."""
+        """Up to `max_blocks` finished blocks; waits up to `timeout` s for the first one only.
+        Raises WorkerError for an actor out of restarts."""
         calls = list(self._calls)
         ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
         if ready:
