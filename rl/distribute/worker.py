@@ -44,7 +44,7 @@ def tpu_host_role(environ: Mapping[str, str]) -> WorkerRole:
 def worker_role(
     strategy: tf.distribute.Strategy, environ: Mapping[str, str] | None = None
 ) -> WorkerRole:
-    """This process's role under `strategy` (TF_CONFIG, or a multi-host TPU slice's variables)."""
+    """This process's role under `strategy` (TF_CONFIG, or a multi-host TPU slice's: untested)."""
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return tpu_host_role(os.environ if environ is None else environ)
     if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
@@ -57,5 +57,5 @@ def worker_role(
         return WorkerRole()
     # The cluster's order (TF's id_in_cluster): the chief first, then the workers.
     chief = resolver.task_type == "chief"
-    index = 0 if chief else int(resolver.task_id) + ("chief" in jobs)
+    index = 0 if chief else int(resolver.task_id) + int("chief" in jobs)
     return WorkerRole(index=index, count=count)

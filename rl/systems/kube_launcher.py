@@ -35,8 +35,7 @@ SYSTEM_FLAGS = {
     "gke": ("workers", "gpus_per_worker", "gpu_type", "actor_nodes", "actor_node_cpus"),
 }
 LAUNCH_FLAGS = (*COMMON_FLAGS, *(flag for flags in SYSTEM_FLAGS.values() for flag in flags))
-# `--preemption_grace` at most: terminationGracePeriodSeconds stays a plain number a person would
-# choose.
+# `--preemption_grace` is above 0 and at most an hour (a Pod's grace period is that + 5 s).
 MAX_PREEMPTION_GRACE_S = 3600.0
 # Never forwarded either: the Pod runs `--sys local`; --list/--help do not launch.
 NOT_FORWARDED = {"sys", "list", "help", *LAUNCH_FLAGS}
