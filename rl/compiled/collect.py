@@ -80,19 +80,10 @@ def collect(
     carries, outs = tf.scan(
         lambda acc, t: step(acc[0], t), tf.range(num_steps), initializer=(carry, out_init)
     )
-    state, ep_return, ep_length, done_count, done_return, done_length = tf.nest.map_structure(
-        lambda x: x[-1], carries
-    )
+    # carry: (state, episode_return, episode_length, episodes_done, their return, length sums)
+    last = tf.nest.map_structure(lambda x: x[-1], carries)
     names = ("obs", "action", "reward", "terminated", "truncated", "final_obs")
-    return CollectedSteps(
-        state,
-        ep_return,
-        ep_length,
-        dict(zip(names, outs, strict=True)),
-        done_count,
-        done_return,
-        done_length,
-    )
+    return CollectedSteps(*last[:3], dict(zip(names, outs, strict=True)), *last[3:])
 
 
 def greedy_episodes(

@@ -1,13 +1,10 @@
 """Many seeds of an on-policy agent (PPO, A2C, REINFORCE) in ONE XLA program per iteration.
 
 Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs; here the
-seeds share one trace, their envs step as one batch and the optimizer updates the stacked
-[S, ...] weights in one op per variable. It is S independent runs, not one run with S times the
-data (docs/compiled.md, "Many seeds in one program"): each seed's loss is the agent's own code,
-traced once and vectorized over the seed axis (`per_seed_map`), so the program does not hold a
-copy per seed and its trace and compile barely grow with S. PPO's `target_kl` would stop seeds
-after different step counts, so building raises `NotStackable` and the engine trains them as
-single-seed programs instead.
+seeds share one trace, step their envs as one batch and update the stacked [S, ...] weights in
+one op per variable. It is S independent runs (docs/compiled.md, "Many seeds in one program"):
+each seed's loss is the agent's own code vectorized over the seed axis (`per_seed_map`), so trace
+and compile barely grow with S. PPO's `target_kl` would stop seeds apart: `NotStackable`.
 """
 
 from __future__ import annotations
@@ -147,22 +144,18 @@ class CompiledPPOSeeds:
             samples = self._samples_batched(out.transitions, env.observe(out.state), weights)
         else:
             columns = {k: tf.split(v, num_seeds, axis=1) for k, v in out.transitions.items()}
-            last_next_obs = tf.split(env.observe(out.state), num_seeds)
-            per_seed = [
-                self._samples(s, {k: v[s] for k, v in columns.items()}, last_next_obs[s], weights)
-                for s in self.range
-            ]
+            columns["last_next_obs"] = tf.split(env.observe(out.state), num_seeds)
+            per_seed = []
+            for s in self.range:  # each seed's own `training_samples`
+                with self.stack.seed_scope(s, weights.per_seed):
+                    batch = {k: v[s] for k, v in columns.items()}
+                    per_seed.append(self.agents[s].training_samples(batch))
             samples = {key: tf.stack([x[key] for x in per_seed]) for key in per_seed[0]}
         metrics = self._update(samples)
         metrics["episodes_done"] = out.episodes_done
         metrics["episode_return_sum"] = out.episode_return_sum
         metrics["episode_length_sum"] = out.episode_length_sum
         return metrics
-
-    def _samples(self, s: int, batch: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """Seed s's flattened training samples: its agent's own `training_samples`."""
-        with self.stack.seed_scope(s, weights.per_seed):
-            return self.agents[s].training_samples({**batch, "last_next_obs": last_next_obs})
 
     def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
         """`OnPolicyAgent.training_samples` for all seeds at once, the forward passes batched; the
@@ -210,8 +203,7 @@ class CompiledPPOSeeds:
         return tf.reshape(rows, [self.num_seeds, -1, *rows.shape[1:]])
 
     def _by_seed_time_major(self, x: tf.Tensor) -> tf.Tensor:
-        """[T, S * N, ...] -> [S, T * N, ...], each seed's samples in `training_samples`
-        order."""
+        """[T, S * N, ...] -> [S, T * N, ...], each seed's samples in `training_samples` order."""
         num_steps, rest = x.shape[0], list(x.shape[2:])
         x = tf.reshape(x, [num_steps, self.num_seeds, -1, *rest])
         x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
@@ -325,9 +317,9 @@ class CompiledPPOSeeds:
             self.population.values[key].assign(value)
 
     def use_members(self, member_hparams: Sequence[HParams]) -> None:
-        """The traced program for new members that differ from the current ones only in the
-        population's values (a tuner's next batch of trials, `rl.engines.compiled.ProgramCache`):
-        their [S] values, and their hparams where the agents read them outside the program."""
+        """Reuses the traced program for members differing only in population values (a tuner's
+        next trials, `rl.engines.compiled.ProgramCache`): their [S] values and their hparams."""
+
         for key, value in self.population.values.items():
             value.assign([hparams.constant_number(key) for hparams in member_hparams])
         for member, hparams in zip(self.members, member_hparams, strict=True):

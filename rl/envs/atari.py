@@ -49,8 +49,8 @@ def is_atari_id(name: str) -> bool:
 
 
 def check_sticky_actions(env: str, sticky_actions: bool | None) -> None:
-    """`eval.sticky_actions` switches sticky actions on or off, which only Atari envs have
-    (UserError)."""
+    """UserError unless `env` is an Atari env, the only ones with sticky actions to switch."""
+
     if sticky_actions is not None and not is_atari_id(env):
         raise UserError(
             f"eval.sticky_actions={sticky_actions} applies to Atari envs only and "

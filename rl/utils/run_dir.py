@@ -32,8 +32,7 @@ from rl.utils.repro_facts import (
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
 # Keys that may change between a run and its resumption without --allow_hparams_change:
-# they set how long to train or which compiler runs it, not what is trained (`jit_compile`
-# became `auto` by default: runs saved with `true` resume under the new default).
+# they set how long to train or which compiler runs it, not what is trained.
 RESUMABLE_CHANGES = frozenset({"train_steps", "jit_compile"})
 
 
@@ -116,8 +115,7 @@ def check_resume_compatible(
 
 @functools.cache
 def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
-    """This code's git state and installed packages, read once per process (`--copies 8` used to
-    read the package list 8 times, ~0.2 s each, and run git 24 times)."""
+    """This code's git state and installed packages, read once per process (~0.2 s each)."""
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
 
 
