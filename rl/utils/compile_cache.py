@@ -69,9 +69,13 @@ def enable() -> Path | None:
     try:
         root.mkdir(parents=True, exist_ok=True)
         remove_abandoned(root)
-        private = Path(tempfile.mkdtemp(prefix=_private_name(), dir=root))
+        prefix = f"{_PRIVATE_PREFIX}{socket.gethostname()}-{os.getpid()}-"
+        private = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
         for entry in _entries(root):
-            _link(entry, private / entry.name)
+            try:
+                os.link(entry, private / entry.name)
+            except OSError:
+                (private / entry.name).symlink_to(entry)
     except OSError:
         return None  # a read-only or full disk: compile as if there were no cache
     os.environ["TF_XLA_FLAGS"] = f"{flags} {FLAG}={private}".strip()
@@ -148,17 +152,6 @@ def evict(root: Path, max_bytes: int) -> None:
 
 def _entries(directory: Path) -> list[Path]:
     return [p for p in directory.iterdir() if p.name.endswith(".pb") and not p.name.startswith(".")]
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        target.symlink_to(source)
-
-
-def _private_name() -> str:
-    return f"{_PRIVATE_PREFIX}{socket.gethostname()}-{os.getpid()}-"
 
 
 def _owner(name: str) -> tuple[str, int] | None:

@@ -33,11 +33,6 @@ def _close_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_close_in_forked_child)
 
 
-def is_remote(path: str) -> bool:
-    """gs://, ram:// and other tf.io.gfile schemes: no flock there."""
-    return "://" in path
-
-
 def _missing_dirs(path: str) -> list[str]:
     """`path` and its ancestors that do not exist yet, deepest first."""
     missing = []
@@ -82,7 +77,7 @@ class RunDirLock:
 
     def acquire(self) -> None:
         """Takes the lock without waiting, and writes this process's pid and host into it."""
-        if is_remote(self.run_dir) or self.held:
+        if "://" in self.run_dir or self.held:  # gs://, ram://, ...: no flock there
             return
         directory = os.path.dirname(self.path)
         while True:
