@@ -63,8 +63,7 @@ class CompiledRun:
 
     # ------------------------------------------------------------------------ training
     def _collect(self, after_step=None):
-        """T exploring steps of the N envs from their variables, which are then updated
-        (`rl.compiled.collect.collect`'s output: transitions, final state, episode sums)."""
+        """T exploring steps from the envs' variables, then updated (`collect`'s output)."""
         agent, env_vars = self.agent, self.env_vars
         out = collect(
             self.env,
@@ -105,8 +104,7 @@ class CompiledRun:
 
     # ---------------------------------------------------------------------- inspection
     def variables(self) -> dict[str, np.ndarray]:
-        """Every saved value of the run state (agent, optimizer, generator, envs, ...), by
-        checkpoint key: what a checkpoint holds, read back from a scratch write."""
+        """Every value a checkpoint of the run holds (agent, optimizer, envs, ...), by key."""
         return checkpoint_values(self.checkpoint)
 
 

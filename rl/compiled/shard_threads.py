@@ -30,9 +30,8 @@ def usable_cores() -> int:
 
 
 def shard_count(hparams: HParams, num_seeds: int) -> int:
-    """How many concurrent programs `num_seeds` seeds are split into: `hparams.seed_shards` when >
-    0; 0 means one per usable core on a CPU-only host, one with a GPU or TPU. Never more than the
-    seeds."""
+    """How many concurrent programs `num_seeds` seeds are split into (at most one per seed):
+    `hparams.seed_shards`, or where that is 0 one per usable core on a CPU-only host, else one."""
     wanted = int(hparams.seed_shards)
     if wanted <= 0:
         accelerated = any(tf.config.list_physical_devices(kind) for kind in ("GPU", "TPU"))

@@ -86,12 +86,9 @@ class GameScore(gym.Wrapper):
 
 
 class EpisodicLife(gym.Wrapper):
-    """A lost life ends the episode (terminated), without restarting the game.
-
-    `reset` after such an episode continues the same game with one NOOP step; it restarts the
-    game only after game over, a time limit, or when given a seed or options (the trainer's
-    seeded resets start fresh games). Mnih et al. 2015; baselines' EpisodicLifeEnv.
-    """
+    """A lost life ends the episode (terminated) without restarting the game (Mnih et al. 2015;
+    baselines' EpisodicLifeEnv): `reset` then continues the game with one NOOP step, and restarts it
+    only after game over, a time limit, or given a seed or options (the trainer's seeded resets)."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)

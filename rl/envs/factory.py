@@ -173,6 +173,5 @@ def make_vector_env(
 
 
 def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
-    """Raises UserError if `name` does not resolve to an env, or (given `env_kwargs`) if its
-    constructor does not take one of those keys. Builds nothing."""
+    """UserError if `name` resolves to no env, or its constructor refuses an `env_kwargs` key."""
     _single_env_thunk(name, dict(env_kwargs or {}))

@@ -172,11 +172,8 @@ class GroupedAsyncVectorEnv(gym.vector.VectorEnv):
 
 
 def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict[str, Any]:
-    """Concatenates the vector-env infos of consecutive groups of `group_size` copies into one.
-
-    Each group's info maps keys to arrays over its copies (with `_key` masks, and nested dicts
-    such as "final_info"); a key some groups lack is filled with zeros / None / False there.
-    """
+    """Concatenates the vector-env infos of consecutive groups of `group_size` copies (arrays with
+    `_key` masks, nested dicts such as "final_info"); a key a group lacks is zeros / None there."""
     out: dict[str, Any] = {}
     for key in dict.fromkeys(key for info in infos for key in info):
         present = next(info[key] for info in infos if key in info)

@@ -136,8 +136,7 @@ class ChunkStore:
         return None
 
     def sweep(self, referenced: set[str]) -> int:
-        """Removes every chunk no kept checkpoint lists (and temporaries of killed writes);
-        returns how many."""
+        """Removes chunks no kept checkpoint lists (and killed writes' temporaries); how many."""
         if not tf.io.gfile.isdir(self.directory):
             return 0
         removed = 0

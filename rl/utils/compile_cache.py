@@ -54,9 +54,8 @@ def _host_key() -> str:
 
 def enable() -> Path | None:
     """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the shared
-    cache, publishing this process's new entries at exit. Call before TensorFlow's runtime starts
-    (it reads TF_XLA_FLAGS once). Returns the private directory, or None when the cache is off, the
-    user set their own, or it cannot be created."""
+    cache; this process's new entries are published at exit. Call before TensorFlow's runtime starts
+    (it reads TF_XLA_FLAGS once). None when the cache is off, user-set, or cannot be created."""
     global _private
     if _private is not None:
         return _private

@@ -46,8 +46,7 @@ def device_type() -> str:
 
 
 def is_convolutional(model: str, obs_shape: Sequence[int]) -> bool:
-    """Whether torso `model` convolves over observations of `obs_shape`: the Nature CNN, or `auto`
-    on [H, W, C] images."""
+    """Whether torso `model` convolves: the Nature CNN, or `auto` on [H, W, C] observations."""
     return model == "cnn" or len(obs_shape) == 3
 
 

@@ -86,8 +86,7 @@ def tf_determinism() -> dict[str, Any]:
 
 
 def devices() -> list[dict[str, Any]]:
-    """The physical devices TF sees, with the details TF reports (GPU model, compute
-    capability)."""
+    """The physical devices TF sees, with their details (GPU model, compute capability)."""
     out = []
     for device in tf.config.list_physical_devices():
         entry: dict[str, Any] = {"name": device.name, "type": device.device_type}

@@ -41,8 +41,7 @@ def run_dir_path(output_dir: str, copy_index: int) -> str:
 
 
 def check_writable(output_dir: str) -> None:
-    """Raises UserError if `output_dir` cannot be created/written (local paths only; remote
-    filesystems report their own errors on first write)."""
+    """UserError if a local `output_dir` cannot be created/written (remote ones fail on write)."""
     if "://" in output_dir:
         return
     path = os.path.abspath(output_dir)

@@ -134,8 +134,7 @@ class VideoRecorder:
     def record_episode(
         self, frames: Sequence[np.ndarray], env_steps: int, episode: int, tag: str = "eval"
     ) -> str:
-        """Encodes `frames` (HxWx3 uint8) and returns the new file's path; an existing file is never
-        overwritten (the name gets `_1`, `_2`, ...)."""
+        """Encodes `frames` (HxWx3 uint8) into a new file (`_1`, `_2`, ... if taken): its path."""
         name = self.filename(env_steps, episode, tag)
         video = _stack_frames(frames)
         tf.io.gfile.makedirs(self.directory)

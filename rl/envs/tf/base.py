@@ -110,12 +110,9 @@ def uniform_draws(key: tf.Tensor, episode: tf.Tensor, count: int, dtype: tf.DTyp
 
 
 class TFEnv:
-    """Base of the TF-ops envs: reset, step, time limit and auto-reset around three hooks.
-
-    A subclass sets the class attributes and fills `_initial_physics` (uniforms -> state, the
-    gymnasium `reset`), `_dynamics` (state, action -> next state, reward, terminated: the
-    gymnasium `step` without the time limit) and `_observe` (state -> float32 obs).
-    """
+    """Base of the TF-ops envs: reset, step, time limit and auto-reset around three hooks a subclass
+    fills: `_initial_physics` (uniforms -> state: gymnasium's `reset`), `_dynamics` (state, action
+    -> next state, reward, terminated: its `step` without the time limit) and `_observe`."""
 
     env_id: ClassVar[str]
     observation_spec: ClassVar[BoxSpec]
