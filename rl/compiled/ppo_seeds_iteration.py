@@ -115,28 +115,21 @@ class CompiledPPOSeeds:
     def run_iteration(self) -> list[dict[str, float]]:
         """One compiled iteration of every seed; per-seed metrics (one host sync)."""
         out = {name: value.numpy() for name, value in self.iteration().items()}
-        return [{name: float(value[s]) for name, value in out.items()} for s in self.range]
-
-    @property
-    def range(self) -> range:
-        return range(self.num_seeds)
+        return [
+            {name: float(value[s]) for name, value in out.items()} for s in range(self.num_seeds)
+        ]
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        num_seeds, env, env_vars = self.num_seeds, self.env, self.env_vars
+        num_seeds, env = self.num_seeds, self.env
         weights = self._weights()  # the acting weights: unchanged during the rollout
         out = collect(
             env,
             self.spec,
-            env_vars.read(),
-            env_vars.episode_return.read_value(),
-            env_vars.episode_length.read_value(),
+            self.env_vars,
             lambda obs: self._act(weights, obs, explore=True),
             self.num_steps,
             num_seeds,
         )
-        env_vars.write(out.state)
-        env_vars.episode_return.assign(out.episode_return)
-        env_vars.episode_length.assign(out.episode_length)
         for agent in self.agents:
             agent.env_steps.assign_add(self.steps_per_iteration)
 
@@ -146,7 +139,7 @@ class CompiledPPOSeeds:
             columns = {k: tf.split(v, num_seeds, axis=1) for k, v in out.transitions.items()}
             columns["last_next_obs"] = tf.split(env.observe(out.state), num_seeds)
             per_seed = []
-            for s in self.range:  # each seed's own `training_samples`
+            for s in range(num_seeds):  # each seed's own `training_samples`
                 with self.stack.seed_scope(s, weights.per_seed):
                     batch = {k: v[s] for k, v in columns.items()}
                     per_seed.append(self.agents[s].training_samples(batch))
@@ -309,9 +302,9 @@ class CompiledPPOSeeds:
         }
 
     def _exploit_explore(self, source: tf.Tensor, values: dict[str, tf.Tensor]) -> None:
-        """Population-based training between iterations (`rl.tune.pbt`): member s takes member
-        `source[s]`'s weights and optimizer slots, and `values[key][s]` of each population key.
-        Tensor arguments: one trace serves every exploit and explore."""
+        """PBT between iterations (`rl.tune.pbt`): member s takes member `source[s]`'s weights,
+        optimizer slots and `values[key][s]` of each population key; tensor arguments, so one
+        trace serves all."""
         self.stack.copy_members(source)
         for key, value in values.items():
             self.population.values[key].assign(value)
@@ -340,7 +333,7 @@ class CompiledPPOSeeds:
         returns, lengths = self._evaluators[num_envs](tf.constant(seeds, tf.int64))
         returns = returns.numpy().astype(np.float64)
         lengths = lengths.numpy().astype(np.int64)
-        return [(returns[s], lengths[s]) for s in self.range]
+        return [(returns[s], lengths[s]) for s in range(self.num_seeds)]
 
     def _evaluate(self, seeds: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
         # Every seed's reset in one vectorized trace; [S, N, ...] -> [S * N, ...] seed-major rows.

@@ -109,9 +109,8 @@ class SeedStack(tf.Module):
         return losses, norms, aux
 
     def copy_members(self, source: tf.Tensor) -> None:
-        """Seed s takes seed `source[s]`'s weights and optimizer slots (PBT's exploit; a row
-        with source[s] == s keeps its own): one gather per stacked variable, so a traced caller
-        serves every choice of who copies whom."""
+        """Seed s takes seed `source[s]`'s weights and optimizer slots (PBT's exploit): one gather
+        per stacked variable, so a traced caller serves every choice of who copies whom."""
         pairs = zip(self.optimizer.variables, self.agents[0].optimizer.variables, strict=True)
         slots = [stacked for stacked, single in pairs if _is_stacked(stacked, single)]
         for variable in [*self.stacked, *slots]:

@@ -51,8 +51,8 @@ def is_convolutional(model: str, obs_shape: Sequence[int]) -> bool:
 
 
 def choose_compiler(setting: bool | str, convolutional: bool, device: str) -> CompilerChoice:
-    """The compiler for an agent's functions: `setting` is the `jit_compile` hparam (an explicit
-    bool applies to the learner and leaves acting on TF's kernels, as before `auto` existed)."""
+    """The compiler for an agent's functions; `setting` is the `jit_compile` hparam (an explicit
+    bool applies to the learner and leaves acting on TF's kernels)."""
     if isinstance(setting, bool):
         return CompilerChoice(setting, False, f"jit_compile={setting}")
     if setting != AUTO:

@@ -75,8 +75,7 @@ def _op_determinism_enabled() -> bool | None:
 
 
 def tf_determinism() -> dict[str, Any]:
-    """TF's op-determinism switch, its thread pools and the environment variables that change
-    kernel choice (None where unset)."""
+    """TF's op-determinism switch, thread pools and the kernel-choosing environment variables."""
     return {
         "op_determinism": _op_determinism_enabled(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),

@@ -28,6 +28,7 @@ from rl.utils.repro_facts import (
     installed_packages,
     tf_determinism,
 )
+from rl.utils.run_dir_lock import missing_dirs
 
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
@@ -44,13 +45,8 @@ def check_writable(output_dir: str) -> None:
     """UserError if a local `output_dir` cannot be created/written (remote ones fail on write)."""
     if "://" in output_dir:
         return
-    path = os.path.abspath(output_dir)
-    probe = path
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
+    missing = missing_dirs(os.path.abspath(output_dir))
+    probe = os.path.dirname(missing[-1]) if missing else os.path.abspath(output_dir)
     if not os.path.isdir(probe):
         raise UserError(
             f"--output_dir {output_dir!r}: {probe!r} is a file, not a directory; "

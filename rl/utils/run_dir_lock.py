@@ -33,7 +33,7 @@ def _close_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_close_in_forked_child)
 
 
-def _missing_dirs(path: str) -> list[str]:
+def missing_dirs(path: str) -> list[str]:
     """`path` and its ancestors that do not exist yet, deepest first."""
     missing = []
     while not os.path.exists(path):
@@ -81,7 +81,7 @@ class RunDirLock:
             return
         directory = os.path.dirname(self.path)
         while True:
-            missing = _missing_dirs(directory)
+            missing = missing_dirs(directory)
             if len(missing) > len(self._created_dirs):
                 self._created_dirs = missing
             os.makedirs(directory, exist_ok=True)

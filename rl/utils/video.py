@@ -56,9 +56,9 @@ def display_available() -> bool:
 
 
 def use_offscreen_rendering() -> bool:
-    """Without a display, points SDL at its "dummy" video driver (else it probes X11/Wayland and
-    prints errors such as "XDG_RUNTIME_DIR is invalid"); returns whether it did. A user's
-    SDL_VIDEODRIVER is left alone."""
+    """Without a display (and no user SDL_VIDEODRIVER), points SDL at its "dummy" video driver, else
+    it probes X11/Wayland and prints errors ("XDG_RUNTIME_DIR is invalid"); returns whether it
+    did."""
     if display_available() or "SDL_VIDEODRIVER" in os.environ:
         return False
     os.environ["SDL_VIDEODRIVER"] = "dummy"
