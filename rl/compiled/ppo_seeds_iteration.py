@@ -57,11 +57,10 @@ class CompiledPPOSeeds:
         """`member_hparams`: each seed's own hparams (a population), else `hparams` for all."""
         self.hp = hparams
         self.env = env
-        self.seeds = list(seeds)
-        member_hparams = list(member_hparams or [hparams] * len(self.seeds))
+        member_hparams = list(member_hparams or [hparams] * len(seeds))
         self.members = [
             CompiledPPO(member, env, seed)
-            for member, seed in zip(member_hparams, self.seeds, strict=True)
+            for member, seed in zip(member_hparams, seeds, strict=True)
         ]
         self.agents = [member.agent for member in self.members]
         self.population = PopulationValues(member_hparams)

@@ -58,10 +58,6 @@ class MultiAgentEnv(gym.Env):
         self.metadata = {**type(self).metadata, **getattr(parallel_env, "metadata", {})}
         self._ended: dict[str, str] = {}  # agent -> "terminated" | "truncated" this episode
 
-    @property
-    def num_agents(self) -> int:
-        return len(self.agent_names)
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
