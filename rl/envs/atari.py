@@ -143,6 +143,7 @@ class ChannelsLast(gym.ObservationWrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         space = env.observation_space
+        self.frame_stack = int(space.shape[0])
         self.observation_space = gym.spaces.Box(
             low=np.moveaxis(space.low, 0, -1),
             high=np.moveaxis(space.high, 0, -1),

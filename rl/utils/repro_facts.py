@@ -101,15 +101,13 @@ def devices() -> list[dict[str, Any]]:
 
 def cpu() -> dict[str, Any]:
     """The CPU model (Linux: /proc/cpuinfo), architecture and core count."""
-    model = None
+    names = ("model name", "hardware", "cpu model")
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    model = line.split(":", 1)[1].strip()
-                    break
+            lines = (line for line in f if line.lower().startswith(names))
+            model = next((line.split(":", 1)[1].strip() for line in lines), None)
     except OSError:
-        pass
+        model = None
     return {
         "model": model or platform.processor() or None,
         "machine": platform.machine(),
