@@ -63,23 +63,15 @@ class CompiledRun:
 
     # ------------------------------------------------------------------------ training
     def _collect(self, after_step=None):
-        """T exploring steps of the N envs from their variables, which are then updated
-        (`rl.compiled.collect.collect`'s output: transitions, final state, episode sums)."""
-        agent, env_vars = self.agent, self.env_vars
-        out = collect(
+        """T exploring steps from the envs' variables, then updated (`collect`'s output)."""
+        return collect(
             self.env,
             self.spec,
-            env_vars.read(),
-            env_vars.episode_return.read_value(),
-            env_vars.episode_length.read_value(),
-            lambda obs: agent.act(obs, explore=True),
+            self.env_vars,
+            lambda obs: self.agent.act(obs, explore=True),
             self.num_steps,
             after_step=after_step,
         )
-        env_vars.write(out.state)
-        env_vars.episode_return.assign(out.episode_return)
-        env_vars.episode_length.assign(out.episode_length)
-        return out
 
     def run_iteration(self) -> dict[str, float]:
         """One compiled iteration; its metrics as Python floats (one host sync)."""
@@ -105,8 +97,7 @@ class CompiledRun:
 
     # ---------------------------------------------------------------------- inspection
     def variables(self) -> dict[str, np.ndarray]:
-        """Every saved value of the run state (agent, optimizer, generator, envs, ...), by
-        checkpoint key: what a checkpoint holds, read back from a scratch write."""
+        """Every value a checkpoint of the run holds (agent, optimizer, envs, ...), by key."""
         return checkpoint_values(self.checkpoint)
 
 

@@ -34,8 +34,7 @@ class StackedForward:
 
     @classmethod
     def for_agents(cls, agents: Sequence[Agent], stack: SeedStack) -> StackedForward | None:
-        """The batched pass for these agents' actor-critic, or None when it does not apply or
-        does not reproduce the agents' own models on a probe batch."""
+        """The batched pass, or None where it does not apply or differs from the agents' models."""
         forward = cls(agents[0], stack)
         spec = agents[0].spec
         probe = np.random.default_rng(0).uniform(-1, 1, [len(agents), 7, *spec.obs_shape])

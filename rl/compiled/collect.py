@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from rl.compiled.env_variables import EnvVariables
 from rl.envs.spec import EnvSpec
 from rl.envs.tf import EnvState, TFEnv
 
@@ -16,12 +17,10 @@ Act = Callable[[tf.Tensor], tf.Tensor]
 
 
 class CollectedSteps(NamedTuple):
-    """What `collect` returns: the envs' next state and episode stats, and the time-major
-    [T, S * N, ...] transitions, with per-seed [S] sums over the episodes that ended."""
+    """What `collect` returns: the envs' next state, the time-major [T, S * N, ...] transitions,
+    and per-seed [S] sums over the episodes that ended."""
 
     state: EnvState
-    episode_return: tf.Tensor  # [S * N] running returns of unfinished episodes
-    episode_length: tf.Tensor  # [S * N]
     transitions: dict[str, tf.Tensor]  # obs, action, reward, terminated, truncated, final_obs
     episodes_done: tf.Tensor  # [S] episodes that ended during the rollout
     episode_return_sum: tf.Tensor  # [S] sum of their returns
@@ -31,16 +30,16 @@ class CollectedSteps(NamedTuple):
 def collect(
     env: TFEnv,
     spec: EnvSpec,
-    state: EnvState,
-    episode_return: tf.Tensor,
-    episode_length: tf.Tensor,
+    env_vars: EnvVariables,
     act: Act,
     num_steps: int,
     num_seeds: int = 1,
     after_step: Callable[[], None] | None = None,
 ) -> CollectedSteps:
-    """Steps the S * N envs `num_steps` times acting with `act`; `after_step` runs once per
-    step (e.g. the agents' env-step counters, which exploration schedules read)."""
+    """Steps the S * N envs of `env_vars` `num_steps` times acting with `act`, and writes their
+    next state and running episode stats back; `after_step` runs once per step (e.g. the agents'
+    env-step counters, which exploration schedules read)."""
+    state = env_vars.read()
     rows = int(state.elapsed.shape[0])
 
     def per_seed(x: tf.Tensor) -> tf.Tensor:
@@ -66,7 +65,8 @@ def collect(
         return carry, (obs, action, ts.reward, ts.terminated, ts.truncated, ts.final_obs)
 
     zeros = tf.zeros([num_seeds])
-    carry = (state, episode_return, episode_length, zeros, zeros, zeros)
+    episode_stats = (env_vars.episode_return.read_value(), env_vars.episode_length.read_value())
+    carry = (state, *episode_stats, zeros, zeros, zeros)
     action_dtype = tf.int64 if spec.discrete else tf.float32
     obs_shape, action_shape = list(spec.obs_shape), list(spec.action_shape)
     out_init = (
@@ -80,19 +80,12 @@ def collect(
     carries, outs = tf.scan(
         lambda acc, t: step(acc[0], t), tf.range(num_steps), initializer=(carry, out_init)
     )
-    state, ep_return, ep_length, done_count, done_return, done_length = tf.nest.map_structure(
-        lambda x: x[-1], carries
-    )
+    state, ep_return, ep_length, *sums = tf.nest.map_structure(lambda x: x[-1], carries)
+    env_vars.write(state)
+    env_vars.episode_return.assign(ep_return)
+    env_vars.episode_length.assign(ep_length)
     names = ("obs", "action", "reward", "terminated", "truncated", "final_obs")
-    return CollectedSteps(
-        state,
-        ep_return,
-        ep_length,
-        dict(zip(names, outs, strict=True)),
-        done_count,
-        done_return,
-        done_length,
-    )
+    return CollectedSteps(state, dict(zip(names, outs, strict=True)), *sums)
 
 
 def greedy_episodes(

@@ -9,6 +9,8 @@ set of S * N rows that steps as one batch, every row computing exactly what it w
 
 from __future__ import annotations
 
+import functools
+
 import tensorflow as tf
 
 from rl.envs.tf import EnvState, TFEnv
@@ -21,18 +23,13 @@ class EnvVariables(tf.Module):
     def __init__(self, env: TFEnv, num_envs: int, seed: int) -> None:
         super().__init__(name="env_variables")
         state, _ = env.reset(seed, num_envs)
-        self.physics = tf.Variable(state.physics, trainable=False, name="physics")
-        self.elapsed = tf.Variable(state.elapsed, trainable=False, name="elapsed")
-        self.key = tf.Variable(tf.bitcast(state.key, tf.int32), trainable=False, name="key")
-        self.episode = tf.Variable(
-            tf.bitcast(state.episode, tf.int32), trainable=False, name="episode"
-        )
-        self.episode_return = tf.Variable(
-            tf.zeros([num_envs], tf.float32), trainable=False, name="episode_return"
-        )
-        self.episode_length = tf.Variable(
-            tf.zeros([num_envs], tf.int32), trainable=False, name="episode_length"
-        )
+        variable = functools.partial(tf.Variable, trainable=False)
+        self.physics = variable(state.physics, name="physics")
+        self.elapsed = variable(state.elapsed, name="elapsed")
+        self.key = variable(tf.bitcast(state.key, tf.int32), name="key")
+        self.episode = variable(tf.bitcast(state.episode, tf.int32), name="episode")
+        self.episode_return = variable(tf.zeros([num_envs], tf.float32), name="episode_return")
+        self.episode_length = variable(tf.zeros([num_envs], tf.int32), name="episode_length")
 
     def read(self) -> EnvState:
         return EnvState(

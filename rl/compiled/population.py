@@ -100,8 +100,7 @@ class PopulationValues(tf.Module):
         return self.values.get(key)
 
     def per_column(self, key: str, columns_per_member: int) -> tf.Tensor | None:
-        """[S * C] values for member-major columns (C envs of member 0, then member 1, ...);
-        None when the members share the set's value."""
+        """[S * C] values for member-major env columns; None when the members share the value."""
         value = self.values.get(key)
         if value is None:
             return None

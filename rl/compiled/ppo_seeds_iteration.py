@@ -1,13 +1,10 @@
 """Many seeds of an on-policy agent (PPO, A2C, REINFORCE) in ONE XLA program per iteration.
 
 Why: `--copies N` on a TF-ops env would otherwise trace, compile and run N programs; here the
-seeds share one trace, their envs step as one batch and the optimizer updates the stacked
-[S, ...] weights in one op per variable. It is S independent runs, not one run with S times the
-data (docs/compiled.md, "Many seeds in one program"): each seed's loss is the agent's own code,
-traced once and vectorized over the seed axis (`per_seed_map`), so the program does not hold a
-copy per seed and its trace and compile barely grow with S. PPO's `target_kl` would stop seeds
-after different step counts, so building raises `NotStackable` and the engine trains them as
-single-seed programs instead.
+seeds share one trace, step their envs as one batch and update the stacked [S, ...] weights in
+one op per variable. It is S independent runs (docs/compiled.md, "Many seeds in one program"):
+each seed's loss is the agent's own code vectorized over the seed axis (`per_seed_map`), so trace
+and compile barely grow with S. PPO's `target_kl` would stop seeds apart: `NotStackable`.
 """
 
 from __future__ import annotations
@@ -60,11 +57,10 @@ class CompiledPPOSeeds:
         """`member_hparams`: each seed's own hparams (a population), else `hparams` for all."""
         self.hp = hparams
         self.env = env
-        self.seeds = list(seeds)
-        member_hparams = list(member_hparams or [hparams] * len(self.seeds))
+        member_hparams = list(member_hparams or [hparams] * len(seeds))
         self.members = [
             CompiledPPO(member, env, seed)
-            for member, seed in zip(member_hparams, self.seeds, strict=True)
+            for member, seed in zip(member_hparams, seeds, strict=True)
         ]
         self.agents = [member.agent for member in self.members]
         self.population = PopulationValues(member_hparams)
@@ -118,28 +114,21 @@ class CompiledPPOSeeds:
     def run_iteration(self) -> list[dict[str, float]]:
         """One compiled iteration of every seed; per-seed metrics (one host sync)."""
         out = {name: value.numpy() for name, value in self.iteration().items()}
-        return [{name: float(value[s]) for name, value in out.items()} for s in self.range]
-
-    @property
-    def range(self) -> range:
-        return range(self.num_seeds)
+        return [
+            {name: float(value[s]) for name, value in out.items()} for s in range(self.num_seeds)
+        ]
 
     def _iteration(self) -> dict[str, tf.Tensor]:
-        num_seeds, env, env_vars = self.num_seeds, self.env, self.env_vars
+        num_seeds, env = self.num_seeds, self.env
         weights = self._weights()  # the acting weights: unchanged during the rollout
         out = collect(
             env,
             self.spec,
-            env_vars.read(),
-            env_vars.episode_return.read_value(),
-            env_vars.episode_length.read_value(),
+            self.env_vars,
             lambda obs: self._act(weights, obs, explore=True),
             self.num_steps,
             num_seeds,
         )
-        env_vars.write(out.state)
-        env_vars.episode_return.assign(out.episode_return)
-        env_vars.episode_length.assign(out.episode_length)
         for agent in self.agents:
             agent.env_steps.assign_add(self.steps_per_iteration)
 
@@ -147,22 +136,18 @@ class CompiledPPOSeeds:
             samples = self._samples_batched(out.transitions, env.observe(out.state), weights)
         else:
             columns = {k: tf.split(v, num_seeds, axis=1) for k, v in out.transitions.items()}
-            last_next_obs = tf.split(env.observe(out.state), num_seeds)
-            per_seed = [
-                self._samples(s, {k: v[s] for k, v in columns.items()}, last_next_obs[s], weights)
-                for s in self.range
-            ]
+            columns["last_next_obs"] = tf.split(env.observe(out.state), num_seeds)
+            per_seed = []
+            for s in range(num_seeds):  # each seed's own `training_samples`
+                with self.stack.seed_scope(s, weights.per_seed):
+                    batch = {k: v[s] for k, v in columns.items()}
+                    per_seed.append(self.agents[s].training_samples(batch))
             samples = {key: tf.stack([x[key] for x in per_seed]) for key in per_seed[0]}
         metrics = self._update(samples)
         metrics["episodes_done"] = out.episodes_done
         metrics["episode_return_sum"] = out.episode_return_sum
         metrics["episode_length_sum"] = out.episode_length_sum
         return metrics
-
-    def _samples(self, s: int, batch: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """Seed s's flattened training samples: its agent's own `training_samples`."""
-        with self.stack.seed_scope(s, weights.per_seed):
-            return self.agents[s].training_samples({**batch, "last_next_obs": last_next_obs})
 
     def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
         """`OnPolicyAgent.training_samples` for all seeds at once, the forward passes batched; the
@@ -210,8 +195,7 @@ class CompiledPPOSeeds:
         return tf.reshape(rows, [self.num_seeds, -1, *rows.shape[1:]])
 
     def _by_seed_time_major(self, x: tf.Tensor) -> tf.Tensor:
-        """[T, S * N, ...] -> [S, T * N, ...], each seed's samples in `training_samples`
-        order."""
+        """[T, S * N, ...] -> [S, T * N, ...], each seed's samples in `training_samples` order."""
         num_steps, rest = x.shape[0], list(x.shape[2:])
         x = tf.reshape(x, [num_steps, self.num_seeds, -1, *rest])
         x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
@@ -317,17 +301,17 @@ class CompiledPPOSeeds:
         }
 
     def _exploit_explore(self, source: tf.Tensor, values: dict[str, tf.Tensor]) -> None:
-        """Population-based training between iterations (`rl.tune.pbt`): member s takes member
-        `source[s]`'s weights and optimizer slots, and `values[key][s]` of each population key.
-        Tensor arguments: one trace serves every exploit and explore."""
+        """PBT between iterations (`rl.tune.pbt`): member s takes member `source[s]`'s weights,
+        optimizer slots and `values[key][s]` of each population key; tensor arguments, so one
+        trace serves all."""
         self.stack.copy_members(source)
         for key, value in values.items():
             self.population.values[key].assign(value)
 
     def use_members(self, member_hparams: Sequence[HParams]) -> None:
-        """The traced program for new members that differ from the current ones only in the
-        population's values (a tuner's next batch of trials, `rl.engines.compiled.ProgramCache`):
-        their [S] values, and their hparams where the agents read them outside the program."""
+        """Reuses the traced program for members differing only in population values (a tuner's
+        next trials, `rl.engines.compiled.ProgramCache`): their [S] values and their hparams."""
+
         for key, value in self.population.values.items():
             value.assign([hparams.constant_number(key) for hparams in member_hparams])
         for member, hparams in zip(self.members, member_hparams, strict=True):
@@ -348,7 +332,7 @@ class CompiledPPOSeeds:
         returns, lengths = self._evaluators[num_envs](tf.constant(seeds, tf.int64))
         returns = returns.numpy().astype(np.float64)
         lengths = lengths.numpy().astype(np.int64)
-        return [(returns[s], lengths[s]) for s in self.range]
+        return [(returns[s], lengths[s]) for s in range(self.num_seeds)]
 
     def _evaluate(self, seeds: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:
         # Every seed's reset in one vectorized trace; [S, N, ...] -> [S * N, ...] seed-major rows.

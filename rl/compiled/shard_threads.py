@@ -9,6 +9,7 @@ benchmarks/compiled_seeds.py), so it is opt-in. Sharding changes wall time, not 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -29,27 +30,20 @@ def usable_cores() -> int:
 
 
 def shard_count(hparams: HParams, num_seeds: int) -> int:
-    """How many concurrent programs `num_seeds` seeds are split into: `hparams.seed_shards` when >
-    0; 0 means one per usable core on a CPU-only host, one with a GPU or TPU. Never more than the
-    seeds."""
+    """How many concurrent programs `num_seeds` seeds are split into (at most one per seed):
+    `hparams.seed_shards`, or where that is 0 one per usable core on a CPU-only host, else one."""
     wanted = int(hparams.seed_shards)
     if wanted <= 0:
-        accelerators = tf.config.list_physical_devices("GPU") + tf.config.list_physical_devices(
-            "TPU"
-        )
-        wanted = 1 if accelerators else usable_cores()
+        accelerated = any(tf.config.list_physical_devices(kind) for kind in ("GPU", "TPU"))
+        wanted = 1 if accelerated else usable_cores()
     return max(1, min(wanted, num_seeds))
 
 
 def split_evenly(items: Sequence[Any], parts: int) -> list[list[Any]]:
     """`items` in order, cut into `parts` consecutive runs whose sizes differ by at most one."""
     size, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for k in range(parts):
-        stop = start + size + (1 if k < extra else 0)
-        out.append(list(items[start:stop]))
-        start = stop
-    return out
+    bounds = [k * size + min(k, extra) for k in range(parts + 1)]
+    return [list(items[start:stop]) for start, stop in itertools.pairwise(bounds)]
 
 
 class ShardedSeeds:
@@ -78,10 +72,8 @@ class ShardedSeeds:
         return [out for outs in per_shard for out in outs]
 
     def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        parts, start = [], 0
-        for size in self._sizes:
-            parts.append(seeds[start : start + size])
-            start += size
+        bounds = itertools.accumulate(self._sizes, initial=0)
+        parts = [seeds[start:stop] for start, stop in itertools.pairwise(bounds)]
         per_shard = self._each(lambda shard, part: shard.evaluate(part, num_envs), parts)
         return [result for results in per_shard for result in results]
 

@@ -1,11 +1,10 @@
 """S agents' trainable variables stacked on a leading seed axis, with one optimizer over the stack.
 
 Why: S separate programs pay S times every op's fixed cost (and S tracings and compilations).
-Stacked, each optimizer update is one element-wise op per variable over [S, ...]; semantics stay
-those of S independent runs (docs/compiled.md, "Many seeds in one program"). The per-seed agents
-remain the checkpoint view (`store_to_agents` / `load_from_agents`), so a seed's checkpoint is
-exactly a single-seed run's. `seed_scope(s, weights)` runs agent s's own code on its slice
-through a `keras.StatelessScope`.
+Stacked, each optimizer update is one element-wise op per variable over [S, ...], with the
+semantics of S independent runs (docs/compiled.md, "Many seeds in one program"). The per-seed
+agents stay the checkpoint view (`store_to_agents` / `load_from_agents`); `seed_scope(s, weights)`
+runs agent s's own code on its slice through a `keras.StatelessScope`.
 """
 
 from __future__ import annotations
@@ -66,10 +65,6 @@ class SeedStack(tf.Module):
         self.member_max_grad_norm = max_grad_norm
 
     # ------------------------------------------------------------------ per-seed views
-    def read(self) -> list[list[tf.Tensor]]:
-        """The current weights as [seed][variable] tensors (slices of the stack)."""
-        return self.unstack([v.read_value() for v in self.stacked])
-
     def unstack(self, stacked: Sequence[tf.Tensor]) -> list[list[tf.Tensor]]:
         """[variable] tensors [S, ...] -> [seed][variable] slices (gradients flow through)."""
         columns = [tf.unstack(value, num=self.num_seeds) for value in stacked]
@@ -86,9 +81,8 @@ class SeedStack(tf.Module):
     def gradient_step(
         self, loss_fn: Callable[[list[tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step for every seed, as `Agent._gradient_step` per seed:
-        `loss_fn(stacked_weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms,
-        aux)."""
+        """One optimizer step for every seed (`Agent._gradient_step` per seed): `loss_fn(stacked
+        weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms, aux)."""
         template = self.agents[0]
         if self.member_lr is None:
             self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
@@ -115,9 +109,8 @@ class SeedStack(tf.Module):
         return losses, norms, aux
 
     def copy_members(self, source: tf.Tensor) -> None:
-        """Seed s takes seed `source[s]`'s weights and optimizer slots (PBT's exploit; a row
-        with source[s] == s keeps its own): one gather per stacked variable, so a traced caller
-        serves every choice of who copies whom."""
+        """Seed s takes seed `source[s]`'s weights and optimizer slots (PBT's exploit): one gather
+        per stacked variable, so a traced caller serves every choice of who copies whom."""
         pairs = zip(self.optimizer.variables, self.agents[0].optimizer.variables, strict=True)
         slots = [stacked for stacked, single in pairs if _is_stacked(stacked, single)]
         for variable in [*self.stacked, *slots]:
@@ -127,8 +120,7 @@ class SeedStack(tf.Module):
     def store_to_agents(self) -> None:
         """Copies each seed's slice of the weights and optimizer state into its agent. Each variable
         is split once (`tf.unstack`), not sliced per seed: this runs eagerly at every evaluation and
-        checkpoint, where each op costs dispatch time (a traced version was slower for so few
-        calls)."""
+        checkpoint, where each op costs dispatch time."""
         weights = [tf.unstack(stacked, num=self.num_seeds) for stacked in self.stacked]
         slots = [
             tf.unstack(stacked, num=self.num_seeds) if _is_stacked(stacked, single) else stacked

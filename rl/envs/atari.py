@@ -49,8 +49,8 @@ def is_atari_id(name: str) -> bool:
 
 
 def check_sticky_actions(env: str, sticky_actions: bool | None) -> None:
-    """`eval.sticky_actions` switches sticky actions on or off, which only Atari envs have
-    (UserError)."""
+    """UserError unless `env` is an Atari env, the only ones with sticky actions to switch."""
+
     if sticky_actions is not None and not is_atari_id(env):
         raise UserError(
             f"eval.sticky_actions={sticky_actions} applies to Atari envs only and "
@@ -86,12 +86,9 @@ class GameScore(gym.Wrapper):
 
 
 class EpisodicLife(gym.Wrapper):
-    """A lost life ends the episode (terminated), without restarting the game.
-
-    `reset` after such an episode continues the same game with one NOOP step; it restarts the
-    game only after game over, a time limit, or when given a seed or options (the trainer's
-    seeded resets start fresh games). Mnih et al. 2015; baselines' EpisodicLifeEnv.
-    """
+    """A lost life ends the episode (terminated) without restarting the game (Mnih et al. 2015;
+    baselines' EpisodicLifeEnv): `reset` then continues the game with one NOOP step, and restarts it
+    only after game over, a time limit, or given a seed or options (the trainer's seeded resets)."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)

@@ -1,12 +1,12 @@
 """Builds gymnasium vector envs by name, with an explicit autoreset mode.
 
-A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories),
-a gymnasium id (`CartPole-v1`; ale-py ids such as `ALE/Pong-v5` get the Atari preprocessing of
-rl/envs/atari.py, MuJoCo ids such as `Hopper-v5` rl/envs/mujoco.py's wrappers), or a
+A name resolves, in order, to: an env registered in `rl.registry.envs` (our own factories), a
+gymnasium id (`CartPole-v1`; Atari ids such as `ALE/Pong-v5` get rl/envs/atari.py's
+preprocessing, MuJoCo ids such as `Hopper-v5` rl/envs/mujoco.py's wrappers), or a
 `module.path:Name` where Name is a `gymnasium.Env` subclass or a gymnasium id that importing the
-module registers. Every vector env uses
-`AutoresetMode.SAME_STEP`: the step that ends an episode returns the reset observation and puts
-the true last observation in `info["final_obs"]`, so a transition never straddles two episodes.
+module registers. Every vector env uses `AutoresetMode.SAME_STEP`: the step that ends an episode
+returns the reset observation and puts the true last one in `info["final_obs"]`, so a transition
+never straddles two episodes.
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ GYM_MAKE_KWARGS = ("max_episode_steps", "disable_env_checker")
 def _check_kwargs(
     name: str, constructor: Any, env_kwargs: dict[str, Any], extra: tuple[str, ...] = ()
 ) -> None:
-    """Raises UserError for an env_kwargs key the env's constructor does not take, so a typo is
-    one line naming the key and the accepted ones, not a TypeError traceback from inside
-    gymnasium. Constructors taking **kwargs, or without a readable signature, accept anything."""
+    """UserError naming an env_kwargs key the env's constructor does not take (not a TypeError
+    from inside gymnasium); constructors taking **kwargs or unreadable signatures take anything."""
     if not env_kwargs:
         return
     try:
@@ -121,12 +120,9 @@ def make_vector_env(
     reward_augmentation: Callable[[gym.Env], gym.Env] | None = None,
     num_workers: int = 1,
 ) -> tuple[gym.vector.VectorEnv, EnvSpec]:
-    """Returns a seeded, reset-ready SyncVectorEnv of `num_envs` copies and its EnvSpec.
-
-    `reward_augmentation` wraps each copy outside the time limit, so it sees `terminated` and
-    `truncated` apart. `num_workers` > 1 steps the copies in that many worker processes (the same
-    seeds and results: rl/envs/grouped_env.py); `num_envs` must be a multiple of it.
-    """
+    """A seeded, reset-ready vector env of `num_envs` copies and its EnvSpec. `reward_augmentation`
+    wraps each copy outside the time limit, so it sees `terminated` and `truncated` apart;
+    `num_workers` > 1 steps the copies in that many processes (rl/envs/grouped_env.py)."""
     if num_envs < 1:
         raise UserError(f"num_envs must be >= 1, got {num_envs}")
     if num_workers < 1 or num_envs % num_workers:
@@ -177,6 +173,5 @@ def make_vector_env(
 
 
 def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
-    """Raises UserError if `name` does not resolve to an env, or (given `env_kwargs`) if its
-    constructor does not take one of those keys. Builds nothing."""
+    """UserError if `name` resolves to no env, or its constructor refuses an `env_kwargs` key."""
     _single_env_thunk(name, dict(env_kwargs or {}))

@@ -1,11 +1,10 @@
 """A vector env whose copies are split over N worker processes, seen as one flat vector env.
 
-gymnasium's AsyncVectorEnv runs one env per process, so each process hosts an `EnvGroup`:
-k = num_envs / N copies in a SyncVectorEnv (SAME_STEP autoreset), presented as one gym.Env with
-[k, ...] observations that never ends as a whole (AsyncVectorEnv's autoreset is disabled).
-Per-copy rewards, ends and infos travel in the step info; `GroupedAsyncVectorEnv` flattens them
-back to [num_envs, ...]. `reset(seed=s)` seeds copy i with s + i as SyncVectorEnv(num_envs)
-does, so both give the same episodes (tests/envs/test_grouped_env.py).
+gymnasium's AsyncVectorEnv runs one env per process, so each process hosts an `EnvGroup`: k =
+num_envs / N copies in a SyncVectorEnv (SAME_STEP autoreset) as one gym.Env with [k, ...]
+observations that never ends as a whole; per-copy results travel in the step info and
+`GroupedAsyncVectorEnv` flattens them back. Copy i is seeded s + i, as in SyncVectorEnv, so both
+give the same episodes.
 
 Workers start with spawn (safe beside TensorFlow's threads), ignore SIGINT and SIGTERM (the main
 process closes them) and die with their parent. This module is pickled by value into them, so it
@@ -68,11 +67,8 @@ class EnvGroup(gym.Env):
 
 
 def build_group(payload: bytes) -> EnvGroup:
-    """Runs in the worker process: unpickles the group's env thunks and builds the group.
-
-    Unpickling imports the env's modules; TF's C++ import-time logging (when an env module
-    imports TensorFlow) goes to /dev/null so it does not bury train.py's output.
-    """
+    """Runs in the worker process: builds the group from its pickled env thunks, whose unpickling
+    imports the env's modules with stderr muted (TF's C++ import logging would bury our output)."""
     _die_with_parent()
     with muted_stderr():
         env_fns = cloudpickle.loads(payload)
@@ -176,11 +172,8 @@ class GroupedAsyncVectorEnv(gym.vector.VectorEnv):
 
 
 def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict[str, Any]:
-    """Concatenates the vector-env infos of consecutive groups of `group_size` copies into one.
-
-    Each group's info maps keys to arrays over its copies (with `_key` masks, and nested dicts
-    such as "final_info"); a key some groups lack is filled with zeros / None / False there.
-    """
+    """Concatenates the vector-env infos of consecutive groups of `group_size` copies (arrays with
+    `_key` masks, nested dicts such as "final_info"); a key a group lacks is zeros / None there."""
     out: dict[str, Any] = {}
     for key in dict.fromkeys(key for info in infos for key in info):
         present = next(info[key] for info in infos if key in info)
@@ -188,24 +181,17 @@ def merge_vector_infos(infos: Sequence[dict[str, Any]], group_size: int) -> dict
             out[key] = merge_vector_infos([info.get(key, {}) for info in infos], group_size)
             continue
         template = np.asarray(present)
-        missing_shape = (group_size, *template.shape[1:])
-        parts = []
-        for info in infos:
-            if key in info:
-                parts.append(np.asarray(info[key]))
-            elif template.dtype == object:
-                parts.append(np.full(missing_shape, None, dtype=object))
-            else:
-                parts.append(np.zeros(missing_shape, dtype=template.dtype))
-        out[key] = np.concatenate(parts)
+        blank = np.zeros((group_size, *template.shape[1:]), template.dtype)
+        if template.dtype == object:
+            blank[...] = None
+        out[key] = np.concatenate(
+            [np.asarray(info[key]) if key in info else blank for info in infos]
+        )
     return out
 
 
-# The helper below runs in the worker process, so it is defined here (pickled by value with
-# this module) rather than imported from rl.utils.processes, which would import all of rl.
-
-
 def _die_with_parent() -> None:
+    """Runs in the worker, so it lives here: rl.utils.processes would import all of rl."""
     name = ctypes.util.find_library("c")
     if name is not None:
         with contextlib.suppress(OSError, AttributeError):

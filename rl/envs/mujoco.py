@@ -40,9 +40,9 @@ def log_mujoco_warning(message: str) -> None:
 
 
 def make_mujoco(name: str, **env_kwargs: Any) -> gym.Env:
-    """`gym.make(name, **env_kwargs)` with MuJoCo's warnings logged, float32 observations and
-    clipped actions. The warning handler is installed here, in the process that builds the env
-    (env worker processes too), before MuJoCo compiles the model."""
+    """`gym.make(name, **env_kwargs)` with float32 observations, clipped actions and MuJoCo's
+    warnings logged (the handler is set in the process that builds the env, before MuJoCo
+    compiles the model)."""
     try:
         import mujoco
     except ImportError as e:  # pragma: no cover - gymnasium[mujoco] is pinned in requirements

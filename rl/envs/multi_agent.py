@@ -34,16 +34,16 @@ class MultiAgentEnv(gym.Env):
         for agent, obs_space, action_space in zip(
             self.agent_names, obs_spaces, action_spaces, strict=True
         ):
-            if not (isinstance(obs_space, gym.spaces.Box) and len(obs_space.shape) == 1):
-                raise UserError(
-                    f"env {name!r}: agent {agent!r} has observation space {obs_space}; only "
-                    "1-D Box observations can be stacked"
-                )
-            if not (isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1):
-                raise UserError(
-                    f"env {name!r}: agent {agent!r} has action space {action_space}; only 1-D "
-                    "Box (continuous) actions can be stacked"
-                )
+            for kind, space, stackable in (
+                ("observation", obs_space, "1-D Box observations"),
+                ("action", action_space, "1-D Box (continuous) actions"),
+            ):
+                if not (isinstance(space, gym.spaces.Box) and len(space.shape) == 1):
+                    raise UserError(
+                        f"env {name!r}: agent {agent!r} has {kind} space {space}; only "
+                        f"{stackable} can be stacked"
+                    )
+
         self.obs_sizes = [int(s.shape[0]) for s in obs_spaces]
         self.action_sizes = [int(s.shape[0]) for s in action_spaces]
         n, obs_dim, act_dim = len(self.agent_names), max(self.obs_sizes), max(self.action_sizes)
@@ -57,10 +57,6 @@ class MultiAgentEnv(gym.Env):
         self.render_mode = getattr(parallel_env, "render_mode", None)
         self.metadata = {**type(self).metadata, **getattr(parallel_env, "metadata", {})}
         self._ended: dict[str, str] = {}  # agent -> "terminated" | "truncated" this episode
-
-    @property
-    def num_agents(self) -> int:
-        return len(self.agent_names)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -88,7 +88,6 @@ class ProcgenEnv(gym.Env):
         if render_mode not in (None, "rgb_array"):
             raise UserError(f"procgen renders rgb_array only, not {render_mode!r}")
         self._gym3_class = _procgen_env_class()
-        self.game = game
         self.timeout = TIMEOUTS[game]
         self.render_mode = render_mode
         self._options = {

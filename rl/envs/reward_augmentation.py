@@ -37,11 +37,8 @@ class KeepTrueReward(gym.Wrapper):
 
 
 class PotentialShaping(gym.Wrapper):
-    """Adds gamma * phi(s') - phi(s) to the reward, with phi(terminal) = 0 (module docstring).
-
-    Subclasses define `potential(obs)`. The potential of the current observation is cached, so
-    each step evaluates phi once.
-    """
+    """Adds gamma * phi(s') - phi(s) to the reward, with phi(terminal) = 0 (module docstring);
+    subclasses define `potential(obs)`, evaluated once per step (the current one is cached)."""
 
     def __init__(self, env: gym.Env, gamma: float) -> None:
         super().__init__(env)

@@ -46,7 +46,6 @@ class Driver:
         self._info_keys: list[str] = []  # names of act_with_info's extras, set when tracing
         # Recurrent agents are told which envs begin an episode at the obs they act on (reset,
         # or the previous step ended it); the loop then carries these flags next to the obs.
-        # Feed-forward agents' loop is left exactly as it was.
         self._recurrent = agent.recurrent
         self._episode_start = np.ones(spec.num_envs, bool)
         obs_dtype = tf.as_dtype(spec.obs_dtype)
@@ -60,9 +59,8 @@ class Driver:
 
         def step(i: tf.Tensor, obs: tf.Tensor, *episode_start: tf.Tensor) -> tuple:
             action, info = self.agent.act_with_info(obs, *episode_start)
-            keys = sorted(info)
-            self._set_info_keys(keys)
-            inputs = [action, *(info[key] for key in keys)]
+            self._info_keys = sorted(info)
+            inputs = [action, *(info[key] for key in self._info_keys)]
             outputs = tf.numpy_function(self._py_step, inputs, out_dtypes, stateful=True)
             self.agent.env_steps.assign_add(spec.num_envs)
             return (i + 1, *from_python(outputs))
@@ -90,9 +88,6 @@ class Driver:
         if self.obs is None:
             raise RuntimeError("Driver.reset must be called before collect")
         self._collect(tf.constant(num_steps, tf.int32))
-
-    def _set_info_keys(self, keys: list[str]) -> None:
-        self._info_keys = keys
 
     def _current_obs(self) -> list[np.ndarray]:
         return [self.obs, self._episode_start] if self._recurrent else [self.obs]

@@ -30,8 +30,7 @@ class EpisodeStats:
         self._length[:] = 0
 
     def add_step(self, reward: np.ndarray, done: np.ndarray) -> None:
-        """Adds one vector step's rewards; the episodes that are `done` are recorded and
-        begin again."""
+        """Adds one vector step's rewards; the `done` episodes are recorded and begin again."""
         self._return += reward
         self._length += 1
         for i in np.flatnonzero(done):

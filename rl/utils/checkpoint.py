@@ -68,12 +68,10 @@ class CheckpointStore:
                 if self.damage(older) is None:
                     self._warn(name, problem, older)
                     return {"step": int(older[len("step_") :]), "directory": older}
+        what = f"names {name}, which is damaged ({problem})," if pointer else "is unreadable"
         raise UserError(
-            f"{path} names {name}, which is damaged ({problem}), and no older checkpoint is "
-            "intact; train into another --output_dir (the damaged files are left as they are)"
-            if pointer is not None
-            else f"{path} is unreadable and no older checkpoint is intact; train into another "
-            "--output_dir (the damaged files are left as they are)"
+            f"{path} {what} and no older checkpoint is intact; train into another --output_dir "
+            "(the damaged files are left as they are)"
         )
 
     def damage(self, name: str) -> str | None:

@@ -49,10 +49,6 @@ def _digest(data: memoryview | bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
-def _block_bytes(block: np.ndarray) -> memoryview:
-    return memoryview(np.ascontiguousarray(block)).cast("B")
-
-
 class ChunkStore:
     """The `chunks/` directory of one checkpoint store."""
 
@@ -81,7 +77,7 @@ class ChunkStore:
             array = np.asarray(array)
             names = []
             for block in blocks(array):
-                data = _block_bytes(block)
+                data = memoryview(np.ascontiguousarray(block)).cast("B")
                 digest = _digest(data)
                 names.append(digest)
                 sizes[digest] = len(data)
@@ -95,14 +91,12 @@ class ChunkStore:
 
     def _write(self, digest: str, data: memoryview) -> None:
         path = join(self.directory, digest)
-        if path.startswith("gs://"):  # an object appears only once completely uploaded
-            with tf.io.gfile.GFile(path, "wb") as f:
-                f.write(data.tobytes())
-            return
-        tmp = f"{path}.tmp"
-        with tf.io.gfile.GFile(tmp, "wb") as f:
+        # A gs:// object appears only once completely uploaded; a file is renamed when whole.
+        written = path if path.startswith("gs://") else f"{path}.tmp"
+        with tf.io.gfile.GFile(written, "wb") as f:
             f.write(data.tobytes())
-        tf.io.gfile.rename(tmp, path, overwrite=True)
+        if written != path:
+            tf.io.gfile.rename(written, path, overwrite=True)
 
     def get(self, layout: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The arrays `put` stored, each chunk checked against its name (DamagedChunk)."""
@@ -142,8 +136,7 @@ class ChunkStore:
         return None
 
     def sweep(self, referenced: set[str]) -> int:
-        """Removes every chunk no kept checkpoint lists (and temporaries of killed writes);
-        returns how many."""
+        """Removes chunks no kept checkpoint lists (and killed writes' temporaries); how many."""
         if not tf.io.gfile.isdir(self.directory):
             return 0
         removed = 0

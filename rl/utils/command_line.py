@@ -8,8 +8,7 @@ import argparse
 
 from rl.errors import UserError
 
-TRUE_WORDS = {"true", "1", "yes"}
-FALSE_WORDS = {"false", "0", "no"}
+BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 class UserErrorParser(argparse.ArgumentParser):
@@ -21,12 +20,9 @@ class UserErrorParser(argparse.ArgumentParser):
 
 def parse_bool(text: str) -> bool:
     """`True`/`False` in any case, or yes/no, 1/0: the type of a boolean flag."""
-    lowered = text.lower()
-    if lowered in TRUE_WORDS:
-        return True
-    if lowered in FALSE_WORDS:
-        return False
-    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+    if text.lower() not in BOOL_WORDS:
+        raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+    return BOOL_WORDS[text.lower()]
 
 
 def add_bool_flag(

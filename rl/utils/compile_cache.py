@@ -54,9 +54,8 @@ def _host_key() -> str:
 
 def enable() -> Path | None:
     """Points TensorFlow's persistent XLA cache at a fresh private directory linked to the shared
-    cache, publishing this process's new entries at exit. Call before TensorFlow's runtime starts
-    (it reads TF_XLA_FLAGS once). Returns the private directory, or None when the cache is off, the
-    user set their own, or it cannot be created."""
+    cache; this process's new entries are published at exit. Call before TensorFlow's runtime starts
+    (it reads TF_XLA_FLAGS once). None when the cache is off, user-set, or cannot be created."""
     global _private
     if _private is not None:
         return _private
@@ -69,9 +68,13 @@ def enable() -> Path | None:
     try:
         root.mkdir(parents=True, exist_ok=True)
         remove_abandoned(root)
-        private = Path(tempfile.mkdtemp(prefix=_private_name(), dir=root))
+        prefix = f"{_PRIVATE_PREFIX}{socket.gethostname()}-{os.getpid()}-"
+        private = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
         for entry in _entries(root):
-            _link(entry, private / entry.name)
+            try:
+                os.link(entry, private / entry.name)
+            except OSError:
+                (private / entry.name).symlink_to(entry)
     except OSError:
         return None  # a read-only or full disk: compile as if there were no cache
     os.environ["TF_XLA_FLAGS"] = f"{flags} {FLAG}={private}".strip()
@@ -148,17 +151,6 @@ def evict(root: Path, max_bytes: int) -> None:
 
 def _entries(directory: Path) -> list[Path]:
     return [p for p in directory.iterdir() if p.name.endswith(".pb") and not p.name.startswith(".")]
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        target.symlink_to(source)
-
-
-def _private_name() -> str:
-    return f"{_PRIVATE_PREFIX}{socket.gethostname()}-{os.getpid()}-"
 
 
 def _owner(name: str) -> tuple[str, int] | None:

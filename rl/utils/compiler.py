@@ -46,14 +46,13 @@ def device_type() -> str:
 
 
 def is_convolutional(model: str, obs_shape: Sequence[int]) -> bool:
-    """Whether torso `model` convolves over observations of `obs_shape`: the Nature CNN, or `auto`
-    on [H, W, C] images."""
+    """Whether torso `model` convolves: the Nature CNN, or `auto` on [H, W, C] observations."""
     return model == "cnn" or len(obs_shape) == 3
 
 
 def choose_compiler(setting: bool | str, convolutional: bool, device: str) -> CompilerChoice:
-    """The compiler for an agent's functions: `setting` is the `jit_compile` hparam (an explicit
-    bool applies to the learner and leaves acting on TF's kernels, as before `auto` existed)."""
+    """The compiler for an agent's functions; `setting` is the `jit_compile` hparam (an explicit
+    bool applies to the learner and leaves acting on TF's kernels)."""
     if isinstance(setting, bool):
         return CompilerChoice(setting, False, f"jit_compile={setting}")
     if setting != AUTO:

@@ -207,8 +207,7 @@ class Logger:
         self._values[key] = float(value)
 
     def record_many(self, values: Mapping[str, float]) -> None:
-        for key, value in values.items():
-            self.record(key, value)
+        self._values.update({key: float(value) for key, value in values.items()})
 
     def dump(self, step: int) -> None:
         for sink in self.sinks:

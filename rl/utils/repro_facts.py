@@ -75,8 +75,7 @@ def _op_determinism_enabled() -> bool | None:
 
 
 def tf_determinism() -> dict[str, Any]:
-    """TF's op-determinism switch, its thread pools and the environment variables that change
-    kernel choice (None where unset)."""
+    """TF's op-determinism switch, thread pools and the kernel-choosing environment variables."""
     return {
         "op_determinism": _op_determinism_enabled(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
@@ -86,8 +85,7 @@ def tf_determinism() -> dict[str, Any]:
 
 
 def devices() -> list[dict[str, Any]]:
-    """The physical devices TF sees, with the details TF reports (GPU model, compute
-    capability)."""
+    """The physical devices TF sees, with their details (GPU model, compute capability)."""
     out = []
     for device in tf.config.list_physical_devices():
         entry: dict[str, Any] = {"name": device.name, "type": device.device_type}
@@ -103,15 +101,13 @@ def devices() -> list[dict[str, Any]]:
 
 def cpu() -> dict[str, Any]:
     """The CPU model (Linux: /proc/cpuinfo), architecture and core count."""
-    model = None
+    names = ("model name", "hardware", "cpu model")
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    model = line.split(":", 1)[1].strip()
-                    break
+            lines = (line for line in f if line.lower().startswith(names))
+            model = next((line.split(":", 1)[1].strip() for line in lines), None)
     except OSError:
-        pass
+        model = None
     return {
         "model": model or platform.processor() or None,
         "machine": platform.machine(),

@@ -28,12 +28,12 @@ from rl.utils.repro_facts import (
     installed_packages,
     tf_determinism,
 )
+from rl.utils.run_dir_lock import missing_dirs
 
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
 # Keys that may change between a run and its resumption without --allow_hparams_change:
-# they set how long to train or which compiler runs it, not what is trained (`jit_compile`
-# became `auto` by default: runs saved with `true` resume under the new default).
+# they set how long to train or which compiler runs it, not what is trained.
 RESUMABLE_CHANGES = frozenset({"train_steps", "jit_compile"})
 
 
@@ -42,17 +42,11 @@ def run_dir_path(output_dir: str, copy_index: int) -> str:
 
 
 def check_writable(output_dir: str) -> None:
-    """Raises UserError if `output_dir` cannot be created/written (local paths only; remote
-    filesystems report their own errors on first write)."""
+    """UserError if a local `output_dir` cannot be created/written (remote ones fail on write)."""
     if "://" in output_dir:
         return
-    path = os.path.abspath(output_dir)
-    probe = path
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
+    missing = missing_dirs(os.path.abspath(output_dir))
+    probe = os.path.dirname(missing[-1]) if missing else os.path.abspath(output_dir)
     if not os.path.isdir(probe):
         raise UserError(
             f"--output_dir {output_dir!r}: {probe!r} is a file, not a directory; "
@@ -116,8 +110,7 @@ def check_resume_compatible(
 
 @functools.cache
 def _code_and_packages() -> tuple[dict[str, Any], dict[str, str]]:
-    """This code's git state and installed packages, read once per process (`--copies 8` used to
-    read the package list 8 times, ~0.2 s each, and run git 24 times)."""
+    """This code's git state and installed packages, read once per process (~0.2 s each)."""
     return git_state(os.path.dirname(os.path.abspath(__file__))), installed_packages()
 
 

@@ -33,12 +33,7 @@ def _close_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_close_in_forked_child)
 
 
-def is_remote(path: str) -> bool:
-    """gs://, ram:// and other tf.io.gfile schemes: no flock there."""
-    return "://" in path
-
-
-def _missing_dirs(path: str) -> list[str]:
+def missing_dirs(path: str) -> list[str]:
     """`path` and its ancestors that do not exist yet, deepest first."""
     missing = []
     while not os.path.exists(path):
@@ -82,11 +77,11 @@ class RunDirLock:
 
     def acquire(self) -> None:
         """Takes the lock without waiting, and writes this process's pid and host into it."""
-        if is_remote(self.run_dir) or self.held:
+        if "://" in self.run_dir or self.held:  # gs://, ram://, ...: no flock there
             return
         directory = os.path.dirname(self.path)
         while True:
-            missing = _missing_dirs(directory)
+            missing = missing_dirs(directory)
             if len(missing) > len(self._created_dirs):
                 self._created_dirs = missing
             os.makedirs(directory, exist_ok=True)

@@ -56,9 +56,9 @@ def display_available() -> bool:
 
 
 def use_offscreen_rendering() -> bool:
-    """Without a display, points SDL at its "dummy" video driver (else it probes X11/Wayland and
-    prints errors such as "XDG_RUNTIME_DIR is invalid"); returns whether it did. A user's
-    SDL_VIDEODRIVER is left alone."""
+    """Without a display (and no user SDL_VIDEODRIVER), points SDL at its "dummy" video driver, else
+    it probes X11/Wayland and prints errors ("XDG_RUNTIME_DIR is invalid"); returns whether it
+    did."""
     if display_available() or "SDL_VIDEODRIVER" in os.environ:
         return False
     os.environ["SDL_VIDEODRIVER"] = "dummy"
@@ -80,14 +80,10 @@ def play_episode(
     max_steps: int | None = None,
     full_game: bool = False,
 ) -> RenderedEpisode:
-    """Plays one episode of a single env: (frames, return, length); `frames` holds the reset frame
-    and one per step with rgb_array, none with human. A single env, not a vector env, because a
-    vector env resets inside the step that ends an episode, so its last frame would show the next
-    one; `seed=s + i` replays a vector env's copy i.
-
-    `full_game` (Atari): an episode that ends without `game_score` (a lost life) is followed by a
-    seedless reset that continues the game, so the video shows the whole game the evaluation scores.
-    """
+    """Plays one episode of a single env (a vector env's last frame would show the next episode;
+    `seed=s + i` replays its copy i). `frames`: the reset frame and one per step (rgb_array only).
+    `full_game` (Atari): a lost life is followed by a seedless reset that continues the game, so
+    the video shows the whole game the evaluation scores."""
     mode = getattr(env, "render_mode", None)
     if mode not in ("rgb_array", "human"):
         raise ValueError(
@@ -138,8 +134,7 @@ class VideoRecorder:
     def record_episode(
         self, frames: Sequence[np.ndarray], env_steps: int, episode: int, tag: str = "eval"
     ) -> str:
-        """Encodes `frames` (HxWx3 uint8) and returns the new file's path; an existing file is never
-        overwritten (the name gets `_1`, `_2`, ...)."""
+        """Encodes `frames` (HxWx3 uint8) into a new file (`_1`, `_2`, ... if taken): its path."""
         name = self.filename(env_steps, episode, tag)
         video = _stack_frames(frames)
         tf.io.gfile.makedirs(self.directory)
@@ -152,30 +147,25 @@ class VideoRecorder:
             _encode_mp4(local_tmp, video, self.fps, self.quality)
             try:
                 tf.io.gfile.copy(local_tmp, tmp, overwrite=True)
-            except BaseException:
+                return self._publish(tmp, name)
+            finally:
                 if tf.io.gfile.exists(tmp):
                     tf.io.gfile.remove(tmp)
-                raise
-        return self._publish(tmp, name)
 
     def _publish(self, tmp: str, name: str) -> str:
         """Renames `tmp` to the first free name among name, name_1, name_2, ..."""
         stem = name[: -len(".mp4")]
-        try:
-            for suffix in range(10_000):
-                candidate = name if suffix == 0 else f"{stem}_{suffix}.mp4"
-                path = f"{self.directory}/{candidate}"
-                if tf.io.gfile.exists(path):
-                    continue
-                try:  # overwrite=False: a writer racing us for this name makes us move on
-                    tf.io.gfile.rename(tmp, path, overwrite=False)
-                except tf.errors.AlreadyExistsError:
-                    continue
-                return path
-            raise FileExistsError(f"no free video name for {name!r} in {self.directory}")
-        finally:
-            if tf.io.gfile.exists(tmp):
-                tf.io.gfile.remove(tmp)
+        for suffix in range(10_000):
+            candidate = name if suffix == 0 else f"{stem}_{suffix}.mp4"
+            path = f"{self.directory}/{candidate}"
+            if tf.io.gfile.exists(path):
+                continue
+            try:  # overwrite=False: a writer racing us for this name makes us move on
+                tf.io.gfile.rename(tmp, path, overwrite=False)
+            except tf.errors.AlreadyExistsError:
+                continue
+            return path
+        raise FileExistsError(f"no free video name for {name!r} in {self.directory}")
 
 
 def _encode_mp4(path: str, video: np.ndarray, fps: int, quality: int) -> None:

@@ -110,12 +110,9 @@ def uniform_draws(key: tf.Tensor, episode: tf.Tensor, count: int, dtype: tf.DTyp
 
 
 class TFEnv:
-    """Base of the TF-ops envs: reset, step, time limit and auto-reset around three hooks.
-
-    A subclass sets the class attributes and fills `_initial_physics` (uniforms -> state, the
-    gymnasium `reset`), `_dynamics` (state, action -> next state, reward, terminated: the
-    gymnasium `step` without the time limit) and `_observe` (state -> float32 obs).
-    """
+    """Base of the TF-ops envs: reset, step, time limit and auto-reset around three hooks a subclass
+    fills: `_initial_physics` (uniforms -> state: gymnasium's `reset`), `_dynamics` (state, action
+    -> next state, reward, terminated: its `step` without the time limit) and `_observe`."""
 
     env_id: ClassVar[str]
     observation_spec: ClassVar[BoxSpec]
@@ -135,13 +132,9 @@ class TFEnv:
         self.dtype = dtype
 
     # ----------------------------------------------------------------- public, pure functions
-
     def reset(self, seed: tf.Tensor | int, num_envs: int) -> tuple[EnvState, tf.Tensor]:
-        """Starts `num_envs` episodes; returns the state and the first observation [N, ...].
-
-        `seed` may be a tensor (a new seed does not retrace a tf.function); `num_envs` is a
-        Python int, since it fixes the shapes.
-        """
+        """Starts `num_envs` episodes: (state, first observation [N, ...]). `seed` may be a tensor
+        (a new seed does not retrace); `num_envs` is a Python int, since it fixes the shapes."""
         key = env_keys(seed, num_envs)
         episode = tf.zeros([num_envs], tf.uint32)
         physics = self._initial_physics(
@@ -179,8 +172,7 @@ class TFEnv:
         return state._replace(physics=tf.convert_to_tensor(physics, self.dtype))
 
     def spec(self, num_envs: int = 1) -> EnvSpec:
-        """The EnvSpec models and agents are built from: the one a gymnasium env with these
-        (float32) spaces gets."""
+        """The EnvSpec a gymnasium env with these (float32) spaces gets."""
         act = self.action_spec
         if isinstance(act, DiscreteSpec):
             action_space = gym.spaces.Discrete(act.n)
@@ -199,7 +191,6 @@ class TFEnv:
         )
 
     # ----------------------------------------------------------------- hooks for subclasses
-
     def _initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
         """[N, num_reset_draws] uniforms in [0, 1) -> [N, P] initial physics."""
         raise NotImplementedError
