@@ -182,8 +182,8 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
 
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
     """The run's frozen hparams: the set, then --winner, --hparam_override, --env, --train_steps and
-    --eval_episodes, checked, with every registered name they use looked up. The one place that does
-    this, so `--sys local` and the Kubernetes launchers cannot drift apart."""
+    --eval_episodes, checked, with every registered name looked up. The one place that does this,
+    so `--sys local`, the Kubernetes launchers and the tuner cannot drift apart."""
     from rl import registry
     from rl.envs import check_env_name
 
@@ -228,8 +228,6 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 def winner_override(path: str, hparams_set: str) -> str:
     """The `--hparam_override` text of a study's winner.json (local or gs://), which must be a
     winner of `hparams_set`; nothing is written into this package to train it."""
-    import json
-
     import tensorflow as tf
 
     from rl.utils.files import read_json

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,13 +108,7 @@ def bootstrap_mean_ci(
 def summarize(final_values: Sequence[float], resamples: int = 2000, seed: int = 0) -> Summary:
     x = np.asarray(final_values, dtype=np.float64)
     low, high = bootstrap_mean_ci(x, resamples=resamples, seed=seed)
-    return Summary(
-        n=len(x),
-        mean=float(np.mean(x)),
-        iqm=interquartile_mean(x),
-        ci_low=float(low),
-        ci_high=float(high),
-    )
+    return Summary(len(x), float(np.mean(x)), interquartile_mean(x), float(low), float(high))
 
 
 # ------------------------------------------------------------------------------ reading
@@ -225,9 +220,8 @@ def plot_runs(
     png = _render_png(
         curves, grid, mean, band_low, band_high, metric, _experiment_title(output_dir), summary
     )
-    parent = png_path.rsplit("/", 1)[0] if "/" in png_path else ""
-    if parent:
-        tf.io.gfile.makedirs(parent)
+    if os.path.dirname(png_path):
+        tf.io.gfile.makedirs(os.path.dirname(png_path))
     atomic_write_bytes(png_path, png)
     return PlotResult(png_path, curves, grid, mean, band_low, band_high, summary)
 
@@ -236,7 +230,7 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     # Figure + Agg canvas, not pyplot: no global backend switch, no display, thread-safe.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import EngFormatter
 
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -244,26 +238,14 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     color = "tab:blue"
     n = len(curves)
     if n == 1:  # one copy: its own curve; a confidence band needs several copies
-        curve = curves[0]
+        (curve,) = curves
         marker = "o" if len(curve.steps) == 1 else None
-        ax.plot(
-            curve.steps,
-            curve.values,
-            color=color,
-            linewidth=2.2,
-            marker=marker,
-            label=f"{curve.name} (the only copy)",
-        )
+        label = f"{curve.name} (the only copy)"
+        ax.plot(curve.steps, curve.values, color=color, linewidth=2.2, marker=marker, label=label)
     else:
         for i, curve in enumerate(curves):
-            ax.plot(
-                curve.steps,
-                curve.values,
-                color="0.55",
-                linewidth=0.9,
-                alpha=0.6,
-                label="each copy (seed)" if i == 0 else None,
-            )
+            label = "each copy (seed)" if i == 0 else None
+            ax.plot(curve.steps, curve.values, color="0.55", linewidth=0.9, alpha=0.6, label=label)
         if len(grid) > 1:
             ax.fill_between(
                 grid,
@@ -303,7 +285,7 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
             f"95% CI of the mean [{summary.ci_low:.1f}, {summary.ci_high:.1f}] (n={n})"
         )
     ax.set_title(subtitle, fontsize=9, color="0.3")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _human_steps(x)))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 250k, 1.5M
     ax.set_xlim(left=0)
     ax.grid(True, alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
@@ -314,13 +296,6 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
-
-
-def _human_steps(x: float) -> str:
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:g}{suffix}"
-    return f"{x:g}"
 
 
 # ------------------------------------------------------------------------------ CLI

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import sys
+import types
 import warnings
 from typing import Any
 
@@ -108,11 +110,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
         )
 
 
-def _absolute(path: str) -> str:
-    """Run dirs by absolute path (the loop's console lines name them); gs:// as given."""
-    return path if "://" in path else os.path.abspath(path)
-
-
 def prepare(args: argparse.Namespace) -> dict[str, Any]:
     """Every check that needs no writing; returns what the study needs."""
     import rl  # noqa: F401  (fills the registries)
@@ -127,13 +124,15 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     keys = [key.strip() for key in args.keys.split(",") if key.strip()]
     if keys:
         space = space.restricted(keys)
+    # Absolute, as the loop's console lines name run dirs; gs:// as given.
+    output_dir = args.output_dir if "://" in args.output_dir else os.path.abspath(args.output_dir)
     config = TrialConfig(
         hparams_set=args.hparams,
         base_override=args.hparam_override,
         train_steps=args.train_steps,
         seeds=tuple(range(args.seed, args.seed + args.seeds_per_trial)),
         last_k=args.last_k,
-        output_dir=_absolute(args.output_dir),
+        output_dir=output_dir,
     )
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
@@ -209,13 +208,13 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     """One worker: open the study (creating it), run trials, then (`--select`) the winner."""
     import socket
 
+    import tensorflow as tf
+
     from rl.tune import study as studies
     from rl.tune import winners
     from rl.tune.storage import open_storage
 
     space, config, identity = plan["space"], plan["config"], plan["identity"]
-    import tensorflow as tf
-
     if plan["pbt"] is not None:
         return _run_pbt(args, plan)
     if args.storage is not None:  # a server that refuses us: exit 2 before anything is written
@@ -228,9 +227,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     sampler = studies.make_sampler(
         args.sampler, args.startup_trials, studies.sampler_seed(args.seed, worker)
     )
-    warmup = args.warmup_steps
-    if warmup is None:
-        warmup = identity["train_steps"] // 3
+    warmup = identity["train_steps"] // 3 if args.warmup_steps is None else args.warmup_steps
     pruner = studies.make_pruner(args.pruner, args.startup_trials, warmup)
     study = studies.open_study(storage, name, identity, sampler, pruner)
     if args.population > 1:
@@ -244,9 +241,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     trials = study.get_trials(deepcopy=False)
     counted = studies.counted_trials(study)
     unfinished = [t for t in counted if t.state in (TrialState.RUNNING, TrialState.WAITING)]
-    states = {}
-    for trial in counted:
-        states[trial.state.name] = states.get(trial.state.name, 0) + 1
+    states = collections.Counter(trial.state.name for trial in counted)
     summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
     print(f"[tune] study {name!r}: {len(counted)} trials ({summary}); {len(trials)} records")
     winners.write_trials_csv(study, join(args.output_dir, "trials.csv"))
@@ -258,13 +253,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     winners.write_plots(study, args.output_dir)
     seeds = winners.fresh_seeds(args.fresh_seeds)
     winner = winners.select_winner(study, config, args.top_k, seeds)
-    published = None
-    if args.publish:
-        published = winners.write_tuned_module(
-            winner, config, name, plan["storage"].url, seeds, identity["train_steps"]
-        )
-    winner_json = join(args.output_dir, "winner.json")
-    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    winner_json, published = _write_winner(args, plan, winner, name, seeds)
     print(
         f"[tune] winner: trial {winner.trial_number} {winner.params}, fresh-seed score "
         f"{winner.mean:.2f} ± {winner.std:.2f}; train it: python train.py --hparams "
@@ -285,7 +274,7 @@ def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     import tensorflow as tf
 
     from rl.tune import winners
-    from rl.tune.pbt import run_pbt, winner_trial
+    from rl.tune.pbt import run_pbt
 
     config = plan["config"]
     tf.io.gfile.makedirs(args.output_dir)
@@ -294,22 +283,33 @@ def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     if not args.select:
         return 0
     seeds = winners.fresh_seeds(args.fresh_seeds)
-    trial = winner_trial(member, schedules)
+    trial = types.SimpleNamespace(number=member, params=schedules)  # as winners re-runs a trial
     scores = winners.rerun_on_fresh_seeds(trial, config, seeds)
     winner = winners.FreshScore(member, score, schedules, scores)
     name = args.study_name or f"{args.hparams}-{args.space}-pbt"
-    published = None
-    if args.publish:
-        train_steps = plan["identity"]["train_steps"]
-        url = plan["storage"].url
-        published = winners.write_tuned_module(winner, config, name, url, seeds, train_steps)
-    winner_json = join(args.output_dir, "winner.json")
-    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    winner_json, _ = _write_winner(args, plan, winner, name, seeds)
     print(
         f"[tune] PBT winner's schedules on fresh seeds: {winner.mean:.2f} ± {winner.std:.2f}; "
         f"train it: python train.py --hparams {args.hparams} --winner {winner_json}"
     )
     return 0
+
+
+def _write_winner(
+    args: argparse.Namespace, plan: dict[str, Any], winner: Any, study_name: str, seeds: list[int]
+) -> tuple[str, Any]:
+    """Writes winner.json and (--publish) the `<set>_tuned` module; returns both paths."""
+    from rl.tune import winners
+
+    published = None
+    if args.publish:
+        url, train_steps = plan["storage"].url, plan["identity"]["train_steps"]
+        published = winners.write_tuned_module(
+            winner, plan["config"], study_name, url, seeds, train_steps
+        )
+    winner_json = join(args.output_dir, "winner.json")
+    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    return winner_json, published
 
 
 def _quiet_optuna() -> None:

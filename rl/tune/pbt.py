@@ -4,18 +4,16 @@ https://arxiv.org/abs/1711.09846) inside the compiled population program.
 Why here: the N members already train as one program (`rl.compiled.population`), weights and
 optimizer slots stacked on a member axis and numeric hparams in [N] variables. So exploit (a
 bottom member takes a top member's weights, slots and hparams) is one gather per stacked
-variable and explore (perturb the copied hparams within the space) one assign per key, both in
-one traced function called between iterations: no restart, no retrace, no checkpoint round-trip.
-Who copies whom is decided on the host from the evaluation at each `interval` boundary, with a
-generator derived from the study seed and the env step, so a resumed run decides as before.
-lineage.json holds every member's hparams over time; the winner is its ancestors' hparams as
-`piecewise` schedules of the gradient step, which train.py replays (docs/tuning.md, PBT).
+variable and explore one assign per key, in one traced function between iterations: no
+restart, no retrace. Who copies whom is decided on the host at each `interval` boundary, with a
+generator seeded by the study seed and the env step, so a resumed run decides as before. The
+winner is its ancestors' hparams (lineage.json) as `piecewise` schedules of the gradient step,
+which train.py replays (docs/tuning.md, PBT).
 """
 
 from __future__ import annotations
 
 import math
-import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,8 +104,8 @@ def perturb(param: Param, value: Any, rng: np.random.Generator, resample: float)
 
 def initial_values(space: SearchSpace, population: int, seed: int) -> list[dict[str, Any]]:
     """Each member's starting values: random draws; a categorical key deals its choices round
-    the members, so every searched key differs between members (each becomes a tensor of the
-    program, `PopulationValues`, which explore can then change)."""
+    the members, so every searched key differs between members (and becomes a tensor of the
+    program that explore can change)."""
     rng = np.random.default_rng([seed, 0])
     members: list[dict[str, Any]] = [{} for _ in range(population)]
     for param in space.params:
@@ -125,8 +123,7 @@ def exploit_choices(
 ) -> dict[int, int]:
     """{bottom member: the top member it copies}: the worst and best `quantile` of the members
     by `scores` (NaN ranks lowest; ties by member index), each bottom one a random top one. A
-    None score is a member that no longer trains (it diverged or stopped early): it is left out
-    of the ranking, so a copy is never spent on it and it never donates."""
+    None score (a member that diverged or stopped early) is left out of the ranking."""
     live = [i for i, score in enumerate(scores) if score is not None]
     if len(live) < 2:
         return {}
@@ -229,14 +226,9 @@ class Rounds:
             values = {
                 p.key: perturb(p, donor[p.key], rng, self.pbt.resample) for p in self.space.params
             }
+            entry = {"step": step, "gradient_step": gradient_step, "copied_from": top}
             self.lineage.members[bottom].append(
-                {
-                    "step": step,
-                    "gradient_step": gradient_step,
-                    "copied_from": top,
-                    "hparams": values,
-                    "score": scores[bottom],
-                }
+                {**entry, "hparams": values, "score": scores[bottom]}
             )
         self.lineage.write()
         self.log(step, source)
@@ -322,8 +314,8 @@ class PBTEngine(CompiledEngine):
 def run_pbt(
     space: SearchSpace, config: TrialConfig, population: int, pbt: PBTConfig
 ) -> tuple[int, float, dict[str, Any]]:
-    """Trains the population with PBT (resuming where its checkpoints are); returns the winner
-    (the member with the best objective), its score and its values as schedules."""
+    """Trains the population with PBT (resuming where its checkpoints are); returns the member
+    with the best objective, its score and its values as schedules."""
     from rl.tune.winners import progress_returns
 
     path = join(config.output_dir, LINEAGE)
@@ -368,8 +360,3 @@ def run_pbt(
     lineage = Lineage.open(path, initial, base.train_steps)
     lineage.write(winner)
     return winner, scores[winner], lineage.schedules(winner)
-
-
-def winner_trial(member: int, schedules: dict[str, Any]) -> Any:
-    """The winner as `rl.tune.winners` re-runs and publishes a trial (number and params)."""
-    return types.SimpleNamespace(number=member, params=schedules)

@@ -50,22 +50,14 @@ def check_population_space(space: SearchSpace, population: int) -> None:
         )
 
 
-class _Member:
-    """One (trial, seed) run of the population and what its evaluations said."""
-
-    def __init__(self, trial: Any, seed_index: int, train_steps: int) -> None:
-        self.trial = trial
-        self.reporter = TrialReporter(trial, seed_index, train_steps)
-
-
 class PopulationReporter:
     """The loop callback of the whole population: hands each run's evaluation to its trial's
     `TrialReporter`; a trial pruned or diverged on one seed stops its other seeds too."""
 
     __name__ = "pruner"
 
-    def __init__(self, members: dict[str, _Member]) -> None:
-        self.members = members
+    def __init__(self, members: dict[str, TrialReporter]) -> None:
+        self.members = members  # run dir -> its trial's reporter for that seed
         self.stopped: dict[int, str] = {}  # trial number -> "pruned" or the divergence
 
     def __call__(self, run: loop.Run, step: int, metrics: dict[str, float]) -> str:
@@ -74,7 +66,7 @@ class PopulationReporter:
         if number in self.stopped:
             return loop.STOP
         try:
-            decision = member.reporter(run, step, metrics)
+            decision = member(run, step, metrics)
         except Diverged as error:
             self.stopped[number] = str(error)
             return loop.STOP
@@ -120,7 +112,7 @@ def _run_population(
     from rl.tune.objective import InvalidTrial
 
     base = trial_hparams(config, {})
-    members: dict[str, _Member] = {}
+    members: dict[str, TrialReporter] = {}
     run_dirs, seeds, hparams = [], [], []
     valid = []
     for trial in trials:
@@ -135,7 +127,7 @@ def _run_population(
         valid.append(trial)
         for index, seed in enumerate(config.seeds):
             directory = run_dir(config.output_dir, trial.number, seed, TRIALS_DIR)
-            members[directory] = _Member(trial, index, trial_hp.train_steps)
+            members[directory] = TrialReporter(trial, index, trial_hp.train_steps)
             run_dirs.append(directory)
             seeds.append(seed)
             hparams.append(trial_hp)
@@ -169,7 +161,7 @@ def _tell(
     trial: Any,
     base: Any,
     config: TrialConfig,
-    members: dict[str, _Member],
+    members: dict[str, TrialReporter],
     stopped: str | None,
 ) -> None:
     from optuna.trial import TrialState
@@ -182,10 +174,7 @@ def _tell(
         return
     own = [member for member in members.values() if member.trial.number == trial.number]
     try:
-        scores = [
-            run_score(member.reporter.returns, evaluations_due(base), config.last_k)
-            for member in own
-        ]
+        scores = [run_score(member.returns, evaluations_due(base), config.last_k) for member in own]
     except Diverged as error:
         _fail(study, trial, error)
         return
