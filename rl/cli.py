@@ -301,24 +301,20 @@ def hparams_chain_lines() -> list[str]:
 def check_values(hparams: Any) -> None:
     """Value ranges the type system cannot express; each a UserError naming the key (train.py
     and `python -m rl.tune` check every run's hparams with this)."""
+    from rl import registry
+    from rl.envs.atari import check_sticky_actions
+    from rl.envs.reward_augmentation import check_reward_augmentation
+    from rl.hparams.common import check_evaluation_protocol
+
     positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
     for key in positive:
         if getattr(hparams, key) < 1:
             raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
-    from rl.hparams.common import check_evaluation_protocol
-
     check_evaluation_protocol(hparams.eval, hparams.env)
-    from rl.envs.atari import check_sticky_actions
-
     check_sticky_actions(hparams.env, hparams.eval.sticky_actions)
-    if hparams.eval.sample_actions:
-        from rl import registry
-
-        if not registry.agents.get(hparams.agent).stochastic_policy:
-            raise UserError(
-                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
-                "to sample from; leave it False (eval.epsilon adds random actions)"
-            )
-    from rl.envs.reward_augmentation import check_reward_augmentation
-
+    if hparams.eval.sample_actions and not registry.agents.get(hparams.agent).stochastic_policy:
+        raise UserError(
+            f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
+            "to sample from; leave it False (eval.epsilon adds random actions)"
+        )
     check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

@@ -47,7 +47,11 @@ def export_run(
     `RUN_DIR/export/<step>`, TF Serving's layout, or `RUN_DIR/export/tflite_<step>`)."""
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    hparams = _run_hparams(run_dir)
+    if not tf.io.gfile.isdir(run_dir):
+        raise UserError(f"{run_dir} is not a directory; give a run dir, e.g. runs/dqn/run_0")
+    manifest_path = join(run_dir, MANIFEST_FILE)
+    manifest = read_json(manifest_path) if tf.io.gfile.exists(manifest_path) else {}
+    hparams = _run_hparams(run_dir, manifest.get("hparams_set"))
     if hparams.env.startswith("tf/"):
         raise UserError(
             f"{run_dir} was trained on the compiled path ({hparams.env!r}), whose checkpoints "
@@ -56,7 +60,7 @@ def export_run(
     store, pointer = _checkpoint(run_dir, step)
     env, spec = make_eval_env(hparams, 1, 0)
     env.close()
-    agent = build_agent(hparams, spec, _seed(run_dir))
+    agent = build_agent(hparams, spec, int(manifest.get("seed", 0)))
     if fmt == "tflite" and agent.policy_state_size > 0:
         raise UserError(
             f"--format tflite holds feed-forward policies; agent {hparams.agent!r} carries a "
@@ -68,7 +72,7 @@ def export_run(
     if tf.io.gfile.exists(output) and tf.io.gfile.listdir(output):
         raise UserError(f"--output {output} exists and is not empty; choose another directory")
     store.restore(tf.train.Checkpoint(agent=agent), pointer)
-    metadata = _metadata(run_dir, hparams, agent, int(pointer["step"]))
+    metadata = _metadata(manifest, hparams, agent, int(pointer["step"]))
     # TFLite holds the greedy policy alone: sampling's stateless random ops are no TFLite
     # built-ins (they would need the TF "flex" ops, which LiteRT's interpreter lacks).
     metadata["signatures"] = (
@@ -87,12 +91,8 @@ def export_run(
     return Exported(output, int(pointer["step"]), tuple(sorted(signatures)))
 
 
-def _run_hparams(run_dir: str) -> HParams:
-    if not tf.io.gfile.isdir(run_dir):
-        raise UserError(f"{run_dir} is not a directory; give a run dir, e.g. runs/dqn/run_0")
-    manifest = _manifest(run_dir)
+def _run_hparams(run_dir: str, name: str | None) -> HParams:
     defaults = None
-    name = manifest.get("hparams_set")
     if name:
         try:
             defaults = get_hparams(name)()
@@ -118,19 +118,9 @@ def _checkpoint(run_dir: str, step: str) -> tuple[Any, dict[str, Any]]:
         raise UserError(str(error).replace("--checkpoint", "--step")) from None
 
 
-def _manifest(run_dir: str) -> dict[str, Any]:
-    path = join(run_dir, MANIFEST_FILE)
-    return read_json(path) if tf.io.gfile.exists(path) else {}
-
-
-def _seed(run_dir: str) -> int:
-    return int(_manifest(run_dir).get("seed", 0))
-
-
-def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any]:
+def _metadata(manifest: dict[str, Any], hparams: HParams, agent, step: int) -> dict[str, Any]:
     """What a user of the exported policy needs to feed it and read its actions."""
     spec = agent.spec
-    manifest = _manifest(run_dir)
 
     def listed(bound: np.ndarray | None) -> list | None:
         return None if bound is None else np.asarray(bound, np.float64).tolist()

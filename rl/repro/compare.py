@@ -22,8 +22,6 @@ EVAL_KEYS = frozenset(
     {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early", "best_eval"}
 )
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
 _VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _MAX_PATHS = 16  # per object: enough to find a readable one, bounded on odd graphs
 

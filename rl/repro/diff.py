@@ -81,13 +81,8 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
     packages = _dict_lines(ma.get("packages"), mb.get("packages"))
     lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
-    lines += _section(
-        "tf determinism",
-        _dict_lines(
-            open_one_level(ma.get("tf_determinism")), open_one_level(mb.get("tf_determinism"))
-        ),
-        "same",
-    )
+    determinism = [open_one_level(m.get("tf_determinism")) for m in (ma, mb)]
+    lines += _section("tf determinism", _dict_lines(*determinism), "same")
     devices = []
     if ma.get("devices") != mb.get("devices"):
         devices.append(f"devices: {_names(ma.get('devices'))} -> {_names(mb.get('devices'))}")

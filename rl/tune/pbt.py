@@ -132,24 +132,23 @@ def exploit_choices(
     return {b: int(rng.choice(ranked[-count:])) for b in ranked[:count]}
 
 
+@dataclass
 class Lineage:
     """Per member, its entries {step, gradient_step, copied_from, hparams, score}: from `step`
     on it trains with `hparams` (and from member `copied_from`'s weights, when not None)."""
 
-    def __init__(self, path: str, members: list[list[dict[str, Any]]]) -> None:
-        self.path = path
-        self.members = members
+    path: str
+    members: list[list[dict[str, Any]]]
 
     @classmethod
     def open(cls, path: str, initial: list[dict[str, Any]], resume_step: int) -> Lineage:
         """The lineage up to `resume_step` (rounds after the checkpoint resumed from are
         decided again, identically), or a new one of the `initial` values."""
         if tf.io.gfile.exists(path):
-            members = [
-                [entry for entry in entries if entry["step"] <= resume_step]
-                for entries in read_json(path)["members"]
-            ]
-            return cls(path, members)
+            saved = read_json(path)["members"]
+            return cls(
+                path, [[e for e in entries if e["step"] <= resume_step] for entries in saved]
+            )
         start = {"step": 0, "gradient_step": 0, "copied_from": None, "score": None}
         return cls(path, [[{**start, "hparams": dict(values)}] for values in initial])
 
@@ -209,11 +208,8 @@ class Rounds:
 
     def values(self) -> dict[str, list[float]]:
         """[member] values of every searched key, as the program's variables take them."""
-        count = len(self.lineage.members)
-        return {
-            param.key: [float(self.lineage.hparams(m)[param.key]) for m in range(count)]
-            for param in self.space.params
-        }
+        hparams = [entries[-1]["hparams"] for entries in self.lineage.members]
+        return {key: [float(values[key]) for values in hparams] for key in self.space.keys()}
 
     def decide(self, step: int, gradient_step: int, scores: Sequence[float | None]) -> list[int]:
         """One round: records who copies whom and the explored values; returns source[member]."""

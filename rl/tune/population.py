@@ -112,9 +112,8 @@ def _run_population(
     from rl.tune.objective import InvalidTrial
 
     base = trial_hparams(config, {})
-    members: dict[str, TrialReporter] = {}
-    run_dirs, seeds, hparams = [], [], []
-    valid = []
+    members: dict[str, TrialReporter] = {}  # run dir -> reporter, in training order
+    seeds, hparams, valid = [], [], []
     for trial in trials:
         trial.set_user_attr("tuner_host", socket.gethostname())
         trial.set_user_attr("tuner_pid", os.getpid())
@@ -128,7 +127,6 @@ def _run_population(
         for index, seed in enumerate(config.seeds):
             directory = run_dir(config.output_dir, trial.number, seed, TRIALS_DIR)
             members[directory] = TrialReporter(trial, index, trial_hp.train_steps)
-            run_dirs.append(directory)
             seeds.append(seed)
             hparams.append(trial_hp)
     if not valid:
@@ -138,7 +136,7 @@ def _run_population(
     try:
         training.train(
             base,
-            run_dirs,
+            list(members),
             seeds,
             config.hparams_set,
             callbacks=[reporter],

@@ -33,22 +33,19 @@ class Param:
 
     def check(self) -> None:
         """UserError for a range that cannot be sampled."""
+        where = f"search space key {self.key}"
         if self.kind not in KINDS:
-            raise UserError(f"search space key {self.key}: kind must be one of {KINDS}")
+            raise UserError(f"{where}: kind must be one of {KINDS}")
         if self.kind == "categorical":
             if not self.choices:
-                raise UserError(f"search space key {self.key}: categorical needs choices")
+                raise UserError(f"{where}: categorical needs choices")
             return
         if self.low is None or self.high is None or not self.low < self.high:
-            raise UserError(
-                f"search space key {self.key}: needs low < high, got {self.low}..{self.high}"
-            )
+            raise UserError(f"{where}: needs low < high, got {self.low}..{self.high}")
         if self.log and self.low <= 0:
-            raise UserError(
-                f"search space key {self.key}: a log range needs low > 0, got {self.low}"
-            )
+            raise UserError(f"{where}: a log range needs low > 0, got {self.low}")
         if not all(map(math.isfinite, (self.low, self.high))):
-            raise UserError(f"search space key {self.key}: low and high must be finite")
+            raise UserError(f"{where}: low and high must be finite")
 
     def examples(self) -> list[Any]:
         """The values `check_against` tries on the set: both bounds, or every choice."""

@@ -86,11 +86,8 @@ def retry_stale_trial(study, trial) -> None:
 
 
 @contextlib.contextmanager
-def _creation_lock(sqlite_url: str | None) -> Iterator[None]:
+def _creation_lock(sqlite_url: str) -> Iterator[None]:
     """Holds `<database>.lock` (flock) while an SQLite database is opened (and maybe created)."""
-    if sqlite_url is None:
-        yield
-        return
     from sqlalchemy.engine import make_url
 
     path = os.path.abspath(make_url(sqlite_url).database) + ".lock"
@@ -116,7 +113,7 @@ def open_storage(storage: StorageURL):
     # On SQLite the workers of one machine take turns (a lock file next to the database).
     for attempt in range(CREATE_ATTEMPTS):
         try:
-            with _creation_lock(storage.url if sqlite else None):
+            with _creation_lock(storage.url) if sqlite else contextlib.nullcontext():
                 return optuna.storages.RDBStorage(
                     storage.url,
                     engine_kwargs=engine_kwargs,

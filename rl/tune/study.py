@@ -85,17 +85,13 @@ def open_study(storage: Any, study_name: str, identity: dict[str, Any], sampler,
     return study
 
 
-def is_counted(trial: Any) -> bool:
-    """Whether a trial counts toward `--trials` (see the module docstring)."""
+def counted_trials(study: Any) -> list[Any]:
+    """The trials that count toward `--trials`: all but failures not marked counted (see the
+    module docstring)."""
     from optuna.trial import TrialState
 
-    if trial.state == TrialState.FAIL:
-        return bool(trial.user_attrs.get("counted", False))
-    return True
-
-
-def counted_trials(study: Any) -> list[Any]:
-    return [trial for trial in study.get_trials(deepcopy=False) if is_counted(trial)]
+    trials = study.get_trials(deepcopy=False)
+    return [t for t in trials if t.state != TrialState.FAIL or t.user_attrs.get("counted", False)]
 
 
 def fail_dead_trials(study: Any) -> list[int]:

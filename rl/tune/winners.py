@@ -77,7 +77,7 @@ def select_winner(study: Any, config: TrialConfig, top_k: int, seeds: Sequence[i
     """Re-runs the `top_k` best complete trials on `seeds`; the best fresh-seed mean wins."""
     from optuna.trial import TrialState
 
-    complete = [t for t in study.get_trials(states=(TrialState.COMPLETE,))]
+    complete = study.get_trials(states=(TrialState.COMPLETE,))
     best = sorted(complete, key=lambda t: t.value, reverse=True)[:top_k]
     results = []
     for trial in best:
@@ -99,11 +99,7 @@ def write_trials_csv(study: Any, path: str) -> None:
     writer = csv.writer(f)
     writer.writerow(["number", "state", "value", "seconds", *keys, "failure", "surplus"])
     for t in trials:
-        seconds = (
-            f"{(t.datetime_complete - t.datetime_start).total_seconds():.1f}"
-            if t.datetime_complete and t.datetime_start
-            else ""
-        )
+        seconds = "" if t.duration is None else f"{t.duration.total_seconds():.1f}"
         writer.writerow(
             [t.number, t.state.name, "" if t.value is None else t.value, seconds]
             + [t.params.get(key, "") for key in keys]
@@ -112,7 +108,7 @@ def write_trials_csv(study: Any, path: str) -> None:
     atomic_write_bytes(path, f.getvalue().encode())
 
 
-def write_plots(study: Any, output_dir: str) -> list[str]:
+def write_plots(study: Any, output_dir: str) -> None:
     """optimization_history.png and param_importances.png (the latter needs two complete
     trials; PED-ANOVA importance, which needs no scikit-learn)."""
     import matplotlib
@@ -123,32 +119,20 @@ def write_plots(study: Any, output_dir: str) -> list[str]:
     from optuna.importance import PedAnovaImportanceEvaluator
     from optuna.trial import TrialState
 
-    written = []
-
     def save(axes: Any, name: str) -> None:
         image = io.BytesIO()
         axes.figure.savefig(image, format="png", dpi=100, bbox_inches="tight")
         plt.close(axes.figure)
         atomic_write_bytes(join(output_dir, name), image.getvalue())
-        written.append(join(output_dir, name))
 
     save(vis.plot_optimization_history(study), "optimization_history.png")
     if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 2:
         evaluator = PedAnovaImportanceEvaluator()
         save(vis.plot_param_importances(study, evaluator=evaluator), "param_importances.png")
-    return written
 
 
 def tuned_set_name(hparams_set: str) -> str:
     return f"{hparams_set}_tuned"
-
-
-def _storage_words(storage_url: str) -> str:
-    """Where the study lives, for the generated docstring: a server URL without its password; for
-    SQLite only that (its path is on the tuning machine)."""
-    if storage_url.startswith("sqlite:"):
-        return "SQLite study.db in the tuner's --output_dir"
-    return without_password(storage_url)
 
 
 def write_tuned_module(
@@ -169,9 +153,13 @@ def write_tuned_module(
     tuned = "".join(f"    {json.dumps(key)}: {_python_literal(value)},\n" for key, value in items)
     protocol = f" under --hparam_override {config.base_override!r}" if config.base_override else ""
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    # A server URL without its password; an SQLite path would name the tuning machine's disk.
+    where = without_password(storage_url)
+    if storage_url.startswith("sqlite:"):
+        where = "SQLite study.db in the tuner's --output_dir"
     scores = ", ".join(f"{s:.1f}" for s in winner.scores)
     described = (
-        f"Study {study_name!r} ({_storage_words(storage_url)}), {today}. Objective: mean over "
+        f"Study {study_name!r} ({where}), {today}. Objective: mean over "
         f"tuning seeds {list(config.seeds)} of the mean of the last {config.last_k} evaluation "
         f"returns, train_steps={train_steps}{protocol}. Trial {winner.trial_number}: tuning value "
         f"{winner.tuning_value:.2f}; fresh-seed score {winner.mean:.2f} ± {winner.std:.2f} over "
