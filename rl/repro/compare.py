@@ -142,10 +142,8 @@ def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
         return None if np.array_equal(a, b) else "values differ"
     if np.array_equal(a, b, equal_nan=np.issubdtype(a.dtype, np.inexact)):
         return None
-    if np.issubdtype(a.dtype, np.complexfloating):
-        delta = np.abs(a - b)
-    else:
-        delta = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    wide = np.complex128 if np.issubdtype(a.dtype, np.complexfloating) else np.float64
+    delta = np.abs(a.astype(wide) - b.astype(wide))
     return f"max abs difference {np.nanmax(delta):.6g}" if np.any(~np.isnan(delta)) else "NaNs"
 
 

@@ -87,7 +87,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if not args.pbt and args.trials is None:
         raise UserError("--trials is required: how many trials the study runs in all")
     counts = ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population")
-    for flag in (*counts, "fresh_seeds"):
+    for flag in (*counts, "fresh_seeds", "workers"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     if args.seed < 0 or args.seed + args.seeds_per_trial > FRESH_SEED_BASE:
@@ -99,8 +99,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UserError(f"--warmup_steps must be >= 0, got {args.warmup_steps}")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
-    if args.workers < 1:
-        raise UserError(f"--workers must be >= 1, got {args.workers}")
     launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run, args.storage_secret)
     if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
         raise UserError(

@@ -127,41 +127,30 @@ class TrialReporter:
         return loop.CONTINUE
 
 
-def run_seeds(
-    trial: Any, hparams: HParams, config: TrialConfig, seeds: Sequence[int], phase: str
-) -> tuple[list[float], int | None]:
-    """Trains `hparams` on each seed (one after another, through `rl.training.train`); returns
-    the run scores and the env step of a pruning stop (None: not pruned)."""
+def objective(trial: Any, space: SearchSpace, config: TrialConfig) -> float:
+    """The trial's value: the mean run score over the tuning seeds, trained one after another
+    through `rl.training.train`. Raises optuna.TrialPruned when the pruner stopped it,
+    `InvalidTrial` / `Diverged` for a failed trial."""
+    import optuna
     import tensorflow as tf
 
     from rl import training
-
-    scores = []
-    for index, seed in enumerate(seeds):
-        reporter = TrialReporter(trial, index, hparams.train_steps)
-        directory = run_dir(config.output_dir, trial.number, seed, phase)
-        try:
-            # A non-finite loss or parameter raises the loop's own Diverged (halt_on_nonfinite).
-            training.train(hparams, [directory], [seed], config.hparams_set, callbacks=[reporter])
-        except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
-            raise Diverged(str(error).splitlines()[0]) from None
-        if reporter.pruned_at is not None:
-            return scores, reporter.pruned_at
-        scores.append(run_score(reporter.returns, evaluations_due(hparams), config.last_k))
-    return scores, None
-
-
-def objective(trial: Any, space: SearchSpace, config: TrialConfig) -> float:
-    """The trial's value: the mean run score over the tuning seeds. Raises optuna.TrialPruned
-    when the pruner stopped it, `InvalidTrial` / `Diverged` for a failed trial."""
-    import optuna
 
     values = {param.key: suggest(trial, param) for param in space.params}
     try:
         hparams = trial_hparams(config, values)
     except UserError as error:
         raise InvalidTrial(str(error)) from None
-    scores, pruned_at = run_seeds(trial, hparams, config, config.seeds, TRIALS_DIR)
-    if pruned_at is not None:
-        raise optuna.TrialPruned(f"pruned at {pruned_at:,} env steps")
+    scores = []
+    for index, seed in enumerate(config.seeds):
+        reporter = TrialReporter(trial, index, hparams.train_steps)
+        directory = run_dir(config.output_dir, trial.number, seed)
+        try:
+            # A non-finite loss or parameter raises the loop's own Diverged (halt_on_nonfinite).
+            training.train(hparams, [directory], [seed], config.hparams_set, callbacks=[reporter])
+        except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
+            raise Diverged(str(error).splitlines()[0]) from None
+        if reporter.pruned_at is not None:
+            raise optuna.TrialPruned(f"pruned at {reporter.pruned_at:,} env steps")
+        scores.append(run_score(reporter.returns, evaluations_due(hparams), config.last_k))
     return sum(scores) / len(scores)

@@ -14,7 +14,7 @@ which train.py replays (docs/tuning.md, PBT).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,10 +259,8 @@ def resume_together(runs: list[loop.Run]) -> list[list[loop.Run]]:
 class PBTEngine(CompiledEngine):
     """The compiled engine of the population, with a round after each due evaluation."""
 
-    def __init__(
-        self, hparams: Any, runs: Sequence, rounds: Callable[[int, list[str]], Rounds]
-    ) -> None:
-        self.rounds = rounds(runs[0].state["env_steps"], [run.run_dir for run in runs])
+    def __init__(self, hparams: Any, runs: Sequence, rounds: Rounds) -> None:
+        self.rounds = rounds
         if len(runs) != len(self.rounds.lineage.members):
             raise UserError(
                 f"--pbt: only {len(runs)} members are unfinished (killed while the last "
@@ -270,7 +268,6 @@ class PBTEngine(CompiledEngine):
             )
         super().__init__(hparams, runs)
         assert isinstance(self.group, CompiledPPOSeeds), "checked by check_pbt_space"
-        self.train_steps = hparams.train_steps
         self._evaluated_weights = False  # the members' agents hold the weights before a round
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
@@ -291,7 +288,7 @@ class PBTEngine(CompiledEngine):
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         results = super().evaluate(requests)
         step = requests[0].env_steps
-        if requests and self.rounds.due(step, self.train_steps):
+        if self.rounds.due(step, self.hp.train_steps):
             self._store_members()  # a best checkpoint of this evaluation keeps these weights
             gradient_step = int(self.members[0].agent.gradient_steps.numpy())
             scores: list[float | None] = [None] * len(self.members)  # None: stopped training
@@ -328,19 +325,14 @@ def run_pbt(
     members = [trial_hparams(config, values) for values in initial]
     seeds = [pbt.seed + i for i in range(population)]
 
-    def rounds(resume_step: int, directories: list[str]) -> Rounds:
-        return Rounds(space, pbt, Lineage.open(path, initial, resume_step), directories)
+    def engine(runs: list[loop.Run]) -> PBTEngine:
+        lineage = Lineage.open(path, initial, resume_step=runs[0].state["env_steps"])
+        return PBTEngine(base, runs, Rounds(space, pbt, lineage, [run.run_dir for run in runs]))
 
     diverged: tuple[str, ...] = ()
     try:
         loop.train(
-            base,
-            run_dirs,
-            seeds,
-            config.hparams_set,
-            lambda runs: PBTEngine(base, runs, rounds),
-            resume_together,
-            run_hparams=members,
+            base, run_dirs, seeds, config.hparams_set, engine, resume_together, run_hparams=members
         )
     except Diverged as error:  # those members stopped at their last good checkpoint
         if len(error.run_dirs) == population:

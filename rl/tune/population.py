@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from rl import loop
 from rl.errors import Diverged, UserError
 from rl.tune.objective import (
-    TRIALS_DIR,
     TrialConfig,
     TrialReporter,
     evaluations_due,
@@ -125,14 +124,13 @@ def _run_population(
             continue
         valid.append(trial)
         for index, seed in enumerate(config.seeds):
-            directory = run_dir(config.output_dir, trial.number, seed, TRIALS_DIR)
+            directory = run_dir(config.output_dir, trial.number, seed)
             members[directory] = TrialReporter(trial, index, trial_hp.train_steps)
             seeds.append(seed)
             hparams.append(trial_hp)
     if not valid:
         return
     reporter = PopulationReporter(members)
-    diverged: set[int] = set()
     try:
         training.train(
             base,
@@ -167,18 +165,16 @@ def _tell(
     if stopped == "pruned":
         study.tell(trial, state=TrialState.PRUNED)
         return
-    if stopped is not None:
-        _fail(study, trial, Diverged(stopped))
-        return
     own = [member for member in members.values() if member.trial.number == trial.number]
     try:
+        if stopped is not None:
+            raise Diverged(stopped)
         scores = [run_score(member.returns, evaluations_due(base), config.last_k) for member in own]
+        value = sum(scores) / len(scores)
+        if not math.isfinite(value):
+            raise Diverged(f"objective {value}")
     except Diverged as error:
         _fail(study, trial, error)
-        return
-    value = sum(scores) / len(scores)
-    if not math.isfinite(value):
-        _fail(study, trial, Diverged(f"objective {value}"))
         return
     study.tell(trial, value)
 
