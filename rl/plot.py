@@ -136,10 +136,8 @@ def _copy_sort_key(path: str) -> tuple[int, str]:
 def read_curve(path: str, metric: str) -> Curve:
     """Reads one progress.csv; UserError for an empty file, a missing column, bad numbers."""
     with tf.io.gfile.GFile(path, "r") as f:
-        text = f.read()
-    reader = csv.DictReader(io.StringIO(text))
-    columns = reader.fieldnames or []
-    rows = list(reader)
+        reader = csv.DictReader(f)
+        columns, rows = reader.fieldnames or [], list(reader)
     if not columns or not rows:
         raise UserError(f"{path} is empty (no evaluation rows yet); train until the first eval")
     for column in (STEP_COLUMN, metric):
@@ -304,8 +302,7 @@ def format_report(result: PlotResult, metric: str, resamples: int) -> str:
     lines = [f"{'copy':<10} {'env_steps':>12} {'final ' + metric:>24}"]
     for curve in result.curves:
         lines.append(f"{curve.name:<10} {curve.steps[-1]:>12,.0f} {curve.values[-1]:>24.2f}")
-    lines.append("")
-    lines.append(f"final {metric} across copies (IQM: arXiv:2108.13264):")
+    lines += ["", f"final {metric} across copies (IQM: arXiv:2108.13264):"]
     lines.append(f"{'n':>4} {'mean':>12} {'IQM':>12}   95% CI of the mean")
     lines.append(
         f"{s.n:>4} {s.mean:>12.2f} {s.iqm:>12.2f}   [{s.ci_low:.2f}, {s.ci_high:.2f}]"

@@ -172,10 +172,9 @@ def _pbt_config(args: argparse.Namespace, base: Any, space: Any) -> Any:
     from rl.tune.pbt import PBTConfig, check_pbt_space
     from rl.tune.winners import FRESH_SEED_BASE
 
-    flags = {"interval": args.pbt_interval, "quantile": args.pbt_quantile}
-    flags["resample"] = args.pbt_resample
     if not args.pbt:
-        given = [f"--pbt_{flag}" for flag, value in flags.items() if value is not None]
+        flags = ("pbt_interval", "pbt_quantile", "pbt_resample")
+        given = [f"--{flag}" for flag in flags if getattr(args, flag) is not None]
         if given:
             raise UserError(f"{', '.join(given)} only mean something with --pbt; add --pbt")
         return None
