@@ -245,26 +245,15 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
             label = "each copy (seed)" if i == 0 else None
             ax.plot(curve.steps, curve.values, color="0.55", linewidth=0.9, alpha=0.6, label=label)
         if len(grid) > 1:
+            label = "95% CI of the mean (bootstrap)"
             ax.fill_between(
-                grid,
-                band_low,
-                band_high,
-                color=color,
-                alpha=0.22,
-                linewidth=0,
-                label="95% CI of the mean (bootstrap)",
+                grid, band_low, band_high, color=color, alpha=0.22, linewidth=0, label=label
             )
             ax.plot(grid, mean, color=color, linewidth=2.2, label=f"mean of {n} copies")
         else:  # a single common step: a point with an error bar
-            ax.errorbar(
-                grid,
-                mean,
-                yerr=[mean - band_low, band_high - mean],
-                fmt="o",
-                color=color,
-                capsize=4,
-                label=f"mean of {n} copies, 95% CI (bootstrap)",
-            )
+            yerr = [mean - band_low, band_high - mean]
+            label = f"mean of {n} copies, 95% CI (bootstrap)"
+            ax.errorbar(grid, mean, yerr=yerr, fmt="o", color=color, capsize=4, label=label)
     if metric == DEFAULT_METRIC:  # the evaluations whose policies are kept as the best
         for i, curve in enumerate(curves):
             step, value = curve.best()

@@ -124,13 +124,9 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
         space = space.restricted(keys)
     # Absolute, as the loop's console lines name run dirs; gs:// as given.
     output_dir = args.output_dir if "://" in args.output_dir else os.path.abspath(args.output_dir)
+    seeds = tuple(range(args.seed, args.seed + args.seeds_per_trial))
     config = TrialConfig(
-        hparams_set=args.hparams,
-        base_override=args.hparam_override,
-        train_steps=args.train_steps,
-        seeds=tuple(range(args.seed, args.seed + args.seeds_per_trial)),
-        last_k=args.last_k,
-        output_dir=output_dir,
+        args.hparams, args.hparam_override, args.train_steps, seeds, args.last_k, output_dir
     )
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
@@ -309,21 +305,17 @@ def _write_winner(
     return winner_json, published
 
 
-def _quiet_optuna() -> None:
-    """stderr carries errors only: Optuna's INFO lines and experimental warnings stay out."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    warnings.filterwarnings("ignore", module="optuna")
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        _quiet_optuna()
+        import optuna
+
         from rl.utils import compile_cache
 
+        # stderr carries errors only: Optuna's INFO lines and experimental warnings stay out.
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        warnings.filterwarnings("ignore", module="optuna")
         compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:

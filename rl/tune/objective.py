@@ -72,13 +72,9 @@ def trial_hparams(config: TrialConfig, values: dict[str, Any]) -> HParams:
 
     overrides = ",".join(filter(None, [config.base_override, override_text(values)]))
     args = argparse.Namespace(
-        hparams=config.hparams_set,
-        winner=None,
-        hparam_override=overrides,
-        env=None,
-        train_steps=config.train_steps,
-        eval_episodes=None,
+        hparams=config.hparams_set, hparam_override=overrides, train_steps=config.train_steps
     )
+    args.winner = args.env = args.eval_episodes = None  # train.py flags a trial leaves unset
     return hparams_from_args(args, check_values)
 
 

@@ -92,11 +92,8 @@ def _creation_lock(sqlite_url: str) -> Iterator[None]:
 
     path = os.path.abspath(make_url(sqlite_url).database) + ".lock"
     with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def open_storage(storage: StorageURL):
@@ -123,11 +120,9 @@ def open_storage(storage: StorageURL):
                 )
         except Exception as error:  # a database that refuses the connection: one line
             text = str(error)
-            racing = any(sign in text for sign in RACE_SIGNS)
-            if racing and attempt + 1 < CREATE_ATTEMPTS:
+            if any(sign in text for sign in RACE_SIGNS) and attempt + 1 < CREATE_ATTEMPTS:
                 time.sleep(0.5 * (attempt + 1))
                 continue
             first_line = text.strip().splitlines()[0] if text.strip() else type(error).__name__
             shown = without_password(storage.url)
             raise UserError(f"--storage {shown!r}: cannot open it ({first_line})") from None
-    raise AssertionError("unreachable")

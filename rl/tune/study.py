@@ -151,13 +151,10 @@ def run_worker(
         if trials_to_run(study, n_trials) == 0 or past(deadline, ran):  # the rest are running
             return ran
         mine: list[int] = []
-        study.optimize(
-            functools.partial(
-                _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
-            ),
-            n_trials=1,
-            catch=(Diverged, InvalidTrial, Surplus),
+        trial_objective = functools.partial(
+            _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
         )
+        study.optimize(trial_objective, n_trials=1, catch=(Diverged, InvalidTrial, Surplus))
         ran += 1
         for number in mine:
             print_trial(study.get_trials(deepcopy=False)[number])
