@@ -11,25 +11,18 @@ import argparse
 from typing import Any
 
 from rl.errors import UserError
+from rl.systems import kube_launcher
 from rl.systems.kube_launcher import Launch, check_image, check_namespace, job_name, send
 from rl.systems.manifests import JobSpec, check_dns_label, tuner_job_manifests
 
-# Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
-LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
-LAUNCH_FLAGS |= {"select", "publish", "help", "storage_secret"}
+# Tuner flags never given to a Pod besides train.py's launch flags (a Pod runs --select False).
+TUNER_ONLY_FLAGS = ("--select", "--publish", "--storage_secret")
 
 
 def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
-    """The Pod's flags: every tuner flag the user set, then `--sys=local --select=False`."""
-    out = []
-    for action in parser._actions:  # argparse has no public accessor for its actions
-        if action.dest in LAUNCH_FLAGS or not action.option_strings:
-            continue
-        value = getattr(args, action.dest, None)
-        if value is None or value == action.default:
-            continue
-        out.append(f"--{action.dest}={value}")
-    return [*out, "--sys=local", "--select=False"]
+    """The Pod's flags: `--sys=local`, every other tuner flag the user set, `--select=False`."""
+    forwarded = kube_launcher.pod_train_args(args, parser)
+    return [*(a for a in forwarded if a.split("=")[0] not in TUNER_ONLY_FLAGS), "--select=False"]
 
 
 def plan_workers(
