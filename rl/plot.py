@@ -77,7 +77,6 @@ class PlotResult:
     summary: Summary
 
 
-# ------------------------------------------------------------------------------ statistics
 def interquartile_mean(values: Sequence[float]) -> float:
     """Mean of the middle 50% of the values, with fractional weights at the quartiles."""
     x = np.sort(np.asarray(values, dtype=np.float64))
@@ -111,7 +110,6 @@ def summarize(final_values: Sequence[float], resamples: int = 2000, seed: int = 
     return Summary(len(x), float(np.mean(x)), interquartile_mean(x), float(low), float(high))
 
 
-# ------------------------------------------------------------------------------ reading
 def find_progress_files(output_dir: str) -> list[str]:
     """`run_*/progress.csv` under `output_dir`, in copy order (run_2 before run_10)."""
     paths = tf.io.gfile.glob(join(output_dir, "run_*", "progress.csv"))
@@ -200,7 +198,6 @@ def _experiment_title(output_dir: str) -> str:
         return name  # the title is cosmetic; a damaged JSON file is not worth failing over
 
 
-# ------------------------------------------------------------------------------ plotting
 def plot_runs(
     output_dir: str,
     out: str | None = None,
@@ -285,7 +282,6 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     return buffer.getvalue()
 
 
-# ------------------------------------------------------------------------------ CLI
 def format_report(result: PlotResult, metric: str, resamples: int) -> str:
     s = result.summary
     lines = [f"{'copy':<10} {'env_steps':>12} {'final ' + metric:>24}"]

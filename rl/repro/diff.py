@@ -73,8 +73,7 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("hparams", a.hparams.diff(b.hparams), "same")
     run = ("hparams_set", "seed")
     run_lines = _dict_lines({k: ma.get(k) for k in run}, {k: mb.get(k) for k in run})
-    overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
-    run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
+    run_lines += [f"--{line}" for line in _dict_lines(ma.get("overrides"), mb.get("overrides"))]
     lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
     git = ma.get("git") or {}
     state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")

@@ -148,28 +148,25 @@ def _run_population(
     except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
         for trial in valid:
             reporter.stopped.setdefault(trial.number, str(error).splitlines()[0])
+    due = evaluations_due(base)
     for trial in valid:
-        _tell(study, trial, base, config, members, reporter.stopped.get(trial.number))
+        own = [member for member in members.values() if member.trial.number == trial.number]
+        _tell(study, trial, own, due, config.last_k, reporter.stopped.get(trial.number))
 
 
 def _tell(
-    study: Any,
-    trial: Any,
-    base: Any,
-    config: TrialConfig,
-    members: dict[str, TrialReporter],
-    stopped: str | None,
+    study: Any, trial: Any, own: list[TrialReporter], due: int, last_k: int, stopped: str | None
 ) -> None:
+    """Tells the study the trial's result: pruned, failed, or the mean score of its seeds."""
     from optuna.trial import TrialState
 
     if stopped == "pruned":
         study.tell(trial, state=TrialState.PRUNED)
         return
-    own = [member for member in members.values() if member.trial.number == trial.number]
     try:
         if stopped is not None:
             raise Diverged(stopped)
-        scores = [run_score(member.returns, evaluations_due(base), config.last_k) for member in own]
+        scores = [run_score(member.returns, due, last_k) for member in own]
         value = sum(scores) / len(scores)
         if not math.isfinite(value):
             raise Diverged(f"objective {value}")
