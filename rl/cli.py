@@ -11,8 +11,6 @@ from rl.errors import UserError
 from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = UserErrorParser(
@@ -93,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log_level",
         default="INFO",
         type=str.upper,
-        choices=LOG_LEVELS,
+        choices=("DEBUG", "INFO", "WARNING"),
         help="DEBUG: also log every update's loss on its batch before and after the step and "
         "the gradient norm (console and TensorBoard debug/); WARNING: no progress line.",
     )

@@ -92,8 +92,7 @@ def interquartile_mean(values: Sequence[float]) -> float:
 def bootstrap_mean_ci(
     samples: np.ndarray, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies), for every other
-    index."""
+    """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies)."""
     samples = np.asarray(samples, dtype=np.float64)
     n = samples.shape[0]
     rng = np.random.default_rng(seed)
@@ -163,8 +162,7 @@ def read_curve(path: str, metric: str) -> Curve:
     steps_arr, values_arr = np.asarray(steps)[order], np.asarray(values)[order]
     # One value per step (the last written wins), so the curve is a function of env_steps.
     last = np.r_[steps_arr[1:] != steps_arr[:-1], True]
-    name = path.rstrip("/").split("/")[-2]
-    return Curve(name=name, steps=steps_arr[last], values=values_arr[last])
+    return Curve(path.rstrip("/").split("/")[-2], steps_arr[last], values_arr[last])
 
 
 def align(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray]:

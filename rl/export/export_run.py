@@ -92,12 +92,10 @@ def export_run(
 
 
 def _run_hparams(run_dir: str, name: str | None) -> HParams:
-    defaults = None
-    if name:
-        try:
-            defaults = get_hparams(name)()
-        except UserError:
-            defaults = None  # a set registered by a module not imported here: saved keys only
+    try:
+        defaults = get_hparams(name)() if name else None
+    except UserError:  # a set registered by a module not imported here: saved keys only
+        defaults = None
     hparams = saved_hparams(run_dir, defaults=defaults)
     if hparams is None:
         raise UserError(

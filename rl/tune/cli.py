@@ -163,8 +163,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _pbt_config(args: argparse.Namespace, base: Any, space: Any) -> Any:
-    """The checked `PBTConfig` of --pbt (None without it); UserError for a --pbt_* flag
-    without --pbt."""
+    """The checked `PBTConfig` (None without --pbt; UserError for --pbt_* flags without it)."""
     from rl.tune.pbt import PBTConfig, check_pbt_space
     from rl.tune.winners import FRESH_SEED_BASE
 

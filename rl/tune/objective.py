@@ -85,8 +85,7 @@ def run_dir(output_dir: str, trial_number: int, seed: int, phase: str = TRIALS_D
 
 
 def run_score(returns: Sequence[float], evaluations_due: int, last_k: int) -> float:
-    """Mean of the last `last_k` of `evaluations_due` evaluations; those after an early stop
-    repeat the last return."""
+    """Mean of the last `last_k` of `evaluations_due` returns, an early stop's last one repeated."""
     if not returns:
         raise Diverged("the run made no evaluation")
     padded = list(returns) + [returns[-1]] * max(0, evaluations_due - len(returns))

@@ -86,8 +86,7 @@ def open_study(storage: Any, study_name: str, identity: dict[str, Any], sampler,
 
 
 def counted_trials(study: Any) -> list[Any]:
-    """The trials that count toward `--trials`: all but failures not marked counted (see the
-    module docstring)."""
+    """Trials that count toward `--trials`: all but the failures not marked counted."""
     from optuna.trial import TrialState
 
     trials = study.get_trials(deepcopy=False)
