@@ -55,14 +55,12 @@ def readable_names(serialized_graph: bytes) -> dict[str, str]:
     (`agent/optimizer/_trainable_variables/5`); this picks the path outside the optimizer with the
     fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph cannot be read
     (TF's proto module moved): the keys are then shown as they are."""
-    try:
+    try:  # ImportError, or protobuf's DecodeError, whose type differs between implementations
         from tensorflow.core.protobuf import trackable_object_graph_pb2
-    except ImportError:
-        return {}
-    graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    try:
+
+        graph = trackable_object_graph_pb2.TrackableObjectGraph()
         graph.ParseFromString(serialized_graph)
-    except Exception:  # protobuf's DecodeError type differs between implementations
+    except Exception:
         return {}
     paths: dict[int, list[tuple[str, ...]]] = {0: [()]}
     queue = [(0, ())]

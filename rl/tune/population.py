@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import socket
-import time
 from typing import TYPE_CHECKING, Any
 
 from rl import loop
@@ -27,7 +26,7 @@ from rl.tune.objective import (
     trial_hparams,
 )
 from rl.tune.search_space import SearchSpace
-from rl.tune.study import past, print_trial, trials_to_run
+from rl.tune.study import run_batches
 
 if TYPE_CHECKING:
     from rl.engines.compiled import ProgramCache
@@ -82,23 +81,18 @@ def run_population_worker(
     population: int,
     timeout: float | None,
 ) -> int:
-    """Runs populations of up to `population` trials until the study counts `n_trials` (or
-    `timeout` seconds passed: no population starts after it); returns the trials it ran. Its
-    batches of one size share one program (`rl.engines.compiled.ProgramCache`)."""
+    """Runs populations of up to `population` trials (see `study.run_batches`). Its batches of
+    one size share one program (`rl.engines.compiled.ProgramCache`)."""
     from rl.engines.compiled import ProgramCache
 
     programs = ProgramCache()
-    deadline = None if timeout is None else time.monotonic() + timeout
-    ran = 0
-    while True:
-        missing = trials_to_run(study, n_trials)
-        if missing == 0 or past(deadline, ran):
-            return ran
+
+    def run_population(missing: int) -> list[int]:
         trials = [study.ask() for _ in range(min(population, missing))]
-        ran += len(trials)
         _run_population(study, space, config, trials, programs)
-        for trial in trials:
-            print_trial(study.get_trials(deepcopy=False)[trial.number])
+        return [trial.number for trial in trials]
+
+    return run_batches(study, n_trials, timeout, run_population)
 
 
 def _run_population(

@@ -51,9 +51,8 @@ class Param:
         """The values `check_against` tries on the set: both bounds, or every choice."""
         if self.kind == "categorical":
             return list(self.choices)
-        if self.kind == "int":
-            return [int(self.low), int(self.high)]
-        return [float(self.low), float(self.high)]
+        number = int if self.kind == "int" else float
+        return [number(self.low), number(self.high)]
 
 
 @dataclass(frozen=True)

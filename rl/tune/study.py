@@ -12,6 +12,7 @@ import functools
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 from optuna.storages import RetryHeartbeatStaleTrialCallback
@@ -142,21 +143,35 @@ def _worker_objective(
 def run_worker(
     study: Any, space: SearchSpace, config: TrialConfig, n_trials: int, timeout: float | None
 ) -> int:
-    """Runs trials until the study counts `n_trials` (or `timeout` seconds passed: no trial
-    starts after it); returns how many trials this worker ran."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    ran = 0
-    while True:
-        if trials_to_run(study, n_trials) == 0 or past(deadline, ran):  # the rest are running
-            return ran
+    """Runs trials one at a time through `study.optimize` (see `run_batches`)."""
+
+    def run_one(missing: int) -> list[int]:
         mine: list[int] = []
         trial_objective = functools.partial(
             _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
         )
         study.optimize(trial_objective, n_trials=1, catch=(Diverged, InvalidTrial, Surplus))
-        ran += 1
-        for number in mine:
+        return mine
+
+    return run_batches(study, n_trials, timeout, run_one)
+
+
+def run_batches(
+    study: Any, n_trials: int, timeout: float | None, run_batch: Callable[[int], list[int]]
+) -> int:
+    """Calls `run_batch(missing)` (it runs trials, returns their numbers) until the study counts
+    `n_trials` or `timeout` seconds passed; returns how many trials this worker ran."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ran = 0
+    while missing := trials_to_run(study, n_trials):
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+            break
+        numbers = run_batch(missing)
+        ran += len(numbers)
+        for number in numbers:
             print_trial(study.get_trials(deepcopy=False)[number])
+    return ran
 
 
 def trials_to_run(study: Any, n_trials: int) -> int:
@@ -168,14 +183,6 @@ def trials_to_run(study: Any, n_trials: int) -> int:
         print(f"[tune] trial {number}: its worker died; marked failed and queued again")
     waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
     return max(0, n_trials - len(counted_trials(study))) + len(waiting)
-
-
-def past(deadline: float | None, ran: int) -> bool:
-    """Whether `--timeout` has passed (then no trial starts; said once)."""
-    if deadline is None or time.monotonic() < deadline:
-        return False
-    print(f"[tune] --timeout reached after {ran} trials; the same command continues")
-    return True
 
 
 def print_trial(trial: Any) -> None:
