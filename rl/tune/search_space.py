@@ -88,9 +88,8 @@ class SearchSpace:
                     f"{set_name!r} does not declare; pick a space for this set (train.py --list)"
                 )
             for value in param.examples():
-                trial = hparams.copy()
                 try:
-                    trial.override(override_text({param.key: value}))
+                    hparams.copy().override(override_text({param.key: value}))
                 except UserError as error:
                     raise UserError(
                         f"search space {self.name!r}: {param.key}={value!r} does not fit the "

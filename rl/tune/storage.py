@@ -57,9 +57,9 @@ def parse_storage(url: str, created_here: bool = False) -> StorageURL:
 
     try:
         parsed = make_url(url)
+        dialect = parsed.get_backend_name()
     except ArgumentError:
-        parsed = None
-    dialect = parsed.get_backend_name() if parsed is not None else ""
+        dialect = ""
     if dialect not in RDB_DIALECTS:
         raise UserError(
             f"--storage {without_password(url)!r} is not a storage URL; use sqlite:///PATH.db, "
