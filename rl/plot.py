@@ -324,9 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.resamples < 1:
             raise UserError(f"--resamples must be >= 1, got {args.resamples}")
-        result = plot_runs(
-            args.output_dir, args.out, args.metric, resamples=args.resamples, seed=args.seed
-        )
+        result = plot_runs(args.output_dir, args.out, args.metric, args.resamples, args.seed)
     except UserError as error:
         return user_error_exit("rl.plot", error)
     print(format_report(result, args.metric, args.resamples))

@@ -84,10 +84,11 @@ def export_run(
         content = _tflite(module, signatures)
         tf.io.gfile.makedirs(output)
         atomic_write_bytes(join(output, TFLITE_FILE), content)
-        _write_json(join(output, METADATA_FILE), metadata)
+        atomic_write_json(join(output, METADATA_FILE), metadata)
         return Exported(join(output, TFLITE_FILE), int(pointer["step"]), tuple(signatures))
     tf.saved_model.save(module, output, signatures=signatures)
-    _write_json(join(output, "assets.extra", METADATA_FILE), metadata)
+    tf.io.gfile.makedirs(join(output, "assets.extra"))
+    atomic_write_json(join(output, "assets.extra", METADATA_FILE), metadata)
     return Exported(output, int(pointer["step"]), tuple(sorted(signatures)))
 
 
@@ -165,8 +166,3 @@ def _tflite(module: ExportedPolicy, signatures: dict[str, Any]) -> bytes:
             raise UserError(
                 f"TFLite cannot hold this policy ({first.strip()[:160]}); use --format saved_model"
             ) from None
-
-
-def _write_json(path: str, data: dict[str, Any]) -> None:
-    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-    atomic_write_json(path, data)

@@ -184,10 +184,8 @@ class Lineage:
         out: dict[str, Any] = {}
         for key in chain[0]["hparams"]:
             values = [entry["hparams"][key] for entry in chain]
-            if len(set(values)) == 1:
-                out[key] = values[0]
-            else:
-                out[key] = f"piecewise({bounds}, {[float(v) for v in values]})"
+            piecewise = f"piecewise({bounds}, {[float(v) for v in values]})"
+            out[key] = values[0] if len(set(values)) == 1 else piecewise
         return out
 
 

@@ -26,9 +26,6 @@ from rl.utils.seeding import derive_seed
 
 SAMPLERS = ("tpe", "random")
 PRUNERS = ("median", "halving", "none")
-# What a study remembers of the command that made it; a later command on the same study must
-# agree (or it would mix trials of two different searches).
-IDENTITY_KEYS = ("hparams_set", "space", "keys", "seeds", "train_steps", "base_override", "last_k")
 
 
 class Surplus(Exception):
@@ -77,10 +74,10 @@ def open_study(storage: Any, study_name: str, identity: dict[str, Any], sampler,
         for key, value in identity.items():
             study.set_user_attr(key, value)
         return study
-    for key in IDENTITY_KEYS:
-        if key in saved and saved[key] != identity[key]:
+    for key, value in identity.items():  # another search's trials must not mix with these
+        if key in saved and saved[key] != value:
             raise UserError(
-                f"study {study_name!r} was made with {key}={saved[key]!r}, not {identity[key]!r}; "
+                f"study {study_name!r} was made with {key}={saved[key]!r}, not {value!r}; "
                 "give the same flags to continue it, or another --study_name / --output_dir"
             )
     return study
