@@ -138,8 +138,7 @@ def _resources(text: str) -> dict[str, float]:
 
 
 def _launch_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of `--sys tpu` and `--sys gke` (docs/tpu_gke.md); with --sys local they are an
-    error, as is a flag of the other system."""
+    """Flags of `--sys tpu` and `--sys gke` (docs/tpu_gke.md), an error with another --sys."""
     g = parser.add_argument_group("--sys tpu and --sys gke (Kubernetes Jobs on GKE)")
     g.add_argument("--image", help="Container image built from k8s/Dockerfile.{tpu,cpu,gpu}.")
     g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")

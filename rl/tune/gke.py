@@ -28,8 +28,7 @@ def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[
 def plan_workers(
     args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
 ) -> Launch:
-    """Checks the launch flags and renders the Job (`parser`: the tuner's, whose flags the Pods
-    get); sends nothing. Raises UserError."""
+    """Checks the launch flags, renders the Job (the Pods get `parser`'s flags); sends nothing."""
     storage = plan["storage"]
     if args.storage is None or storage.url.startswith("sqlite"):
         raise UserError(

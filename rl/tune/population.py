@@ -136,8 +136,8 @@ def _run_population(
             programs=programs,
         )
     except Diverged as error:  # non-finite losses or parameters (`halt_on_nonfinite`)
-        diverged = {members[directory].trial.number for directory in error.run_dirs}
-        for number in diverged:
+        for directory in error.run_dirs:
+            number = members[directory].trial.number
             reporter.stopped.setdefault(number, str(error).splitlines()[0])
     except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
         for trial in valid:
