@@ -1,7 +1,5 @@
-"""A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file.
-
-The policy is restored as test mode restores it, then traced into `ExportedPolicy`. Everything
-is checked before anything is written; a mistake is a `UserError`.
+"""A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file, restored
+as test mode restores it and traced into `ExportedPolicy`. Every check comes before any write.
 """
 
 from __future__ import annotations
