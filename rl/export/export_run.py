@@ -2,8 +2,6 @@
 as test mode restores it and traced into `ExportedPolicy`. Every check comes before any write.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import tempfile

@@ -2,8 +2,6 @@
 `mysql://`, or `grpc://` for Optuna's storage proxy), checked before anything is written.
 """
 
-from __future__ import annotations
-
 import contextlib
 import fcntl
 import os

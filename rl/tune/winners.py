@@ -4,8 +4,6 @@ named hparams set into the package). A trial's tuning value is the best of many 
 it is biased upward (the winner's curse): the fresh-seed score is the number to believe.
 """
 
-from __future__ import annotations
-
 import csv
 import datetime
 import io
