@@ -13,14 +13,16 @@ from rl.systems import kube_launcher
 from rl.systems.kube_launcher import Launch, check_image, check_namespace, job_name, send
 from rl.systems.manifests import JobSpec, check_dns_label, tuner_job_manifests
 
-# Tuner flags never given to a Pod besides train.py's launch flags (a Pod runs --select False).
-TUNER_ONLY_FLAGS = ("--select", "--publish", "--storage_secret")
+# Flags a Pod gets its own way (it runs `--sys local --select False`) or not at all, besides
+# train.py's launch flags, which `pod_train_args` leaves out.
+POD_SET_FLAGS = ("--sys", "--select", "--publish", "--storage_secret")
 
 
 def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
-    """The Pod's flags: `--sys=local`, every other tuner flag the user set, `--select=False`."""
+    """The Pod's flags: every tuner flag the user set, then `--sys=local --select=False`."""
     forwarded = kube_launcher.pod_train_args(args, parser)
-    return [*(a for a in forwarded if a.split("=")[0] not in TUNER_ONLY_FLAGS), "--select=False"]
+    kept = [arg for arg in forwarded if arg.split("=")[0] not in POD_SET_FLAGS]
+    return [*kept, "--sys=local", "--select=False"]
 
 
 def plan_workers(
