@@ -101,10 +101,8 @@ def checkpoint_steps(run_dir: str) -> dict[int, str]:
             continue
         step = int(name[5:])
         path = join(directory, name)
-        complete = all(
-            tf.io.gfile.exists(join(path, f)) for f in ("tf.index", "numpy.npz", "trainer.json")
-        )
-        if step <= latest and complete:
+        files = ("tf.index", "numpy.npz", "trainer.json")
+        if step <= latest and all(tf.io.gfile.exists(join(path, f)) for f in files):
             steps[step] = path
     return dict(sorted(steps.items()))
 
@@ -118,12 +116,9 @@ def read_checkpoint(step_dir: str) -> Checkpoint:
         if name != _GRAPH_KEY
     }
     arrays = read_numpy_state(step_dir)
-    trainer = {
-        k: v
-        for k, v in read_json(join(step_dir, "trainer.json")).items()
-        if k not in WALL_CLOCK_KEYS
-    }
-    return Checkpoint(variables, dict(sorted(arrays.items())), dict(sorted(trainer.items())), names)
+    saved = read_json(join(step_dir, "trainer.json"))
+    trainer = {k: v for k, v in sorted(saved.items()) if k not in WALL_CLOCK_KEYS}
+    return Checkpoint(variables, dict(sorted(arrays.items())), trainer, names)
 
 
 def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:

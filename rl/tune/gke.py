@@ -29,8 +29,7 @@ def plan_workers(
     args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
 ) -> Launch:
     """Checks the launch flags, renders the Job (the Pods get `parser`'s flags); sends nothing."""
-    storage = plan["storage"]
-    if args.storage is None or storage.url.startswith("sqlite"):
+    if args.storage is None or plan["storage"].url.startswith("sqlite"):
         raise UserError(
             "--sys gke workers share one study through a database server: give --storage "
             "postgresql://USER:PASSWORD@HOST/DB or grpc://HOST:PORT (docs/tuning.md)"
