@@ -1,7 +1,5 @@
 """Command-line flags of train.py, parsed so that every mistake is one line and exit 2."""
 
-from __future__ import annotations
-
 import argparse
 import json
 from collections.abc import Callable
@@ -10,8 +8,6 @@ from typing import Any
 from rl.errors import UserError
 from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.utils.command_line import UserErrorParser, add_bool_flag
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log_level",
         default="INFO",
         type=str.upper,
-        choices=LOG_LEVELS,
+        choices=("DEBUG", "INFO", "WARNING"),
         help="DEBUG: also log every update's loss on its batch before and after the step and "
         "the gradient norm (console and TensorBoard debug/); WARNING: no progress line.",
     )
@@ -140,8 +136,7 @@ def _resources(text: str) -> dict[str, float]:
 
 
 def _launch_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of `--sys tpu` and `--sys gke` (docs/tpu_gke.md); with --sys local they are an
-    error, as is a flag of the other system."""
+    """Flags of `--sys tpu` and `--sys gke` (docs/tpu_gke.md), an error with another --sys."""
     g = parser.add_argument_group("--sys tpu and --sys gke (Kubernetes Jobs on GKE)")
     g.add_argument("--image", help="Container image built from k8s/Dockerfile.{tpu,cpu,gpu}.")
     g.add_argument("--namespace", help="Kubernetes namespace of the Job (default: default).")
@@ -182,8 +177,8 @@ def _launch_flags(parser: argparse.ArgumentParser) -> None:
 
 def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], None]) -> Any:
     """The run's frozen hparams: the set, then --winner, --hparam_override, --env, --train_steps and
-    --eval_episodes, checked, with every registered name they use looked up. The one place that does
-    this, so `--sys local` and the Kubernetes launchers cannot drift apart."""
+    --eval_episodes, checked, with every registered name looked up. The one place that does this,
+    so `--sys local`, the Kubernetes launchers and the tuner cannot drift apart."""
     from rl import registry
     from rl.envs import check_env_name
 
@@ -228,8 +223,6 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
 def winner_override(path: str, hparams_set: str) -> str:
     """The `--hparam_override` text of a study's winner.json (local or gs://), which must be a
     winner of `hparams_set`; nothing is written into this package to train it."""
-    import json
-
     import tensorflow as tf
 
     from rl.utils.files import read_json
@@ -303,24 +296,20 @@ def hparams_chain_lines() -> list[str]:
 def check_values(hparams: Any) -> None:
     """Value ranges the type system cannot express; each a UserError naming the key (train.py
     and `python -m rl.tune` check every run's hparams with this)."""
+    from rl import registry
+    from rl.envs.atari import check_sticky_actions
+    from rl.envs.reward_augmentation import check_reward_augmentation
+    from rl.hparams.common import check_evaluation_protocol
+
     positive = ["train_steps", "num_envs", "checkpoint_every", "log_every", "keep_checkpoints"]
     for key in positive:
         if getattr(hparams, key) < 1:
             raise UserError(f"{key} must be >= 1, got {getattr(hparams, key)}")
-    from rl.hparams.common import check_evaluation_protocol
-
     check_evaluation_protocol(hparams.eval, hparams.env)
-    from rl.envs.atari import check_sticky_actions
-
     check_sticky_actions(hparams.env, hparams.eval.sticky_actions)
-    if hparams.eval.sample_actions:
-        from rl import registry
-
-        if not registry.agents.get(hparams.agent).stochastic_policy:
-            raise UserError(
-                f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
-                "to sample from; leave it False (eval.epsilon adds random actions)"
-            )
-    from rl.envs.reward_augmentation import check_reward_augmentation
-
+    if hparams.eval.sample_actions and not registry.agents.get(hparams.agent).stochastic_policy:
+        raise UserError(
+            f"eval.sample_actions=True: agent {hparams.agent!r} has no policy distribution "
+            "to sample from; leave it False (eval.epsilon adds random actions)"
+        )
     check_reward_augmentation(hparams)  # unknown name, kwargs it does not take, tf/ env

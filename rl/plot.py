@@ -9,11 +9,10 @@ are in docs/watching_agents.md. CSV is read through `tf.io.gfile` (gs:// works);
 unpickled or executed.
 """
 
-from __future__ import annotations
-
 import argparse
 import csv
 import io
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,7 +75,6 @@ class PlotResult:
     summary: Summary
 
 
-# ------------------------------------------------------------------------------ statistics
 def interquartile_mean(values: Sequence[float]) -> float:
     """Mean of the middle 50% of the values, with fractional weights at the quartiles."""
     x = np.sort(np.asarray(values, dtype=np.float64))
@@ -92,8 +90,7 @@ def interquartile_mean(values: Sequence[float]) -> float:
 def bootstrap_mean_ci(
     samples: np.ndarray, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies), for every other
-    index."""
+    """Percentile-bootstrap CI (low, high) of the mean over axis 0 (the copies)."""
     samples = np.asarray(samples, dtype=np.float64)
     n = samples.shape[0]
     rng = np.random.default_rng(seed)
@@ -107,16 +104,9 @@ def bootstrap_mean_ci(
 def summarize(final_values: Sequence[float], resamples: int = 2000, seed: int = 0) -> Summary:
     x = np.asarray(final_values, dtype=np.float64)
     low, high = bootstrap_mean_ci(x, resamples=resamples, seed=seed)
-    return Summary(
-        n=len(x),
-        mean=float(np.mean(x)),
-        iqm=interquartile_mean(x),
-        ci_low=float(low),
-        ci_high=float(high),
-    )
+    return Summary(len(x), float(np.mean(x)), interquartile_mean(x), float(low), float(high))
 
 
-# ------------------------------------------------------------------------------ reading
 def find_progress_files(output_dir: str) -> list[str]:
     """`run_*/progress.csv` under `output_dir`, in copy order (run_2 before run_10)."""
     paths = tf.io.gfile.glob(join(output_dir, "run_*", "progress.csv"))
@@ -141,10 +131,8 @@ def _copy_sort_key(path: str) -> tuple[int, str]:
 def read_curve(path: str, metric: str) -> Curve:
     """Reads one progress.csv; UserError for an empty file, a missing column, bad numbers."""
     with tf.io.gfile.GFile(path, "r") as f:
-        text = f.read()
-    reader = csv.DictReader(io.StringIO(text))
-    columns = reader.fieldnames or []
-    rows = list(reader)
+        reader = csv.DictReader(f)
+        columns, rows = reader.fieldnames or [], list(reader)
     if not columns or not rows:
         raise UserError(f"{path} is empty (no evaluation rows yet); train until the first eval")
     for column in (STEP_COLUMN, metric):
@@ -172,8 +160,7 @@ def read_curve(path: str, metric: str) -> Curve:
     steps_arr, values_arr = np.asarray(steps)[order], np.asarray(values)[order]
     # One value per step (the last written wins), so the curve is a function of env_steps.
     last = np.r_[steps_arr[1:] != steps_arr[:-1], True]
-    name = path.rstrip("/").split("/")[-2]
-    return Curve(name=name, steps=steps_arr[last], values=values_arr[last])
+    return Curve(path.rstrip("/").split("/")[-2], steps_arr[last], values_arr[last])
 
 
 def align(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray]:
@@ -207,7 +194,6 @@ def _experiment_title(output_dir: str) -> str:
         return name  # the title is cosmetic; a damaged JSON file is not worth failing over
 
 
-# ------------------------------------------------------------------------------ plotting
 def plot_runs(
     output_dir: str,
     out: str | None = None,
@@ -225,9 +211,8 @@ def plot_runs(
     png = _render_png(
         curves, grid, mean, band_low, band_high, metric, _experiment_title(output_dir), summary
     )
-    parent = png_path.rsplit("/", 1)[0] if "/" in png_path else ""
-    if parent:
-        tf.io.gfile.makedirs(parent)
+    if os.path.dirname(png_path):
+        tf.io.gfile.makedirs(os.path.dirname(png_path))
     atomic_write_bytes(png_path, png)
     return PlotResult(png_path, curves, grid, mean, band_low, band_high, summary)
 
@@ -236,7 +221,7 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     # Figure + Agg canvas, not pyplot: no global backend switch, no display, thread-safe.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import EngFormatter
 
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -244,47 +229,24 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     color = "tab:blue"
     n = len(curves)
     if n == 1:  # one copy: its own curve; a confidence band needs several copies
-        curve = curves[0]
+        (curve,) = curves
         marker = "o" if len(curve.steps) == 1 else None
-        ax.plot(
-            curve.steps,
-            curve.values,
-            color=color,
-            linewidth=2.2,
-            marker=marker,
-            label=f"{curve.name} (the only copy)",
-        )
+        label = f"{curve.name} (the only copy)"
+        ax.plot(curve.steps, curve.values, color=color, linewidth=2.2, marker=marker, label=label)
     else:
         for i, curve in enumerate(curves):
-            ax.plot(
-                curve.steps,
-                curve.values,
-                color="0.55",
-                linewidth=0.9,
-                alpha=0.6,
-                label="each copy (seed)" if i == 0 else None,
-            )
+            label = "each copy (seed)" if i == 0 else None
+            ax.plot(curve.steps, curve.values, color="0.55", linewidth=0.9, alpha=0.6, label=label)
         if len(grid) > 1:
+            label = "95% CI of the mean (bootstrap)"
             ax.fill_between(
-                grid,
-                band_low,
-                band_high,
-                color=color,
-                alpha=0.22,
-                linewidth=0,
-                label="95% CI of the mean (bootstrap)",
+                grid, band_low, band_high, color=color, alpha=0.22, linewidth=0, label=label
             )
             ax.plot(grid, mean, color=color, linewidth=2.2, label=f"mean of {n} copies")
         else:  # a single common step: a point with an error bar
-            ax.errorbar(
-                grid,
-                mean,
-                yerr=[mean - band_low, band_high - mean],
-                fmt="o",
-                color=color,
-                capsize=4,
-                label=f"mean of {n} copies, 95% CI (bootstrap)",
-            )
+            yerr = [mean - band_low, band_high - mean]
+            label = f"mean of {n} copies, 95% CI (bootstrap)"
+            ax.errorbar(grid, mean, yerr=yerr, fmt="o", color=color, capsize=4, label=label)
     if metric == DEFAULT_METRIC:  # the evaluations whose policies are kept as the best
         for i, curve in enumerate(curves):
             step, value = curve.best()
@@ -303,7 +265,7 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
             f"95% CI of the mean [{summary.ci_low:.1f}, {summary.ci_high:.1f}] (n={n})"
         )
     ax.set_title(subtitle, fontsize=9, color="0.3")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _human_steps(x)))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 250k, 1.5M
     ax.set_xlim(left=0)
     ax.grid(True, alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
@@ -316,21 +278,12 @@ def _render_png(curves, grid, mean, band_low, band_high, metric, title, summary)
     return buffer.getvalue()
 
 
-def _human_steps(x: float) -> str:
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:g}{suffix}"
-    return f"{x:g}"
-
-
-# ------------------------------------------------------------------------------ CLI
 def format_report(result: PlotResult, metric: str, resamples: int) -> str:
     s = result.summary
     lines = [f"{'copy':<10} {'env_steps':>12} {'final ' + metric:>24}"]
     for curve in result.curves:
         lines.append(f"{curve.name:<10} {curve.steps[-1]:>12,.0f} {curve.values[-1]:>24.2f}")
-    lines.append("")
-    lines.append(f"final {metric} across copies (IQM: arXiv:2108.13264):")
+    lines += ["", f"final {metric} across copies (IQM: arXiv:2108.13264):"]
     lines.append(f"{'n':>4} {'mean':>12} {'IQM':>12}   95% CI of the mean")
     lines.append(
         f"{s.n:>4} {s.mean:>12.2f} {s.iqm:>12.2f}   [{s.ci_low:.2f}, {s.ci_high:.2f}]"
@@ -369,9 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.resamples < 1:
             raise UserError(f"--resamples must be >= 1, got {args.resamples}")
-        result = plot_runs(
-            args.output_dir, args.out, args.metric, resamples=args.resamples, seed=args.seed
-        )
+        result = plot_runs(args.output_dir, args.out, args.metric, args.resamples, args.seed)
     except UserError as error:
         return user_error_exit("rl.plot", error)
     print(format_report(result, args.metric, args.resamples))

@@ -1,10 +1,6 @@
-"""A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file.
-
-The policy is restored as test mode restores it, then traced into `ExportedPolicy`. Everything
-is checked before anything is written; a mistake is a `UserError`.
+"""A run's checkpoint as a policy that lives without `rl`: a SavedModel or a TFLite file, restored
+as test mode restores it and traced into `ExportedPolicy`. Every check comes before any write.
 """
-
-from __future__ import annotations
 
 import json
 import os
@@ -47,7 +43,11 @@ def export_run(
     `RUN_DIR/export/<step>`, TF Serving's layout, or `RUN_DIR/export/tflite_<step>`)."""
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    hparams = _run_hparams(run_dir)
+    if not tf.io.gfile.isdir(run_dir):
+        raise UserError(f"{run_dir} is not a directory; give a run dir, e.g. runs/dqn/run_0")
+    manifest_path = join(run_dir, MANIFEST_FILE)
+    manifest = read_json(manifest_path) if tf.io.gfile.exists(manifest_path) else {}
+    hparams = _run_hparams(run_dir, manifest.get("hparams_set"))
     if hparams.env.startswith("tf/"):
         raise UserError(
             f"{run_dir} was trained on the compiled path ({hparams.env!r}), whose checkpoints "
@@ -56,7 +56,7 @@ def export_run(
     store, pointer = _checkpoint(run_dir, step)
     env, spec = make_eval_env(hparams, 1, 0)
     env.close()
-    agent = build_agent(hparams, spec, _seed(run_dir))
+    agent = build_agent(hparams, spec, int(manifest.get("seed", 0)))
     if fmt == "tflite" and agent.policy_state_size > 0:
         raise UserError(
             f"--format tflite holds feed-forward policies; agent {hparams.agent!r} carries a "
@@ -68,7 +68,7 @@ def export_run(
     if tf.io.gfile.exists(output) and tf.io.gfile.listdir(output):
         raise UserError(f"--output {output} exists and is not empty; choose another directory")
     store.restore(tf.train.Checkpoint(agent=agent), pointer)
-    metadata = _metadata(run_dir, hparams, agent, int(pointer["step"]))
+    metadata = _metadata(manifest, hparams, agent, int(pointer["step"]))
     # TFLite holds the greedy policy alone: sampling's stateless random ops are no TFLite
     # built-ins (they would need the TF "flex" ops, which LiteRT's interpreter lacks).
     metadata["signatures"] = (
@@ -80,24 +80,19 @@ def export_run(
         content = _tflite(module, signatures)
         tf.io.gfile.makedirs(output)
         atomic_write_bytes(join(output, TFLITE_FILE), content)
-        _write_json(join(output, METADATA_FILE), metadata)
+        atomic_write_json(join(output, METADATA_FILE), metadata)
         return Exported(join(output, TFLITE_FILE), int(pointer["step"]), tuple(signatures))
     tf.saved_model.save(module, output, signatures=signatures)
-    _write_json(join(output, "assets.extra", METADATA_FILE), metadata)
+    tf.io.gfile.makedirs(join(output, "assets.extra"))
+    atomic_write_json(join(output, "assets.extra", METADATA_FILE), metadata)
     return Exported(output, int(pointer["step"]), tuple(sorted(signatures)))
 
 
-def _run_hparams(run_dir: str) -> HParams:
-    if not tf.io.gfile.isdir(run_dir):
-        raise UserError(f"{run_dir} is not a directory; give a run dir, e.g. runs/dqn/run_0")
-    manifest = _manifest(run_dir)
-    defaults = None
-    name = manifest.get("hparams_set")
-    if name:
-        try:
-            defaults = get_hparams(name)()
-        except UserError:
-            defaults = None  # a set registered by a module not imported here: saved keys only
+def _run_hparams(run_dir: str, name: str | None) -> HParams:
+    try:
+        defaults = get_hparams(name)() if name else None
+    except UserError:  # a set registered by a module not imported here: saved keys only
+        defaults = None
     hparams = saved_hparams(run_dir, defaults=defaults)
     if hparams is None:
         raise UserError(
@@ -118,19 +113,9 @@ def _checkpoint(run_dir: str, step: str) -> tuple[Any, dict[str, Any]]:
         raise UserError(str(error).replace("--checkpoint", "--step")) from None
 
 
-def _manifest(run_dir: str) -> dict[str, Any]:
-    path = join(run_dir, MANIFEST_FILE)
-    return read_json(path) if tf.io.gfile.exists(path) else {}
-
-
-def _seed(run_dir: str) -> int:
-    return int(_manifest(run_dir).get("seed", 0))
-
-
-def _metadata(run_dir: str, hparams: HParams, agent, step: int) -> dict[str, Any]:
+def _metadata(manifest: dict[str, Any], hparams: HParams, agent, step: int) -> dict[str, Any]:
     """What a user of the exported policy needs to feed it and read its actions."""
     spec = agent.spec
-    manifest = _manifest(run_dir)
 
     def listed(bound: np.ndarray | None) -> list | None:
         return None if bound is None else np.asarray(bound, np.float64).tolist()
@@ -177,8 +162,3 @@ def _tflite(module: ExportedPolicy, signatures: dict[str, Any]) -> bytes:
             raise UserError(
                 f"TFLite cannot hold this policy ({first.strip()[:160]}); use --format saved_model"
             ) from None
-
-
-def _write_json(path: str, data: dict[str, Any]) -> None:
-    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-    atomic_write_json(path, data)

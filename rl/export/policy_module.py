@@ -6,8 +6,6 @@ observation normalization, network, action post-processing), and the module keep
 variables those read: a SavedModel of it loads with TensorFlow alone.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any
 
@@ -26,7 +24,6 @@ class ExportedPolicy(tf.Module):
     def __init__(self, agent: Agent, metadata: dict[str, Any]) -> None:
         super().__init__(name="exported_policy")
         spec = agent.spec
-        self.metadata_json = json.dumps(metadata, sort_keys=True)
         self.recurrent = agent.policy_state_size > 0
         self.stochastic = agent.stochastic_policy
         state_size = agent.policy_state_size
@@ -68,14 +65,11 @@ class ExportedPolicy(tf.Module):
             self.greedy_action = tf.function(greedy, input_signature=[obs])
             if self.stochastic:
                 self.sample_action = tf.function(sample, input_signature=[obs, seed])
-        metadata_text = self.metadata_json
+        metadata_text = json.dumps(metadata, sort_keys=True)
         self.metadata = tf.function(lambda: tf.constant(metadata_text), input_signature=[])
         # The variables the traced steps read (Keras 3 layers are no tf.Modules, so the agent's
         # `variables` misses them): tracked here, they are saved and nothing else of the agent.
-        captured = {}
-        for function in self.signatures().values():
-            for variable in function.variables:
-                captured[id(variable)] = variable
+        captured = {id(v): v for function in self.signatures().values() for v in function.variables}
         self.policy_variables = list(captured.values())
 
     def signatures(self) -> dict[str, Any]:

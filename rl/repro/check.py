@@ -7,8 +7,6 @@ and another spacing would train on other data; only when that gives nothing to c
 check checkpoint four times in the stretch instead, to say *where* two reruns part.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import shutil
@@ -126,11 +124,8 @@ def _first_difference(
     for step in steps:
         if step not in a or step not in b:
             which = "first" if step in a else "second"
-            return (
-                step,
-                Difference("checkpoint", f"step {step}", f"only the {which} rerun has it"),
-                "the two reruns",
-            )
+            missing = Difference("checkpoint", f"step {step}", f"only the {which} rerun has it")
+            return step, missing, "the two reruns"
         ckpt_a = read_checkpoint(a[step])
         difference = first_difference(ckpt_a, read_checkpoint(b[step]))
         if difference is not None:
@@ -188,15 +183,13 @@ def check(run_path: str, steps: int | None) -> int:
             "differs between the run dir and the reruns"
         )
         return 1
-    compared = sorted(set(a))
-    with_run = sorted(original)
+    compared = ", ".join(map(str, sorted(a)))
+    with_run = ", ".join(map(str, sorted(original)))
+    ending = "; the run dir has no checkpoint in this stretch to compare with"
+    if with_run:
+        ending = f", and with the run dir at step {with_run}"
     print(
-        f"deterministic: the two reruns agree bit for bit at every checkpoint "
-        f"(steps {', '.join(map(str, compared))})"
-        + (
-            f", and with the run dir at step {', '.join(map(str, with_run))}"
-            if with_run
-            else "; the run dir has no checkpoint in this stretch to compare with"
-        )
+        f"deterministic: the two reruns agree bit for bit at every checkpoint (steps {compared})"
+        + ending
     )
     return 0

@@ -3,8 +3,6 @@ arrays and trainer counters (not wall times), in a fixed order, so "the first di
 same answer every time.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +20,6 @@ EVAL_KEYS = frozenset(
     {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early", "best_eval"}
 )
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
 _VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _MAX_PATHS = 16  # per object: enough to find a readable one, bounded on odd graphs
 
@@ -57,14 +53,12 @@ def readable_names(serialized_graph: bytes) -> dict[str, str]:
     (`agent/optimizer/_trainable_variables/5`); this picks the path outside the optimizer with the
     fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph cannot be read
     (TF's proto module moved): the keys are then shown as they are."""
-    try:
+    try:  # ImportError, or protobuf's DecodeError, whose type differs between implementations
         from tensorflow.core.protobuf import trackable_object_graph_pb2
-    except ImportError:
-        return {}
-    graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    try:
+
+        graph = trackable_object_graph_pb2.TrackableObjectGraph()
         graph.ParseFromString(serialized_graph)
-    except Exception:  # protobuf's DecodeError type differs between implementations
+    except Exception:
         return {}
     paths: dict[int, list[tuple[str, ...]]] = {0: [()]}
     queue = [(0, ())]
@@ -107,10 +101,8 @@ def checkpoint_steps(run_dir: str) -> dict[int, str]:
             continue
         step = int(name[5:])
         path = join(directory, name)
-        complete = all(
-            tf.io.gfile.exists(join(path, f)) for f in ("tf.index", "numpy.npz", "trainer.json")
-        )
-        if step <= latest and complete:
+        files = ("tf.index", "numpy.npz", "trainer.json")
+        if step <= latest and all(tf.io.gfile.exists(join(path, f)) for f in files):
             steps[step] = path
     return dict(sorted(steps.items()))
 
@@ -124,12 +116,9 @@ def read_checkpoint(step_dir: str) -> Checkpoint:
         if name != _GRAPH_KEY
     }
     arrays = read_numpy_state(step_dir)
-    trainer = {
-        k: v
-        for k, v in read_json(join(step_dir, "trainer.json")).items()
-        if k not in WALL_CLOCK_KEYS
-    }
-    return Checkpoint(variables, dict(sorted(arrays.items())), dict(sorted(trainer.items())), names)
+    saved = read_json(join(step_dir, "trainer.json"))
+    trainer = {k: v for k, v in sorted(saved.items()) if k not in WALL_CLOCK_KEYS}
+    return Checkpoint(variables, dict(sorted(arrays.items())), trainer, names)
 
 
 def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
@@ -144,10 +133,8 @@ def array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
         return None if np.array_equal(a, b) else "values differ"
     if np.array_equal(a, b, equal_nan=np.issubdtype(a.dtype, np.inexact)):
         return None
-    if np.issubdtype(a.dtype, np.complexfloating):
-        delta = np.abs(a - b)
-    else:
-        delta = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    wide = np.complex128 if np.issubdtype(a.dtype, np.complexfloating) else np.float64
+    delta = np.abs(a.astype(wide) - b.astype(wide))
     return f"max abs difference {np.nanmax(delta):.6g}" if np.any(~np.isnan(delta)) else "NaNs"
 
 

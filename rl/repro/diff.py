@@ -2,8 +2,6 @@
 where their eval curves part), on one screen.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from rl.repro.run_info import RunInfo, eval_curve, read_run
@@ -73,21 +71,15 @@ def diff_lines(a: RunInfo, b: RunInfo) -> list[str]:
     lines += _section("hparams", a.hparams.diff(b.hparams), "same")
     run = ("hparams_set", "seed")
     run_lines = _dict_lines({k: ma.get(k) for k in run}, {k: mb.get(k) for k in run})
-    overrides_a, overrides_b = ma.get("overrides") or {}, mb.get("overrides") or {}
-    run_lines += [f"--{line}" for line in _dict_lines(overrides_a, overrides_b)]
+    run_lines += [f"--{line}" for line in _dict_lines(ma.get("overrides"), mb.get("overrides"))]
     lines += _section("seed and command", run_lines, f"same (seed {a.seed})")
     git = ma.get("git") or {}
     state = {True: ", dirty", False: ", clean"}.get(git.get("dirty"), "")
     lines += _section("code", _code(ma, mb), f"same ({_show(git.get('revision'))[:12]}{state})")
     packages = _dict_lines(ma.get("packages"), mb.get("packages"))
     lines += _section("packages", packages, f"same ({len(ma.get('packages') or {})} installed)")
-    lines += _section(
-        "tf determinism",
-        _dict_lines(
-            open_one_level(ma.get("tf_determinism")), open_one_level(mb.get("tf_determinism"))
-        ),
-        "same",
-    )
+    determinism = [open_one_level(m.get("tf_determinism")) for m in (ma, mb)]
+    lines += _section("tf determinism", _dict_lines(*determinism), "same")
     devices = []
     if ma.get("devices") != mb.get("devices"):
         devices.append(f"devices: {_names(ma.get('devices'))} -> {_names(mb.get('devices'))}")

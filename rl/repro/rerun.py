@@ -4,8 +4,6 @@ is lost re-typing them; in a fresh process because TF's global seeds, determinis
 per process and a rerun in the same one could hide a difference.
 """
 
-from __future__ import annotations
-
 import sys
 
 
@@ -15,18 +13,16 @@ def main(argv: list[str]) -> int:
         return 2
     hparams_path, run_dir, seed, hparams_set = argv
     import rl  # noqa: F401  (fills the registries)
-    from rl.errors import UserError
+    from rl import training
+    from rl.errors import UserError, user_error_exit
     from rl.hparams import HParams
 
     try:
         with open(hparams_path, encoding="utf-8") as f:
             hparams = HParams.from_json(f.read())
-        from rl import training
-
         training.train(hparams, [run_dir], [int(seed)], hparams_set)
     except UserError as error:
-        print(f"rl.repro.rerun: error: {error}", file=sys.stderr)
-        return 2
+        return user_error_exit("rl.repro.rerun", error)
     return 0
 
 

@@ -1,10 +1,6 @@
-"""A run directory as `rl.repro` reads it: its hparams.json, manifest.json and progress.csv.
-
-Every way a path can fail to be a run dir is a UserError naming the path and what is missing,
-so `python -m rl.repro` exits 2 with one line before it trains or prints anything.
+"""A run directory as `rl.repro` reads it (hparams.json, manifest.json, progress.csv); a path
+that is not one is a UserError naming what is missing, before anything is trained or printed.
 """
-
-from __future__ import annotations
 
 import csv
 from dataclasses import dataclass

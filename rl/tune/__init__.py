@@ -1,7 +1,5 @@
 """Hyper-parameter search on the one training loop: `python -m rl.tune` (docs/tuning.md). Every
-trial trains through `rl.training.train`, the same path as train.py, and an evaluation callback
-feeds the pruner.
+trial trains through `rl.training.train`, the same path as train.py.
 """
 
-# The registered search spaces (`--space NAME`, listed by `train.py --list`).
-from rl.tune import search_spaces  # noqa: E402, F401
+from rl.tune import search_spaces  # noqa: F401  (registers the spaces: --space, train.py --list)

@@ -2,11 +2,11 @@
 (exit 2 and one line), then the study (docs/tuning.md).
 """
 
-from __future__ import annotations
-
 import argparse
+import collections
 import os
 import sys
+import types
 import warnings
 from typing import Any
 
@@ -85,7 +85,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if not args.pbt and args.trials is None:
         raise UserError("--trials is required: how many trials the study runs in all")
     counts = ("trials", "seeds_per_trial", "startup_trials", "last_k", "top_k", "population")
-    for flag in (*counts, "fresh_seeds"):
+    for flag in (*counts, "fresh_seeds", "workers"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise UserError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     if args.seed < 0 or args.seed + args.seeds_per_trial > FRESH_SEED_BASE:
@@ -97,8 +97,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UserError(f"--warmup_steps must be >= 0, got {args.warmup_steps}")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError(f"--timeout must be > 0 seconds, got {args.timeout}")
-    if args.workers < 1:
-        raise UserError(f"--workers must be >= 1, got {args.workers}")
     launch_flags = (args.image, args.kube_context, args.job_name, args.dry_run, args.storage_secret)
     if args.sys == "local" and (args.workers != 1 or any(launch_flags)):
         raise UserError(
@@ -106,11 +104,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
             "are for --sys gke; locally, start the same command several times with one "
             "--storage (docs/tuning.md)"
         )
-
-
-def _absolute(path: str) -> str:
-    """Run dirs by absolute path (the loop's console lines name them); gs:// as given."""
-    return path if "://" in path else os.path.abspath(path)
 
 
 def prepare(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,13 +120,11 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     keys = [key.strip() for key in args.keys.split(",") if key.strip()]
     if keys:
         space = space.restricted(keys)
+    # Absolute, as the loop's console lines name run dirs; gs:// as given.
+    output_dir = args.output_dir if "://" in args.output_dir else os.path.abspath(args.output_dir)
+    seeds = tuple(range(args.seed, args.seed + args.seeds_per_trial))
     config = TrialConfig(
-        hparams_set=args.hparams,
-        base_override=args.hparam_override,
-        train_steps=args.train_steps,
-        seeds=tuple(range(args.seed, args.seed + args.seeds_per_trial)),
-        last_k=args.last_k,
-        output_dir=_absolute(args.output_dir),
+        args.hparams, args.hparam_override, args.train_steps, seeds, args.last_k, output_dir
     )
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
@@ -170,15 +161,13 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _pbt_config(args: argparse.Namespace, base: Any, space: Any) -> Any:
-    """The checked `PBTConfig` of --pbt (None without it); UserError for a --pbt_* flag
-    without --pbt."""
+    """The checked `PBTConfig` (None without --pbt; UserError for --pbt_* flags without it)."""
     from rl.tune.pbt import PBTConfig, check_pbt_space
     from rl.tune.winners import FRESH_SEED_BASE
 
-    flags = {"interval": args.pbt_interval, "quantile": args.pbt_quantile}
-    flags["resample"] = args.pbt_resample
     if not args.pbt:
-        given = [f"--pbt_{flag}" for flag, value in flags.items() if value is not None]
+        flags = ("pbt_interval", "pbt_quantile", "pbt_resample")
+        given = [f"--{flag}" for flag in flags if getattr(args, flag) is not None]
         if given:
             raise UserError(f"{', '.join(given)} only mean something with --pbt; add --pbt")
         return None
@@ -209,13 +198,13 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     """One worker: open the study (creating it), run trials, then (`--select`) the winner."""
     import socket
 
+    import tensorflow as tf
+
     from rl.tune import study as studies
     from rl.tune import winners
     from rl.tune.storage import open_storage
 
     space, config, identity = plan["space"], plan["config"], plan["identity"]
-    import tensorflow as tf
-
     if plan["pbt"] is not None:
         return _run_pbt(args, plan)
     if args.storage is not None:  # a server that refuses us: exit 2 before anything is written
@@ -228,9 +217,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     sampler = studies.make_sampler(
         args.sampler, args.startup_trials, studies.sampler_seed(args.seed, worker)
     )
-    warmup = args.warmup_steps
-    if warmup is None:
-        warmup = identity["train_steps"] // 3
+    warmup = identity["train_steps"] // 3 if args.warmup_steps is None else args.warmup_steps
     pruner = studies.make_pruner(args.pruner, args.startup_trials, warmup)
     study = studies.open_study(storage, name, identity, sampler, pruner)
     if args.population > 1:
@@ -244,9 +231,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     trials = study.get_trials(deepcopy=False)
     counted = studies.counted_trials(study)
     unfinished = [t for t in counted if t.state in (TrialState.RUNNING, TrialState.WAITING)]
-    states = {}
-    for trial in counted:
-        states[trial.state.name] = states.get(trial.state.name, 0) + 1
+    states = collections.Counter(trial.state.name for trial in counted)
     summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
     print(f"[tune] study {name!r}: {len(counted)} trials ({summary}); {len(trials)} records")
     winners.write_trials_csv(study, join(args.output_dir, "trials.csv"))
@@ -258,13 +243,7 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     winners.write_plots(study, args.output_dir)
     seeds = winners.fresh_seeds(args.fresh_seeds)
     winner = winners.select_winner(study, config, args.top_k, seeds)
-    published = None
-    if args.publish:
-        published = winners.write_tuned_module(
-            winner, config, name, plan["storage"].url, seeds, identity["train_steps"]
-        )
-    winner_json = join(args.output_dir, "winner.json")
-    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    winner_json, published = _write_winner(args, plan, winner, name, seeds)
     print(
         f"[tune] winner: trial {winner.trial_number} {winner.params}, fresh-seed score "
         f"{winner.mean:.2f} ± {winner.std:.2f}; train it: python train.py --hparams "
@@ -285,7 +264,7 @@ def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     import tensorflow as tf
 
     from rl.tune import winners
-    from rl.tune.pbt import run_pbt, winner_trial
+    from rl.tune.pbt import run_pbt
 
     config = plan["config"]
     tf.io.gfile.makedirs(args.output_dir)
@@ -294,17 +273,11 @@ def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     if not args.select:
         return 0
     seeds = winners.fresh_seeds(args.fresh_seeds)
-    trial = winner_trial(member, schedules)
+    trial = types.SimpleNamespace(number=member, params=schedules)  # as winners re-runs a trial
     scores = winners.rerun_on_fresh_seeds(trial, config, seeds)
     winner = winners.FreshScore(member, score, schedules, scores)
     name = args.study_name or f"{args.hparams}-{args.space}-pbt"
-    published = None
-    if args.publish:
-        train_steps = plan["identity"]["train_steps"]
-        url = plan["storage"].url
-        published = winners.write_tuned_module(winner, config, name, url, seeds, train_steps)
-    winner_json = join(args.output_dir, "winner.json")
-    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    winner_json, _ = _write_winner(args, plan, winner, name, seeds)
     print(
         f"[tune] PBT winner's schedules on fresh seeds: {winner.mean:.2f} ± {winner.std:.2f}; "
         f"train it: python train.py --hparams {args.hparams} --winner {winner_json}"
@@ -312,21 +285,34 @@ def _run_pbt(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     return 0
 
 
-def _quiet_optuna() -> None:
-    """stderr carries errors only: Optuna's INFO lines and experimental warnings stay out."""
-    import optuna
+def _write_winner(
+    args: argparse.Namespace, plan: dict[str, Any], winner: Any, study_name: str, seeds: list[int]
+) -> tuple[str, Any]:
+    """Writes winner.json and (--publish) the `<set>_tuned` module; returns both paths."""
+    from rl.tune import winners
 
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    warnings.filterwarnings("ignore", module="optuna")
+    published = None
+    if args.publish:
+        url, train_steps = plan["storage"].url, plan["identity"]["train_steps"]
+        published = winners.write_tuned_module(
+            winner, plan["config"], study_name, url, seeds, train_steps
+        )
+    winner_json = join(args.output_dir, "winner.json")
+    winners.write_winner_json(winner, winner_json, args.hparams, seeds, published)
+    return winner_json, published
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        _quiet_optuna()
+        import optuna
+
         from rl.utils import compile_cache
 
+        # stderr carries errors only: Optuna's INFO lines and experimental warnings stay out.
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        warnings.filterwarnings("ignore", module="optuna")
         compile_cache.enable()  # the loop sets it up before a compile (rl/utils/compile_cache.py)
         return run(args)
     except UserError as error:

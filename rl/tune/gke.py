@@ -5,40 +5,31 @@ whose file Pods cannot share), submitted as train.py's `--sys gke` submits. Afte
 command with `--sys local` re-runs the best trials on fresh seeds and writes the winner.
 """
 
-from __future__ import annotations
-
 import argparse
 from typing import Any
 
 from rl.errors import UserError
+from rl.systems import kube_launcher
 from rl.systems.kube_launcher import Launch, check_image, check_namespace, job_name, send
 from rl.systems.manifests import JobSpec, check_dns_label, tuner_job_manifests
 
-# Flags that shape the launch, never given to a Pod (a Pod runs `--sys local --select False`).
-LAUNCH_FLAGS = {"sys", "workers", "image", "namespace", "dry_run", "kube_context", "job_name"}
-LAUNCH_FLAGS |= {"select", "publish", "help", "storage_secret"}
+# Flags a Pod gets its own way (it runs `--sys local --select False`) or not at all, besides
+# train.py's launch flags, which `pod_train_args` leaves out.
+POD_SET_FLAGS = ("--sys", "--select", "--publish", "--storage_secret")
 
 
 def pod_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
     """The Pod's flags: every tuner flag the user set, then `--sys=local --select=False`."""
-    out = []
-    for action in parser._actions:  # argparse has no public accessor for its actions
-        if action.dest in LAUNCH_FLAGS or not action.option_strings:
-            continue
-        value = getattr(args, action.dest, None)
-        if value is None or value == action.default:
-            continue
-        out.append(f"--{action.dest}={value}")
-    return [*out, "--sys=local", "--select=False"]
+    forwarded = kube_launcher.pod_train_args(args, parser)
+    kept = [arg for arg in forwarded if arg.split("=")[0] not in POD_SET_FLAGS]
+    return [*kept, "--sys=local", "--select=False"]
 
 
 def plan_workers(
     args: argparse.Namespace, plan: dict[str, Any], parser: argparse.ArgumentParser
 ) -> Launch:
-    """Checks the launch flags and renders the Job (`parser`: the tuner's, whose flags the Pods
-    get); sends nothing. Raises UserError."""
-    storage = plan["storage"]
-    if args.storage is None or storage.url.startswith("sqlite"):
+    """Checks the launch flags, renders the Job (the Pods get `parser`'s flags); sends nothing."""
+    if args.storage is None or plan["storage"].url.startswith("sqlite"):
         raise UserError(
             "--sys gke workers share one study through a database server: give --storage "
             "postgresql://USER:PASSWORD@HOST/DB or grpc://HOST:PORT (docs/tuning.md)"

@@ -7,8 +7,6 @@ Evaluations reach the pruner at step `seed_index * train_steps + env_steps`, so 
 compared seed by seed at the same point of their budget.
 """
 
-from __future__ import annotations
-
 import argparse
 import math
 from collections.abc import Sequence
@@ -72,13 +70,9 @@ def trial_hparams(config: TrialConfig, values: dict[str, Any]) -> HParams:
 
     overrides = ",".join(filter(None, [config.base_override, override_text(values)]))
     args = argparse.Namespace(
-        hparams=config.hparams_set,
-        winner=None,
-        hparam_override=overrides,
-        env=None,
-        train_steps=config.train_steps,
-        eval_episodes=None,
+        hparams=config.hparams_set, hparam_override=overrides, train_steps=config.train_steps
     )
+    args.winner = args.env = args.eval_episodes = None  # train.py flags a trial leaves unset
     return hparams_from_args(args, check_values)
 
 
@@ -89,8 +83,7 @@ def run_dir(output_dir: str, trial_number: int, seed: int, phase: str = TRIALS_D
 
 
 def run_score(returns: Sequence[float], evaluations_due: int, last_k: int) -> float:
-    """Mean of the last `last_k` of `evaluations_due` evaluations; those after an early stop
-    repeat the last return."""
+    """Mean of the last `last_k` of `evaluations_due` returns, an early stop's last one repeated."""
     if not returns:
         raise Diverged("the run made no evaluation")
     padded = list(returns) + [returns[-1]] * max(0, evaluations_due - len(returns))
@@ -127,41 +120,30 @@ class TrialReporter:
         return loop.CONTINUE
 
 
-def run_seeds(
-    trial: Any, hparams: HParams, config: TrialConfig, seeds: Sequence[int], phase: str
-) -> tuple[list[float], int | None]:
-    """Trains `hparams` on each seed (one after another, through `rl.training.train`); returns
-    the run scores and the env step of a pruning stop (None: not pruned)."""
+def objective(trial: Any, space: SearchSpace, config: TrialConfig) -> float:
+    """The trial's value: the mean run score over the tuning seeds, trained one after another
+    through `rl.training.train`. Raises optuna.TrialPruned when the pruner stopped it,
+    `InvalidTrial` / `Diverged` for a failed trial."""
+    import optuna
     import tensorflow as tf
 
     from rl import training
-
-    scores = []
-    for index, seed in enumerate(seeds):
-        reporter = TrialReporter(trial, index, hparams.train_steps)
-        directory = run_dir(config.output_dir, trial.number, seed, phase)
-        try:
-            # A non-finite loss or parameter raises the loop's own Diverged (halt_on_nonfinite).
-            training.train(hparams, [directory], [seed], config.hparams_set, callbacks=[reporter])
-        except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
-            raise Diverged(str(error).splitlines()[0]) from None
-        if reporter.pruned_at is not None:
-            return scores, reporter.pruned_at
-        scores.append(run_score(reporter.returns, evaluations_due(hparams), config.last_k))
-    return scores, None
-
-
-def objective(trial: Any, space: SearchSpace, config: TrialConfig) -> float:
-    """The trial's value: the mean run score over the tuning seeds. Raises optuna.TrialPruned
-    when the pruner stopped it, `InvalidTrial` / `Diverged` for a failed trial."""
-    import optuna
 
     values = {param.key: suggest(trial, param) for param in space.params}
     try:
         hparams = trial_hparams(config, values)
     except UserError as error:
         raise InvalidTrial(str(error)) from None
-    scores, pruned_at = run_seeds(trial, hparams, config, config.seeds, TRIALS_DIR)
-    if pruned_at is not None:
-        raise optuna.TrialPruned(f"pruned at {pruned_at:,} env steps")
+    scores = []
+    for index, seed in enumerate(config.seeds):
+        reporter = TrialReporter(trial, index, hparams.train_steps)
+        directory = run_dir(config.output_dir, trial.number, seed)
+        try:
+            # A non-finite loss or parameter raises the loop's own Diverged (halt_on_nonfinite).
+            training.train(hparams, [directory], [seed], config.hparams_set, callbacks=[reporter])
+        except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
+            raise Diverged(str(error).splitlines()[0]) from None
+        if reporter.pruned_at is not None:
+            raise optuna.TrialPruned(f"pruned at {reporter.pruned_at:,} env steps")
+        scores.append(run_score(reporter.returns, evaluations_due(hparams), config.last_k))
     return sum(scores) / len(scores)

@@ -4,19 +4,17 @@ https://arxiv.org/abs/1711.09846) inside the compiled population program.
 Why here: the N members already train as one program (`rl.compiled.population`), weights and
 optimizer slots stacked on a member axis and numeric hparams in [N] variables. So exploit (a
 bottom member takes a top member's weights, slots and hparams) is one gather per stacked
-variable and explore (perturb the copied hparams within the space) one assign per key, both in
-one traced function called between iterations: no restart, no retrace, no checkpoint round-trip.
-Who copies whom is decided on the host from the evaluation at each `interval` boundary, with a
-generator derived from the study seed and the env step, so a resumed run decides as before.
-lineage.json holds every member's hparams over time; the winner is its ancestors' hparams as
-`piecewise` schedules of the gradient step, which train.py replays (docs/tuning.md, PBT).
+variable and explore one assign per key, in one traced function between iterations: no
+restart, no retrace. Who copies whom is decided on the host at each `interval` boundary, with a
+generator seeded by the study seed and the env step, so a resumed run decides as before. The
+winner is its ancestors' hparams (lineage.json) as `piecewise` schedules of the gradient step,
+which train.py replays (docs/tuning.md, PBT).
 """
 
 from __future__ import annotations
 
 import math
-import types
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,8 +104,8 @@ def perturb(param: Param, value: Any, rng: np.random.Generator, resample: float)
 
 def initial_values(space: SearchSpace, population: int, seed: int) -> list[dict[str, Any]]:
     """Each member's starting values: random draws; a categorical key deals its choices round
-    the members, so every searched key differs between members (each becomes a tensor of the
-    program, `PopulationValues`, which explore can then change)."""
+    the members, so every searched key differs between members (and becomes a tensor of the
+    program that explore can change)."""
     rng = np.random.default_rng([seed, 0])
     members: list[dict[str, Any]] = [{} for _ in range(population)]
     for param in space.params:
@@ -125,8 +123,7 @@ def exploit_choices(
 ) -> dict[int, int]:
     """{bottom member: the top member it copies}: the worst and best `quantile` of the members
     by `scores` (NaN ranks lowest; ties by member index), each bottom one a random top one. A
-    None score is a member that no longer trains (it diverged or stopped early): it is left out
-    of the ranking, so a copy is never spent on it and it never donates."""
+    None score (a member that diverged or stopped early) is left out of the ranking."""
     live = [i for i, score in enumerate(scores) if score is not None]
     if len(live) < 2:
         return {}
@@ -135,24 +132,23 @@ def exploit_choices(
     return {b: int(rng.choice(ranked[-count:])) for b in ranked[:count]}
 
 
+@dataclass
 class Lineage:
     """Per member, its entries {step, gradient_step, copied_from, hparams, score}: from `step`
     on it trains with `hparams` (and from member `copied_from`'s weights, when not None)."""
 
-    def __init__(self, path: str, members: list[list[dict[str, Any]]]) -> None:
-        self.path = path
-        self.members = members
+    path: str
+    members: list[list[dict[str, Any]]]
 
     @classmethod
     def open(cls, path: str, initial: list[dict[str, Any]], resume_step: int) -> Lineage:
         """The lineage up to `resume_step` (rounds after the checkpoint resumed from are
         decided again, identically), or a new one of the `initial` values."""
         if tf.io.gfile.exists(path):
-            members = [
-                [entry for entry in entries if entry["step"] <= resume_step]
-                for entries in read_json(path)["members"]
-            ]
-            return cls(path, members)
+            saved = read_json(path)["members"]
+            return cls(
+                path, [[e for e in entries if e["step"] <= resume_step] for entries in saved]
+            )
         start = {"step": 0, "gradient_step": 0, "copied_from": None, "score": None}
         return cls(path, [[{**start, "hparams": dict(values)}] for values in initial])
 
@@ -188,10 +184,8 @@ class Lineage:
         out: dict[str, Any] = {}
         for key in chain[0]["hparams"]:
             values = [entry["hparams"][key] for entry in chain]
-            if len(set(values)) == 1:
-                out[key] = values[0]
-            else:
-                out[key] = f"piecewise({bounds}, {[float(v) for v in values]})"
+            piecewise = f"piecewise({bounds}, {[float(v) for v in values]})"
+            out[key] = values[0] if len(set(values)) == 1 else piecewise
         return out
 
 
@@ -212,11 +206,8 @@ class Rounds:
 
     def values(self) -> dict[str, list[float]]:
         """[member] values of every searched key, as the program's variables take them."""
-        count = len(self.lineage.members)
-        return {
-            param.key: [float(self.lineage.hparams(m)[param.key]) for m in range(count)]
-            for param in self.space.params
-        }
+        hparams = [entries[-1]["hparams"] for entries in self.lineage.members]
+        return {key: [float(values[key]) for values in hparams] for key in self.space.keys()}
 
     def decide(self, step: int, gradient_step: int, scores: Sequence[float | None]) -> list[int]:
         """One round: records who copies whom and the explored values; returns source[member]."""
@@ -229,14 +220,9 @@ class Rounds:
             values = {
                 p.key: perturb(p, donor[p.key], rng, self.pbt.resample) for p in self.space.params
             }
+            entry = {"step": step, "gradient_step": gradient_step, "copied_from": top}
             self.lineage.members[bottom].append(
-                {
-                    "step": step,
-                    "gradient_step": gradient_step,
-                    "copied_from": top,
-                    "hparams": values,
-                    "score": scores[bottom],
-                }
+                {**entry, "hparams": values, "score": scores[bottom]}
             )
         self.lineage.write()
         self.log(step, source)
@@ -271,10 +257,8 @@ def resume_together(runs: list[loop.Run]) -> list[list[loop.Run]]:
 class PBTEngine(CompiledEngine):
     """The compiled engine of the population, with a round after each due evaluation."""
 
-    def __init__(
-        self, hparams: Any, runs: Sequence, rounds: Callable[[int, list[str]], Rounds]
-    ) -> None:
-        self.rounds = rounds(runs[0].state["env_steps"], [run.run_dir for run in runs])
+    def __init__(self, hparams: Any, runs: Sequence, rounds: Rounds) -> None:
+        self.rounds = rounds
         if len(runs) != len(self.rounds.lineage.members):
             raise UserError(
                 f"--pbt: only {len(runs)} members are unfinished (killed while the last "
@@ -282,7 +266,6 @@ class PBTEngine(CompiledEngine):
             )
         super().__init__(hparams, runs)
         assert isinstance(self.group, CompiledPPOSeeds), "checked by check_pbt_space"
-        self.train_steps = hparams.train_steps
         self._evaluated_weights = False  # the members' agents hold the weights before a round
 
     def start(self, states: Sequence[dict[str, Any]]) -> None:
@@ -303,7 +286,7 @@ class PBTEngine(CompiledEngine):
     def evaluate(self, requests: Sequence[EvalRequest]) -> list[EvalResult]:
         results = super().evaluate(requests)
         step = requests[0].env_steps
-        if requests and self.rounds.due(step, self.train_steps):
+        if self.rounds.due(step, self.hp.train_steps):
             self._store_members()  # a best checkpoint of this evaluation keeps these weights
             gradient_step = int(self.members[0].agent.gradient_steps.numpy())
             scores: list[float | None] = [None] * len(self.members)  # None: stopped training
@@ -322,8 +305,8 @@ class PBTEngine(CompiledEngine):
 def run_pbt(
     space: SearchSpace, config: TrialConfig, population: int, pbt: PBTConfig
 ) -> tuple[int, float, dict[str, Any]]:
-    """Trains the population with PBT (resuming where its checkpoints are); returns the winner
-    (the member with the best objective), its score and its values as schedules."""
+    """Trains the population with PBT (resuming where its checkpoints are); returns the member
+    with the best objective, its score and its values as schedules."""
     from rl.tune.winners import progress_returns
 
     path = join(config.output_dir, LINEAGE)
@@ -340,19 +323,14 @@ def run_pbt(
     members = [trial_hparams(config, values) for values in initial]
     seeds = [pbt.seed + i for i in range(population)]
 
-    def rounds(resume_step: int, directories: list[str]) -> Rounds:
-        return Rounds(space, pbt, Lineage.open(path, initial, resume_step), directories)
+    def engine(runs: list[loop.Run]) -> PBTEngine:
+        lineage = Lineage.open(path, initial, resume_step=runs[0].state["env_steps"])
+        return PBTEngine(base, runs, Rounds(space, pbt, lineage, [run.run_dir for run in runs]))
 
     diverged: tuple[str, ...] = ()
     try:
         loop.train(
-            base,
-            run_dirs,
-            seeds,
-            config.hparams_set,
-            lambda runs: PBTEngine(base, runs, rounds),
-            resume_together,
-            run_hparams=members,
+            base, run_dirs, seeds, config.hparams_set, engine, resume_together, run_hparams=members
         )
     except Diverged as error:  # those members stopped at their last good checkpoint
         if len(error.run_dirs) == population:
@@ -368,8 +346,3 @@ def run_pbt(
     lineage = Lineage.open(path, initial, base.train_steps)
     lineage.write(winner)
     return winner, scores[winner], lineage.schedules(winner)
-
-
-def winner_trial(member: int, schedules: dict[str, Any]) -> Any:
-    """The winner as `rl.tune.winners` re-runs and publishes a trial (number and params)."""
-    return types.SimpleNamespace(number=member, params=schedules)

@@ -12,13 +12,11 @@ from __future__ import annotations
 import math
 import os
 import socket
-import time
 from typing import TYPE_CHECKING, Any
 
 from rl import loop
 from rl.errors import Diverged, UserError
 from rl.tune.objective import (
-    TRIALS_DIR,
     TrialConfig,
     TrialReporter,
     evaluations_due,
@@ -28,7 +26,7 @@ from rl.tune.objective import (
     trial_hparams,
 )
 from rl.tune.search_space import SearchSpace
-from rl.tune.study import past, print_trial, trials_to_run
+from rl.tune.study import run_batches
 
 if TYPE_CHECKING:
     from rl.engines.compiled import ProgramCache
@@ -50,22 +48,14 @@ def check_population_space(space: SearchSpace, population: int) -> None:
         )
 
 
-class _Member:
-    """One (trial, seed) run of the population and what its evaluations said."""
-
-    def __init__(self, trial: Any, seed_index: int, train_steps: int) -> None:
-        self.trial = trial
-        self.reporter = TrialReporter(trial, seed_index, train_steps)
-
-
 class PopulationReporter:
     """The loop callback of the whole population: hands each run's evaluation to its trial's
     `TrialReporter`; a trial pruned or diverged on one seed stops its other seeds too."""
 
     __name__ = "pruner"
 
-    def __init__(self, members: dict[str, _Member]) -> None:
-        self.members = members
+    def __init__(self, members: dict[str, TrialReporter]) -> None:
+        self.members = members  # run dir -> its trial's reporter for that seed
         self.stopped: dict[int, str] = {}  # trial number -> "pruned" or the divergence
 
     def __call__(self, run: loop.Run, step: int, metrics: dict[str, float]) -> str:
@@ -74,7 +64,7 @@ class PopulationReporter:
         if number in self.stopped:
             return loop.STOP
         try:
-            decision = member.reporter(run, step, metrics)
+            decision = member(run, step, metrics)
         except Diverged as error:
             self.stopped[number] = str(error)
             return loop.STOP
@@ -91,23 +81,18 @@ def run_population_worker(
     population: int,
     timeout: float | None,
 ) -> int:
-    """Runs populations of up to `population` trials until the study counts `n_trials` (or
-    `timeout` seconds passed: no population starts after it); returns the trials it ran. Its
-    batches of one size share one program (`rl.engines.compiled.ProgramCache`)."""
+    """Runs populations of up to `population` trials (see `study.run_batches`). Its batches of
+    one size share one program (`rl.engines.compiled.ProgramCache`)."""
     from rl.engines.compiled import ProgramCache
 
     programs = ProgramCache()
-    deadline = None if timeout is None else time.monotonic() + timeout
-    ran = 0
-    while True:
-        missing = trials_to_run(study, n_trials)
-        if missing == 0 or past(deadline, ran):
-            return ran
+
+    def run_population(missing: int) -> list[int]:
         trials = [study.ask() for _ in range(min(population, missing))]
-        ran += len(trials)
         _run_population(study, space, config, trials, programs)
-        for trial in trials:
-            print_trial(study.get_trials(deepcopy=False)[trial.number])
+        return [trial.number for trial in trials]
+
+    return run_batches(study, n_trials, timeout, run_population)
 
 
 def _run_population(
@@ -120,9 +105,8 @@ def _run_population(
     from rl.tune.objective import InvalidTrial
 
     base = trial_hparams(config, {})
-    members: dict[str, _Member] = {}
-    run_dirs, seeds, hparams = [], [], []
-    valid = []
+    members: dict[str, TrialReporter] = {}  # run dir -> reporter, in training order
+    seeds, hparams, valid = [], [], []
     for trial in trials:
         trial.set_user_attr("tuner_host", socket.gethostname())
         trial.set_user_attr("tuner_pid", os.getpid())
@@ -134,19 +118,17 @@ def _run_population(
             continue
         valid.append(trial)
         for index, seed in enumerate(config.seeds):
-            directory = run_dir(config.output_dir, trial.number, seed, TRIALS_DIR)
-            members[directory] = _Member(trial, index, trial_hp.train_steps)
-            run_dirs.append(directory)
+            directory = run_dir(config.output_dir, trial.number, seed)
+            members[directory] = TrialReporter(trial, index, trial_hp.train_steps)
             seeds.append(seed)
             hparams.append(trial_hp)
     if not valid:
         return
     reporter = PopulationReporter(members)
-    diverged: set[int] = set()
     try:
         training.train(
             base,
-            run_dirs,
+            list(members),
             seeds,
             config.hparams_set,
             callbacks=[reporter],
@@ -154,44 +136,36 @@ def _run_population(
             programs=programs,
         )
     except Diverged as error:  # non-finite losses or parameters (`halt_on_nonfinite`)
-        diverged = {members[directory].trial.number for directory in error.run_dirs}
-        for number in diverged:
+        for directory in error.run_dirs:
+            number = members[directory].trial.number
             reporter.stopped.setdefault(number, str(error).splitlines()[0])
     except (FloatingPointError, tf.errors.InvalidArgumentError) as error:
         for trial in valid:
             reporter.stopped.setdefault(trial.number, str(error).splitlines()[0])
+    due = evaluations_due(base)
     for trial in valid:
-        _tell(study, trial, base, config, members, reporter.stopped.get(trial.number))
+        own = [member for member in members.values() if member.trial.number == trial.number]
+        _tell(study, trial, own, due, config.last_k, reporter.stopped.get(trial.number))
 
 
 def _tell(
-    study: Any,
-    trial: Any,
-    base: Any,
-    config: TrialConfig,
-    members: dict[str, _Member],
-    stopped: str | None,
+    study: Any, trial: Any, own: list[TrialReporter], due: int, last_k: int, stopped: str | None
 ) -> None:
+    """Tells the study the trial's result: pruned, failed, or the mean score of its seeds."""
     from optuna.trial import TrialState
 
     if stopped == "pruned":
         study.tell(trial, state=TrialState.PRUNED)
         return
-    if stopped is not None:
-        _fail(study, trial, Diverged(stopped))
-        return
-    own = [member for member in members.values() if member.trial.number == trial.number]
     try:
-        scores = [
-            run_score(member.reporter.returns, evaluations_due(base), config.last_k)
-            for member in own
-        ]
+        if stopped is not None:
+            raise Diverged(stopped)
+        scores = [run_score(member.returns, due, last_k) for member in own]
+        value = sum(scores) / len(scores)
+        if not math.isfinite(value):
+            raise Diverged(f"objective {value}")
     except Diverged as error:
         _fail(study, trial, error)
-        return
-    value = sum(scores) / len(scores)
-    if not math.isfinite(value):
-        _fail(study, trial, Diverged(f"objective {value}"))
         return
     study.tell(trial, value)
 

@@ -33,30 +33,26 @@ class Param:
 
     def check(self) -> None:
         """UserError for a range that cannot be sampled."""
+        where = f"search space key {self.key}"
         if self.kind not in KINDS:
-            raise UserError(f"search space key {self.key}: kind must be one of {KINDS}")
+            raise UserError(f"{where}: kind must be one of {KINDS}")
         if self.kind == "categorical":
             if not self.choices:
-                raise UserError(f"search space key {self.key}: categorical needs choices")
+                raise UserError(f"{where}: categorical needs choices")
             return
         if self.low is None or self.high is None or not self.low < self.high:
-            raise UserError(
-                f"search space key {self.key}: needs low < high, got {self.low}..{self.high}"
-            )
+            raise UserError(f"{where}: needs low < high, got {self.low}..{self.high}")
         if self.log and self.low <= 0:
-            raise UserError(
-                f"search space key {self.key}: a log range needs low > 0, got {self.low}"
-            )
+            raise UserError(f"{where}: a log range needs low > 0, got {self.low}")
         if not all(map(math.isfinite, (self.low, self.high))):
-            raise UserError(f"search space key {self.key}: low and high must be finite")
+            raise UserError(f"{where}: low and high must be finite")
 
     def examples(self) -> list[Any]:
         """The values `check_against` tries on the set: both bounds, or every choice."""
         if self.kind == "categorical":
             return list(self.choices)
-        if self.kind == "int":
-            return [int(self.low), int(self.high)]
-        return [float(self.low), float(self.high)]
+        number = int if self.kind == "int" else float
+        return [number(self.low), number(self.high)]
 
 
 @dataclass(frozen=True)
@@ -92,9 +88,8 @@ class SearchSpace:
                     f"{set_name!r} does not declare; pick a space for this set (train.py --list)"
                 )
             for value in param.examples():
-                trial = hparams.copy()
                 try:
-                    trial.override(override_text({param.key: value}))
+                    hparams.copy().override(override_text({param.key: value}))
                 except UserError as error:
                     raise UserError(
                         f"search space {self.name!r}: {param.key}={value!r} does not fit the "

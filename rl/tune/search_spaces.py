@@ -5,8 +5,6 @@ narrowed to values that fit the sets they tune: batch sizes divide the rollouts 
 CartPole sets, and the schedules are offered as choices rather than as free-form text.
 """
 
-from __future__ import annotations
-
 from rl.registry import register_search_space
 from rl.tune.search_space import Param, SearchSpace
 
@@ -31,6 +29,8 @@ PPO = register_search_space(
     ),
 )
 
+# Exploration schedules the DQN space offers.
+EPSILONS = ("linear(1.0, 0.05, 4000)", "linear(1.0, 0.04, 8000)", "linear(1.0, 0.02, 16000)")
 DQN = register_search_space(
     "dqn",
     SearchSpace(
@@ -41,15 +41,7 @@ DQN = register_search_space(
             Param("lr", "float", 1e-4, 3e-3, log=True),
             Param("batch_size", "categorical", choices=(32, 64, 128)),
             Param("target_update_period", "categorical", choices=(8, 64, 128, 500)),
-            Param(
-                "epsilon",
-                "categorical",
-                choices=(
-                    "linear(1.0, 0.05, 4000)",
-                    "linear(1.0, 0.04, 8000)",
-                    "linear(1.0, 0.02, 16000)",
-                ),
-            ),
+            Param("epsilon", "categorical", choices=EPSILONS),
             Param("gradient_steps", "categorical", choices=(4, 64, 128)),
             Param("gamma", "categorical", choices=(0.98, 0.99, 0.995)),
             Param("hidden_sizes", "categorical", choices=("[64, 64]", "[256, 256]")),

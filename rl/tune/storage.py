@@ -2,8 +2,6 @@
 `mysql://`, or `grpc://` for Optuna's storage proxy), checked before anything is written.
 """
 
-from __future__ import annotations
-
 import contextlib
 import fcntl
 import os
@@ -57,9 +55,9 @@ def parse_storage(url: str, created_here: bool = False) -> StorageURL:
 
     try:
         parsed = make_url(url)
+        dialect = parsed.get_backend_name()
     except ArgumentError:
-        parsed = None
-    dialect = parsed.get_backend_name() if parsed is not None else ""
+        dialect = ""
     if dialect not in RDB_DIALECTS:
         raise UserError(
             f"--storage {without_password(url)!r} is not a storage URL; use sqlite:///PATH.db, "
@@ -86,20 +84,14 @@ def retry_stale_trial(study, trial) -> None:
 
 
 @contextlib.contextmanager
-def _creation_lock(sqlite_url: str | None) -> Iterator[None]:
+def _creation_lock(sqlite_url: str) -> Iterator[None]:
     """Holds `<database>.lock` (flock) while an SQLite database is opened (and maybe created)."""
-    if sqlite_url is None:
-        yield
-        return
     from sqlalchemy.engine import make_url
 
     path = os.path.abspath(make_url(sqlite_url).database) + ".lock"
     with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def open_storage(storage: StorageURL):
@@ -116,7 +108,7 @@ def open_storage(storage: StorageURL):
     # On SQLite the workers of one machine take turns (a lock file next to the database).
     for attempt in range(CREATE_ATTEMPTS):
         try:
-            with _creation_lock(storage.url if sqlite else None):
+            with _creation_lock(storage.url) if sqlite else contextlib.nullcontext():
                 return optuna.storages.RDBStorage(
                     storage.url,
                     engine_kwargs=engine_kwargs,
@@ -126,11 +118,9 @@ def open_storage(storage: StorageURL):
                 )
         except Exception as error:  # a database that refuses the connection: one line
             text = str(error)
-            racing = any(sign in text for sign in RACE_SIGNS)
-            if racing and attempt + 1 < CREATE_ATTEMPTS:
+            if any(sign in text for sign in RACE_SIGNS) and attempt + 1 < CREATE_ATTEMPTS:
                 time.sleep(0.5 * (attempt + 1))
                 continue
             first_line = text.strip().splitlines()[0] if text.strip() else type(error).__name__
             shown = without_password(storage.url)
             raise UserError(f"--storage {shown!r}: cannot open it ({first_line})") from None
-    raise AssertionError("unreachable")

@@ -6,12 +6,11 @@ queued again with the same values, a claim past the budget is failed as surplus
 (docs/tuning.md). Diverged and invalid trials are results: they count, as FAIL.
 """
 
-from __future__ import annotations
-
 import functools
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 from optuna.storages import RetryHeartbeatStaleTrialCallback
@@ -25,9 +24,6 @@ from rl.utils.seeding import derive_seed
 
 SAMPLERS = ("tpe", "random")
 PRUNERS = ("median", "halving", "none")
-# What a study remembers of the command that made it; a later command on the same study must
-# agree (or it would mix trials of two different searches).
-IDENTITY_KEYS = ("hparams_set", "space", "keys", "seeds", "train_steps", "base_override", "last_k")
 
 
 class Surplus(Exception):
@@ -76,26 +72,21 @@ def open_study(storage: Any, study_name: str, identity: dict[str, Any], sampler,
         for key, value in identity.items():
             study.set_user_attr(key, value)
         return study
-    for key in IDENTITY_KEYS:
-        if key in saved and saved[key] != identity[key]:
+    for key, value in identity.items():  # another search's trials must not mix with these
+        if key in saved and saved[key] != value:
             raise UserError(
-                f"study {study_name!r} was made with {key}={saved[key]!r}, not {identity[key]!r}; "
+                f"study {study_name!r} was made with {key}={saved[key]!r}, not {value!r}; "
                 "give the same flags to continue it, or another --study_name / --output_dir"
             )
     return study
 
 
-def is_counted(trial: Any) -> bool:
-    """Whether a trial counts toward `--trials` (see the module docstring)."""
+def counted_trials(study: Any) -> list[Any]:
+    """Trials that count toward `--trials`: all but the failures not marked counted."""
     from optuna.trial import TrialState
 
-    if trial.state == TrialState.FAIL:
-        return bool(trial.user_attrs.get("counted", False))
-    return True
-
-
-def counted_trials(study: Any) -> list[Any]:
-    return [trial for trial in study.get_trials(deepcopy=False) if is_counted(trial)]
+    trials = study.get_trials(deepcopy=False)
+    return [t for t in trials if t.state != TrialState.FAIL or t.user_attrs.get("counted", False)]
 
 
 def fail_dead_trials(study: Any) -> list[int]:
@@ -147,24 +138,35 @@ def _worker_objective(
 def run_worker(
     study: Any, space: SearchSpace, config: TrialConfig, n_trials: int, timeout: float | None
 ) -> int:
-    """Runs trials until the study counts `n_trials` (or `timeout` seconds passed: no trial
-    starts after it); returns how many trials this worker ran."""
+    """Runs trials one at a time through `study.optimize` (see `run_batches`)."""
+
+    def run_one(missing: int) -> list[int]:
+        mine: list[int] = []
+        trial_objective = functools.partial(
+            _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
+        )
+        study.optimize(trial_objective, n_trials=1, catch=(Diverged, InvalidTrial, Surplus))
+        return mine
+
+    return run_batches(study, n_trials, timeout, run_one)
+
+
+def run_batches(
+    study: Any, n_trials: int, timeout: float | None, run_batch: Callable[[int], list[int]]
+) -> int:
+    """Calls `run_batch(missing)` (it runs trials, returns their numbers) until the study counts
+    `n_trials` or `timeout` seconds passed; returns how many trials this worker ran."""
     deadline = None if timeout is None else time.monotonic() + timeout
     ran = 0
-    while True:
-        if trials_to_run(study, n_trials) == 0 or past(deadline, ran):  # the rest are running
-            return ran
-        mine: list[int] = []
-        study.optimize(
-            functools.partial(
-                _worker_objective, space=space, config=config, n_trials=n_trials, mine=mine
-            ),
-            n_trials=1,
-            catch=(Diverged, InvalidTrial, Surplus),
-        )
-        ran += 1
-        for number in mine:
+    while missing := trials_to_run(study, n_trials):
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"[tune] --timeout reached after {ran} trials; the same command continues")
+            break
+        numbers = run_batch(missing)
+        ran += len(numbers)
+        for number in numbers:
             print_trial(study.get_trials(deepcopy=False)[number])
+    return ran
 
 
 def trials_to_run(study: Any, n_trials: int) -> int:
@@ -176,14 +178,6 @@ def trials_to_run(study: Any, n_trials: int) -> int:
         print(f"[tune] trial {number}: its worker died; marked failed and queued again")
     waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
     return max(0, n_trials - len(counted_trials(study))) + len(waiting)
-
-
-def past(deadline: float | None, ran: int) -> bool:
-    """Whether `--timeout` has passed (then no trial starts; said once)."""
-    if deadline is None or time.monotonic() < deadline:
-        return False
-    print(f"[tune] --timeout reached after {ran} trials; the same command continues")
-    return True
 
 
 def print_trial(trial: Any) -> None:
