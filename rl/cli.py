@@ -1,5 +1,7 @@
 """Command-line flags of train.py, parsed so that every mistake is one line and exit 2."""
 
+from __future__ import annotations
+
 import argparse
 import json
 from collections.abc import Callable

@@ -9,6 +9,8 @@ are in docs/watching_agents.md. CSV is read through `tf.io.gfile` (gs:// works);
 unpickled or executed.
 """
 
+from __future__ import annotations
+
 import argparse
 import csv
 import io

@@ -2,6 +2,8 @@
 run's policy as a SavedModel or a TFLite file (docs/export.md).
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
 

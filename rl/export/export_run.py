@@ -2,6 +2,8 @@
 as test mode restores it and traced into `ExportedPolicy`. Every check comes before any write.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import tempfile

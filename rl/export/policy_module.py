@@ -6,6 +6,8 @@ observation normalization, network, action post-processing), and the module keep
 variables those read: a SavedModel of it loads with TensorFlow alone.
 """
 
+from __future__ import annotations
+
 import json
 from typing import Any
 

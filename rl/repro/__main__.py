@@ -4,6 +4,8 @@ Exit status: check 0 deterministic, 1 not; diff 0; a user mistake (bad path, bad
 one line on stderr, before anything is trained. See docs/reproducibility.md.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
 

@@ -7,6 +7,8 @@ and another spacing would train on other data; only when that gives nothing to c
 check checkpoint four times in the stretch instead, to say *where* two reruns part.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import shutil

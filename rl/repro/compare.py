@@ -3,6 +3,8 @@ arrays and trainer counters (not wall times), in a fixed order, so "the first di
 same answer every time.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -2,6 +2,8 @@
 where their eval curves part), on one screen.
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 from rl.repro.run_info import RunInfo, eval_curve, read_run

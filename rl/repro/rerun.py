@@ -4,6 +4,8 @@ is lost re-typing them; in a fresh process because TF's global seeds, determinis
 per process and a rerun in the same one could hide a difference.
 """
 
+from __future__ import annotations
+
 import sys
 
 

@@ -2,6 +2,8 @@
 that is not one is a UserError naming what is missing, before anything is trained or printed.
 """
 
+from __future__ import annotations
+
 import csv
 from dataclasses import dataclass
 from typing import Any

@@ -2,6 +2,8 @@
 (exit 2 and one line), then the study (docs/tuning.md).
 """
 
+from __future__ import annotations
+
 import argparse
 import collections
 import os

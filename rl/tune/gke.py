@@ -5,6 +5,8 @@ whose file Pods cannot share), submitted as train.py's `--sys gke` submits. Afte
 command with `--sys local` re-runs the best trials on fresh seeds and writes the winner.
 """
 
+from __future__ import annotations
+
 import argparse
 from typing import Any
 

@@ -7,6 +7,8 @@ Evaluations reach the pruner at step `seed_index * train_steps + env_steps`, so 
 compared seed by seed at the same point of their budget.
 """
 
+from __future__ import annotations
+
 import argparse
 import math
 from collections.abc import Sequence

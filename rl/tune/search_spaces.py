@@ -5,6 +5,8 @@ narrowed to values that fit the sets they tune: batch sizes divide the rollouts 
 CartPole sets, and the schedules are offered as choices rather than as free-form text.
 """
 
+from __future__ import annotations
+
 from rl.registry import register_search_space
 from rl.tune.search_space import Param, SearchSpace
 

@@ -2,6 +2,8 @@
 `mysql://`, or `grpc://` for Optuna's storage proxy), checked before anything is written.
 """
 
+from __future__ import annotations
+
 import contextlib
 import fcntl
 import os

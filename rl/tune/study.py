@@ -6,6 +6,8 @@ queued again with the same values, a claim past the budget is failed as surplus
 (docs/tuning.md). Diverged and invalid trials are results: they count, as FAIL.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import socket

@@ -4,6 +4,8 @@ named hparams set into the package). A trial's tuning value is the best of many 
 it is biased upward (the winner's curse): the fresh-seed score is the number to believe.
 """
 
+from __future__ import annotations
+
 import csv
 import datetime
 import io
