@@ -6,6 +6,7 @@ several families share, so that a key means the same thing wherever it appears.
 
 from __future__ import annotations
 
+from rl.errors import UserError
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 
@@ -29,9 +30,9 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "sample_actions",
         False,
-        "Sample actions from the policy's distribution (agents with a stochastic policy: PPO, "
-        "A2C, SAC, ...) instead of taking its mode (argmax, Gaussian mean); Atari's PPO sets "
-        "sample, as rl-baselines3-zoo evaluates Atari (docs/evaluation_protocol.md).",
+        "Sample actions from a stochastic policy (PPO, A2C, SAC, ...) instead of taking its mode "
+        "(argmax, Gaussian mean), as rl-baselines3-zoo evaluates Atari PPO "
+        "(docs/evaluation_protocol.md).",
     )
     hp.add(
         "max_episode_steps",
@@ -66,11 +67,15 @@ def evaluation_protocol() -> HParams:
     return hp
 
 
+# The `eval` values the compiled path's evaluation is fixed at (rl/compiled).
+_COMPILED_PATH_EVAL = dict(
+    epsilon=0.0, sample_actions=False, max_episode_steps=None, step_budget=None, env_kwargs={}
+)
+
+
 def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None:
     """Value ranges of the `eval` group that its types cannot express (UserError); with `env`,
     also what the compiled path's evaluation cannot change (sticky actions: the env's check)."""
-    from rl.errors import UserError
-
     for key in ("every_steps", "episodes", "video_every"):
         if getattr(protocol, key) < 1:
             raise UserError(f"eval.{key} must be >= 1, got {getattr(protocol, key)}")
@@ -80,23 +85,13 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
         if getattr(protocol, key) is not None and getattr(protocol, key) < 1:
             raise UserError(f"eval.{key} must be >= 1 or None, got {getattr(protocol, key)}")
     if env is not None and env.startswith("tf/"):
-        changed = [
-            f"eval.{key}={getattr(protocol, key)}"
-            for key, default in (
-                ("epsilon", 0.0),
-                ("sample_actions", False),
-                ("max_episode_steps", None),
-                ("step_budget", None),
-                ("env_kwargs", {}),
-            )
-            if getattr(protocol, key) != default
-        ]
+        changed = [k for k, fixed in _COMPILED_PATH_EVAL.items() if getattr(protocol, k) != fixed]
         if changed:
             raise UserError(
-                f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
-                "within max_episode_steps on the training env; leave eval.epsilon=0, "
-                "eval.sample_actions=False, eval.max_episode_steps=None, eval.step_budget=None "
-                "and eval.env_kwargs={}"
+                ", ".join(f"eval.{k}={getattr(protocol, k)}" for k in changed)
+                + f": the compiled path (env {env!r}) evaluates greedily within max_episode_steps "
+                "on the training env; leave "
+                + ", ".join(f"eval.{k}={fixed}" for k, fixed in _COMPILED_PATH_EVAL.items())
             )
 
 

@@ -37,8 +37,7 @@ class _Mismatch(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class TypeSpec:
-    """A declared hparam type. `str(spec)` is its stable name: "int", "list[int]",
-    "optional[float]", "schedule", "dict", "hparams", ..."""
+    """A declared hparam type; `str(spec)` is its stable name ("list[int]", "optional[float]")."""
 
     kind: str  # int float bool str list tuple dict schedule hparams optional auto
     elem: TypeSpec | None = None
@@ -52,16 +51,12 @@ class TypeSpec:
         name = name.strip()
         if name.endswith("]") and "[" in name:
             kind, _, inner = name[:-1].partition("[")
-            spec = TypeSpec(kind, TypeSpec.parse(inner))
-        else:
-            spec = TypeSpec(name)
-        spec._validate()
-        return spec
+            return TypeSpec(kind, TypeSpec.parse(inner))
+        return TypeSpec(name)
 
     @staticmethod
     def of(tp: Any) -> TypeSpec:
-        """From `int`, `list[int]`, `tuple[int, ...]`, `Optional[X]`/`X | None`, `dict`,
-        `Schedule`, `HParams`, a type name string, or a TypeSpec."""
+        """From a Python type (`list[int]`, `X | None`, `Schedule`, ...) or a type name."""
         if isinstance(tp, TypeSpec):
             return tp
         if isinstance(tp, str):
@@ -79,14 +74,10 @@ class TypeSpec:
         if origin in (list, tuple) and args:
             elems = {a for a in args if a is not Ellipsis}
             if len(elems) == 1:
-                spec = TypeSpec(origin.__name__, TypeSpec.of(elems.pop()))
-                spec._validate()
-                return spec
+                return TypeSpec(origin.__name__, TypeSpec.of(elems.pop()))
         if origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
             (inner,) = (a for a in args if a is not type(None))
-            spec = TypeSpec("optional", TypeSpec.of(inner))
-            spec._validate()
-            return spec
+            return TypeSpec("optional", TypeSpec.of(inner))
         raise ValueError(f"unsupported hparam type {tp!r}")
 
     @staticmethod
@@ -105,7 +96,7 @@ class TypeSpec:
                 return TypeSpec(type(default).__name__, TypeSpec(kind))
         raise ValueError(f"cannot infer an hparam type from {default!r}; pass type=")
 
-    def _validate(self) -> None:
+    def __post_init__(self) -> None:
         ok = (
             (self.kind in (*_SCALARS, "dict", "schedule", "hparams") and self.elem is None)
             or (self.kind in ("list", "tuple") and self.elem and self.elem.kind in _SCALARS)
@@ -148,8 +139,7 @@ class TypeSpec:
         raise _Mismatch
 
     def from_text(self, text: str) -> Any:
-        """Reads override text under the bare-word rule (docs/hparams.md); raises _Mismatch
-        for text that does not fit, UserError for a bad schedule."""
+        """Reads override text under the bare-word rule of docs/hparams.md."""
         kind, elem = self.kind, self.elem
         quoted = text[:1] in ("'", '"')
         if kind == "optional" and text in _NONE_WORDS:
@@ -195,9 +185,7 @@ class TypeSpec:
         return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
-# A number-typed key given a schedule: why it stays a number (schedules are declared
-# type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...). The key's
-# declaration may give its own reason (`fixed_because`); this one is the default.
+# Why a number key refuses a schedule, unless its declaration gives its own `fixed_because`.
 _SCHEDULE_CALL = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
 _READ_WHEN_BUILT = "is read once, when the agent is built"
 _NO_SCHEDULE = (
@@ -278,8 +266,8 @@ class HParams:
         type: Any = None,
         fixed_because: str = _READ_WHEN_BUILT,
     ) -> HParams:
-        """Declares `name` once, with its default, a doc line and (optionally) its type;
-        `fixed_because` completes "{name} ..." in the error for a number key given a schedule."""
+        """Declares `name` once; `fixed_because` completes "{name} ..." in the error for a number
+        key given a schedule."""
         self._check_not_frozen()
         if not name.isidentifier() or name.startswith("_") or hasattr(HParams, name):
             raise ValueError(f"invalid hparam name {name!r} (identifier, no _, no method name)")
@@ -372,8 +360,7 @@ class HParams:
 
     def _walk(self, name: str, into_dicts: bool = False) -> tuple[HParams, _Entry, list[str]]:
         """Follows a dotted name through nested groups: (owning group, entry, rest); with
-        `into_dicts` it stops at a dict-typed key and `rest` is the path inside it. Unknown names
-        are UserErrors."""
+        `into_dicts` it stops at a dict-typed key and `rest` is the path inside it."""
         owner = self
         parts = name.split(".")
         for i, part in enumerate(parts):
@@ -442,9 +429,8 @@ class HParams:
         return {name: e.spec.to_json(e.value) for name, e in self._entries.items()}
 
     def flat(self) -> dict[str, Any]:
-        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key as JSON data, groups opened
-        into dotted keys. The one flat view: diffs, inheritance, manifests and TensorBoard all read
-        it."""
+        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key as JSON data; the one flat
+        view that diffs, inheritance, manifests and TensorBoard read."""
         out: dict[str, Any] = {}
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":
@@ -466,17 +452,14 @@ class HParams:
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
         mine, theirs = self._flat_typed(), other._flat_typed()  # key -> (type, value as JSON)
+        absent = ("", "(absent)")
         lines = []
-        for key in list(mine) + [k for k in theirs if k not in mine]:
-            old, new = mine.get(key), theirs.get(key)
-            if old == new:
-                continue
-            if old and new and old[0] != new[0]:
-                lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
-            else:
-                show_old = old[1] if old else "(absent)"
-                show_new = new[1] if new else "(absent)"
-                lines.append(f"{key}: {show_old} -> {show_new}")
+        for key in dict.fromkeys([*mine, *theirs]):
+            (old_type, old), (new_type, new) = mine.get(key, absent), theirs.get(key, absent)
+            if old_type and new_type and old_type != new_type:
+                old, new = f"{old_type} {old}", f"{new_type} {new}"
+            if old != new:
+                lines.append(f"{key}: {old} -> {new}")
         return lines
 
     def differing_keys(self, other: HParams) -> list[str]:
@@ -484,8 +467,7 @@ class HParams:
         return [line.split(": ", 1)[0] for line in self.diff(other)]
 
     def constant_number(self, name: str) -> float | None:
-        """Key `name` as a number: a float key's value or a constant schedule's; None for
-        anything else (a schedule that changes, an int, a string, None)."""
+        """A float key's value or a constant schedule's; None for anything else."""
         entry = self._walk(name)[1]
         kind = entry.spec.elem.kind if entry.spec.kind == "optional" else entry.spec.kind
         if entry.value is None or kind not in ("float", "schedule"):
@@ -510,8 +492,6 @@ class HParams:
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={e.value!r}" for name, e in self._entries.items())
         return f"HParams({inner})"
-
-    # --- JSON (hparams.json in the run dir: data, never code) ---
 
     def to_json(self) -> str:
         """A self-describing document (values, types, docs) that `from_json` rebuilds."""

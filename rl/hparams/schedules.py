@@ -32,19 +32,11 @@ class Schedule:
     optional: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def __init__(self, **args: Any) -> None:
-        self._args = MappingProxyType(dict(args))
-
-    @property
-    def args(self) -> Mapping[str, Any]:
-        """The validated arguments, in signature order (read-only)."""
-        return self._args
+        self.args: Mapping[str, Any] = MappingProxyType(dict(args))  # in signature order
 
     def __call__(self, step: Any) -> tf.Tensor:
         """Returns the value at `step` (int tensor, tf.Variable or Python int) as float32."""
-        step = tf.convert_to_tensor(step)
-        if step.dtype != tf.int64:
-            step = tf.cast(step, tf.int64)
-        return self._value(step)
+        return self._value(tf.cast(tf.convert_to_tensor(step), tf.int64))
 
     def _value(self, step: tf.Tensor) -> tf.Tensor:
         raise NotImplementedError
@@ -61,7 +53,7 @@ class Schedule:
     def spec(self) -> str:
         """Canonical text, e.g. `linear(1.0, 0.05, 10000)`; optional args only when not default."""
         parts = []
-        for arg, value in self._args.items():
+        for arg, value in self.args.items():
             if arg not in self.optional:
                 parts.append(_format(value))
             elif value != self.optional[arg]:
