@@ -15,11 +15,7 @@ def evaluation_protocol() -> HParams:
     """How evaluation is done; a nested object so it is declared, logged and compared as one."""
     hp = HParams()
     hp.add("every_steps", 5000, "Evaluate every this many env steps (and at the end).")
-    hp.add(
-        "episodes",
-        10,
-        "Episodes per evaluation (full games on Atari), played in parallel env copies.",
-    )
+    hp.add("episodes", 10, "Episodes per evaluation (full games on Atari), in parallel env copies.")
     hp.add(
         "epsilon",
         0.0,
@@ -98,11 +94,7 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
 def parallel_workers() -> HParams:
     """How `--num_workers N` (N > 1) runs replay agents' Ape-X actors (docs/workers.md)."""
     hp = HParams()
-    hp.add(
-        "policy_refresh_every",
-        1,
-        "Learner update calls between two publications of the weights to the actors.",
-    )
+    hp.add("policy_refresh_every", 1, "Learner update calls between weight publications to actors.")
     hp.add(
         "exploration",
         "apex",
@@ -119,11 +111,7 @@ def parallel_workers() -> HParams:
         fixed_because=actors_start,
     )
     hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
-    hp.add(
-        "queue_blocks",
-        4,
-        "Blocks each actor may have waiting for the learner; beyond that actors wait.",
-    )
+    hp.add("queue_blocks", 4, "Blocks each actor may have waiting for the learner before it waits.")
     hp.add(
         "rate_limit",
         True,
@@ -139,12 +127,7 @@ def base() -> HParams:
     hp.add("agent", "dqn", "Registered agent name (train.py --list).")
     hp.add("env", "CartPole-v1", "Gymnasium id, registered env name or module.path:EnvClass.")
     hp.add("env_kwargs", {}, "Keyword arguments for the env constructor.")
-    hp.add(
-        "max_episode_steps",
-        None,
-        "Time limit replacing the env's own (None: keep it).",
-        type=int | None,
-    )
+    hp.add("max_episode_steps", None, "Episode time limit (None: the env's own).", type=int | None)
     hp.add(
         "reward_augmentation",
         None,
@@ -243,9 +226,7 @@ def add_replay_keys(
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
-    hp.add(
-        "learning_starts", learning_starts, "Env steps of uniformly random actions before learning."
-    )
+    hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
     return hp
 
 

@@ -18,11 +18,7 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
     """The update, target-network and exploration keys of the value-based agents (the DQN
     family and DRQN), declared once so that both read them the same way."""
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
-    hp.add(
-        "target_update_period",
-        target_update_period,
-        "Gradient steps between target-network updates.",
-    )
+    hp.add("target_update_period", target_update_period, "Gradient steps between target updates.")
     hp.add(
         "tau",
         1.0,

@@ -1,11 +1,11 @@
 """Where a registered hparams set's values come from: its parent chain, and for every key the
 set in that chain (or the command-line flag) that gave it its value.
 
-Why: a set inherits by calling its parent, so whatever the parent switched on silently comes
-along; `train.py --list` and `--show_hparams` say where. Nothing here changes how sets are
-written: while a factory runs, a profiler hook notes which registered factories it calls (the
-nearest registered caller is the parent). A key whose value equals the parent's comes from the
-parent (recursively), so a set that assigns what its parent already had is not blamed for it.
+A set inherits by calling its parent, so whatever the parent switched on silently comes along;
+`train.py --list` and `--show_hparams` say where. While a factory runs, a profiler hook notes
+which registered factories it calls (the nearest registered caller is the parent), so sets are
+written as plain functions. A key whose value equals the parent's comes from the parent
+(recursively): a set that assigns what its parent already had is not blamed for it.
 """
 
 from __future__ import annotations
@@ -42,19 +42,16 @@ def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
     factory = registry.hparams.get(name)
     names = _factory_names()
     own_code = getattr(factory, "__code__", None)
-    parents: list[str] = []
+    parents: dict[str, None] = {}  # an ordered set: call order
 
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
-        del arg
+    def profile(frame: FrameType, event: str, _: Any) -> None:
         if event != "call" or frame.f_code not in names:
             return
         caller = frame.f_back
         while caller is not None and caller.f_code not in names:
             caller = caller.f_back
         if caller is not None and caller.f_code is own_code:
-            callee = names[frame.f_code]
-            if callee not in parents:
-                parents.append(callee)
+            parents[names[frame.f_code]] = None
 
     previous = sys.getprofile()
     sys.setprofile(profile)
@@ -81,18 +78,11 @@ def flat_values(hparams: HParams) -> dict[str, str]:
 
 def value_sources(name: str) -> dict[str, str]:
     """For every key of set `name`: the set in its chain that gave the key its value."""
-    values = flat_values(_observe(name)[0])
-    parents = direct_parents(name)
-    inherited = {parent: (flat_values(_observe(parent)[0]), value_sources(parent))
-                 for parent in parents}  # fmt: skip
-    sources = {}
-    for key, value in values.items():
-        sources[key] = name
-        for parent_values, parent_sources in inherited.values():
-            if parent_values.get(key) == value:
-                sources[key] = parent_sources[key]
-                break
-    return sources
+    inherited = [(flat_values(_observe(p)[0]), value_sources(p)) for p in direct_parents(name)]
+    return {
+        key: next((src[key] for values, src in inherited if values.get(key) == value), name)
+        for key, value in flat_values(_observe(name)[0]).items()
+    }
 
 
 def describe_resolved(

@@ -38,11 +38,7 @@ def maddpg() -> HParams:
         "number or a schedule of the env step.",
         type=Schedule,
     )
-    hp.add(
-        "share_actor",
-        False,
-        "One actor network for all agents (parameter sharing; needs equal action bounds).",
-    )
+    hp.add("share_actor", False, "One actor shared by all agents (needs equal action bounds).")
     return hp
 
 

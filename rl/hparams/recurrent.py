@@ -97,16 +97,8 @@ def drqn() -> HParams:
     """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
     replay (stored state, burn-in)."""
     hp = _add_recurrent_core(base()).update(agent="drqn")
-    hp.add(
-        "memory",
-        "uniform",
-        "Sequence replay sampling: uniform, or prioritized (R2D2's sequence priorities).",
-    )
-    hp.add(
-        "buffer_size",
-        5000,
-        "Replay capacity in SEQUENCES (items of burn_in + sequence_length steps).",
-    )
+    hp.add("memory", "uniform", "Sequence replay: uniform or prioritized (R2D2's priorities).")
+    hp.add("buffer_size", 5000, "Replay capacity in SEQUENCES of burn_in + sequence_length steps.")
     hp.add("sequence_length", 20, "Steps learned from in each replayed sequence (R2D2's m).")
     hp.add(
         "burn_in",
@@ -115,13 +107,9 @@ def drqn() -> HParams:
         "to refresh it (no loss, no gradient; R2D2's l).",
     )
     hp.add("batch_size", 32, "Sequences per gradient step.")
-    hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
+    hp.add("learning_starts", 1000, "Uniformly random env steps before learning.")
     add_q_learning_keys(hp, target_update_period=500)
-    hp.add(
-        "n_step",
-        1,
-        "Multi-step returns over this many steps inside each sequence (shorter near its end).",
-    )
+    hp.add("n_step", 1, "n-step returns within each sequence (shorter near its end).")
     hp.add(
         "loss",
         "td_huber",
