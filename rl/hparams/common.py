@@ -26,9 +26,8 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "sample_actions",
         False,
-        "Sample actions from a stochastic policy (PPO, A2C, SAC, ...) instead of taking its mode "
-        "(argmax, Gaussian mean), as rl-baselines3-zoo evaluates Atari PPO "
-        "(docs/evaluation_protocol.md).",
+        "Sample actions from a stochastic policy (PPO, A2C, SAC, ...) instead of its mode (argmax, "
+        "Gaussian mean), as rl-baselines3-zoo evaluates Atari PPO (docs/evaluation_protocol.md).",
     )
     hp.add(
         "max_episode_steps",
@@ -50,7 +49,7 @@ def evaluation_protocol() -> HParams:
         "Most env steps one evaluation may take, summed over its env copies (Atari: agent "
         "steps, x frame_skip for frames); episodes still running then are cut, count with "
         "their score so far and are reported (eval/truncated_episodes). None: no budget, as "
-        "the published protocols.",
+        "published protocols.",
         type=int | None,
     )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
@@ -195,9 +194,8 @@ def base() -> HParams:
     hp.add(
         "optimizer",
         "adam",
-        "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon inside "
-        "the root), rmsprop_torch (PyTorch's, as SB3's A2C: alpha 0.99, epsilon outside the "
-        "root) or sgd.",
+        "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon in the "
+        "root), rmsprop_torch (PyTorch's, SB3's A2C: alpha 0.99, epsilon outside the root) or sgd.",
     )
     hp.add("lr", 1e-3, "Learning rate: a number or a schedule of the gradient step.", type=Schedule)
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")
@@ -221,8 +219,7 @@ def base() -> HParams:
 def add_replay_keys(
     hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
 ) -> HParams:
-    """The replay keys of the transition-replay agents: defaults differ per family, meanings
-    do not."""
+    """Replay keys of the transition-replay agents: defaults differ per family, meanings do not."""
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")

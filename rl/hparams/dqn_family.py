@@ -17,8 +17,7 @@ def with_noisy_nets(hp: HParams) -> HParams:
 
 
 def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
-    """The c51 agent, its loss and its support keys (by default the paper's 51 atoms on
-    [-10, 10])."""
+    """The c51 agent, its loss and support keys (by default the paper's 51 atoms on [-10, 10])."""
     hp.update(agent="c51", loss="categorical_loss")
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
     hp.add("v_min", v_min, "C51: smallest return of the support; returns below are clipped.")

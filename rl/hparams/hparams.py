@@ -361,8 +361,7 @@ class HParams:
     def _walk(self, name: str, into_dicts: bool = False) -> tuple[HParams, _Entry, list[str]]:
         """Follows a dotted name through nested groups: (owning group, entry, rest); with
         `into_dicts` it stops at a dict-typed key and `rest` is the path inside it."""
-        owner = self
-        parts = name.split(".")
+        owner, parts = self, name.split(".")
         for i, part in enumerate(parts):
             if part not in owner._entries:
                 scope = f" in group {'.'.join(parts[:i])!r}" if i else ""

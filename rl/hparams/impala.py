@@ -51,8 +51,7 @@ def impala() -> HParams:
     hp.add(
         "num_minibatches",
         1,
-        "Minibatches per pass, each of the whole unrolls of num_envs // num_minibatches env "
-        "copies.",
+        "Minibatches per pass, each the whole unrolls of num_envs // num_minibatches env copies.",
     )
     hp.add(
         "normalize_advantage",

@@ -28,8 +28,7 @@ def maddpg() -> HParams:
     hp.add(
         "action_function",
         "gaussian_noise",
-        "Registered exploration-noise action function, role action_noise (train.py --list): "
-        "gaussian_noise.",
+        "Registered action function, role action_noise (train.py --list): gaussian_noise.",
     )
     hp.add(
         "action_noise_std",

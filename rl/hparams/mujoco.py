@@ -37,8 +37,7 @@ def mujoco_protocol(hp: HParams, env: str) -> HParams:
 
 @register_hparams("sac_halfcheetah")
 def sac_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's SAC for every MuJoCo env: SB3's defaults, 10k random steps
-    first."""
+    """HalfCheetah-v5, the zoo's SAC for all MuJoCo envs: SB3's defaults, 10k random steps first."""
     return mujoco_protocol(sac(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
@@ -92,8 +91,7 @@ def ddpg_halfcheetah() -> HParams:
 
 
 def mujoco_ppo(env: str) -> HParams:
-    """PPO on `env` with the MuJoCo protocol and the zoo's VecNormalize (observations and
-    rewards)."""
+    """PPO on `env`: the MuJoCo protocol and the zoo's VecNormalize of observations and rewards."""
     return mujoco_protocol(ppo(), env).update(normalize_obs=True, normalize_reward=True)
 
 

@@ -39,9 +39,8 @@ def add_torch_init_key(hp: HParams) -> HParams:
     hp.add(
         "torch_init",
         False,
-        "Initialize the actor and critics as PyTorch's defaults do (Linear: U(+-1/sqrt(fan_in)) "
-        "kernels and biases), as SB3's SAC, TD3 and DDPG start; False: Keras' Glorot kernels and "
-        "zero biases.",
+        "Initialize actor and critics as PyTorch's defaults (Linear: U(+-1/sqrt(fan_in)) kernels "
+        "and biases), as SB3's SAC, TD3 and DDPG; False: Keras' Glorot kernels and zero biases.",
     )
     return hp
 

@@ -34,9 +34,8 @@ def offpac() -> HParams:
     hp.add(
         "rho_bar",
         1.0,
-        "Truncation of the importance weights pi/b in the actor loss and the critic's target "
-        "(None: untruncated, the paper's unbiased weights); a number or a schedule of the "
-        "gradient step.",
+        "Truncation of the importance weights pi/b in the actor loss and critic target (None: "
+        "untruncated, the paper's unbiased weights); a number or a schedule of the gradient step.",
         type=Schedule | None,
     )
     hp.add(
@@ -50,8 +49,7 @@ def offpac() -> HParams:
     hp.add(
         "vf_coef",
         0.5,
-        "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss: a number or a schedule of "
-        "the gradient step.",
+        "Weight of the critic loss 0.5 (V - v_s)^2: a number or a schedule of the gradient step.",
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)

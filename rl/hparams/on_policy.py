@@ -48,8 +48,7 @@ def on_policy() -> HParams:
     hp.add(
         "vf_coef",
         0.5,
-        "Weight of the value loss 0.5 (V - R)^2 in the total loss: a number or a schedule of "
-        "the gradient step.",
+        "Weight of the value loss 0.5 (V - R)^2: a number or a schedule of the gradient step.",
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)

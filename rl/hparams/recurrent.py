@@ -50,9 +50,8 @@ def ppo_recurrent() -> HParams:
     hp.add(
         "recurrent_core_first",
         False,
-        "Run the recurrent core on the observation and the MLP torso (hidden_sizes) on its "
-        "output, as SB3-contrib's MlpLstmPolicy does (LSTM, then net_arch); False: torso -> "
-        "core -> heads.",
+        "Run the recurrent core on the observation and the MLP torso (hidden_sizes) on its output, "
+        "as SB3-contrib's MlpLstmPolicy (LSTM, then net_arch); False: torso -> core -> heads.",
     )
     return hp
 

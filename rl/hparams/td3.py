@@ -33,8 +33,7 @@ def td3() -> HParams:
     hp.add(
         "target_noise_clip",
         0.5,
-        "Clip of the smoothing noise, in half-range units; a number or a schedule of the "
-        "gradient step.",
+        "Smoothing-noise clip in half-range units; a number or a schedule of the gradient step.",
         type=Schedule,
     )
     hp.add(
@@ -46,15 +45,13 @@ def td3() -> HParams:
     hp.add(
         "action_noise_std",
         0.1,
-        "Exploration noise std (OU: sigma), in half-range units; a number or a schedule of the "
-        "env step.",
+        "Action noise std (OU: sigma) in half-range units; a number or a schedule of the env step.",
         type=Schedule,
     )
     hp.add(
         "ou_theta",
         0.15,
-        "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1); a number or a schedule of the "
-        "env step.",
+        "OU mean-reversion rate theta (dt = 1); a number or a schedule of the env step.",
         type=Schedule,
     )
     return hp
