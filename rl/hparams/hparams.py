@@ -15,7 +15,7 @@ import numbers
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from rl import registry
@@ -156,14 +156,11 @@ class TypeSpec:
         except LiteralError:
             raise _Mismatch from None
         if isinstance(value, BareWord):  # str keys never get here (they take unquoted text)
-            wants_bool = kind == "bool" or (elem is not None and elem.kind == "bool")
-            if not (wants_bool and value in _BOOL_WORDS):
-                raise _Mismatch
-            value = _BOOL_WORDS[value]
+            value = _bare_word(value, elem.kind if kind == "optional" else kind)
         if kind == "dict":
             value = _bare_words_in_json(value)
         if kind in ("list", "tuple") and isinstance(value, list | tuple):
-            value = [_element_word(v, elem.kind) for v in value]
+            value = [_bare_word(v, elem.kind) for v in value]
         return self.check(value)
 
     def to_json(self, value: Any) -> Any:
@@ -209,8 +206,8 @@ def _type_error(key: str, entry: _Entry, given: Any, schedule: str | None) -> Us
     return UserError(f"{key} expects {spec}, got {given!r}")
 
 
-def _element_word(value: Any, kind: str) -> Any:
-    """A bare word inside a list: a string for list[str], a bool word for list[bool]."""
+def _bare_word(value: Any, kind: str) -> Any:
+    """`value` as a `kind`: a bare word is a string for str, a bool word for bool."""
     if not isinstance(value, BareWord) or kind == "str":
         return value
     if kind == "bool" and value in _BOOL_WORDS:
@@ -406,9 +403,6 @@ class HParams:
 
     def items(self) -> list[tuple[str, Any]]:
         return [(name, e.value) for name, e in self._entries.items()]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
 
     def __contains__(self, name: object) -> bool:
         try:

@@ -149,8 +149,7 @@ def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
 def override_text(values: dict[str, Any]) -> str:
     """`{"lr": 0.001, "clip_range": "linear(0.2, 0.0, 7800)"}` -> `lr=0.001,clip_range=linear(...)`
     (a string is override text already; numbers and bools print as literals)."""
-    return ",".join(f"{key}={_as_text(value)}" for key, value in values.items())
-
-
-def _as_text(value: Any) -> str:
-    return str(value) if isinstance(value, bool | str) else repr(value)
+    return ",".join(
+        f"{key}={value}" if isinstance(value, bool | str) else f"{key}={value!r}"
+        for key, value in values.items()
+    )
