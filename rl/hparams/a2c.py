@@ -1,8 +1,5 @@
-"""A2C hparams sets: `a2c` (SB3's defaults), `a2c_cartpole`, `a2c_tiny` (tests, Box actions).
-
-Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
-https://arxiv.org/abs/1602.01783 (the synchronous variant, as OpenAI baselines and SB3 run it).
-"""
+"""A2C hparams sets: Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
+https://arxiv.org/abs/1602.01783, in the synchronous variant OpenAI baselines and SB3 run."""
 
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
-"""Atari hparams sets: `dqn_pong`, `ppo_pong`, `ppo_breakout`, and `dqn_atari_tiny`,
-`ppo_atari_tiny` (smoke tests on real ROMs).
-
-Every set writes all of its preprocessing out in `env_kwargs` (rl/envs/atari.py), so
-hparams.json records exactly what the agent saw: rl-baselines3-zoo's AtariWrapper, with sticky
-actions at 0.25 as Machado et al. 2018 recommend (https://arxiv.org/abs/1709.06009).
-Evaluation is the papers' protocol (docs/evaluation_protocol.md): full games, the raw score, a
-27,000-step cap, sticky actions on; DQN is epsilon-greedy with 0.05 (Mnih et al. 2015), PPO
-samples its actions as the zoo does, since its greedy policy can stall a game (the paddle
-waiting in Breakout).
+"""Atari hparams sets. Each writes all of its preprocessing out in `env_kwargs`
+(rl/envs/atari.py), so hparams.json records exactly what the agent saw: rl-baselines3-zoo's
+AtariWrapper, with sticky actions at 0.25 as Machado et al. 2018 recommend
+(https://arxiv.org/abs/1709.06009). Evaluation is the papers' protocol
+(docs/evaluation_protocol.md): full games, the raw score, a 27,000-step cap, sticky actions on;
+DQN is epsilon-greedy with 0.05 (Mnih et al. 2015), PPO samples its actions as the zoo does,
+since its greedy policy can stall a game (the paddle waiting in Breakout).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""CoinRun set: `ppo_coinrun`, the procgen paper's PPO settings scaled down to a CPU budget.
-
-Cobbe et al. 2019, "Leveraging Procedural Generation to Benchmark Reinforcement Learning"
-(https://arxiv.org/abs/1912.01588), Table 3 and the "easy" protocol, with 16 envs instead of 64
-and 2M steps instead of 25M, since a CPU trains a few hundred steps per second; the Nature CNN
-instead of the IMPALA ResNet, which this codebase does not register. Training levels are
-0..199; evaluation plays unlimited levels (`eval.env_kwargs`), the paper's test distribution, so
-the eval columns of progress.csv are test-level returns and `train_return_mean` training-level.
+"""CoinRun set `ppo_coinrun`: Cobbe et al. 2019, "Leveraging Procedural Generation to Benchmark
+Reinforcement Learning" (https://arxiv.org/abs/1912.01588), Table 3 and the "easy" protocol,
+scaled down to a CPU: 16 envs instead of 64, 2M steps instead of 25M, and the Nature CNN instead
+of the IMPALA ResNet, which this codebase does not register. Training levels are 0..199;
+evaluation plays unlimited levels (`eval.env_kwargs`), the paper's test distribution, so the eval
+columns of progress.csv are test-level returns and `train_return_mean` training-level.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Hyper-parameters every experiment has: env, run length, evaluation, checkpoints, logging.
-
-Families start from `base()` and add their own keys; the `add_*` helpers declare the key groups
-several families share, so that a key means the same thing wherever it appears.
-"""
+"""Keys every experiment has (`base()`) and the key groups several families share (`add_*`),
+declared once so that a key means the same thing wherever it appears."""
 
 from __future__ import annotations
 

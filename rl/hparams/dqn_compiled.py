@@ -1,11 +1,7 @@
 """DQN sets for the compiled path (`rl.compiled.dqn_iteration`): TF-ops envs, one XLA program per
-iteration.
-
-`dqn_tf_cartpole` is `dqn_cartpole` on "tf/CartPole-v1" with a 64-64 MLP: env steps are nearly
-free on the compiled path, so the gradient steps are the work. With 256-256 seed 0 solved at 40k
-env steps in 30 s of CPU; with 64-64 (15x fewer FLOPs) seeds 0/1/2 at 30k/25k/40k in ~13 s each,
-compilation included (2-core dev machine, 2026-11-21).
-"""
+iteration. Env steps are nearly free there, so the gradient steps are the work: with a 256-256 MLP
+seed 0 solved at 40k env steps in 30 s of CPU; with 64-64 (15x fewer FLOPs) seeds 0/1/2 at
+30k/25k/40k in ~13 s each, compilation included (2-core dev machine, 2026-11-21)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""`HParams`: typed, documented, freezable hyper-parameters (replaces TF1's contrib HParams).
+"""`HParams`: typed, documented, freezable hyper-parameters.
 
 Every key is declared once with `add(name, default, doc)`, and every later assignment (a set's
-factory, `--hparam_override`, `hparams.json`) is checked against its type. Strict by design, as
-in tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in
-a key fails with a suggestion instead of adding a new hyper-parameter. How override text is
-read for each type: docs/hparams.md, "`--hparam_override`".
+factory, `--hparam_override`, `hparams.json`) is checked against its type. Strict, as in
+tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in a
+key fails with a suggestion. How override text is read: docs/hparams.md, "`--hparam_override`".
 """
 
 from __future__ import annotations

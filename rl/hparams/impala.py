@@ -1,8 +1,5 @@
-"""IMPALA hparams sets: `impala` (the paper's defaults), `impala_cartpole`, `impala_tiny` (tests).
-
-Espeholt et al. 2018, https://arxiv.org/abs/1802.01561 (Table G.1 and section 5). The unroll
-length is T = train_every // num_envs (docs/impala.md).
-"""
+"""IMPALA hparams sets: Espeholt et al. 2018, https://arxiv.org/abs/1802.01561 (Table G.1 and
+section 5). The unroll length is T = train_every // num_envs (docs/impala.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""MADDPG hparams sets: `maddpg` (the settings of the paper's reference code,
-github.com/openai/maddpg), `maddpg_simple_spread`, `maddpg_tiny`.
-
-Lowe et al. 2017, https://arxiv.org/abs/1706.02275.
-"""
+"""MADDPG hparams sets: Lowe et al. 2017, https://arxiv.org/abs/1706.02275, with the settings
+of the paper's reference code (github.com/openai/maddpg)."""
 
 from __future__ import annotations
 

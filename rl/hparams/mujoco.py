@@ -1,8 +1,6 @@
-"""MuJoCo locomotion hparams sets: `sac_`, `td3_` and `ppo_` + `halfcheetah`, `hopper`,
-`walker2d`, `ant`; `ddpg_halfcheetah`; `sac_mujoco_tiny`, `ppo_mujoco_tiny` (smoke tests).
-
-Settings are rl-baselines3-zoo's for the v4 envs (hyperparams/{sac,td3,ddpg,ppo}.yml at
-22e3ff2), on gymnasium's v5 envs (rl/envs/mujoco.py). Where every set differs from the zoo:
+"""MuJoCo locomotion hparams sets: rl-baselines3-zoo's settings for the v4 envs
+(hyperparams/{sac,td3,ddpg,ppo}.yml at 22e3ff2) on gymnasium's v5 envs (rl/envs/mujoco.py).
+Where every set differs from the zoo:
 - SAC, TD3, DDPG: 64 gradient steps every 64 env steps in one compiled call, not 1 every step
   (the same replay ratio; rl/hparams/off_policy_continuous.py).
 - PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`,

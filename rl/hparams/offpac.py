@@ -1,9 +1,6 @@
-"""Off-PAC hparams sets: `offpac` (defaults), `offpac_cartpole`, `offpac_tiny` (tests).
-
-Degris, White & Sutton 2012, https://arxiv.org/abs/1205.4839, with replay of the agent's own
-trajectories (rl/agents/offpac.py). A segment is learned from gradient_steps * batch_size /
-num_envs times on average.
-"""
+"""Off-PAC hparams sets: Degris, White & Sutton 2012, https://arxiv.org/abs/1205.4839, with replay
+of the agent's own trajectories (rl/agents/offpac.py). A segment is learned from
+gradient_steps * batch_size / num_envs times on average."""
 
 from __future__ import annotations
 

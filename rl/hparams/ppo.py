@@ -1,9 +1,6 @@
-"""PPO hparams sets: `ppo` (SB3 defaults), `ppo_cartpole`, `ppo_acrobot`, `ppo_tiny` (tests).
-
-Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Learning rate and clip range are
-schedules of the *gradient* step: annealing to 0 over `train_steps` env steps is
-linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size).
-"""
+"""PPO hparams sets: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Learning rate and
+clip range are schedules of the *gradient* step: annealing to 0 over `train_steps` env steps is
+linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size)."""
 
 from __future__ import annotations
 

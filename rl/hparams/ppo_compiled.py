@@ -1,9 +1,7 @@
 """PPO sets for the compiled path (`rl.compiled`): TF-ops envs, one XLA program per iteration.
-
-`ppo_tf_cartpole` is `ppo_cartpole` on "tf/CartPole-v1". Env steps are nearly free there, gradient
-steps are not (docs/architecture.md, "Speed rules"), so it uses 64 envs and fewer, larger
-minibatches: ~6x fewer gradient steps per env step than the zoo.
-"""
+Env steps are nearly free there, gradient steps are not (docs/architecture.md, "Speed rules"),
+so `ppo_tf_cartpole` uses 64 envs and fewer, larger minibatches than `ppo_cartpole`: ~6x fewer
+gradient steps per env step than the zoo."""
 
 from __future__ import annotations
 

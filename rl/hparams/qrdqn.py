@@ -1,9 +1,6 @@
-"""QR-DQN hparams sets: the DQN sets with the qrdqn agent and its two keys switched in.
-
-Dabney et al. 2017, https://arxiv.org/abs/1710.10044. `double_q=False` on purpose: the paper's
-target picks a* with the target network. `qrdqn_tiny` keeps what `dqn_tiny` switches on: a
-smoke test should run every code path.
-"""
+"""QR-DQN hparams sets: the DQN sets with the qrdqn agent and its two keys switched in. Dabney et
+al. 2017, https://arxiv.org/abs/1710.10044. `double_q=False` on purpose: the paper's target
+picks a* with the target network."""
 
 from __future__ import annotations
 

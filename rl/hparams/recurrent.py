@@ -1,8 +1,7 @@
-"""Recurrent-policy hparams sets: recurrent PPO and DRQN, plus feed-forward PPO on the masked
-CartPole for comparison (docs/recurrent.md has the measured numbers).
-
-`MaskedCartPole-v1` (rl/envs/masked_cartpole.py) is CartPole-v1 without the two velocities: a
-feed-forward policy sees too little to balance the pole, a recurrent one infers the velocities.
+"""Recurrent-policy hparams sets: recurrent PPO and DRQN, and feed-forward PPO to compare with
+(docs/recurrent.md). `MaskedCartPole-v1` (rl/envs/masked_cartpole.py) is CartPole-v1 without the
+two velocities: a feed-forward policy sees too little to balance the pole, a recurrent one infers
+the velocities.
 """
 
 from __future__ import annotations

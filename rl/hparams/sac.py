@@ -1,8 +1,5 @@
-"""SAC hparams sets: `sac` (SB3 defaults), `sac_pendulum`, `sac_tiny` (tests).
-
-Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
-(automatic entropy tuning).
-"""
+"""SAC hparams sets: Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and
+https://arxiv.org/abs/1812.05905 (automatic entropy tuning)."""
 
 from __future__ import annotations
 

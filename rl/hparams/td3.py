@@ -1,8 +1,5 @@
-"""TD3 hparams sets: `td3` (SB3 defaults), `td3_pendulum`, `td3_tiny` (tests).
-
-Fujimoto et al. 2018, "Addressing Function Approximation Error in Actor-Critic Methods",
-https://arxiv.org/abs/1802.09477. `ddpg.py` switches TD3's tricks off on these keys.
-"""
+"""TD3 hparams sets: Fujimoto et al. 2018, "Addressing Function Approximation Error in
+Actor-Critic Methods", https://arxiv.org/abs/1802.09477. ddpg.py switches its tricks off."""
 
 from __future__ import annotations
 
