@@ -100,12 +100,7 @@ def parallel_workers() -> HParams:
     )
     actors_start = "fixes each actor's epsilon when the actors start"
     hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).", fixed_because=actors_start)
-    hp.add(
-        "apex_alpha",
-        7.0,
-        "Ape-X epsilon exponent spread alpha (the paper's 7).",
-        fixed_because=actors_start,
-    )
+    hp.add("apex_alpha", 7.0, "Ape-X exponent alpha (the paper's 7).", fixed_because=actors_start)
     hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
     hp.add("queue_blocks", 4, "Blocks each actor may have waiting for the learner before it waits.")
     hp.add(

@@ -31,7 +31,6 @@ def with_rainbow(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HPar
     return hp.update(double_q=True, dueling=True, memory="prioritized", per_alpha=0.5, n_step=3)
 
 
-# ------------------------------------------------------------------------- NoisyNet DQN
 @register_hparams("noisy_dqn")
 def noisy_dqn() -> HParams:
     """DQN's defaults with NoisyNet heads and no epsilon-greedy."""
@@ -50,7 +49,6 @@ def noisy_dqn_tiny() -> HParams:
     return with_noisy_nets(dqn_tiny())
 
 
-# ---------------------------------------------------------------------------------- C51
 @register_hparams("c51")
 def c51() -> HParams:
     """C51 with the paper's support (51 atoms on [-10, 10]) on DQN's defaults."""
@@ -69,7 +67,6 @@ def c51_tiny() -> HParams:
     return with_c51(dqn_tiny(), v_min=0.0, v_max=100.0)
 
 
-# ------------------------------------------------------------------------------ Rainbow
 @register_hparams("rainbow")
 def rainbow() -> HParams:
     """Rainbow's components on DQN's defaults (the paper's Atari support [-10, 10])."""

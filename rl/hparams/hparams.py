@@ -140,22 +140,20 @@ class TypeSpec:
     def from_text(self, text: str) -> Any:
         """Reads override text under the bare-word rule of docs/hparams.md."""
         kind, elem = self.kind, self.elem
-        quoted = text[:1] in ("'", '"')
-        if kind == "optional" and text in _NONE_WORDS:
-            return None
+        if kind == "optional":
+            return None if text in _NONE_WORDS else elem.from_text(text)
         if kind == "auto":
             return AUTO if text.strip("'\"") == AUTO else elem.from_text(text)
-        if (kind == "str" or (kind == "optional" and elem.kind == "str")) and not quoted:
+        if kind == "str" and text[:1] not in ("'", '"'):
             return text
         if kind == "hparams":
             raise _Mismatch
-        wants_schedule = kind == "schedule" or (elem is not None and elem.kind == "schedule")
         try:
-            value = parse_literal(text, allow_calls=wants_schedule)
+            value = parse_literal(text, allow_calls=kind == "schedule")
         except LiteralError:
             raise _Mismatch from None
         if isinstance(value, BareWord):  # str keys never get here (they take unquoted text)
-            value = _bare_word(value, elem.kind if kind == "optional" else kind)
+            value = _bare_word(value, kind)
         if kind == "dict":
             value = _bare_words_in_json(value)
         if kind in ("list", "tuple") and isinstance(value, list | tuple):
@@ -174,11 +172,6 @@ class TypeSpec:
         if self.kind == "hparams":
             return value.to_dict()
         return value
-
-    def from_json(self, value: Any) -> Any:
-        if self.kind == "optional":
-            return None if value is None else self.elem.from_json(value)
-        return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
 
 # Why a number key refuses a schedule, unless its declaration gives its own `fixed_because`.
@@ -516,7 +509,7 @@ class HParams:
                 value = cls._rebuild(d["value"])
             else:
                 try:
-                    value = spec.from_json(d["value"])
+                    value = spec.check(d["value"])  # a schedule's spec string is parsed
                 except _Mismatch:
                     raise ValueError(f"{name}: {d['value']!r} is not {spec}") from None
             hp.add(name, value, d["doc"], type=spec)

@@ -16,9 +16,7 @@ def off_policy_continuous() -> HParams:
     add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
     hp.train_every = 64
     hp.add(
-        "gradient_steps",
-        64,
-        "Gradient steps per update call (one compiled call); = train_every keeps SB3's 1:1.",
+        "gradient_steps", 64, "Gradient steps per compiled update call; SB3's 1:1 = train_every."
     )
     hp.add(
         "tau",

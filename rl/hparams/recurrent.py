@@ -29,7 +29,6 @@ def _add_recurrent_core(hp: HParams) -> HParams:
     return hp
 
 
-# ------------------------------------------------------------------------- recurrent PPO
 @register_hparams("ppo_recurrent")
 def ppo_recurrent() -> HParams:
     """PPO with a torso -> GRU -> heads actor-critic, learning on 128-step env sequences.
@@ -89,7 +88,6 @@ def ppo_recurrent_tiny() -> HParams:
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
 
-# --------------------------------------------------------------------------------- DRQN
 @register_hparams("drqn")
 def drqn() -> HParams:
     """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence

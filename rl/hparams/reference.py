@@ -101,9 +101,8 @@ def _set_section(
     s: _Set, built: dict[str, _Set], defaults: dict[str, str], common: list[str]
 ) -> list[str]:
     """The set's docstring, then its changes as `key` = `value`, wrapped."""
-    # The docstring and the changes are one paragraph: the changes begin a new sentence. (No
-    # blank line after the heading: Markdown ends a heading at its line, and it saves a line a
-    # set in docs/, which has a line budget.)
+    # The docstring and the changes are one paragraph. No blank line after the heading: Markdown
+    # ends a heading at its line, and docs/ has a line budget.
     lines = [f"### `{s.name}`", *s.doc.splitlines()]
     if s.parent is None:
         own = ", ".join(f"`{k}`" for k in s.keys if k not in common)

@@ -101,9 +101,6 @@ def _sequence(schedule: str, arg: str, value: Any) -> list[Any]:
     return list(value)
 
 
-# --- the registered schedules ---
-
-
 class Constant(Schedule):
     """`constant(value)`: the same value at every step."""
 
