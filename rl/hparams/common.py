@@ -43,10 +43,9 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "step_budget",
         None,
-        "Most env steps one evaluation may take, summed over its env copies (Atari: agent "
-        "steps, x frame_skip for frames); episodes still running then are cut, count with "
-        "their score so far and are reported (eval/truncated_episodes). None: no budget, as "
-        "published protocols.",
+        "Most env steps one evaluation may take, summed over its env copies (Atari: agent steps, "
+        "x frame_skip for frames); episodes still running then are cut, count with their score so "
+        "far and are reported (eval/truncated_episodes). None: no budget, as published protocols.",
         type=int | None,
     )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
@@ -157,9 +156,9 @@ def base() -> HParams:
     hp.add(
         "jit_compile",
         "auto",
-        "XLA-compile the learner's update (and the acting) functions: true, false or auto "
-        "(XLA on GPU/TPU and for non-convolutional models on CPU; TF's own kernels for "
-        "convolutional models on CPU, where XLA is slower: rl/utils/compiler.py).",
+        "XLA-compile the learner's update (and the acting) functions: true, false or auto (XLA on "
+        "GPU/TPU and for non-convolutional models on CPU; TF's own kernels for convolutional "
+        "models on CPU, where XLA is slower: rl/utils/compiler.py).",
         type="auto[bool]",
     )
     hp.add(
@@ -179,9 +178,9 @@ def base() -> HParams:
     hp.add(
         "precision",
         "float32",
-        "What the torsos and recurrent cores compute in: float32, mixed_bfloat16 or "
-        "mixed_float16 (Keras mixed precision: variables, heads, distributions and losses stay "
-        "float32; mixed_float16 adds dynamic loss scaling). Not for cmaes.",
+        "What the torsos and recurrent cores compute in: float32, mixed_bfloat16 or mixed_float16 "
+        "(Keras mixed precision: variables, heads, distributions and losses stay float32; "
+        "mixed_float16 adds dynamic loss scaling). Not for cmaes.",
     )
     hp.add(
         "optimizer",

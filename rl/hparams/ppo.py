@@ -29,14 +29,13 @@ def ppo() -> HParams:
     hp.add(
         "target_kl",
         None,
-        "Early stop of an update (Stable-Baselines3's rule): before each minibatch's gradient "
-        "step, the approx KL mean((r - 1) - log r) of that minibatch (r = pi / pi_rollout, "
-        "current weights) is computed in an extra forward pass; above 1.5 * target_kl that step "
-        "and the rest of the update's epochs are skipped (train/update_steps counts the steps "
-        "taken). None: off, every epoch runs. Under a strategy the KL is the whole minibatch's "
-        "(across replicas and workers); with --copies "
-        "on a TF-ops env the seeds then train as separate programs, each stopping on its own. "
-        "A number or a schedule of the gradient step.",
+        "Early stop of an update (SB3's rule): before each minibatch's gradient step, the approx "
+        "KL mean((r - 1) - log r) of that minibatch (r = pi / pi_rollout, current weights) is "
+        "computed in an extra forward pass; above 1.5 * target_kl that step and the rest of the "
+        "update's epochs are skipped (train/update_steps counts the steps taken). None: off. "
+        "Under a strategy the KL is the whole minibatch's (across replicas and workers); with "
+        "--copies on a TF-ops env the seeds then train as separate programs, each stopping on its "
+        "own. A number or a schedule of the gradient step.",
         type=Schedule | None,
     )
     return hp
