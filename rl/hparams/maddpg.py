@@ -19,9 +19,8 @@ def maddpg() -> HParams:
     hp.update(gamma=0.95, hidden_sizes=[64, 64], tau=0.01, max_grad_norm=0.5)
     hp.num_critics = 1  # one centralized critic per agent (the only value maddpg accepts)
     hp.update(batch_size=1024, learning_starts=25_600, train_every=100, gradient_steps=1)
-    hp.train_steps = 1_500_000
+    hp.update(train_steps=1_500_000, checkpoint_every=100_000)
     hp.eval.every_steps = 25_000
-    hp.checkpoint_every = 100_000
     hp.add(
         "action_function",
         "gaussian_noise",

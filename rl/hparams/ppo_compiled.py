@@ -17,9 +17,8 @@ def ppo_tf_cartpole() -> HParams:
     hp = ppo_cartpole()
     rollouts(hp, num_envs=64, steps_per_env=32, batch_size=512, n_epochs=10)
     hp.update(env="tf/CartPole-v1", train_steps=200_000, lr="linear(1e-3, 0.0, 3920)")
-    hp.clip_range = "linear(0.2, 0.0, 3920)"
+    hp.update(clip_range="linear(0.2, 0.0, 3920)", checkpoint_every=2048 * 25)
     hp.eval.every_steps = 2048 * 5
-    hp.checkpoint_every = 2048 * 25
     # One TensorBoard point per evaluation: each eager summary write costs ~1 ms, and logging
     # every iteration took ~13% of an 8-seed run's wall time (benchmarks/compiled_seeds.py).
     return hp.update(log_every=2048 * 5)

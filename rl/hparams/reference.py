@@ -59,9 +59,8 @@ def _flat_keys(hp: HParams) -> dict[str, _Key]:
 def _build(name: str) -> _Set:
     factory = registry.hparams.get(name)
     hp = factory()
-    parents = direct_parents(name)  # the set's factory builds on the first (there is one)
-    doc = inspect.getdoc(factory) or ""
-    return _Set(name, doc, hp, _flat_keys(hp), parents[0] if parents else None)
+    parent = next(iter(direct_parents(name)), None)  # the one set the factory builds on
+    return _Set(name, inspect.getdoc(factory) or "", hp, _flat_keys(hp), parent)
 
 
 def _introduced(built: dict[str, _Set]) -> dict[str, list[tuple[str, _Key]]]:
@@ -146,9 +145,5 @@ def reference_markdown() -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    sys.stdout.write(reference_markdown())
-
-
 if __name__ == "__main__":
-    main()
+    sys.stdout.write(reference_markdown())

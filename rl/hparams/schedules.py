@@ -52,12 +52,12 @@ class Schedule:
 
     def spec(self) -> str:
         """Canonical text, e.g. `linear(1.0, 0.05, 10000)`; optional args only when not default."""
-        parts = []
+        parts = []  # the validated arguments are numbers and lists, which repr() writes as text
         for arg, value in self.args.items():
             if arg not in self.optional:
-                parts.append(_format(value))
+                parts.append(repr(value))
             elif value != self.optional[arg]:
-                parts.append(f"{arg}={_format(value)}")
+                parts.append(f"{arg}={value!r}")
         return f"{self.name}({', '.join(parts)})"
 
     def __eq__(self, other: object) -> bool:
@@ -68,12 +68,6 @@ class Schedule:
 
     def __repr__(self) -> str:
         return self.spec()
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_format(v) for v in value) + "]"
-    return repr(value)
 
 
 # --- argument checks: a bad argument is a UserError naming the schedule and the argument ---
