@@ -44,8 +44,7 @@ def _atari_eval(hp: HParams, *, epsilon: float = 0.0, sample_actions: bool = Fal
 
 @register_hparams("dqn_pong")
 def dqn_pong() -> HParams:
-    """Nature DQN on Pong, rl-baselines3-zoo's Atari settings: 10M steps, 100k replay, lr 1e-4,
-    epsilon 1 -> 0.01 over the first 1M steps, target update every 1000 env steps."""
+    """Nature DQN on Pong with rl-baselines3-zoo's Atari settings."""
     hp = dqn().update(env="ALE/Pong-v5", env_kwargs=atari_env_kwargs(), train_steps=10_000_000)
     hp.update(buffer_size=100_000, batch_size=32, learning_starts=100_000, lr=1e-4, train_every=4)
     hp.gradient_steps = 1
@@ -57,8 +56,7 @@ def dqn_pong() -> HParams:
 
 
 def _ppo_atari(env: str) -> HParams:
-    """rl-baselines3-zoo's PPO Atari entry: 8 envs x 128 steps, 4 epochs of 256-sample batches,
-    lr 2.5e-4 and clip 0.1 both linear to 0, entropy 0.01, one shared CNN torso."""
+    """rl-baselines3-zoo's PPO Atari entry on `env`."""
     hp = ppo()
     rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.update(env=env, env_kwargs=atari_env_kwargs(), train_steps=10_000_000, gamma=0.99)

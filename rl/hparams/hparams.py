@@ -385,9 +385,8 @@ class HParams:
     def copy(self) -> HParams:
         """A deep, unfrozen copy."""
         new = HParams()
-        for name, e in self._entries.items():
-            value = e.value.copy() if e.spec.kind == "hparams" else e.spec.check(e.value)
-            new._entries[name] = _Entry(e.spec, value, e.doc, e.fixed_because)
+        for name, e in self._entries.items():  # check() copies groups, lists and dicts
+            new._entries[name] = dataclasses.replace(e, value=e.spec.check(e.value))
         return new
 
     def keys(self) -> list[str]:
@@ -453,13 +452,10 @@ class HParams:
 
     def constant_number(self, name: str) -> float | None:
         """A float key's value or a constant schedule's; None for anything else."""
-        entry = self._walk(name)[1]
-        kind = entry.spec.elem.kind if entry.spec.kind == "optional" else entry.spec.kind
-        if entry.value is None or kind not in ("float", "schedule"):
-            return None
-        if kind == "float":
-            return float(entry.value)
-        return float(entry.value.args["value"]) if entry.value.name == "constant" else None
+        value = self._walk(name)[1].value
+        if isinstance(value, Schedule):
+            return float(value.args["value"]) if value.name == "constant" else None
+        return value if isinstance(value, float) else None
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
         return {key: (self.type_name(key), json.dumps(v)) for key, v in self.flat().items()}

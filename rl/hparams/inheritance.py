@@ -30,8 +30,7 @@ def _factory_names() -> dict[CodeType, str]:
 
 
 def direct_parents(name: str) -> list[str]:
-    """The registered sets that set `name`'s factory calls itself (usually one; none for a
-    root set such as `dqn`), in call order."""
+    """The registered sets that `name`'s factory calls itself, in call order (none for a root)."""
     return list(_observe(name)[1])
 
 
@@ -63,8 +62,7 @@ def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
 
 
 def parent_chain(name: str) -> list[str]:
-    """`name`, its parent, the parent's parent, ... up to a root set (first parents only; no
-    registered set calls two)."""
+    """`name`, its parent, its parent's parent, ... up to a root set (no set has two parents)."""
     chain = [name]
     while parents := direct_parents(chain[-1]):
         chain.append(parents[0])

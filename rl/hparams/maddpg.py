@@ -50,7 +50,6 @@ def maddpg_simple_spread() -> HParams:
 
 @register_hparams("maddpg_tiny")
 def maddpg_tiny() -> HParams:
-    """A few hundred simple_spread steps (2 agents, 10-step episodes) with prioritized replay:
-    for smoke tests, not learning."""
+    """A few hundred simple_spread steps (2 agents) with prioritized replay: smoke tests."""
     hp = smoke_test_replay(maddpg())
     return hp.update(env_kwargs={"N": 2, "local_ratio": 0.5, "max_cycles": 10})

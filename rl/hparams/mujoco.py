@@ -26,8 +26,7 @@ from rl.registry import register_hparams
 
 
 def mujoco_protocol(hp: HParams, env: str) -> HParams:
-    """What every MuJoCo set shares: `env` for 1M env steps (the zoo's n_timesteps), evaluated
-    on 10 deterministic episodes every 10k env steps, checkpointed every 50k."""
+    """What every MuJoCo set shares: the zoo's 1M env steps and SB3's evaluation protocol."""
     hp.update(env=env, train_steps=1_000_000)
     hp.eval.update(every_steps=10_000, episodes=10, epsilon=0.0, sample_actions=False)
     return hp.update(checkpoint_every=50_000, log_every=5_000)
@@ -59,8 +58,7 @@ def sac_ant() -> HParams:
 
 @register_hparams("td3_halfcheetah")
 def td3_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's TD3 for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300
-    nets, batch 256, Gaussian noise 0.1), 10k random steps first."""
+    """HalfCheetah-v5, the zoo's TD3 for all MuJoCo envs: SB3's defaults, 10k random steps first."""
     return mujoco_protocol(td3(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
@@ -134,8 +132,7 @@ def ppo_walker2d() -> HParams:
 
 @register_hparams("ppo_ant")
 def ppo_ant() -> HParams:
-    """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (2048-step rollouts, 10 epochs of
-    64-sample batches, lr 3e-4); differences: the module docstring."""
+    """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (differences: the module docstring)."""
     return mujoco_ppo("Ant-v5").update(vf_coef=2 * 0.5)
 
 

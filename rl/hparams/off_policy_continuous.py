@@ -51,8 +51,7 @@ def pendulum_protocol(hp: HParams) -> HParams:
 
 
 def smoke_test_replay(hp: HParams) -> HParams:
-    """The continuous off-policy `*_tiny` sets: a few hundred env steps with a small prioritized
-    replay and 16-unit nets. For smoke tests, not for learning."""
+    """The continuous off-policy `*_tiny` sets: a few hundred steps, a small prioritized replay."""
     hp.update(train_steps=400, buffer_size=1000, batch_size=16, learning_starts=100, train_every=50)
     hp.update(gradient_steps=4, hidden_sizes=[16], memory="prioritized")
     return smoke_test_cadence(hp, every=200, log_every=100)

@@ -90,8 +90,7 @@ def ppo_recurrent_tiny() -> HParams:
 
 @register_hparams("drqn")
 def drqn() -> HParams:
-    """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
-    replay (stored state, burn-in)."""
+    """DRQN defaults, with R2D2-style sequence replay (stored state, burn-in)."""
     hp = _add_recurrent_core(base()).update(agent="drqn")
     hp.add("memory", "uniform", "Sequence replay: uniform or prioritized (R2D2's priorities).")
     hp.add("buffer_size", 5000, "Replay capacity in SEQUENCES of burn_in + sequence_length steps.")

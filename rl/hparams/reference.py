@@ -127,8 +127,7 @@ def _cell(text: str) -> str:
 
 
 def reference_markdown() -> str:
-    """The reference of every registered set: the glossary of keys, then each set by name as
-    its changes from its parent (the parent as `train.py --list` shows it)."""
+    """The glossary of keys, then every registered set as its changes from its parent."""
     lines = ["# Hyper-parameter sets", "", INTRODUCTION]
     names = registry.hparams.names()
     if not names:
