@@ -3,6 +3,8 @@ declared once so that a key means the same thing wherever it appears."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rl.errors import UserError
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
@@ -270,19 +272,8 @@ def smoke_test_cadence(
     return hp.update(checkpoint_every=every, log_every=log_every)
 
 
-def rollouts(
-    hp: HParams,
-    *,
-    num_envs: int,
-    steps_per_env: int,
-    batch_size: int | None = None,
-    n_epochs: int | None = None,
-) -> HParams:
+def rollouts(hp: HParams, *, num_envs: int, steps_per_env: int, **updates: Any) -> HParams:
     """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
-    n_steps, as papers and the zoo state it): `train_every` is their product."""
-    hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env)
-    if batch_size is not None:
-        hp.batch_size = batch_size
-    if n_epochs is not None:
-        hp.n_epochs = n_epochs
-    return hp
+    n_steps, as papers and the zoo state it): `train_every` is their product. `updates` are the
+    rest of the rollout's keys (batch_size, n_epochs)."""
+    return hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env, **updates)

@@ -31,8 +31,7 @@ class LiteralError(ValueError):
 
 def split_items(text: str) -> list[tuple[str, str]]:
     """Splits override text into `(key, value_text)` pairs; raises `UserError` if malformed."""
-    items: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    items: dict[str, str] = {}
     for item in _split_top_level(text):
         if not item.strip():
             continue
@@ -44,14 +43,13 @@ def split_items(text: str) -> list[tuple[str, str]]:
             raise UserError(f"malformed item {item.strip()!r} (empty key)")
         if not _KEY.match(key):
             raise UserError(f"malformed key {key!r} in item {item.strip()!r}")
-        if key in seen:
+        if key in items:
             raise UserError(f"{key} is given twice")
-        for other in seen:  # `a={...}` and `a.b=1` would race
+        for other in items:  # `a={...}` and `a.b=1` would race
             if key.startswith(other + ".") or other.startswith(key + "."):
                 raise UserError(f"{other} and {key} overlap; give one of them")
-        seen.add(key)
-        items.append((key, value))
-    return items
+        items[key] = value
+    return list(items.items())
 
 
 def _split_top_level(text: str) -> list[str]:
