@@ -257,19 +257,12 @@ def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPol
 
 
 def smoke_test_cadence(
-    hp: HParams,
-    *,
-    every: int,
-    log_every: int,
-    max_episode_steps: int | None = None,
-    eval_episodes: int = 2,
+    hp: HParams, *, every: int, log_every: int, eval_episodes: int = 2, **updates: Any
 ) -> HParams:
     """The `*_tiny` sets' cadence: a run of a few hundred steps passes through evaluation,
-    checkpointing and resume, and `max_episode_steps` makes episodes end inside it."""
-    if max_episode_steps is not None:
-        hp.max_episode_steps = max_episode_steps
+    checkpointing and resume; `updates` (max_episode_steps) make episodes end inside it."""
     hp.eval.update(every_steps=every, episodes=eval_episodes)
-    return hp.update(checkpoint_every=every, log_every=log_every)
+    return hp.update(checkpoint_every=every, log_every=log_every, **updates)
 
 
 def rollouts(hp: HParams, *, num_envs: int, steps_per_env: int, **updates: Any) -> HParams:

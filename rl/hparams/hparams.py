@@ -96,15 +96,12 @@ class TypeSpec:
         raise ValueError(f"cannot infer an hparam type from {default!r}; pass type=")
 
     def __post_init__(self) -> None:
+        elem = self.elem.kind if self.elem else None
         ok = (
-            (self.kind in (*_SCALARS, "dict", "schedule", "hparams") and self.elem is None)
-            or (self.kind in ("list", "tuple") and self.elem and self.elem.kind in _SCALARS)
-            or (
-                self.kind == "optional"
-                and self.elem
-                and self.elem.kind not in ("optional", "hparams")
-            )
-            or (self.kind == "auto" and self.elem and self.elem.kind in ("bool", "int", "float"))
+            (self.kind in (*_SCALARS, "dict", "schedule", "hparams") and elem is None)
+            or (self.kind in ("list", "tuple") and elem in _SCALARS)
+            or (self.kind == "optional" and elem not in (None, "optional", "hparams"))
+            or (self.kind == "auto" and elem in ("bool", "int", "float"))
         )
         if not ok:
             raise ValueError(f"unsupported hparam type {str(self)!r}")
