@@ -180,12 +180,6 @@ _NO_SCHEDULE = (
 )
 
 
-def _names_a_schedule(text: str) -> bool:
-    """Whether override text is a call of a registered schedule (`linear(...)`, ...)."""
-    call = _SCHEDULE_CALL.match(text)
-    return call is not None and call.group(1) in registry.schedules
-
-
 def _type_error(key: str, entry: _Entry, given: Any, schedule: str | None) -> UserError:
     """`given` does not fit the key; a schedule given to a number key says why it may not."""
     spec = entry.spec
@@ -323,8 +317,10 @@ class HParams:
             raise UserError(f"{key} is a group of hparams; set {key}.<name> instead")
         try:
             value = entry.spec.from_text(text)
-        except _Mismatch:
-            raise _type_error(key, entry, text, text if _names_a_schedule(text) else None) from None
+        except _Mismatch:  # text that calls a registered schedule is refused as a schedule
+            call = _SCHEDULE_CALL.match(text)
+            schedule = text if call and call.group(1) in registry.schedules else None
+            raise _type_error(key, entry, text, schedule) from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
         return lambda: setattr(entry, "value", value)

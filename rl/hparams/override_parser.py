@@ -129,9 +129,7 @@ def _literal(node: ast.expr, top: bool = False) -> Any:
 
 def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Builds the schedule registered as `name`; unknown names list the registered ones."""
-    if name not in registry.schedules:
-        raise UserError(registry.schedules.unknown_message(name))
-    factory = registry.schedules.get(name)
+    factory = registry.schedules.get(name)  # UserError naming the registered ones
     signature = inspect.signature(factory)
     try:
         signature.bind(*args, **kwargs)
