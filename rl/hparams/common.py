@@ -31,8 +31,7 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "max_episode_steps",
         None,
-        "Time limit of evaluation episodes (None: the training one); on Atari it caps the "
-        "whole game in agent steps.",
+        "Evaluation time limit (None: training's); on Atari it caps the whole game in agent steps.",
         type=int | None,
     )
     hp.add(

@@ -22,8 +22,7 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
     hp.add(
         "tau",
         1.0,
-        "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging; a number or a schedule "
-        "of the gradient step.",
+        "Target update rate (1: copy, < 1: Polyak); a number or a schedule of the gradient step.",
         type=Schedule,
     )
     hp.add(
@@ -35,8 +34,7 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
     hp.add(
         "action_function",
         "epsilon_greedy",
-        "Registered action function exploring from the Q-values, role q_exploration "
-        "(train.py --list): epsilon_greedy.",
+        "Registered action function, role q_exploration (train.py --list): epsilon_greedy.",
     )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
     hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")

@@ -13,8 +13,7 @@ def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool)
     hp.add(
         "ent_coef",
         ent_coef,
-        "Weight of the entropy bonus subtracted from the loss: a number or a schedule of the "
-        "gradient step.",
+        "Weight of the entropy bonus in the loss: a number or a schedule of the gradient step.",
         type=Schedule,
     )
     hp.add("separate_torsos", separate_torsos, "Value head with its own torso (shares nothing).")
