@@ -39,7 +39,6 @@ def a2c_cartpole() -> HParams:
 @register_hparams("a2c_tiny")
 def a2c_tiny() -> HParams:
     """A few hundred Pendulum steps (Gaussian policy, Box actions): smoke tests."""
-    hp = a2c()
-    rollouts(hp, num_envs=2, steps_per_env=10, batch_size=20)
+    hp = rollouts(a2c(), num_envs=2, steps_per_env=10, batch_size=20)
     hp.update(env="Pendulum-v1", train_steps=200, gae_lambda=0.9, hidden_sizes=[16], ent_coef=0.01)
     return smoke_test_cadence(hp, every=100, log_every=40, max_episode_steps=50)

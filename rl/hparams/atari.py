@@ -57,8 +57,7 @@ def dqn_pong() -> HParams:
 
 def _ppo_atari(env: str) -> HParams:
     """rl-baselines3-zoo's PPO Atari entry on `env`."""
-    hp = ppo()
-    rollouts(hp, num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
+    hp = rollouts(ppo(), num_envs=8, steps_per_env=128, batch_size=256, n_epochs=4)
     hp.update(env=env, env_kwargs=atari_env_kwargs(), train_steps=10_000_000, gamma=0.99)
     hp.update(gae_lambda=0.95, ent_coef=0.01, vf_coef=0.5)
     # 10M / 1024 updates x 4 epochs x 4 minibatches = 156,250 gradient steps.
@@ -103,8 +102,7 @@ def dqn_atari_tiny() -> HParams:
 @register_hparams("ppo_atari_tiny")
 def ppo_atari_tiny() -> HParams:
     """Pong with 2 envs x 32-step rollouts: smoke tests, not learning."""
-    hp = ppo_pong()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo_pong(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(train_steps=256, lr=2.5e-4, clip_range=0.1)
     _tiny_atari(hp)
     hp.max_episode_steps = 50  # each env copy steps 64 times between checkpoint cuts

@@ -45,7 +45,6 @@ def zoo_small_env_dqn(hp: HParams) -> HParams:
     """rl-baselines3-zoo's DQN entry for Acrobot-v1 (and, the same, LunarLander), its one gradient
     step per env step done as 16 per call every 16 steps."""
     hp.update(lr=6.3e-4, buffer_size=50_000, batch_size=128, learning_starts=0)
-    # zoo: 4 gradient steps every 4 env steps; here as one call per 16
     hp.update(train_every=16, gradient_steps=16, target_update_period=250)
     return hp.update(epsilon="linear(1.0, 0.1, 12000)", hidden_sizes=[256, 256])
 

@@ -211,9 +211,7 @@ def _json_literal(value: Any) -> Any:
 
 def _bare_words_in_json(value: Any) -> Any:
     if isinstance(value, BareWord):
-        if value in _BOOL_WORDS:
-            return _BOOL_WORDS[value]
-        return None if value in _NONE_WORDS else str(value)
+        return _BOOL_WORDS.get(value, None if value in _NONE_WORDS else str(value))
     if isinstance(value, list | tuple):
         return [_bare_words_in_json(v) for v in value]
     if isinstance(value, dict):
@@ -230,9 +228,8 @@ class _Entry:
 
 
 class HParams:
-    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`). Sets
-    are factories; a child calls its parent and changes values. The trainer freezes the object after
-    overrides; runtime state never lives here."""
+    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`), frozen
+    by the trainer after overrides; runtime state never lives here."""
 
     def __init__(self) -> None:
         object.__setattr__(self, "_entries", {})

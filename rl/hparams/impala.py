@@ -86,7 +86,6 @@ def impala_cartpole() -> HParams:
 @register_hparams("impala_tiny")
 def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
-    hp = impala()
-    rollouts(hp, num_envs=4, steps_per_env=8, n_epochs=2)
+    hp = rollouts(impala(), num_envs=4, steps_per_env=8, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=256, num_minibatches=2, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

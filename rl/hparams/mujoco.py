@@ -145,7 +145,6 @@ def sac_mujoco_tiny() -> HParams:
 @register_hparams("ppo_mujoco_tiny")
 def ppo_mujoco_tiny() -> HParams:
     """ppo_hopper for 256 steps in 50-step episodes with 16-unit nets: smoke tests."""
-    hp = ppo_hopper()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo_hopper(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(train_steps=256, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

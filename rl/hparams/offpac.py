@@ -62,8 +62,7 @@ def offpac_cartpole() -> HParams:
 @register_hparams("offpac_tiny")
 def offpac_tiny() -> HParams:
     """A few hundred CartPole steps through every part of the agent: smoke tests."""
-    hp = offpac()
-    rollouts(hp, num_envs=2, steps_per_env=16)
+    hp = rollouts(offpac(), num_envs=2, steps_per_env=16)
     hp.update(env="CartPole-v1", train_steps=256, replay_capacity=8, batch_size=4, gradient_steps=2)
     hp.update(learning_starts=64, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

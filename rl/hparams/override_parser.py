@@ -112,9 +112,7 @@ def _literal(node: ast.expr, top: bool = False) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_literal(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        if any(k is None for k in node.keys):
-            raise LiteralError("** in dict")
-        keys = [_literal(k) for k in node.keys]
+        keys = [_literal(k) for k in node.keys]  # `**x` has the key None: a LiteralError
         if not all(isinstance(k, str) for k in keys):
             raise LiteralError("dict keys must be strings")
         return dict(zip(keys, (_literal(v) for v in node.values), strict=True))

@@ -58,8 +58,7 @@ def ppo_cartpole() -> HParams:
 @register_hparams("ppo_acrobot")
 def ppo_acrobot() -> HParams:
     """Acrobot-v1, rl-baselines3-zoo: 16 envs x 256 steps, 4 epochs, lambda 0.94."""
-    hp = ppo()
-    rollouts(hp, num_envs=16, steps_per_env=256, batch_size=64, n_epochs=4)
+    hp = rollouts(ppo(), num_envs=16, steps_per_env=256, batch_size=64, n_epochs=4)
     hp.update(env="Acrobot-v1", train_steps=500_000, gae_lambda=0.94, gamma=0.99, ent_coef=0.0)
     return hp
 
@@ -67,8 +66,7 @@ def ppo_acrobot() -> HParams:
 @register_hparams("ppo_tiny")
 def ppo_tiny() -> HParams:
     """A few hundred steps with value clipping, separate torsos and schedules: smoke tests."""
-    hp = ppo()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
     hp.update(clip_range="linear(0.2, 0.1, 32)", clip_range_vf=0.2)
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

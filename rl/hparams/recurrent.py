@@ -80,8 +80,7 @@ def ppo_masked_cartpole() -> HParams:
 def ppo_recurrent_tiny() -> HParams:
     """A few hundred steps with an LSTM core, a time limit that cuts episodes inside sequences, and
     ppo_recurrent_masked_cartpole's SB3-contrib options: smoke and resume tests."""
-    hp = ppo_recurrent()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo_recurrent(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_core_first=True)
     hp.update(torch_init=True, normalize_obs=True, normalize_reward=True, recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=256, sequence_length=16, lr="linear(1e-3, 0.0, 16)")
@@ -139,8 +138,7 @@ def drqn_tiny() -> HParams:
     """A few hundred steps with an LSTM core, prioritized sequences, dueling head, 3-step returns
     and a time limit that ends episodes mid-sequence: smoke tests. Not XLA-compiled: compiling took
     half its run (15 s -> 8 s without); drqn_masked_cartpole covers the compiled path."""
-    hp = drqn()
-    rollouts(hp, num_envs=2, steps_per_env=25)
+    hp = rollouts(drqn(), num_envs=2, steps_per_env=25)
     hp.update(jit_compile=False, env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=400, gradient_steps=2, buffer_size=100, batch_size=4)
     hp.update(learning_starts=100, sequence_length=6, burn_in=3, target_update_period=4)

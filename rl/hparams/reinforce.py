@@ -31,7 +31,6 @@ def reinforce_baseline_cartpole() -> HParams:
 @register_hparams("reinforce_tiny")
 def reinforce_tiny() -> HParams:
     """A few hundred CartPole steps without a baseline (incomplete episodes dropped)."""
-    hp = reinforce()
-    rollouts(hp, num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
+    hp = rollouts(reinforce(), num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=400, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=40)
