@@ -18,13 +18,12 @@ def a2c() -> HParams:
     hp = on_policy().update(agent="a2c", train_every=5, batch_size=5, n_epochs=1, gae_lambda=1.0)
     hp.update(normalize_advantage=False, optimizer="rmsprop_torch", lr=7e-4, vf_coef=1.0)
     hp.update(ent_coef=0.0, separate_torsos=True)
-    hp.add(
+    return hp.add(
         "orthogonal_init",
         True,
         "Orthogonal torso kernels with gain sqrt(2) and zero biases (SB3's ortho_init); "
         "False: Keras' Glorot uniform. The heads are orthogonal either way (gains 0.01, 1).",
     )
-    return hp
 
 
 @register_hparams("a2c_cartpole")

@@ -16,12 +16,11 @@ def cmaes() -> HParams:
     hp.train_every = 128  # 8 vector steps between checks for a finished generation
     hp.update(hidden_sizes=[], activation="tanh", lr=1.0, checkpoint_every=20_000)
     hp.add("cmaes_sigma0", 0.5, "Initial CMA-ES step size around the all-zero weights.")
-    hp.add(
+    return hp.add(
         "cmaes_diagonal",
         False,
         "Separable CMA-ES (diagonal covariance, Ros & Hansen 2008): O(n) per sample for big nets.",
     )
-    return hp
 
 
 @register_hparams("cmaes_cartpole")

@@ -50,13 +50,12 @@ def evaluation_protocol() -> HParams:
         type=int | None,
     )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
-    hp.add(
+    return hp.add(
         "env_kwargs",
         {},
         "Changes to env_kwargs for evaluation, test mode and videos only ({}: the training "
         "env), e.g. procgen's unseen levels {'num_levels': 0} to measure generalization.",
     )
-    return hp
 
 
 # The `eval` values the compiled path's evaluation is fixed at (rl/compiled).
@@ -103,13 +102,12 @@ def parallel_workers() -> HParams:
     hp.add("apex_alpha", 7.0, "Ape-X exponent alpha (the paper's 7).", fixed_because=actors_start)
     hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
     hp.add("queue_blocks", 4, "Blocks each actor may have waiting for the learner before it waits.")
-    hp.add(
+    return hp.add(
         "rate_limit",
         True,
         "Cap learning at the set's replay ratio (gradient_steps per train_every env steps); "
         "False: the learner trains as fast as it can, as in Ape-X.",
     )
-    return hp
 
 
 def base() -> HParams:
@@ -198,14 +196,13 @@ def base() -> HParams:
         "gradient step (no clipping at the steps where it is <= 0).",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "gamma",
         0.99,
         "Discount factor.",
         fixed_because="defines the return every value estimate of the run is of (n-step "
         "replay also discounts rewards with it as it stores them)",
     )
-    return hp
 
 
 def add_replay_keys(
@@ -215,8 +212,7 @@ def add_replay_keys(
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
-    hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
-    return hp
+    return hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
 
 
 def add_prioritized_replay_keys(hp: HParams) -> HParams:
@@ -234,14 +230,13 @@ def add_prioritized_replay_keys(hp: HParams) -> HParams:
         "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "per_epsilon",
         1e-6,
         "Prioritized replay: added to |TD error| before alpha; a number or a schedule of the "
         "env step (as per_alpha: stored priorities keep theirs until replayed).",
         type=Schedule,
     )
-    return hp
 
 
 CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's reward_threshold)
@@ -250,9 +245,8 @@ CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's rewar
 def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPole-v1") -> HParams:
     """CartPole-v1 (or a variant with its reward), stopping at the "solved" mean return: the
     last checkpoint is then the solved agent, and runs do not go on to a later collapse."""
-    hp.env = env
     hp.eval.every_steps = eval_every_steps
-    return hp.update(stop_at_eval_return=CARTPOLE_SOLVED)
+    return hp.update(env=env, stop_at_eval_return=CARTPOLE_SOLVED)
 
 
 def smoke_test_cadence(

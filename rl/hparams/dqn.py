@@ -37,8 +37,7 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
         "Registered action function, role q_exploration (train.py --list): epsilon_greedy.",
     )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
-    hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
-    return hp
+    return hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
 
 
 def zoo_small_env_dqn(hp: HParams) -> HParams:
@@ -76,8 +75,9 @@ def dqn_cartpole() -> HParams:
     hp = cartpole_protocol(dqn(), eval_every_steps=5000)
     hp.update(num_envs=2, train_steps=50_000, lr=2.3e-3, buffer_size=100_000, batch_size=64)
     hp.update(learning_starts=1000, train_every=256, gradient_steps=128, target_update_period=128)
-    hp.update(epsilon="linear(1.0, 0.04, 8000)", hidden_sizes=[256, 256], checkpoint_every=10_000)
-    return hp
+    return hp.update(
+        epsilon="linear(1.0, 0.04, 8000)", hidden_sizes=[256, 256], checkpoint_every=10_000
+    )
 
 
 @register_hparams("dqn_acrobot")

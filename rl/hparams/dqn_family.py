@@ -21,8 +21,7 @@ def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
     hp.update(agent="c51", loss="categorical_loss")
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
     hp.add("v_min", v_min, "C51: smallest return of the support; returns below are clipped.")
-    hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")
-    return hp
+    return hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")
 
 
 def with_rainbow(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:

@@ -14,9 +14,8 @@ from rl.registry import register_hparams
 
 def _protocol(hp: HParams) -> HParams:
     """LunarLander-v3, evaluated every 10k env steps, stopping at the "solved" mean return."""
-    hp.env = "LunarLander-v3"
     hp.eval.every_steps = 10_000
-    return hp.update(checkpoint_every=50_000, stop_at_eval_return=200.0)
+    return hp.update(env="LunarLander-v3", checkpoint_every=50_000, stop_at_eval_return=200.0)
 
 
 @register_hparams("ppo_lunarlander")

@@ -33,8 +33,9 @@ def maddpg() -> HParams:
         "number or a schedule of the env step.",
         type=Schedule,
     )
-    hp.add("share_actor", False, "One actor shared by all agents (needs equal action bounds).")
-    return hp
+    return hp.add(
+        "share_actor", False, "One actor shared by all agents (needs equal action bounds)."
+    )
 
 
 @register_hparams("maddpg_simple_spread")

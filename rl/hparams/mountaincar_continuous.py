@@ -18,9 +18,8 @@ ENV = "MountainCarContinuous-v0"
 
 
 def _protocol(hp: HParams) -> HParams:
-    hp.env = ENV
     hp.eval.update(every_steps=5000, episodes=10)
-    return hp.update(checkpoint_every=25_000, stop_at_eval_return=90.0)
+    return hp.update(env=ENV, checkpoint_every=25_000, stop_at_eval_return=90.0)
 
 
 @register_hparams("td3_mountaincar_continuous")

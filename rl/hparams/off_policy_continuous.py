@@ -34,13 +34,12 @@ def off_policy_continuous() -> HParams:
 
 def add_torch_init_key(hp: HParams) -> HParams:
     """`torch_init` for the agents whose networks it re-initializes (SAC, TD3/DDPG)."""
-    hp.add(
+    return hp.add(
         "torch_init",
         False,
         "Initialize actor and critics as PyTorch's defaults (Linear: U(+-1/sqrt(fan_in)) kernels "
         "and biases), as SB3's SAC, TD3 and DDPG; False: Keras' Glorot kernels and zero biases.",
     )
-    return hp
 
 
 def pendulum_protocol(hp: HParams) -> HParams:

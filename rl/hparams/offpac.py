@@ -49,8 +49,7 @@ def offpac() -> HParams:
         "Weight of the critic loss 0.5 (V - v_s)^2: a number or a schedule of the gradient step.",
         type=Schedule,
     )
-    add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
-    return hp
+    return add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
 
 
 @register_hparams("offpac_cartpole")

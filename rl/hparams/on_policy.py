@@ -17,8 +17,7 @@ def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool)
         type=Schedule,
     )
     hp.add("separate_torsos", separate_torsos, "Value head with its own torso (shares nothing).")
-    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
-    return hp
+    return hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
 
 
 def on_policy() -> HParams:

@@ -26,7 +26,7 @@ def ppo() -> HParams:
         " a number or a schedule of the gradient step.",
         type=Schedule | None,
     )
-    hp.add(
+    return hp.add(
         "target_kl",
         None,
         "Early stop of an update (SB3's rule): before each minibatch's gradient step, the approx "
@@ -38,7 +38,6 @@ def ppo() -> HParams:
         "own. A number or a schedule of the gradient step.",
         type=Schedule | None,
     )
-    return hp
 
 
 def zoo_cartpole_ppo(hp: HParams) -> HParams:
@@ -59,8 +58,9 @@ def ppo_cartpole() -> HParams:
 def ppo_acrobot() -> HParams:
     """Acrobot-v1, rl-baselines3-zoo: 16 envs x 256 steps, 4 epochs, lambda 0.94."""
     hp = rollouts(ppo(), num_envs=16, steps_per_env=256, batch_size=64, n_epochs=4)
-    hp.update(env="Acrobot-v1", train_steps=500_000, gae_lambda=0.94, gamma=0.99, ent_coef=0.0)
-    return hp
+    return hp.update(
+        env="Acrobot-v1", train_steps=500_000, gae_lambda=0.94, gamma=0.99, ent_coef=0.0
+    )
 
 
 @register_hparams("ppo_tiny")

@@ -14,14 +14,13 @@ def with_qrdqn(hp: HParams, num_quantiles: int = 200) -> HParams:
     """The qrdqn agent, its loss and its keys (the paper's 200 quantiles, kappa 1)."""
     hp.update(agent="qrdqn", loss="quantile_huber_loss", double_q=False)
     hp.add("num_quantiles", num_quantiles, "QR-DQN: quantiles of each action's return (>= 2).")
-    hp.add(
+    return hp.add(
         "kappa",
         1.0,
         "QR-DQN: Huber threshold of the quantile loss (> 0; the paper's 1); a number or a "
         "schedule of the gradient step.",
         type=Schedule,
     )
-    return hp
 
 
 @register_hparams("qrdqn")

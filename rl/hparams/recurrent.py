@@ -25,8 +25,9 @@ MASKED_CARTPOLE = "MaskedCartPole-v1"
 def _add_recurrent_core(hp: HParams) -> HParams:
     """The two keys of the recurrent core (rl/models/recurrent.py)."""
     hp.add("recurrent_cell", "gru", "Recurrent core between torso and heads: gru or lstm.")
-    hp.add("recurrent_units", 64, "Units of the recurrent core (an LSTM's state is twice that).")
-    return hp
+    return hp.add(
+        "recurrent_units", 64, "Units of the recurrent core (an LSTM's state is twice that)."
+    )
 
 
 @register_hparams("ppo_recurrent")
@@ -45,13 +46,12 @@ def ppo_recurrent() -> HParams:
         "(None: the whole chunk). batch_size // sequence_length sequences make a minibatch.",
         type=int | None,
     )
-    hp.add(
+    return hp.add(
         "recurrent_core_first",
         False,
         "Run the recurrent core on the observation and the MLP torso (hidden_sizes) on its output, "
         "as SB3-contrib's MlpLstmPolicy (LSTM, then net_arch); False: torso -> core -> heads.",
     )
-    return hp
 
 
 @register_hparams("ppo_recurrent_masked_cartpole")

@@ -15,8 +15,9 @@ def reinforce() -> HParams:
     """Monte-Carlo returns, one gradient step per batch, no baseline."""
     hp = on_policy().update(agent="reinforce", advantage_estimator="discounted_returns")
     hp.add("baseline", False, "Subtract a learned value baseline V(s) from the returns.")
-    hp.update(train_every=2048, batch_size=2048, n_epochs=1, normalize_advantage=True, lr=1e-3)
-    return hp
+    return hp.update(
+        train_every=2048, batch_size=2048, n_epochs=1, normalize_advantage=True, lr=1e-3
+    )
 
 
 @register_hparams("reinforce_baseline_cartpole")

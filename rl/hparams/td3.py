@@ -45,13 +45,12 @@ def td3() -> HParams:
         "Action noise std (OU: sigma) in half-range units; a number or a schedule of the env step.",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "ou_theta",
         0.15,
         "OU mean-reversion rate theta (dt = 1); a number or a schedule of the env step.",
         type=Schedule,
     )
-    return hp
 
 
 @register_hparams("td3_pendulum")
