@@ -20,12 +20,11 @@ NUM_ENVS, STEPS_PER_ENV, MINIBATCHES, EPOCHS = 16, 256, 8, 3
 @register_hparams("ppo_coinrun")
 def ppo_coinrun() -> HParams:
     """PPO on CoinRun, easy mode, 200 training levels, 2M steps (procgen paper, scaled down)."""
-    hp = ppo().update(env="procgen/coinrun")
+    hp = ppo().update(env="procgen/coinrun", train_steps=TRAIN_STEPS)
     hp.env_kwargs = {"distribution_mode": "easy", "num_levels": 200, "start_level": 0}
     rollout = NUM_ENVS * STEPS_PER_ENV
     rollouts(hp, num_envs=NUM_ENVS, steps_per_env=STEPS_PER_ENV,
              batch_size=rollout // MINIBATCHES, n_epochs=EPOCHS)  # fmt: skip
-    hp.train_steps = TRAIN_STEPS
     gradient_steps = TRAIN_STEPS // rollout * EPOCHS * MINIBATCHES
     hp.lr = f"linear(5e-4, 0.0, {gradient_steps})"
     hp.update(clip_range=f"linear(0.2, 0.0, {gradient_steps})", gamma=0.999, gae_lambda=0.95)

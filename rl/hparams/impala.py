@@ -13,7 +13,7 @@ from rl.registry import register_hparams
 @register_hparams("impala")
 def impala() -> HParams:
     """The paper's settings where they apply to a small-scale run."""
-    hp = base().update(agent="impala")
+    hp = base().update(agent="impala", activation="tanh")
     rollouts(hp, num_envs=8, steps_per_env=20)
     hp.update(optimizer="rmsprop", lr=6e-4, adam_epsilon=0.01, max_grad_norm=40.0)
     hp.add(
@@ -63,7 +63,6 @@ def impala() -> HParams:
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=False)
-    hp.activation = "tanh"
     # --num_workers N: at most one unroll per actor waits for the learner. Deeper queues add
     # policy lag (4 per actor: mean lags of 1.2-4.9 updates and collapsed CartPole runs; 1:
     # 1.1-2.0, docs/impala.md).

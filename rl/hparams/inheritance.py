@@ -95,9 +95,8 @@ def describe_resolved(
     width = max(len(key) for key in values)
     value_width = min(32, max(len(value) for value in values.values()))
     for key, value in values.items():
-        if registered.get(key) == value:
-            source = sources[key]
-        else:
-            source = f"{flag_for_key(key)} (set {sources[key]}: {registered.get(key)})"
+        source = sources[key]
+        if registered.get(key) != value:
+            source = f"{flag_for_key(key)} (set {source}: {registered.get(key)})"
         lines.append(f"  {key:<{width}} = {value:<{value_width}}  <- {source}")
     return lines

@@ -12,9 +12,8 @@ from rl.hparams.schedules import Schedule
 
 def off_policy_continuous() -> HParams:
     """Replay, warm-up, target-update and critic keys of every continuous off-policy agent."""
-    hp = base().update(env="Pendulum-v1")
+    hp = base().update(env="Pendulum-v1", train_every=64)
     add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
-    hp.train_every = 64
     hp.add(
         "gradient_steps", 64, "Gradient steps per compiled update call; SB3's 1:1 = train_every."
     )

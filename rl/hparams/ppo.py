@@ -14,9 +14,8 @@ from rl.registry import register_hparams
 @register_hparams("ppo")
 def ppo() -> HParams:
     """PPO defaults (Stable-Baselines3's): 2048-step rollouts, 10 epochs of 64-sample batches."""
-    hp = on_policy()
-    hp.update(agent="ppo", lr=3e-4, train_every=2048, batch_size=64, n_epochs=10, gae_lambda=0.95)
-    hp.separate_torsos = True
+    hp = on_policy().update(agent="ppo", separate_torsos=True)
+    hp.update(lr=3e-4, train_every=2048, batch_size=64, n_epochs=10, gae_lambda=0.95)
     hp.add("clip_range", 0.2, "PPO clip epsilon: a number or a schedule of the gradient step.",
            type=Schedule)  # fmt: skip
     hp.add(
