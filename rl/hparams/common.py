@@ -259,7 +259,6 @@ def smoke_test_cadence(
 
 
 def rollouts(hp: HParams, *, num_envs: int, steps_per_env: int, **updates: Any) -> HParams:
-    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
-    n_steps, as papers and the zoo state it): `train_every` is their product. `updates` are the
-    rest of the rollout's keys (batch_size, n_epochs)."""
+    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x n_steps,
+    as papers and the zoo state them), with the rollout's other keys (batch_size, n_epochs)."""
     return hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env, **updates)

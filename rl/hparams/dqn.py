@@ -15,8 +15,7 @@ from rl.registry import register_hparams
 
 
 def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
-    """The update, target-network and exploration keys of the value-based agents (the DQN
-    family and DRQN), declared once so that both read them the same way."""
+    """Update, target-network and exploration keys the DQN family and DRQN share."""
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
     hp.add("target_update_period", target_update_period, "Gradient steps between target updates.")
     hp.add(

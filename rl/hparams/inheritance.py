@@ -23,10 +23,8 @@ from rl.hparams.hparams import HParams
 
 def _factory_names() -> dict[CodeType, str]:
     """The code object of every registered set's factory -> its registered name."""
-    codes = {
-        name: getattr(registry.hparams.get(name), "__code__", None) for name in registry.hparams
-    }
-    return {code: name for name, code in codes.items() if code is not None}
+    factories = {name: registry.hparams.get(name) for name in registry.hparams}
+    return {f.__code__: name for name, f in factories.items() if hasattr(f, "__code__")}
 
 
 def direct_parents(name: str) -> list[str]:

@@ -92,16 +92,14 @@ def mujoco_ppo(env: str) -> HParams:
 
 
 def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> HParams:
-    """The zoo's tuned PPO MuJoCo entries: one env, 512-step rollouts, constant lr and clip
-    range; with the zoo's `policy_kwargs`, set `tuned_policy` too."""
+    """The zoo's tuned PPO MuJoCo entries (`tuned_policy` adds their `policy_kwargs`)."""
     hp = mujoco_ppo(env)
     rollouts(hp, num_envs=1, steps_per_env=512, batch_size=batch_size, n_epochs=n_epochs)
     return hp.update(vf_coef=2 * sb3_vf_coef)
 
 
 def tuned_policy(hp: HParams) -> HParams:
-    """The zoo's `policy_kwargs` for HalfCheetah and Hopper: separate 256-256 ReLU policy and
-    value networks, initial log std -2, PyTorch's initialization (`ortho_init=False`)."""
+    """The zoo's `policy_kwargs` for HalfCheetah and Hopper (`ortho_init=False` is `torch_init`)."""
     return hp.update(hidden_sizes=[256, 256], activation="relu", log_std_init=-2.0, torch_init=True)
 
 

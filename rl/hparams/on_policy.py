@@ -8,8 +8,7 @@ from rl.hparams.schedules import Schedule
 
 
 def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool) -> HParams:
-    """The entropy-bonus and network-shape keys of every actor-critic agent (the on-policy
-    families, IMPALA, Off-PAC), declared once so that they mean the same everywhere."""
+    """Entropy-bonus and network-shape keys of the actor-critics (on-policy, IMPALA, Off-PAC)."""
     hp.add(
         "ent_coef",
         ent_coef,
