@@ -30,9 +30,8 @@ def a2c() -> HParams:
 def a2c_cartpole() -> HParams:
     """CartPole-v1 with rl-baselines3-zoo's settings (8 envs x 5 steps, otherwise `a2c`). Seeds
     0/1/2 first evaluated >= 475 at 25k/55k/45k env steps (SB3 2.x, same protocol: 50k/10k/15k)."""
-    hp = cartpole_protocol(a2c(), eval_every_steps=5000)
-    rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
-    return hp.update(train_steps=300_000)
+    hp = cartpole_protocol(a2c(), eval_every_steps=5000).update(train_steps=300_000)
+    return rollouts(hp, num_envs=8, steps_per_env=5, batch_size=40)
 
 
 @register_hparams("a2c_tiny")

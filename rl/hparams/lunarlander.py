@@ -21,8 +21,7 @@ def _protocol(hp: HParams) -> HParams:
 @register_hparams("ppo_lunarlander")
 def ppo_lunarlander() -> HParams:
     """rl-baselines3-zoo's PPO for LunarLander (lr 3e-4: SB3's default)."""
-    hp = _protocol(ppo())
-    rollouts(hp, num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
+    hp = rollouts(_protocol(ppo()), num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
     return hp.update(train_steps=1_000_000, gamma=0.999, gae_lambda=0.98, ent_coef=0.01)
 
 

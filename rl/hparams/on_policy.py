@@ -21,7 +21,7 @@ def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool)
 
 def on_policy() -> HParams:
     """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
-    hp = base().update(train_every=2048)
+    hp = base().update(train_every=2048, max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")
     hp.add(
         "advantage_estimator",
         "gae",
@@ -62,10 +62,9 @@ def on_policy() -> HParams:
         "Standardize observations by running mean/variance of the training envs' observations, "
         "clipped to +-10 (SB3's VecNormalize norm_obs), inside the network.",
     )
-    hp.add(
+    return hp.add(
         "normalize_reward",
         False,
         "Divide rewards by the running std of the discounted return, clipped to +-10 (SB3's "
         "VecNormalize norm_reward, with this set's gamma) before they enter the rollout.",
     )
-    return hp.update(max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")
