@@ -14,8 +14,7 @@ def a2c_acrobot() -> HParams:
     """rl-baselines3-zoo's A2C for Acrobot-v1 (hyperparams/a2c.yml at c6c209e), without its
     VecNormalize. Seeds 0/1/2 first evaluated >= -100 at 10k/5k/40k env steps (SB3 2.x with
     VecNormalize: 20k/25k/10k; 2026-11-22)."""
-    hp = a2c()
-    rollouts(hp, num_envs=16, steps_per_env=5, batch_size=80)
+    hp = rollouts(a2c(), num_envs=16, steps_per_env=5, batch_size=80)
     hp.update(env="Acrobot-v1", train_steps=500_000)
     hp.eval.every_steps = 5000
     return hp.update(checkpoint_every=50_000, stop_at_eval_return=-100.0)

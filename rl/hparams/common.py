@@ -1,11 +1,11 @@
-"""Hyper-parameters every experiment has: env, run length, evaluation, checkpoints, logging.
-
-Families start from `base()` and add their own keys; the `add_*` helpers declare the key groups
-several families share, so that a key means the same thing wherever it appears.
-"""
+"""Keys every experiment has (`base()`) and the key groups several families share (`add_*`),
+declared once so that a key means the same thing wherever it appears."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from rl.errors import UserError
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 
@@ -14,11 +14,7 @@ def evaluation_protocol() -> HParams:
     """How evaluation is done; a nested object so it is declared, logged and compared as one."""
     hp = HParams()
     hp.add("every_steps", 5000, "Evaluate every this many env steps (and at the end).")
-    hp.add(
-        "episodes",
-        10,
-        "Episodes per evaluation (full games on Atari), played in parallel env copies.",
-    )
+    hp.add("episodes", 10, "Episodes per evaluation (full games on Atari), in parallel env copies.")
     hp.add(
         "epsilon",
         0.0,
@@ -29,15 +25,13 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "sample_actions",
         False,
-        "Sample actions from the policy's distribution (agents with a stochastic policy: PPO, "
-        "A2C, SAC, ...) instead of taking its mode (argmax, Gaussian mean); Atari's PPO sets "
-        "sample, as rl-baselines3-zoo evaluates Atari (docs/evaluation_protocol.md).",
+        "Sample actions from a stochastic policy (PPO, A2C, SAC, ...) instead of its mode (argmax, "
+        "Gaussian mean), as rl-baselines3-zoo evaluates Atari PPO (docs/evaluation_protocol.md).",
     )
     hp.add(
         "max_episode_steps",
         None,
-        "Time limit of evaluation episodes (None: the training one); on Atari it caps the "
-        "whole game in agent steps.",
+        "Evaluation time limit (None: training's); on Atari it caps the whole game in agent steps.",
         type=int | None,
     )
     hp.add(
@@ -50,27 +44,29 @@ def evaluation_protocol() -> HParams:
     hp.add(
         "step_budget",
         None,
-        "Most env steps one evaluation may take, summed over its env copies (Atari: agent "
-        "steps, x frame_skip for frames); episodes still running then are cut, count with "
-        "their score so far and are reported (eval/truncated_episodes). None: no budget, as "
-        "the published protocols.",
+        "Most env steps one evaluation may take, summed over its env copies (Atari: agent steps, "
+        "x frame_skip for frames); episodes still running then are cut, count with their score so "
+        "far and are reported (eval/truncated_episodes). None: no budget, as published protocols.",
         type=int | None,
     )
     hp.add("video_every", 5, "With --record_video: film one episode every this many evaluations.")
-    hp.add(
+    return hp.add(
         "env_kwargs",
         {},
         "Changes to env_kwargs for evaluation, test mode and videos only ({}: the training "
         "env), e.g. procgen's unseen levels {'num_levels': 0} to measure generalization.",
     )
-    return hp
+
+
+# The `eval` values the compiled path's evaluation is fixed at (rl/compiled).
+_COMPILED_PATH_EVAL = dict(
+    epsilon=0.0, sample_actions=False, max_episode_steps=None, step_budget=None, env_kwargs={}
+)
 
 
 def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None:
     """Value ranges of the `eval` group that its types cannot express (UserError); with `env`,
     also what the compiled path's evaluation cannot change (sticky actions: the env's check)."""
-    from rl.errors import UserError
-
     for key in ("every_steps", "episodes", "video_every"):
         if getattr(protocol, key) < 1:
             raise UserError(f"eval.{key} must be >= 1, got {getattr(protocol, key)}")
@@ -80,34 +76,20 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
         if getattr(protocol, key) is not None and getattr(protocol, key) < 1:
             raise UserError(f"eval.{key} must be >= 1 or None, got {getattr(protocol, key)}")
     if env is not None and env.startswith("tf/"):
-        changed = [
-            f"eval.{key}={getattr(protocol, key)}"
-            for key, default in (
-                ("epsilon", 0.0),
-                ("sample_actions", False),
-                ("max_episode_steps", None),
-                ("step_budget", None),
-                ("env_kwargs", {}),
-            )
-            if getattr(protocol, key) != default
-        ]
+        changed = [k for k, fixed in _COMPILED_PATH_EVAL.items() if getattr(protocol, k) != fixed]
         if changed:
             raise UserError(
-                f"{', '.join(changed)}: the compiled path (env {env!r}) evaluates greedily "
-                "within max_episode_steps on the training env; leave eval.epsilon=0, "
-                "eval.sample_actions=False, eval.max_episode_steps=None, eval.step_budget=None "
-                "and eval.env_kwargs={}"
+                ", ".join(f"eval.{k}={getattr(protocol, k)}" for k in changed)
+                + f": the compiled path (env {env!r}) evaluates greedily within max_episode_steps "
+                "on the training env; leave "
+                + ", ".join(f"eval.{k}={fixed}" for k, fixed in _COMPILED_PATH_EVAL.items())
             )
 
 
 def parallel_workers() -> HParams:
     """How `--num_workers N` (N > 1) runs replay agents' Ape-X actors (docs/workers.md)."""
     hp = HParams()
-    hp.add(
-        "policy_refresh_every",
-        1,
-        "Learner update calls between two publications of the weights to the actors.",
-    )
+    hp.add("policy_refresh_every", 1, "Learner update calls between weight publications to actors.")
     hp.add(
         "exploration",
         "apex",
@@ -117,25 +99,15 @@ def parallel_workers() -> HParams:
     )
     actors_start = "fixes each actor's epsilon when the actors start"
     hp.add("apex_epsilon", 0.4, "Ape-X base epsilon (the paper's 0.4).", fixed_because=actors_start)
-    hp.add(
-        "apex_alpha",
-        7.0,
-        "Ape-X epsilon exponent spread alpha (the paper's 7).",
-        fixed_because=actors_start,
-    )
+    hp.add("apex_alpha", 7.0, "Ape-X exponent alpha (the paper's 7).", fixed_because=actors_start)
     hp.add("block_steps", 50, "Vector-env steps an actor collects before sending them as a block.")
-    hp.add(
-        "queue_blocks",
-        4,
-        "Blocks each actor may have waiting for the learner; beyond that actors wait.",
-    )
-    hp.add(
+    hp.add("queue_blocks", 4, "Blocks each actor may have waiting for the learner before it waits.")
+    return hp.add(
         "rate_limit",
         True,
         "Cap learning at the set's replay ratio (gradient_steps per train_every env steps); "
         "False: the learner trains as fast as it can, as in Ape-X.",
     )
-    return hp
 
 
 def base() -> HParams:
@@ -144,12 +116,7 @@ def base() -> HParams:
     hp.add("agent", "dqn", "Registered agent name (train.py --list).")
     hp.add("env", "CartPole-v1", "Gymnasium id, registered env name or module.path:EnvClass.")
     hp.add("env_kwargs", {}, "Keyword arguments for the env constructor.")
-    hp.add(
-        "max_episode_steps",
-        None,
-        "Time limit replacing the env's own (None: keep it).",
-        type=int | None,
-    )
+    hp.add("max_episode_steps", None, "Episode time limit (None: the env's own).", type=int | None)
     hp.add(
         "reward_augmentation",
         None,
@@ -188,9 +155,9 @@ def base() -> HParams:
     hp.add(
         "jit_compile",
         "auto",
-        "XLA-compile the learner's update (and the acting) functions: true, false or auto "
-        "(XLA on GPU/TPU and for non-convolutional models on CPU; TF's own kernels for "
-        "convolutional models on CPU, where XLA is slower: rl/utils/compiler.py).",
+        "XLA-compile the learner's update (and the acting) functions: true, false or auto (XLA on "
+        "GPU/TPU and for non-convolutional models on CPU; TF's own kernels for convolutional "
+        "models on CPU, where XLA is slower: rl/utils/compiler.py).",
         type="auto[bool]",
     )
     hp.add(
@@ -210,16 +177,15 @@ def base() -> HParams:
     hp.add(
         "precision",
         "float32",
-        "What the torsos and recurrent cores compute in: float32, mixed_bfloat16 or "
-        "mixed_float16 (Keras mixed precision: variables, heads, distributions and losses stay "
-        "float32; mixed_float16 adds dynamic loss scaling). Not for cmaes.",
+        "What the torsos and recurrent cores compute in: float32, mixed_bfloat16 or mixed_float16 "
+        "(Keras mixed precision: variables, heads, distributions and losses stay float32; "
+        "mixed_float16 adds dynamic loss scaling). Not for cmaes.",
     )
     hp.add(
         "optimizer",
         "adam",
-        "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon inside "
-        "the root), rmsprop_torch (PyTorch's, as SB3's A2C: alpha 0.99, epsilon outside the "
-        "root) or sgd.",
+        "Registered optimizer (train.py --list): adam, rmsprop (Keras': rho 0.9, epsilon in the "
+        "root), rmsprop_torch (PyTorch's, SB3's A2C: alpha 0.99, epsilon outside the root) or sgd.",
     )
     hp.add("lr", 1e-3, "Learning rate: a number or a schedule of the gradient step.", type=Schedule)
     hp.add("adam_epsilon", 1e-7, "Optimizer epsilon (Adam/RMSprop).")
@@ -230,28 +196,23 @@ def base() -> HParams:
         "gradient step (no clipping at the steps where it is <= 0).",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "gamma",
         0.99,
         "Discount factor.",
         fixed_because="defines the return every value estimate of the run is of (n-step "
         "replay also discounts rewards with it as it stores them)",
     )
-    return hp
 
 
 def add_replay_keys(
     hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
 ) -> HParams:
-    """The replay keys of the transition-replay agents: defaults differ per family, meanings
-    do not."""
+    """Replay keys of the transition-replay agents: defaults differ per family, meanings do not."""
     hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
-    hp.add(
-        "learning_starts", learning_starts, "Env steps of uniformly random actions before learning."
-    )
-    return hp
+    return hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
 
 
 def add_prioritized_replay_keys(hp: HParams) -> HParams:
@@ -269,14 +230,13 @@ def add_prioritized_replay_keys(hp: HParams) -> HParams:
         "Prioritized replay: importance-sampling exponent beta, a schedule of the env step.",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "per_epsilon",
         1e-6,
         "Prioritized replay: added to |TD error| before alpha; a number or a schedule of the "
         "env step (as per_alpha: stored priorities keep theirs until replayed).",
         type=Schedule,
     )
-    return hp
 
 
 CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's reward_threshold)
@@ -285,40 +245,20 @@ CARTPOLE_SOLVED = 475.0  # CartPole-v1's "solved" mean return (gymnasium's rewar
 def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPole-v1") -> HParams:
     """CartPole-v1 (or a variant with its reward), stopping at the "solved" mean return: the
     last checkpoint is then the solved agent, and runs do not go on to a later collapse."""
-    hp.env = env
     hp.eval.every_steps = eval_every_steps
-    return hp.update(stop_at_eval_return=CARTPOLE_SOLVED)
+    return hp.update(env=env, stop_at_eval_return=CARTPOLE_SOLVED)
 
 
 def smoke_test_cadence(
-    hp: HParams,
-    *,
-    every: int,
-    log_every: int,
-    max_episode_steps: int | None = None,
-    eval_episodes: int = 2,
+    hp: HParams, *, every: int, log_every: int, eval_episodes: int = 2, **updates: Any
 ) -> HParams:
     """The `*_tiny` sets' cadence: a run of a few hundred steps passes through evaluation,
-    checkpointing and resume, and `max_episode_steps` makes episodes end inside it."""
-    if max_episode_steps is not None:
-        hp.max_episode_steps = max_episode_steps
+    checkpointing and resume; `updates` (max_episode_steps) make episodes end inside it."""
     hp.eval.update(every_steps=every, episodes=eval_episodes)
-    return hp.update(checkpoint_every=every, log_every=log_every)
+    return hp.update(checkpoint_every=every, log_every=log_every, **updates)
 
 
-def rollouts(
-    hp: HParams,
-    *,
-    num_envs: int,
-    steps_per_env: int,
-    batch_size: int | None = None,
-    n_epochs: int | None = None,
-) -> HParams:
-    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x
-    n_steps, as papers and the zoo state it): `train_every` is their product."""
-    hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env)
-    if batch_size is not None:
-        hp.batch_size = batch_size
-    if n_epochs is not None:
-        hp.n_epochs = n_epochs
-    return hp
+def rollouts(hp: HParams, *, num_envs: int, steps_per_env: int, **updates: Any) -> HParams:
+    """Updates every `steps_per_env` steps of each of `num_envs` env copies (SB3's n_envs x n_steps,
+    as papers and the zoo state them), with the rollout's other keys (batch_size, n_epochs)."""
+    return hp.update(num_envs=num_envs, train_every=num_envs * steps_per_env, **updates)

@@ -1,9 +1,6 @@
-"""DDPG hparams sets: the TD3 agent with its tricks off (one critic, no target smoothing,
-policy delay 1), as Stable-Baselines3 does it; `ddpg`, `ddpg_pendulum`, `ddpg_tiny` (tests).
-
-Lillicrap et al. 2015, "Continuous control with deep reinforcement learning",
-https://arxiv.org/abs/1509.02971.
-"""
+"""DDPG hparams sets: the TD3 agent with its tricks off (one critic, no target smoothing, policy
+delay 1), as Stable-Baselines3 does it. Lillicrap et al. 2015, "Continuous control with deep
+reinforcement learning", https://arxiv.org/abs/1509.02971."""
 
 from __future__ import annotations
 

@@ -15,19 +15,13 @@ from rl.registry import register_hparams
 
 
 def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
-    """The update, target-network and exploration keys of the value-based agents (the DQN
-    family and DRQN), declared once so that both read them the same way."""
+    """Update, target-network and exploration keys the DQN family and DRQN share."""
     hp.add("gradient_steps", 1, "Gradient steps per update call (run as one compiled call).")
-    hp.add(
-        "target_update_period",
-        target_update_period,
-        "Gradient steps between target-network updates.",
-    )
+    hp.add("target_update_period", target_update_period, "Gradient steps between target updates.")
     hp.add(
         "tau",
         1.0,
-        "Target update rate: 1.0 copies (hard), < 1 is Polyak averaging; a number or a schedule "
-        "of the gradient step.",
+        "Target update rate (1: copy, < 1: Polyak); a number or a schedule of the gradient step.",
         type=Schedule,
     )
     hp.add(
@@ -39,19 +33,16 @@ def add_q_learning_keys(hp: HParams, *, target_update_period: int) -> HParams:
     hp.add(
         "action_function",
         "epsilon_greedy",
-        "Registered action function exploring from the Q-values, role q_exploration "
-        "(train.py --list): epsilon_greedy.",
+        "Registered action function, role q_exploration (train.py --list): epsilon_greedy.",
     )
     hp.add("double_q", True, "Double Q-learning target (van Hasselt et al. 2015).")
-    hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
-    return hp
+    return hp.add("dueling", False, "Dueling value/advantage head (Wang et al. 2016).")
 
 
 def zoo_small_env_dqn(hp: HParams) -> HParams:
     """rl-baselines3-zoo's DQN entry for Acrobot-v1 (and, the same, LunarLander), its one gradient
     step per env step done as 16 per call every 16 steps."""
     hp.update(lr=6.3e-4, buffer_size=50_000, batch_size=128, learning_starts=0)
-    # zoo: 4 gradient steps every 4 env steps; here as one call per 16
     hp.update(train_every=16, gradient_steps=16, target_update_period=250)
     return hp.update(epsilon="linear(1.0, 0.1, 12000)", hidden_sizes=[256, 256])
 
@@ -83,8 +74,9 @@ def dqn_cartpole() -> HParams:
     hp = cartpole_protocol(dqn(), eval_every_steps=5000)
     hp.update(num_envs=2, train_steps=50_000, lr=2.3e-3, buffer_size=100_000, batch_size=64)
     hp.update(learning_starts=1000, train_every=256, gradient_steps=128, target_update_period=128)
-    hp.update(epsilon="linear(1.0, 0.04, 8000)", hidden_sizes=[256, 256], checkpoint_every=10_000)
-    return hp
+    return hp.update(
+        epsilon="linear(1.0, 0.04, 8000)", hidden_sizes=[256, 256], checkpoint_every=10_000
+    )
 
 
 @register_hparams("dqn_acrobot")

@@ -17,13 +17,11 @@ def with_noisy_nets(hp: HParams) -> HParams:
 
 
 def with_c51(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
-    """The c51 agent, its loss and its support keys (by default the paper's 51 atoms on
-    [-10, 10])."""
+    """The c51 agent, its loss and support keys (by default the paper's 51 atoms on [-10, 10])."""
     hp.update(agent="c51", loss="categorical_loss")
     hp.add("num_atoms", 51, "C51: atoms of each action's return distribution (>= 2).")
     hp.add("v_min", v_min, "C51: smallest return of the support; returns below are clipped.")
-    hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")
-    return hp
+    return hp.add("v_max", v_max, "C51: largest return of the support; returns beyond are clipped.")
 
 
 def with_rainbow(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HParams:
@@ -32,7 +30,6 @@ def with_rainbow(hp: HParams, v_min: float = -10.0, v_max: float = 10.0) -> HPar
     return hp.update(double_q=True, dueling=True, memory="prioritized", per_alpha=0.5, n_step=3)
 
 
-# ------------------------------------------------------------------------- NoisyNet DQN
 @register_hparams("noisy_dqn")
 def noisy_dqn() -> HParams:
     """DQN's defaults with NoisyNet heads and no epsilon-greedy."""
@@ -51,7 +48,6 @@ def noisy_dqn_tiny() -> HParams:
     return with_noisy_nets(dqn_tiny())
 
 
-# ---------------------------------------------------------------------------------- C51
 @register_hparams("c51")
 def c51() -> HParams:
     """C51 with the paper's support (51 atoms on [-10, 10]) on DQN's defaults."""
@@ -70,7 +66,6 @@ def c51_tiny() -> HParams:
     return with_c51(dqn_tiny(), v_min=0.0, v_max=100.0)
 
 
-# ------------------------------------------------------------------------------ Rainbow
 @register_hparams("rainbow")
 def rainbow() -> HParams:
     """Rainbow's components on DQN's defaults (the paper's Atari support [-10, 10])."""

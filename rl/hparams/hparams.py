@@ -1,10 +1,9 @@
-"""`HParams`: typed, documented, freezable hyper-parameters (replaces TF1's contrib HParams).
+"""`HParams`: typed, documented, freezable hyper-parameters.
 
 Every key is declared once with `add(name, default, doc)`, and every later assignment (a set's
-factory, `--hparam_override`, `hparams.json`) is checked against its type. Strict by design, as
-in tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in
-a key fails with a suggestion instead of adding a new hyper-parameter. How override text is
-read for each type: docs/hparams.md, "`--hparam_override`".
+factory, `--hparam_override`, `hparams.json`) is checked against its type. Strict, as in
+tensor2tensor: no float->int, no str<->bool, bool is not an int; int->float widens. A typo in a
+key fails with a suggestion. How override text is read: docs/hparams.md, "`--hparam_override`".
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import numbers
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from rl import registry
@@ -37,8 +36,7 @@ class _Mismatch(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class TypeSpec:
-    """A declared hparam type. `str(spec)` is its stable name: "int", "list[int]",
-    "optional[float]", "schedule", "dict", "hparams", ..."""
+    """A declared hparam type; `str(spec)` is its stable name ("list[int]", "optional[float]")."""
 
     kind: str  # int float bool str list tuple dict schedule hparams optional auto
     elem: TypeSpec | None = None
@@ -52,16 +50,12 @@ class TypeSpec:
         name = name.strip()
         if name.endswith("]") and "[" in name:
             kind, _, inner = name[:-1].partition("[")
-            spec = TypeSpec(kind, TypeSpec.parse(inner))
-        else:
-            spec = TypeSpec(name)
-        spec._validate()
-        return spec
+            return TypeSpec(kind, TypeSpec.parse(inner))
+        return TypeSpec(name)
 
     @staticmethod
     def of(tp: Any) -> TypeSpec:
-        """From `int`, `list[int]`, `tuple[int, ...]`, `Optional[X]`/`X | None`, `dict`,
-        `Schedule`, `HParams`, a type name string, or a TypeSpec."""
+        """From a Python type (`list[int]`, `X | None`, `Schedule`, ...) or a type name."""
         if isinstance(tp, TypeSpec):
             return tp
         if isinstance(tp, str):
@@ -79,14 +73,10 @@ class TypeSpec:
         if origin in (list, tuple) and args:
             elems = {a for a in args if a is not Ellipsis}
             if len(elems) == 1:
-                spec = TypeSpec(origin.__name__, TypeSpec.of(elems.pop()))
-                spec._validate()
-                return spec
+                return TypeSpec(origin.__name__, TypeSpec.of(elems.pop()))
         if origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
             (inner,) = (a for a in args if a is not type(None))
-            spec = TypeSpec("optional", TypeSpec.of(inner))
-            spec._validate()
-            return spec
+            return TypeSpec("optional", TypeSpec.of(inner))
         raise ValueError(f"unsupported hparam type {tp!r}")
 
     @staticmethod
@@ -105,16 +95,13 @@ class TypeSpec:
                 return TypeSpec(type(default).__name__, TypeSpec(kind))
         raise ValueError(f"cannot infer an hparam type from {default!r}; pass type=")
 
-    def _validate(self) -> None:
+    def __post_init__(self) -> None:
+        elem = self.elem.kind if self.elem else None
         ok = (
-            (self.kind in (*_SCALARS, "dict", "schedule", "hparams") and self.elem is None)
-            or (self.kind in ("list", "tuple") and self.elem and self.elem.kind in _SCALARS)
-            or (
-                self.kind == "optional"
-                and self.elem
-                and self.elem.kind not in ("optional", "hparams")
-            )
-            or (self.kind == "auto" and self.elem and self.elem.kind in ("bool", "int", "float"))
+            (self.kind in (*_SCALARS, "dict", "schedule", "hparams") and elem is None)
+            or (self.kind in ("list", "tuple") and elem in _SCALARS)
+            or (self.kind == "optional" and elem not in (None, "optional", "hparams"))
+            or (self.kind == "auto" and elem in ("bool", "int", "float"))
         )
         if not ok:
             raise ValueError(f"unsupported hparam type {str(self)!r}")
@@ -148,32 +135,26 @@ class TypeSpec:
         raise _Mismatch
 
     def from_text(self, text: str) -> Any:
-        """Reads override text under the bare-word rule (docs/hparams.md); raises _Mismatch
-        for text that does not fit, UserError for a bad schedule."""
+        """Reads override text under the bare-word rule of docs/hparams.md."""
         kind, elem = self.kind, self.elem
-        quoted = text[:1] in ("'", '"')
-        if kind == "optional" and text in _NONE_WORDS:
-            return None
+        if kind == "optional":
+            return None if text in _NONE_WORDS else elem.from_text(text)
         if kind == "auto":
             return AUTO if text.strip("'\"") == AUTO else elem.from_text(text)
-        if (kind == "str" or (kind == "optional" and elem.kind == "str")) and not quoted:
+        if kind == "str" and text[:1] not in ("'", '"'):
             return text
         if kind == "hparams":
             raise _Mismatch
-        wants_schedule = kind == "schedule" or (elem is not None and elem.kind == "schedule")
         try:
-            value = parse_literal(text, allow_calls=wants_schedule)
+            value = parse_literal(text, allow_calls=kind == "schedule")
         except LiteralError:
             raise _Mismatch from None
         if isinstance(value, BareWord):  # str keys never get here (they take unquoted text)
-            wants_bool = kind == "bool" or (elem is not None and elem.kind == "bool")
-            if not (wants_bool and value in _BOOL_WORDS):
-                raise _Mismatch
-            value = _BOOL_WORDS[value]
+            value = _bare_word(value, kind)
         if kind == "dict":
             value = _bare_words_in_json(value)
         if kind in ("list", "tuple") and isinstance(value, list | tuple):
-            value = [_element_word(v, elem.kind) for v in value]
+            value = [_bare_word(v, elem.kind) for v in value]
         return self.check(value)
 
     def to_json(self, value: Any) -> Any:
@@ -189,27 +170,14 @@ class TypeSpec:
             return value.to_dict()
         return value
 
-    def from_json(self, value: Any) -> Any:
-        if self.kind == "optional":
-            return None if value is None else self.elem.from_json(value)
-        return self.check(value)  # schedules: the spec string is parsed by as_schedule
 
-
-# A number-typed key given a schedule: why it stays a number (schedules are declared
-# type=Schedule and evaluated at the step while training: ent_coef, tau, lr, ...). The key's
-# declaration may give its own reason (`fixed_because`); this one is the default.
+# Why a number key refuses a schedule, unless its declaration gives its own `fixed_because`.
 _SCHEDULE_CALL = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
 _READ_WHEN_BUILT = "is read once, when the agent is built"
 _NO_SCHEDULE = (
     "{key} {reason}, so it takes a number, not the schedule {value!r}; the keys that follow a "
     "schedule say so in docs/hparams_reference.md"
 )
-
-
-def _names_a_schedule(text: str) -> bool:
-    """Whether override text is a call of a registered schedule (`linear(...)`, ...)."""
-    call = _SCHEDULE_CALL.match(text)
-    return call is not None and call.group(1) in registry.schedules
 
 
 def _type_error(key: str, entry: _Entry, given: Any, schedule: str | None) -> UserError:
@@ -221,8 +189,8 @@ def _type_error(key: str, entry: _Entry, given: Any, schedule: str | None) -> Us
     return UserError(f"{key} expects {spec}, got {given!r}")
 
 
-def _element_word(value: Any, kind: str) -> Any:
-    """A bare word inside a list: a string for list[str], a bool word for list[bool]."""
+def _bare_word(value: Any, kind: str) -> Any:
+    """`value` as a `kind`: a bare word is a string for str, a bool word for bool."""
     if not isinstance(value, BareWord) or kind == "str":
         return value
     if kind == "bool" and value in _BOOL_WORDS:
@@ -243,9 +211,7 @@ def _json_literal(value: Any) -> Any:
 
 def _bare_words_in_json(value: Any) -> Any:
     if isinstance(value, BareWord):
-        if value in _BOOL_WORDS:
-            return _BOOL_WORDS[value]
-        return None if value in _NONE_WORDS else str(value)
+        return _BOOL_WORDS.get(value, None if value in _NONE_WORDS else str(value))
     if isinstance(value, list | tuple):
         return [_bare_words_in_json(v) for v in value]
     if isinstance(value, dict):
@@ -262,9 +228,8 @@ class _Entry:
 
 
 class HParams:
-    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`). Sets
-    are factories; a child calls its parent and changes values. The trainer freezes the object after
-    overrides; runtime state never lives here."""
+    """Declared, typed hyper-parameters with attribute access (`hp.lr`, `hp.eval.episodes`), frozen
+    by the trainer after overrides; runtime state never lives here."""
 
     def __init__(self) -> None:
         object.__setattr__(self, "_entries", {})
@@ -278,8 +243,8 @@ class HParams:
         type: Any = None,
         fixed_because: str = _READ_WHEN_BUILT,
     ) -> HParams:
-        """Declares `name` once, with its default, a doc line and (optionally) its type;
-        `fixed_because` completes "{name} ..." in the error for a number key given a schedule."""
+        """Declares `name` once; `fixed_because` completes "{name} ..." in the error for a number
+        key given a schedule."""
         self._check_not_frozen()
         if not name.isidentifier() or name.startswith("_") or hasattr(HParams, name):
             raise ValueError(f"invalid hparam name {name!r} (identifier, no _, no method name)")
@@ -349,8 +314,10 @@ class HParams:
             raise UserError(f"{key} is a group of hparams; set {key}.<name> instead")
         try:
             value = entry.spec.from_text(text)
-        except _Mismatch:
-            raise _type_error(key, entry, text, text if _names_a_schedule(text) else None) from None
+        except _Mismatch:  # text that calls a registered schedule is refused as a schedule
+            call = _SCHEDULE_CALL.match(text)
+            schedule = text if call and call.group(1) in registry.schedules else None
+            raise _type_error(key, entry, text, schedule) from None
         except UserError as e:
             raise UserError(f"{key}: {e}") from None
         return lambda: setattr(entry, "value", value)
@@ -372,10 +339,8 @@ class HParams:
 
     def _walk(self, name: str, into_dicts: bool = False) -> tuple[HParams, _Entry, list[str]]:
         """Follows a dotted name through nested groups: (owning group, entry, rest); with
-        `into_dicts` it stops at a dict-typed key and `rest` is the path inside it. Unknown names
-        are UserErrors."""
-        owner = self
-        parts = name.split(".")
+        `into_dicts` it stops at a dict-typed key and `rest` is the path inside it."""
+        owner, parts = self, name.split(".")
         for i, part in enumerate(parts):
             if part not in owner._entries:
                 scope = f" in group {'.'.join(parts[:i])!r}" if i else ""
@@ -410,9 +375,8 @@ class HParams:
     def copy(self) -> HParams:
         """A deep, unfrozen copy."""
         new = HParams()
-        for name, e in self._entries.items():
-            value = e.value.copy() if e.spec.kind == "hparams" else e.spec.check(e.value)
-            new._entries[name] = _Entry(e.spec, value, e.doc, e.fixed_because)
+        for name, e in self._entries.items():  # check() copies groups, lists and dicts
+            new._entries[name] = dataclasses.replace(e, value=e.spec.check(e.value))
         return new
 
     def keys(self) -> list[str]:
@@ -420,9 +384,6 @@ class HParams:
 
     def items(self) -> list[tuple[str, Any]]:
         return [(name, e.value) for name, e in self._entries.items()]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
 
     def __contains__(self, name: object) -> bool:
         try:
@@ -442,9 +403,8 @@ class HParams:
         return {name: e.spec.to_json(e.value) for name, e in self._entries.items()}
 
     def flat(self) -> dict[str, Any]:
-        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key as JSON data, groups opened
-        into dotted keys. The one flat view: diffs, inheritance, manifests and TensorBoard all read
-        it."""
+        """`{"eval.episodes": 5, "lr": "linear(...)", ...}`: every key as JSON data; the one flat
+        view that diffs, inheritance, manifests and TensorBoard read."""
         out: dict[str, Any] = {}
         for name, e in self._entries.items():
             if e.spec.kind == "hparams":
@@ -466,17 +426,14 @@ class HParams:
     def diff(self, other: HParams) -> list[str]:
         """Lines `key: old -> new` from `self` (old) to `other` (new); empty when equal."""
         mine, theirs = self._flat_typed(), other._flat_typed()  # key -> (type, value as JSON)
+        absent = ("", "(absent)")
         lines = []
-        for key in list(mine) + [k for k in theirs if k not in mine]:
-            old, new = mine.get(key), theirs.get(key)
-            if old == new:
-                continue
-            if old and new and old[0] != new[0]:
-                lines.append(f"{key}: {old[0]} {old[1]} -> {new[0]} {new[1]}")
-            else:
-                show_old = old[1] if old else "(absent)"
-                show_new = new[1] if new else "(absent)"
-                lines.append(f"{key}: {show_old} -> {show_new}")
+        for key in dict.fromkeys([*mine, *theirs]):
+            (old_type, old), (new_type, new) = mine.get(key, absent), theirs.get(key, absent)
+            if old_type and new_type and old_type != new_type:
+                old, new = f"{old_type} {old}", f"{new_type} {new}"
+            if old != new:
+                lines.append(f"{key}: {old} -> {new}")
         return lines
 
     def differing_keys(self, other: HParams) -> list[str]:
@@ -484,15 +441,11 @@ class HParams:
         return [line.split(": ", 1)[0] for line in self.diff(other)]
 
     def constant_number(self, name: str) -> float | None:
-        """Key `name` as a number: a float key's value or a constant schedule's; None for
-        anything else (a schedule that changes, an int, a string, None)."""
-        entry = self._walk(name)[1]
-        kind = entry.spec.elem.kind if entry.spec.kind == "optional" else entry.spec.kind
-        if entry.value is None or kind not in ("float", "schedule"):
-            return None
-        if kind == "float":
-            return float(entry.value)
-        return float(entry.value.args["value"]) if entry.value.name == "constant" else None
+        """A float key's value or a constant schedule's; None for anything else."""
+        value = self._walk(name)[1].value
+        if isinstance(value, Schedule):
+            return float(value.args["value"]) if value.name == "constant" else None
+        return value if isinstance(value, float) else None
 
     def _flat_typed(self) -> dict[str, tuple[str, str]]:
         return {key: (self.type_name(key), json.dumps(v)) for key, v in self.flat().items()}
@@ -510,8 +463,6 @@ class HParams:
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={e.value!r}" for name, e in self._entries.items())
         return f"HParams({inner})"
-
-    # --- JSON (hparams.json in the run dir: data, never code) ---
 
     def to_json(self) -> str:
         """A self-describing document (values, types, docs) that `from_json` rebuilds."""
@@ -544,7 +495,7 @@ class HParams:
                 value = cls._rebuild(d["value"])
             else:
                 try:
-                    value = spec.from_json(d["value"])
+                    value = spec.check(d["value"])  # a schedule's spec string is parsed
                 except _Mismatch:
                     raise ValueError(f"{name}: {d['value']!r} is not {spec}") from None
             hp.add(name, value, d["doc"], type=spec)

@@ -1,8 +1,5 @@
-"""IMPALA hparams sets: `impala` (the paper's defaults), `impala_cartpole`, `impala_tiny` (tests).
-
-Espeholt et al. 2018, https://arxiv.org/abs/1802.01561 (Table G.1 and section 5). The unroll
-length is T = train_every // num_envs (docs/impala.md).
-"""
+"""IMPALA hparams sets: Espeholt et al. 2018, https://arxiv.org/abs/1802.01561 (Table G.1 and
+section 5). The unroll length is T = train_every // num_envs (docs/impala.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ from rl.registry import register_hparams
 @register_hparams("impala")
 def impala() -> HParams:
     """The paper's settings where they apply to a small-scale run."""
-    hp = base().update(agent="impala")
+    hp = base().update(agent="impala", activation="tanh")
     rollouts(hp, num_envs=8, steps_per_env=20)
     hp.update(optimizer="rmsprop", lr=6e-4, adam_epsilon=0.01, max_grad_norm=40.0)
     hp.add(
@@ -51,8 +48,7 @@ def impala() -> HParams:
     hp.add(
         "num_minibatches",
         1,
-        "Minibatches per pass, each of the whole unrolls of num_envs // num_minibatches env "
-        "copies.",
+        "Minibatches per pass, each the whole unrolls of num_envs // num_minibatches env copies.",
     )
     hp.add(
         "normalize_advantage",
@@ -67,7 +63,6 @@ def impala() -> HParams:
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=False)
-    hp.activation = "tanh"
     # --num_workers N: at most one unroll per actor waits for the learner. Deeper queues add
     # policy lag (4 per actor: mean lags of 1.2-4.9 updates and collapsed CartPole runs; 1:
     # 1.1-2.0, docs/impala.md).
@@ -90,7 +85,6 @@ def impala_cartpole() -> HParams:
 @register_hparams("impala_tiny")
 def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
-    hp = impala()
-    rollouts(hp, num_envs=4, steps_per_env=8, n_epochs=2)
+    hp = rollouts(impala(), num_envs=4, steps_per_env=8, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=256, num_minibatches=2, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

@@ -1,11 +1,11 @@
 """Where a registered hparams set's values come from: its parent chain, and for every key the
 set in that chain (or the command-line flag) that gave it its value.
 
-Why: a set inherits by calling its parent, so whatever the parent switched on silently comes
-along; `train.py --list` and `--show_hparams` say where. Nothing here changes how sets are
-written: while a factory runs, a profiler hook notes which registered factories it calls (the
-nearest registered caller is the parent). A key whose value equals the parent's comes from the
-parent (recursively), so a set that assigns what its parent already had is not blamed for it.
+A set inherits by calling its parent, so whatever the parent switched on silently comes along;
+`train.py --list` and `--show_hparams` say where. While a factory runs, a profiler hook notes
+which registered factories it calls (the nearest registered caller is the parent), so sets are
+written as plain functions. A key whose value equals the parent's comes from the parent
+(recursively): a set that assigns what its parent already had is not blamed for it.
 """
 
 from __future__ import annotations
@@ -23,15 +23,12 @@ from rl.hparams.hparams import HParams
 
 def _factory_names() -> dict[CodeType, str]:
     """The code object of every registered set's factory -> its registered name."""
-    codes = {
-        name: getattr(registry.hparams.get(name), "__code__", None) for name in registry.hparams
-    }
-    return {code: name for name, code in codes.items() if code is not None}
+    factories = {name: registry.hparams.get(name) for name in registry.hparams}
+    return {f.__code__: name for name, f in factories.items() if hasattr(f, "__code__")}
 
 
 def direct_parents(name: str) -> list[str]:
-    """The registered sets that set `name`'s factory calls itself (usually one; none for a
-    root set such as `dqn`), in call order."""
+    """The registered sets that `name`'s factory calls itself, in call order (none for a root)."""
     return list(_observe(name)[1])
 
 
@@ -42,19 +39,16 @@ def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
     factory = registry.hparams.get(name)
     names = _factory_names()
     own_code = getattr(factory, "__code__", None)
-    parents: list[str] = []
+    parents: dict[str, None] = {}  # an ordered set: call order
 
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
-        del arg
+    def profile(frame: FrameType, event: str, _: Any) -> None:
         if event != "call" or frame.f_code not in names:
             return
         caller = frame.f_back
         while caller is not None and caller.f_code not in names:
             caller = caller.f_back
         if caller is not None and caller.f_code is own_code:
-            callee = names[frame.f_code]
-            if callee not in parents:
-                parents.append(callee)
+            parents[names[frame.f_code]] = None
 
     previous = sys.getprofile()
     sys.setprofile(profile)
@@ -66,8 +60,7 @@ def _observe(name: str) -> tuple[HParams, tuple[str, ...]]:
 
 
 def parent_chain(name: str) -> list[str]:
-    """`name`, its parent, the parent's parent, ... up to a root set (first parents only; no
-    registered set calls two)."""
+    """`name`, its parent, its parent's parent, ... up to a root set (no set has two parents)."""
     chain = [name]
     while parents := direct_parents(chain[-1]):
         chain.append(parents[0])
@@ -81,18 +74,11 @@ def flat_values(hparams: HParams) -> dict[str, str]:
 
 def value_sources(name: str) -> dict[str, str]:
     """For every key of set `name`: the set in its chain that gave the key its value."""
-    values = flat_values(_observe(name)[0])
-    parents = direct_parents(name)
-    inherited = {parent: (flat_values(_observe(parent)[0]), value_sources(parent))
-                 for parent in parents}  # fmt: skip
-    sources = {}
-    for key, value in values.items():
-        sources[key] = name
-        for parent_values, parent_sources in inherited.values():
-            if parent_values.get(key) == value:
-                sources[key] = parent_sources[key]
-                break
-    return sources
+    inherited = [(flat_values(_observe(p)[0]), value_sources(p)) for p in direct_parents(name)]
+    return {
+        key: next((src[key] for values, src in inherited if values.get(key) == value), name)
+        for key, value in flat_values(_observe(name)[0]).items()
+    }
 
 
 def describe_resolved(
@@ -107,9 +93,8 @@ def describe_resolved(
     width = max(len(key) for key in values)
     value_width = min(32, max(len(value) for value in values.values()))
     for key, value in values.items():
-        if registered.get(key) == value:
-            source = sources[key]
-        else:
-            source = f"{flag_for_key(key)} (set {sources[key]}: {registered.get(key)})"
+        source = sources[key]
+        if registered.get(key) != value:
+            source = f"{flag_for_key(key)} (set {source}: {registered.get(key)})"
         lines.append(f"  {key:<{width}} = {value:<{value_width}}  <- {source}")
     return lines

@@ -14,16 +14,14 @@ from rl.registry import register_hparams
 
 def _protocol(hp: HParams) -> HParams:
     """LunarLander-v3, evaluated every 10k env steps, stopping at the "solved" mean return."""
-    hp.env = "LunarLander-v3"
     hp.eval.every_steps = 10_000
-    return hp.update(checkpoint_every=50_000, stop_at_eval_return=200.0)
+    return hp.update(env="LunarLander-v3", checkpoint_every=50_000, stop_at_eval_return=200.0)
 
 
 @register_hparams("ppo_lunarlander")
 def ppo_lunarlander() -> HParams:
     """rl-baselines3-zoo's PPO for LunarLander (lr 3e-4: SB3's default)."""
-    hp = _protocol(ppo())
-    rollouts(hp, num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
+    hp = rollouts(_protocol(ppo()), num_envs=16, steps_per_env=1024, batch_size=64, n_epochs=4)
     return hp.update(train_steps=1_000_000, gamma=0.999, gae_lambda=0.98, ent_coef=0.01)
 
 

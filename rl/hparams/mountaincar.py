@@ -21,6 +21,5 @@ def dqn_mountaincar() -> HParams:
     hp.update(reward_augmentation_kwargs={"scale": 10.0}, train_steps=120_000, gamma=0.99, n_step=3)
     hp.update(lr=1e-3, buffer_size=50_000, batch_size=128, learning_starts=1000, train_every=16)
     hp.update(gradient_steps=8, target_update_period=250, epsilon="linear(1.0, 0.05, 20000)")
-    hp.hidden_sizes = [256, 256]
     hp.eval.every_steps = 2500
-    return hp.update(stop_at_eval_return=-110.0)
+    return hp.update(hidden_sizes=[256, 256], stop_at_eval_return=-110.0)

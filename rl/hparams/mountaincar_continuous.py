@@ -1,7 +1,6 @@
-"""MountainCarContinuous-v0 hparams sets, stopping at the "solved" mean return of 90.
-
-The reward is +100 at the flag minus 0.1 * action^2 per step, so an agent that has not found the
-flag learns to stand still: exploration must push in one direction for hundreds of steps.
+"""MountainCarContinuous-v0 hparams sets, stopping at the "solved" mean return of 90. The reward
+is +100 at the flag minus 0.1 * action^2 per step, so an agent that has not found the flag
+learns to stand still: exploration must push in one direction for hundreds of steps.
 rl-baselines3-zoo (hyperparams/{td3,ddpg}.yml at a02f4fb / 1159e28, sac.yml at c94924e) does
 that with Ornstein-Uhlenbeck noise for TD3/DDPG (as here) and gSDE for SAC (here: energy
 shaping). Measured numbers: docs/benchmarks.md.
@@ -19,9 +18,8 @@ ENV = "MountainCarContinuous-v0"
 
 
 def _protocol(hp: HParams) -> HParams:
-    hp.env = ENV
     hp.eval.update(every_steps=5000, episodes=10)
-    return hp.update(checkpoint_every=25_000, stop_at_eval_return=90.0)
+    return hp.update(env=ENV, checkpoint_every=25_000, stop_at_eval_return=90.0)
 
 
 @register_hparams("td3_mountaincar_continuous")

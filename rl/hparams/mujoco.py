@@ -1,8 +1,6 @@
-"""MuJoCo locomotion hparams sets: `sac_`, `td3_` and `ppo_` + `halfcheetah`, `hopper`,
-`walker2d`, `ant`; `ddpg_halfcheetah`; `sac_mujoco_tiny`, `ppo_mujoco_tiny` (smoke tests).
-
-Settings are rl-baselines3-zoo's for the v4 envs (hyperparams/{sac,td3,ddpg,ppo}.yml at
-22e3ff2), on gymnasium's v5 envs (rl/envs/mujoco.py). Where every set differs from the zoo:
+"""MuJoCo locomotion hparams sets: rl-baselines3-zoo's settings for the v4 envs
+(hyperparams/{sac,td3,ddpg,ppo}.yml at 22e3ff2) on gymnasium's v5 envs (rl/envs/mujoco.py).
+Where every set differs from the zoo:
 - SAC, TD3, DDPG: 64 gradient steps every 64 env steps in one compiled call, not 1 every step
   (the same replay ratio; rl/hparams/off_policy_continuous.py).
 - PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`,
@@ -28,8 +26,7 @@ from rl.registry import register_hparams
 
 
 def mujoco_protocol(hp: HParams, env: str) -> HParams:
-    """What every MuJoCo set shares: `env` for 1M env steps (the zoo's n_timesteps), evaluated
-    on 10 deterministic episodes every 10k env steps, checkpointed every 50k."""
+    """What every MuJoCo set shares: the zoo's 1M env steps and SB3's evaluation protocol."""
     hp.update(env=env, train_steps=1_000_000)
     hp.eval.update(every_steps=10_000, episodes=10, epsilon=0.0, sample_actions=False)
     return hp.update(checkpoint_every=50_000, log_every=5_000)
@@ -37,8 +34,7 @@ def mujoco_protocol(hp: HParams, env: str) -> HParams:
 
 @register_hparams("sac_halfcheetah")
 def sac_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's SAC for every MuJoCo env: SB3's defaults, 10k random steps
-    first."""
+    """HalfCheetah-v5, the zoo's SAC for all MuJoCo envs: SB3's defaults, 10k random steps first."""
     return mujoco_protocol(sac(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
@@ -62,8 +58,7 @@ def sac_ant() -> HParams:
 
 @register_hparams("td3_halfcheetah")
 def td3_halfcheetah() -> HParams:
-    """HalfCheetah-v5, the zoo's TD3 for every MuJoCo env: SB3's defaults (lr 1e-3, 400-300
-    nets, batch 256, Gaussian noise 0.1), 10k random steps first."""
+    """HalfCheetah-v5, the zoo's TD3 for all MuJoCo envs: SB3's defaults, 10k random steps first."""
     return mujoco_protocol(td3(), "HalfCheetah-v5").update(learning_starts=10_000)
 
 
@@ -92,22 +87,19 @@ def ddpg_halfcheetah() -> HParams:
 
 
 def mujoco_ppo(env: str) -> HParams:
-    """PPO on `env` with the MuJoCo protocol and the zoo's VecNormalize (observations and
-    rewards)."""
+    """PPO on `env`: the MuJoCo protocol and the zoo's VecNormalize of observations and rewards."""
     return mujoco_protocol(ppo(), env).update(normalize_obs=True, normalize_reward=True)
 
 
 def zoo_ppo(env: str, *, batch_size: int, n_epochs: int, sb3_vf_coef: float) -> HParams:
-    """The zoo's tuned PPO MuJoCo entries: one env, 512-step rollouts, constant lr and clip
-    range; with the zoo's `policy_kwargs`, set `tuned_policy` too."""
+    """The zoo's tuned PPO MuJoCo entries (`tuned_policy` adds their `policy_kwargs`)."""
     hp = mujoco_ppo(env)
     rollouts(hp, num_envs=1, steps_per_env=512, batch_size=batch_size, n_epochs=n_epochs)
     return hp.update(vf_coef=2 * sb3_vf_coef)
 
 
 def tuned_policy(hp: HParams) -> HParams:
-    """The zoo's `policy_kwargs` for HalfCheetah and Hopper: separate 256-256 ReLU policy and
-    value networks, initial log std -2, PyTorch's initialization (`ortho_init=False`)."""
+    """The zoo's `policy_kwargs` for HalfCheetah and Hopper (`ortho_init=False` is `torch_init`)."""
     return hp.update(hidden_sizes=[256, 256], activation="relu", log_std_init=-2.0, torch_init=True)
 
 
@@ -138,8 +130,7 @@ def ppo_walker2d() -> HParams:
 
 @register_hparams("ppo_ant")
 def ppo_ant() -> HParams:
-    """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (2048-step rollouts, 10 epochs of
-    64-sample batches, lr 3e-4); differences: the module docstring."""
+    """Ant-v5, the zoo's untuned PPO entry: SB3's defaults (differences: the module docstring)."""
     return mujoco_ppo("Ant-v5").update(vf_coef=2 * 0.5)
 
 
@@ -152,7 +143,6 @@ def sac_mujoco_tiny() -> HParams:
 @register_hparams("ppo_mujoco_tiny")
 def ppo_mujoco_tiny() -> HParams:
     """ppo_hopper for 256 steps in 50-step episodes with 16-unit nets: smoke tests."""
-    hp = ppo_hopper()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo_hopper(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(train_steps=256, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

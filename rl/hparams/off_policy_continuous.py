@@ -12,13 +12,10 @@ from rl.hparams.schedules import Schedule
 
 def off_policy_continuous() -> HParams:
     """Replay, warm-up, target-update and critic keys of every continuous off-policy agent."""
-    hp = base().update(env="Pendulum-v1")
+    hp = base().update(env="Pendulum-v1", train_every=64)
     add_replay_keys(hp, buffer_size=1_000_000, batch_size=256, learning_starts=100)
-    hp.train_every = 64
     hp.add(
-        "gradient_steps",
-        64,
-        "Gradient steps per update call (one compiled call); = train_every keeps SB3's 1:1.",
+        "gradient_steps", 64, "Gradient steps per compiled update call; SB3's 1:1 = train_every."
     )
     hp.add(
         "tau",
@@ -36,14 +33,12 @@ def off_policy_continuous() -> HParams:
 
 def add_torch_init_key(hp: HParams) -> HParams:
     """`torch_init` for the agents whose networks it re-initializes (SAC, TD3/DDPG)."""
-    hp.add(
+    return hp.add(
         "torch_init",
         False,
-        "Initialize the actor and critics as PyTorch's defaults do (Linear: U(+-1/sqrt(fan_in)) "
-        "kernels and biases), as SB3's SAC, TD3 and DDPG start; False: Keras' Glorot kernels and "
-        "zero biases.",
+        "Initialize actor and critics as PyTorch's defaults (Linear: U(+-1/sqrt(fan_in)) kernels "
+        "and biases), as SB3's SAC, TD3 and DDPG; False: Keras' Glorot kernels and zero biases.",
     )
-    return hp
 
 
 def pendulum_protocol(hp: HParams) -> HParams:
@@ -54,8 +49,7 @@ def pendulum_protocol(hp: HParams) -> HParams:
 
 
 def smoke_test_replay(hp: HParams) -> HParams:
-    """The continuous off-policy `*_tiny` sets: a few hundred env steps with a small prioritized
-    replay and 16-unit nets. For smoke tests, not for learning."""
+    """The continuous off-policy `*_tiny` sets: a few hundred steps, a small prioritized replay."""
     hp.update(train_steps=400, buffer_size=1000, batch_size=16, learning_starts=100, train_every=50)
     hp.update(gradient_steps=4, hidden_sizes=[16], memory="prioritized")
     return smoke_test_cadence(hp, every=200, log_every=100)

@@ -1,9 +1,6 @@
-"""Off-PAC hparams sets: `offpac` (defaults), `offpac_cartpole`, `offpac_tiny` (tests).
-
-Degris, White & Sutton 2012, https://arxiv.org/abs/1205.4839, with replay of the agent's own
-trajectories (rl/agents/offpac.py). A segment is learned from gradient_steps * batch_size /
-num_envs times on average.
-"""
+"""Off-PAC hparams sets: Degris, White & Sutton 2012, https://arxiv.org/abs/1205.4839, with replay
+of the agent's own trajectories (rl/agents/offpac.py). A segment is learned from
+gradient_steps * batch_size / num_envs times on average."""
 
 from __future__ import annotations
 
@@ -34,9 +31,8 @@ def offpac() -> HParams:
     hp.add(
         "rho_bar",
         1.0,
-        "Truncation of the importance weights pi/b in the actor loss and the critic's target "
-        "(None: untruncated, the paper's unbiased weights); a number or a schedule of the "
-        "gradient step.",
+        "Truncation of the importance weights pi/b in the actor loss and critic target (None: "
+        "untruncated, the paper's unbiased weights); a number or a schedule of the gradient step.",
         type=Schedule | None,
     )
     hp.add(
@@ -50,12 +46,10 @@ def offpac() -> HParams:
     hp.add(
         "vf_coef",
         0.5,
-        "Weight of the critic loss 0.5 (V - v_s)^2 in the total loss: a number or a schedule of "
-        "the gradient step.",
+        "Weight of the critic loss 0.5 (V - v_s)^2: a number or a schedule of the gradient step.",
         type=Schedule,
     )
-    add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
-    return hp
+    return add_policy_head_keys(hp, ent_coef=0.01, separate_torsos=True)
 
 
 @register_hparams("offpac_cartpole")
@@ -67,8 +61,7 @@ def offpac_cartpole() -> HParams:
 @register_hparams("offpac_tiny")
 def offpac_tiny() -> HParams:
     """A few hundred CartPole steps through every part of the agent: smoke tests."""
-    hp = offpac()
-    rollouts(hp, num_envs=2, steps_per_env=16)
+    hp = rollouts(offpac(), num_envs=2, steps_per_env=16)
     hp.update(env="CartPole-v1", train_steps=256, replay_capacity=8, batch_size=4, gradient_steps=2)
     hp.update(learning_starts=64, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)

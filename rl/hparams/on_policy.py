@@ -8,27 +8,20 @@ from rl.hparams.schedules import Schedule
 
 
 def add_policy_head_keys(hp: HParams, *, ent_coef: float, separate_torsos: bool) -> HParams:
-    """The entropy-bonus and network-shape keys of every actor-critic agent (the on-policy
-    families, IMPALA, Off-PAC), declared once so that they mean the same everywhere."""
+    """Entropy-bonus and network-shape keys of the actor-critics (on-policy, IMPALA, Off-PAC)."""
     hp.add(
         "ent_coef",
         ent_coef,
-        "Weight of the entropy bonus subtracted from the loss: a number or a schedule of the "
-        "gradient step.",
+        "Weight of the entropy bonus in the loss: a number or a schedule of the gradient step.",
         type=Schedule,
     )
-    hp.add(
-        "separate_torsos",
-        separate_torsos,
-        "Give the value head its own torso (no shared features).",
-    )
-    hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
-    return hp
+    hp.add("separate_torsos", separate_torsos, "Value head with its own torso (shares nothing).")
+    return hp.add("log_std_init", 0.0, "Box actions: initial log std of the Gaussian policy.")
 
 
 def on_policy() -> HParams:
     """Rollout, advantage and loss-weight keys of every policy-gradient agent."""
-    hp = base().update(train_every=2048)
+    hp = base().update(train_every=2048, max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")
     hp.add(
         "advantage_estimator",
         "gae",
@@ -52,8 +45,7 @@ def on_policy() -> HParams:
     hp.add(
         "vf_coef",
         0.5,
-        "Weight of the value loss 0.5 (V - R)^2 in the total loss: a number or a schedule of "
-        "the gradient step.",
+        "Weight of the value loss 0.5 (V - R)^2: a number or a schedule of the gradient step.",
         type=Schedule,
     )
     add_policy_head_keys(hp, ent_coef=0.0, separate_torsos=False)
@@ -70,10 +62,9 @@ def on_policy() -> HParams:
         "Standardize observations by running mean/variance of the training envs' observations, "
         "clipped to +-10 (SB3's VecNormalize norm_obs), inside the network.",
     )
-    hp.add(
+    return hp.add(
         "normalize_reward",
         False,
         "Divide rewards by the running std of the discounted return, clipped to +-10 (SB3's "
         "VecNormalize norm_reward, with this set's gamma) before they enter the rollout.",
     )
-    return hp.update(max_grad_norm=0.5, adam_epsilon=1e-5, activation="tanh")

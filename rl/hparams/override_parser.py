@@ -31,8 +31,7 @@ class LiteralError(ValueError):
 
 def split_items(text: str) -> list[tuple[str, str]]:
     """Splits override text into `(key, value_text)` pairs; raises `UserError` if malformed."""
-    items: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    items: dict[str, str] = {}
     for item in _split_top_level(text):
         if not item.strip():
             continue
@@ -44,14 +43,13 @@ def split_items(text: str) -> list[tuple[str, str]]:
             raise UserError(f"malformed item {item.strip()!r} (empty key)")
         if not _KEY.match(key):
             raise UserError(f"malformed key {key!r} in item {item.strip()!r}")
-        if key in seen:
+        if key in items:
             raise UserError(f"{key} is given twice")
-        for other in seen:  # `a={...}` and `a.b=1` would race
+        for other in items:  # `a={...}` and `a.b=1` would race
             if key.startswith(other + ".") or other.startswith(key + "."):
                 raise UserError(f"{other} and {key} overlap; give one of them")
-        seen.add(key)
-        items.append((key, value))
-    return items
+        items[key] = value
+    return list(items.items())
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -114,9 +112,7 @@ def _literal(node: ast.expr, top: bool = False) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_literal(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        if any(k is None for k in node.keys):
-            raise LiteralError("** in dict")
-        keys = [_literal(k) for k in node.keys]
+        keys = [_literal(k) for k in node.keys]  # `**x` has the key None: a LiteralError
         if not all(isinstance(k, str) for k in keys):
             raise LiteralError("dict keys must be strings")
         return dict(zip(keys, (_literal(v) for v in node.values), strict=True))
@@ -131,9 +127,7 @@ def _literal(node: ast.expr, top: bool = False) -> Any:
 
 def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Builds the schedule registered as `name`; unknown names list the registered ones."""
-    if name not in registry.schedules:
-        raise UserError(registry.schedules.unknown_message(name))
-    factory = registry.schedules.get(name)
+    factory = registry.schedules.get(name)  # UserError naming the registered ones
     signature = inspect.signature(factory)
     try:
         signature.bind(*args, **kwargs)
@@ -149,8 +143,7 @@ def make_schedule(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
 def override_text(values: dict[str, Any]) -> str:
     """`{"lr": 0.001, "clip_range": "linear(0.2, 0.0, 7800)"}` -> `lr=0.001,clip_range=linear(...)`
     (a string is override text already; numbers and bools print as literals)."""
-    return ",".join(f"{key}={_as_text(value)}" for key, value in values.items())
-
-
-def _as_text(value: Any) -> str:
-    return str(value) if isinstance(value, bool | str) else repr(value)
+    return ",".join(
+        f"{key}={value}" if isinstance(value, bool | str) else f"{key}={value!r}"
+        for key, value in values.items()
+    )

@@ -1,9 +1,6 @@
-"""QR-DQN hparams sets: the DQN sets with the qrdqn agent and its two keys switched in.
-
-Dabney et al. 2017, https://arxiv.org/abs/1710.10044. `double_q=False` on purpose: the paper's
-target picks a* with the target network. `qrdqn_tiny` keeps what `dqn_tiny` switches on: a
-smoke test should run every code path.
-"""
+"""QR-DQN hparams sets: the DQN sets with the qrdqn agent and its two keys switched in. Dabney et
+al. 2017, https://arxiv.org/abs/1710.10044. `double_q=False` on purpose: the paper's target
+picks a* with the target network."""
 
 from __future__ import annotations
 
@@ -17,14 +14,13 @@ def with_qrdqn(hp: HParams, num_quantiles: int = 200) -> HParams:
     """The qrdqn agent, its loss and its keys (the paper's 200 quantiles, kappa 1)."""
     hp.update(agent="qrdqn", loss="quantile_huber_loss", double_q=False)
     hp.add("num_quantiles", num_quantiles, "QR-DQN: quantiles of each action's return (>= 2).")
-    hp.add(
+    return hp.add(
         "kappa",
         1.0,
         "QR-DQN: Huber threshold of the quantile loss (> 0; the paper's 1); a number or a "
         "schedule of the gradient step.",
         type=Schedule,
     )
-    return hp
 
 
 @register_hparams("qrdqn")

@@ -1,8 +1,7 @@
-"""Recurrent-policy hparams sets: recurrent PPO and DRQN, plus feed-forward PPO on the masked
-CartPole for comparison (docs/recurrent.md has the measured numbers).
-
-`MaskedCartPole-v1` (rl/envs/masked_cartpole.py) is CartPole-v1 without the two velocities: a
-feed-forward policy sees too little to balance the pole, a recurrent one infers the velocities.
+"""Recurrent-policy hparams sets: recurrent PPO and DRQN, and feed-forward PPO to compare with
+(docs/recurrent.md). `MaskedCartPole-v1` (rl/envs/masked_cartpole.py) is CartPole-v1 without the
+two velocities: a feed-forward policy sees too little to balance the pole, a recurrent one infers
+the velocities.
 """
 
 from __future__ import annotations
@@ -26,11 +25,11 @@ MASKED_CARTPOLE = "MaskedCartPole-v1"
 def _add_recurrent_core(hp: HParams) -> HParams:
     """The two keys of the recurrent core (rl/models/recurrent.py)."""
     hp.add("recurrent_cell", "gru", "Recurrent core between torso and heads: gru or lstm.")
-    hp.add("recurrent_units", 64, "Units of the recurrent core (an LSTM's state is twice that).")
-    return hp
+    return hp.add(
+        "recurrent_units", 64, "Units of the recurrent core (an LSTM's state is twice that)."
+    )
 
 
-# ------------------------------------------------------------------------- recurrent PPO
 @register_hparams("ppo_recurrent")
 def ppo_recurrent() -> HParams:
     """PPO with a torso -> GRU -> heads actor-critic, learning on 128-step env sequences.
@@ -47,14 +46,12 @@ def ppo_recurrent() -> HParams:
         "(None: the whole chunk). batch_size // sequence_length sequences make a minibatch.",
         type=int | None,
     )
-    hp.add(
+    return hp.add(
         "recurrent_core_first",
         False,
-        "Run the recurrent core on the observation and the MLP torso (hidden_sizes) on its "
-        "output, as SB3-contrib's MlpLstmPolicy does (LSTM, then net_arch); False: torso -> "
-        "core -> heads.",
+        "Run the recurrent core on the observation and the MLP torso (hidden_sizes) on its output, "
+        "as SB3-contrib's MlpLstmPolicy (LSTM, then net_arch); False: torso -> core -> heads.",
     )
-    return hp
 
 
 @register_hparams("ppo_recurrent_masked_cartpole")
@@ -83,30 +80,19 @@ def ppo_masked_cartpole() -> HParams:
 def ppo_recurrent_tiny() -> HParams:
     """A few hundred steps with an LSTM core, a time limit that cuts episodes inside sequences, and
     ppo_recurrent_masked_cartpole's SB3-contrib options: smoke and resume tests."""
-    hp = ppo_recurrent()
-    rollouts(hp, num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
+    hp = rollouts(ppo_recurrent(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_core_first=True)
     hp.update(torch_init=True, normalize_obs=True, normalize_reward=True, recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=256, sequence_length=16, lr="linear(1e-3, 0.0, 16)")
     return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
 
 
-# --------------------------------------------------------------------------------- DRQN
 @register_hparams("drqn")
 def drqn() -> HParams:
-    """DRQN defaults: a 64-unit GRU Q-network, double-Q one-step targets, R2D2-style sequence
-    replay (stored state, burn-in)."""
+    """DRQN defaults, with R2D2-style sequence replay (stored state, burn-in)."""
     hp = _add_recurrent_core(base()).update(agent="drqn")
-    hp.add(
-        "memory",
-        "uniform",
-        "Sequence replay sampling: uniform, or prioritized (R2D2's sequence priorities).",
-    )
-    hp.add(
-        "buffer_size",
-        5000,
-        "Replay capacity in SEQUENCES (items of burn_in + sequence_length steps).",
-    )
+    hp.add("memory", "uniform", "Sequence replay: uniform or prioritized (R2D2's priorities).")
+    hp.add("buffer_size", 5000, "Replay capacity in SEQUENCES of burn_in + sequence_length steps.")
     hp.add("sequence_length", 20, "Steps learned from in each replayed sequence (R2D2's m).")
     hp.add(
         "burn_in",
@@ -115,13 +101,9 @@ def drqn() -> HParams:
         "to refresh it (no loss, no gradient; R2D2's l).",
     )
     hp.add("batch_size", 32, "Sequences per gradient step.")
-    hp.add("learning_starts", 1000, "Env steps of uniformly random actions before learning.")
+    hp.add("learning_starts", 1000, "Uniformly random env steps before learning.")
     add_q_learning_keys(hp, target_update_period=500)
-    hp.add(
-        "n_step",
-        1,
-        "Multi-step returns over this many steps inside each sequence (shorter near its end).",
-    )
+    hp.add("n_step", 1, "n-step returns within each sequence (shorter near its end).")
     hp.add(
         "loss",
         "td_huber",
@@ -156,8 +138,7 @@ def drqn_tiny() -> HParams:
     """A few hundred steps with an LSTM core, prioritized sequences, dueling head, 3-step returns
     and a time limit that ends episodes mid-sequence: smoke tests. Not XLA-compiled: compiling took
     half its run (15 s -> 8 s without); drqn_masked_cartpole covers the compiled path."""
-    hp = drqn()
-    rollouts(hp, num_envs=2, steps_per_env=25)
+    hp = rollouts(drqn(), num_envs=2, steps_per_env=25)
     hp.update(jit_compile=False, env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=400, gradient_steps=2, buffer_size=100, batch_size=4)
     hp.update(learning_starts=100, sequence_length=6, burn_in=3, target_update_period=4)

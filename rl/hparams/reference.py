@@ -59,9 +59,8 @@ def _flat_keys(hp: HParams) -> dict[str, _Key]:
 def _build(name: str) -> _Set:
     factory = registry.hparams.get(name)
     hp = factory()
-    parents = direct_parents(name)  # the set's factory builds on the first (there is one)
-    doc = inspect.getdoc(factory) or ""
-    return _Set(name, doc, hp, _flat_keys(hp), parents[0] if parents else None)
+    parent = next(iter(direct_parents(name)), None)  # the one set the factory builds on
+    return _Set(name, inspect.getdoc(factory) or "", hp, _flat_keys(hp), parent)
 
 
 def _introduced(built: dict[str, _Set]) -> dict[str, list[tuple[str, _Key]]]:
@@ -101,9 +100,8 @@ def _set_section(
     s: _Set, built: dict[str, _Set], defaults: dict[str, str], common: list[str]
 ) -> list[str]:
     """The set's docstring, then its changes as `key` = `value`, wrapped."""
-    # The docstring and the changes are one paragraph: the changes begin a new sentence. (No
-    # blank line after the heading: Markdown ends a heading at its line, and it saves a line a
-    # set in docs/, which has a line budget.)
+    # The docstring and the changes are one paragraph. No blank line after the heading: Markdown
+    # ends a heading at its line, and docs/ has a line budget.
     lines = [f"### `{s.name}`", *s.doc.splitlines()]
     if s.parent is None:
         own = ", ".join(f"`{k}`" for k in s.keys if k not in common)
@@ -129,8 +127,7 @@ def _cell(text: str) -> str:
 
 
 def reference_markdown() -> str:
-    """The reference of every registered set: the glossary of keys, then each set by name as
-    its changes from its parent (the parent as `train.py --list` shows it)."""
+    """The glossary of keys, then every registered set as its changes from its parent."""
     lines = ["# Hyper-parameter sets", "", INTRODUCTION]
     names = registry.hparams.names()
     if not names:
@@ -147,9 +144,5 @@ def reference_markdown() -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    sys.stdout.write(reference_markdown())
-
-
 if __name__ == "__main__":
-    main()
+    sys.stdout.write(reference_markdown())

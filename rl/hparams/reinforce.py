@@ -15,8 +15,9 @@ def reinforce() -> HParams:
     """Monte-Carlo returns, one gradient step per batch, no baseline."""
     hp = on_policy().update(agent="reinforce", advantage_estimator="discounted_returns")
     hp.add("baseline", False, "Subtract a learned value baseline V(s) from the returns.")
-    hp.update(train_every=2048, batch_size=2048, n_epochs=1, normalize_advantage=True, lr=1e-3)
-    return hp
+    return hp.update(
+        train_every=2048, batch_size=2048, n_epochs=1, normalize_advantage=True, lr=1e-3
+    )
 
 
 @register_hparams("reinforce_baseline_cartpole")
@@ -31,7 +32,6 @@ def reinforce_baseline_cartpole() -> HParams:
 @register_hparams("reinforce_tiny")
 def reinforce_tiny() -> HParams:
     """A few hundred CartPole steps without a baseline (incomplete episodes dropped)."""
-    hp = reinforce()
-    rollouts(hp, num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
+    hp = rollouts(reinforce(), num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=400, hidden_sizes=[16])
     return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=40)

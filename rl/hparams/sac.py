@@ -1,8 +1,5 @@
-"""SAC hparams sets: `sac` (SB3 defaults), `sac_pendulum`, `sac_tiny` (tests).
-
-Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
-(automatic entropy tuning).
-"""
+"""SAC hparams sets: Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and
+https://arxiv.org/abs/1812.05905 (automatic entropy tuning)."""
 
 from __future__ import annotations
 
@@ -23,14 +20,13 @@ def sac() -> HParams:
     hp = add_torch_init_key(off_policy_continuous()).update(agent="sac")
     hp.add("auto_alpha", True, "Learn the temperature alpha (else keep alpha_init).")
     hp.add("alpha_init", 1.0, "Initial (or fixed) entropy temperature alpha.")
-    hp.add(
+    return hp.add(
         "target_entropy",
         None,
         "Entropy the learned alpha aims for (None: -|A|, the number of action dimensions);"
         " a number or a schedule of the gradient step.",
         type=Schedule | None,
     )
-    return hp
 
 
 @register_hparams("sac_pendulum")

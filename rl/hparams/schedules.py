@@ -32,19 +32,11 @@ class Schedule:
     optional: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def __init__(self, **args: Any) -> None:
-        self._args = MappingProxyType(dict(args))
-
-    @property
-    def args(self) -> Mapping[str, Any]:
-        """The validated arguments, in signature order (read-only)."""
-        return self._args
+        self.args: Mapping[str, Any] = MappingProxyType(dict(args))  # in signature order
 
     def __call__(self, step: Any) -> tf.Tensor:
         """Returns the value at `step` (int tensor, tf.Variable or Python int) as float32."""
-        step = tf.convert_to_tensor(step)
-        if step.dtype != tf.int64:
-            step = tf.cast(step, tf.int64)
-        return self._value(step)
+        return self._value(tf.cast(tf.convert_to_tensor(step), tf.int64))
 
     def _value(self, step: tf.Tensor) -> tf.Tensor:
         raise NotImplementedError
@@ -60,12 +52,12 @@ class Schedule:
 
     def spec(self) -> str:
         """Canonical text, e.g. `linear(1.0, 0.05, 10000)`; optional args only when not default."""
-        parts = []
-        for arg, value in self._args.items():
+        parts = []  # the validated arguments are numbers and lists, which repr() writes as text
+        for arg, value in self.args.items():
             if arg not in self.optional:
-                parts.append(_format(value))
+                parts.append(repr(value))
             elif value != self.optional[arg]:
-                parts.append(f"{arg}={_format(value)}")
+                parts.append(f"{arg}={value!r}")
         return f"{self.name}({', '.join(parts)})"
 
     def __eq__(self, other: object) -> bool:
@@ -76,12 +68,6 @@ class Schedule:
 
     def __repr__(self) -> str:
         return self.spec()
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_format(v) for v in value) + "]"
-    return repr(value)
 
 
 # --- argument checks: a bad argument is a UserError naming the schedule and the argument ---
@@ -107,9 +93,6 @@ def _sequence(schedule: str, arg: str, value: Any) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise UserError(f"{schedule}: {arg} must be a list, got {value!r}")
     return list(value)
-
-
-# --- the registered schedules ---
 
 
 class Constant(Schedule):

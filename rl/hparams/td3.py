@@ -1,8 +1,5 @@
-"""TD3 hparams sets: `td3` (SB3 defaults), `td3_pendulum`, `td3_tiny` (tests).
-
-Fujimoto et al. 2018, "Addressing Function Approximation Error in Actor-Critic Methods",
-https://arxiv.org/abs/1802.09477. `ddpg.py` switches TD3's tricks off on these keys.
-"""
+"""TD3 hparams sets: Fujimoto et al. 2018, "Addressing Function Approximation Error in
+Actor-Critic Methods", https://arxiv.org/abs/1802.09477. ddpg.py switches its tricks off."""
 
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ def td3() -> HParams:
     hp.add(
         "target_noise_clip",
         0.5,
-        "Clip of the smoothing noise, in half-range units; a number or a schedule of the "
-        "gradient step.",
+        "Smoothing-noise clip in half-range units; a number or a schedule of the gradient step.",
         type=Schedule,
     )
     hp.add(
@@ -46,18 +42,15 @@ def td3() -> HParams:
     hp.add(
         "action_noise_std",
         0.1,
-        "Exploration noise std (OU: sigma), in half-range units; a number or a schedule of the "
-        "env step.",
+        "Action noise std (OU: sigma) in half-range units; a number or a schedule of the env step.",
         type=Schedule,
     )
-    hp.add(
+    return hp.add(
         "ou_theta",
         0.15,
-        "Ornstein-Uhlenbeck mean-reversion rate theta (dt = 1); a number or a schedule of the "
-        "env step.",
+        "OU mean-reversion rate theta (dt = 1); a number or a schedule of the env step.",
         type=Schedule,
     )
-    return hp
 
 
 @register_hparams("td3_pendulum")
