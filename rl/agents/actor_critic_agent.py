@@ -57,8 +57,7 @@ class ActorCriticAgent(Agent):
         self._build_reward_scaler()
 
     def _build_reward_scaler(self) -> None:
-        """VecNormalize's reward scaling with `normalize_reward` (None: rewards as the env
-        gives them)."""
+        """VecNormalize's reward scaling with `normalize_reward` (None: rewards as given)."""
         hp = self.hparams
         scale = "normalize_reward" in hp and hp.normalize_reward
         self.reward_scaler = RewardScaler(self.spec.num_envs, hp.gamma) if scale else None
@@ -72,22 +71,11 @@ class ActorCriticAgent(Agent):
             num_steps, spec.num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape,
             action_dtype,
         )  # fmt: skip
-        lead = [num_steps, spec.num_envs]
-        obs = tf.TensorSpec(lead + list(spec.obs_shape), tf.as_dtype(spec.obs_dtype))
-        batch_spec = {
-            "obs": obs,
-            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "terminated": tf.TensorSpec(lead, tf.bool),
-            "truncated": tf.TensorSpec(lead, tf.bool),
-            "log_prob": tf.TensorSpec(lead, tf.float32),
-            "value": tf.TensorSpec(lead, tf.float32),
-            "final_obs": obs,
-            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs.dtype),
+        return {
+            name: tf.TensorSpec(array.shape, tf.as_dtype(array.dtype))
+            for name, array in self.rollout.data().items()
+            if with_value or name != "value"
         }
-        if not with_value:
-            del batch_spec["value"]
-        return batch_spec
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         # Training envs' observations update the running statistics before they are used, as

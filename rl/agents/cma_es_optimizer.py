@@ -109,8 +109,7 @@ class CMAES:
 
     @property
     def pending(self) -> bool:
-        """Whether a population was asked for and not yet told."""
-        return self.population_y.shape[0] > 0
+        return self.population_y.shape[0] > 0  # asked for and not yet told
 
     def tell(self, losses: np.ndarray) -> None:
         """Updates mean, sigma, paths and C from the losses of the pending population."""
@@ -161,25 +160,20 @@ class CMAES:
         self.generation += 1
         self.population_y = np.zeros((0, n))
 
-    # --------------------------------------------------------------------- diagnostics
     @property
     def axis_ratio(self) -> float:
         """sqrt(largest / smallest eigenvalue of C): how elongated the search distribution is."""
         return float(self.eigvals_sqrt.max() / self.eigvals_sqrt.min())
 
     # ------------------------------------------------------------------------- state
+    ARRAYS = ("mean", "p_sigma", "p_c", "cov", "eigvecs", "eigvals_sqrt", "population_y")
+
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue bit for bit, as plain numpy arrays (no pickle)."""
         return {
-            "mean": self.mean.copy(),
+            **{name: getattr(self, name).copy() for name in self.ARRAYS},
             "sigma": np.array(self.sigma),
             "generation": np.array(self.generation, np.int64),
-            "p_sigma": self.p_sigma.copy(),
-            "p_c": self.p_c.copy(),
-            "cov": self.cov.copy(),
-            "eigvecs": self.eigvecs.copy(),
-            "eigvals_sqrt": self.eigvals_sqrt.copy(),
-            "population_y": self.population_y.copy(),
             "rng_state": np.array(json.dumps(self.rng.bit_generator.state)),
         }
 
@@ -194,13 +188,9 @@ class CMAES:
         rng_state = json.loads(str(state["rng_state"]))
         if rng_state.get("bit_generator") != type(self.rng.bit_generator).__name__:
             raise ValueError(f"checkpoint CMA-ES RNG is {rng_state.get('bit_generator')!r}")
-        self.mean = np.array(state["mean"], np.float64)
+        for name in self.ARRAYS:
+            setattr(self, name, np.array(state[name], np.float64))
+        self.population_y = self.population_y.reshape(-1, n)
         self.sigma = float(state["sigma"])
         self.generation = int(state["generation"])
-        self.p_sigma = np.array(state["p_sigma"], np.float64)
-        self.p_c = np.array(state["p_c"], np.float64)
-        self.cov = np.array(state["cov"], np.float64)
-        self.eigvecs = np.array(state["eigvecs"], np.float64)
-        self.eigvals_sqrt = np.array(state["eigvals_sqrt"], np.float64)
-        self.population_y = np.array(state["population_y"], np.float64).reshape(-1, n)
         self.rng.bit_generator.state = rng_state

@@ -21,7 +21,9 @@ import tensorflow as tf
 from rl.agents.action_functions import greedy
 from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import double_q_learning_target, q_learning_target
+from rl.agents.off_policy_continuous import polyak_update
 from rl.agents.replay_agent import ReplayAgent
+from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.registry import action_functions, gradient_functions, register_agent
@@ -33,7 +35,6 @@ class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     supports_strategies = True  # `_loss` is a mean over its batch
-    # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("q_exploration",)),
         "loss": FunctionSlot(gradient_functions, ("td_loss",)),
@@ -43,8 +44,6 @@ class DQN(ReplayAgent):
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
         if not spec.discrete:
-            from rl.errors import UserError
-
             raise UserError(
                 f"agent 'dqn' needs a discrete action space; env {spec.env_id!r} has Box "
                 "actions (use a continuous-control agent)"
@@ -80,10 +79,7 @@ class DQN(ReplayAgent):
         return self.q_network.trainable_variables
 
     def _sync_target(self, tau: float | tf.Tensor) -> None:
-        for target, online in zip(
-            self.target_network.variables, self.q_network.variables, strict=True
-        ):
-            target.assign(tau * online + (1.0 - tau) * target)
+        polyak_update(self.target_network.variables, self.q_network.variables, tau)
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:

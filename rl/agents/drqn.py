@@ -69,12 +69,10 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
-    # `_loss` is a masked mean over a batch of sequences (items on axis 0, time inside each):
-    # a strategy splits the items, and `_loss_weight` weighs each part by its learning steps.
+    # `_loss` is a masked mean over items on axis 0, which a strategy splits.
     supports_strategies = True
 
-    # DQN's: the registered functions the hparams name, the target update, random actions
-    # until learning starts.
+    # DQN's registered functions, target update and random actions until learning starts.
     function_slots = DQN.function_slots
     _sync_target = DQN._sync_target
     _current_epsilon = DQN._current_epsilon
@@ -123,19 +121,12 @@ class DRQN(RecurrentStateMixin, Agent):
             alpha=float(self.per_alpha(self.env_steps)),
             epsilon=float(self.per_epsilon(self.env_steps)),
         )
-        steps = hp.burn_in + hp.sequence_length
         lead = [None, None]  # [K batches, B items]
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
         batch_spec = {
-            "obs": tf.TensorSpec([*lead, steps + 1, *spec.obs_shape], obs_dtype),
-            "action": tf.TensorSpec([*lead, steps], tf.int64),
-            "reward": tf.TensorSpec([*lead, steps], tf.float32),
-            "discount": tf.TensorSpec([*lead, steps], tf.float32),
-            "mask": tf.TensorSpec([*lead, steps], tf.float32),
-            "burn_in": tf.TensorSpec(lead, tf.int32),
-            "state": tf.TensorSpec([*lead, self.state_size], tf.float32),
-            "weights": tf.TensorSpec(lead, tf.float32),
+            key: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
+            for key, (shape, dtype) in self.replay.builder.fields().items()
         }
+        batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train_on_batches), [batch_spec]
         )
@@ -152,7 +143,6 @@ class DRQN(RecurrentStateMixin, Agent):
         return action, {"state_in": state_in}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        """Acts on the training envs' carried state (and advances it)."""
         q_values, state_out = self.q_network.step(obs, self.recurrent_state.read_value())
         self.recurrent_state.assign(state_out)
         if not explore:
@@ -164,7 +154,9 @@ class DRQN(RecurrentStateMixin, Agent):
         return greedy(q_values), state
 
     def _observe(self, transition: Batch) -> None:
-        self.replay.add(*(transition[key] for key in (*STEP_FIELDS, "state_in")))
+        self.replay.add(
+            **{key: transition[key] for key in STEP_FIELDS}, state=transition["state_in"]
+        )
 
     def _end_all_episodes(self) -> None:
         self.replay.end_all_episodes()
@@ -175,8 +167,7 @@ class DRQN(RecurrentStateMixin, Agent):
 
     # ---------------------------------------------------------------------- learning
     def _ready_to_update(self) -> bool:
-        hp = self.hparams
-        return len(self.replay) >= 1 and int(self.env_steps.numpy()) >= hp.learning_starts
+        return len(self.replay) >= 1 and int(self.env_steps.numpy()) >= self.hparams.learning_starts
 
     def _update(self) -> Metrics:
         hp = self.hparams
@@ -235,7 +226,6 @@ class DRQN(RecurrentStateMixin, Agent):
         return tf.constant(True)
 
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
-        # `_loss` and its q_mean are means over the learning steps (`mask`) of all items.
         return tf.reduce_sum(batch["mask"])
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

@@ -38,12 +38,9 @@ class MADDPG(OffPolicyContinuousAgent):
     """N deterministic actors (one per row of the agent axis) and N centralized critics."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
-    # The registered functions the hparams name (rl/agents/function_slots.py); stateless noise
-    # only: the agent keeps no per-env noise state.
+    # Stateless noise only: the agent keeps no per-env noise state.
     function_slots = {"action_function": FunctionSlot(action_functions, ("action_noise",))}
-    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
-    # batch); every critic's and actor's loss is a mean over the batch.
-    supports_strategies = True
+    supports_strategies = True  # every critic's and actor's loss is a mean over the batch
 
     # ---------------------------------------------------------------------- building
     def _build_networks(self) -> None:
@@ -157,7 +154,6 @@ class MADDPG(OffPolicyContinuousAgent):
             self.critics_target(sample["next_obs"], next_action),
         )
 
-        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
         def critic_loss_fn(part):
             q_values = self.critics(part["obs"], part["action"])
             td_target = tf.transpose(part["td_target"])  # [N, B]

@@ -18,7 +18,7 @@ from rl.agents.gradient_functions import entropy_bonus, value_loss
 from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
 from rl.agents.on_policy import normalize, repeat
 from rl.errors import UserError
-from rl.memory import RolloutBuffer, UniformReplay
+from rl.memory import UniformReplay
 from rl.registry import register_agent
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import fold_truncation
@@ -58,10 +58,7 @@ class OffPAC(ActorCriticAgent):
         self._build_actor_critic()
         self.segment_length = self.steps_per_iteration  # T
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
-        self.rollout = RolloutBuffer(
-            self.segment_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
-            spec.action_shape, action_dtype,
-        )  # fmt: skip
+        self._build_rollout(self.segment_length, with_value=False)
         t, obs, act = self.segment_length, tuple(spec.obs_shape), tuple(spec.action_shape)
         shapes = {
             "obs": ((t, *obs), spec.obs_dtype),

@@ -12,7 +12,6 @@ PPO's, only how log-probs and values are computed changes. In one compiled call 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -27,7 +26,7 @@ from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.torch_init import torch_init
-from rl.registry import get_advantage_estimator, register_agent
+from rl.registry import register_agent
 from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
@@ -71,9 +70,7 @@ def sequence_major(minibatch: TensorBatch) -> TensorBatch:
 class RecurrentPPO(RecurrentStateMixin, PPO):
     """PPO-clip with a torso -> GRU/LSTM -> heads actor-critic; learns on sequences."""
 
-    # Under a strategy the gradient step's minibatch is sequence-major ([sequences, L, ...],
-    # `_sequence_major_loss`), so it is split across replicas along sequences, never along time;
-    # the loss is a masked mean over steps (OnPolicyAgent._loss_weight: the mask's sum).
+    # A strategy splits sequence-major minibatches along sequences, never along time.
     supports_strategies = True
 
     # ---------------------------------------------------------------------- building
@@ -92,9 +89,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             torch_init(self.model)
         self._build_reward_scaler()
         self._build_recurrent_state(self.model.state_size)
-        self.estimator = get_advantage_estimator(hp.advantage_estimator)
-        accepted = inspect.signature(self.estimator).parameters
-        self._estimator_options = {"lambda_": hp.gae_lambda} if "lambda_" in accepted else {}
+        self._build_estimator()
 
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
         # Checked against the training env count of the hparams: `--training False` builds the
@@ -132,7 +127,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return action, {"state_in": state_in, "log_prob": log_prob, "value": value}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        """Acts on the training envs' carried state (and advances it)."""
         params, _, state_out = self.model.step(obs, self.recurrent_state.read_value())
         self.recurrent_state.assign(state_out)
         return self._choose(params, explore)
@@ -147,7 +141,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         params, _, state = self.model.step(obs, state)
         return sample_action(self.model, params, generator), state
 
-    # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
         super()._observe(transition)
@@ -234,17 +227,15 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return metrics
 
     def _minibatch_axis(self, key: str) -> int:
-        # Sequences are the items: [T, num_sequences, ...] columns, [num_sequences, S] states.
+        # Sequences are the items: [L, sequences, ...] columns, [sequences, S] states.
         return 0 if key == "initial_state" else 1
 
     def _learner_batch_size(self) -> int:
-        # A strategy splits a minibatch's sequences (not its steps) across the replicas.
         return self.num_sequences // self.num_minibatches
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch
     ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
-        # A strategy splits a minibatch's sequences: the step's input is sequence-major.
         return self._sequence_major_loss, sequence_major(minibatch)
 
     def _sequence_major_loss(

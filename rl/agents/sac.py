@@ -31,8 +31,7 @@ class SAC(OffPolicyContinuousAgent):
 
     loss_metrics = ("loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
     stochastic_policy = True  # a tanh-squashed Gaussian
-    # Critic, actor and temperature steps are batch-wise losses; every random number (the
-    # target's and the actor's reparameterization noise) is drawn on the whole batch outside.
+    # Batch-wise losses; every random number is drawn on the whole batch, outside replicas.
     supports_strategies = True
 
     def _build_networks(self) -> None:
@@ -45,8 +44,7 @@ class SAC(OffPolicyContinuousAgent):
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
         self.alpha_optimizer = self._make_optimizer([self.log_alpha])
-        # SAC's heuristic -|A|, used where `target_entropy` is None; a number or a schedule
-        # given in the set is read at each temperature step instead.
+        # SAC's heuristic -|A|, used where `target_entropy` is None.
         self.default_target_entropy = -float(num_action_dims(spec))
 
     # ------------------------------------------------------------------------ acting
@@ -64,15 +62,13 @@ class SAC(OffPolicyContinuousAgent):
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """`_sample` with its standard normal `noise` [B, A] given (drawn elsewhere)."""
         mean, log_std = actor_out if actor_out is not None else self.actor(obs)
-        low = tf.reshape(self.action_low, [-1])
-        high = tf.reshape(self.action_high, [-1])
+        low, high = tf.reshape(self.action_low, [-1]), tf.reshape(self.action_high, [-1])
         action, log_prob = squashed_gaussian_sample(mean, log_std, noise, low, high)
         return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape]), log_prob
 
     def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
         mean, _ = self.actor(obs)
-        low = tf.reshape(self.action_low, [-1])
-        high = tf.reshape(self.action_high, [-1])
+        low, high = tf.reshape(self.action_low, [-1]), tf.reshape(self.action_high, [-1])
         action = (high + low) / 2.0 + (high - low) / 2.0 * tf.tanh(mean)
         return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape])
 
@@ -97,9 +93,7 @@ class SAC(OffPolicyContinuousAgent):
             alpha,
         )
 
-        # The actor's reparameterization noise, drawn here on the whole batch (the generator's
-        # next draw, as before): batch-wise losses that a strategy can split (rl/distribute)
-        # and that draw nothing themselves.
+        # The actor's reparameterization noise, drawn on the whole batch: the losses draw nothing.
         actor_noise = self.generator.normal(
             [tf.shape(sample["obs"])[0], num_action_dims(self.spec)]
         )

@@ -28,10 +28,8 @@ class TD3(OffPolicyContinuousAgent):
     """Deterministic actor + `num_critics` critics, with TD3's switches in hparams."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
-    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
-    # batch); the target smoothing noise is drawn on the whole batch, outside the replicas.
+    # Batch-wise losses; the target smoothing noise is drawn on the whole batch, outside replicas.
     supports_strategies = True
-    # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("action_noise", "stateful_action_noise"))
     }
@@ -54,14 +52,12 @@ class TD3(OffPolicyContinuousAgent):
         self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
-        # Ornstein-Uhlenbeck state, one row per *training* env copy (hp.num_envs, not
-        # spec.num_envs: test mode builds the agent for a vector env of test episodes and must
-        # still restore the checkpoint). Zeros, unused, with Gaussian noise.
+        # Ornstein-Uhlenbeck state per *training* env copy (hp.num_envs: test mode builds the
+        # agent for the test envs and still restores the checkpoint); unused with Gaussian noise.
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
         )
-        # The loss of the latest policy step: what a critic-only step (policy_delay) logs, so it
-        # need not run the actor and a critic again for a number nothing learns from.
+        # The latest policy step's loss: what a critic-only step (policy_delay) logs.
         self.last_actor_loss = tf.Variable(0.0, trainable=False, name="last_actor_loss")
 
     # ------------------------------------------------------------------------ acting
@@ -126,7 +122,6 @@ class TD3(OffPolicyContinuousAgent):
             self.critics_target(sample["next_obs"], next_action),
         )
 
-        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
         loss, aux = self._critic_step(sample, td_target)
 
         def actor_step() -> tf.Tensor:

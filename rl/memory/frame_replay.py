@@ -62,8 +62,7 @@ class FrameReplay:
                 f"it needs at least {minimum} (buffer_size >= {minimum * self.num_envs})"
             )
         self.prioritized = bool(prioritized)
-        # The sum tree over all rows (0: not drawable) and the priority arithmetic; uniform
-        # replay gives every drawable row 1.
+        # The sum tree over all rows (0: not drawable); uniform replay gives drawable rows 1.
         self._priorities = PrioritizedSampler(self.num_envs * self.rows_per_env, alpha, epsilon)
         rows = (self.num_envs, self.rows_per_env)
         self._frames = np.zeros(rows + self.frame_shape, np.uint8)
@@ -86,8 +85,7 @@ class FrameReplay:
         return self.num_envs * self.rows_per_env
 
     def __len__(self) -> int:
-        """Transitions that can be drawn now."""
-        return int(self._valid.sum())
+        return int(self._valid.sum())  # transitions that can be drawn now
 
     @property
     def nbytes(self) -> int:
@@ -106,8 +104,7 @@ class FrameReplay:
         terminated: np.ndarray,
         truncated: np.ndarray,
     ) -> None:
-        """One vector-env step (leading dim num_envs). `next_obs` is the TRUE next observation
-        (`final_obs` where an episode ended)."""
+        """One vector-env step; `next_obs` is the TRUE next observation (`final_obs` at ends)."""
         obs, next_obs = np.asarray(obs), np.asarray(next_obs)
         expected = (self.num_envs, *self.frame_shape, self.stack)
         for name, value in (("obs", obs), ("next_obs", next_obs)):
@@ -146,8 +143,7 @@ class FrameReplay:
         self._apply_updates()
 
     def end_all_episodes(self) -> None:
-        """The runner cut every running episode (checkpoint boundary): each ends as a
-        truncation, bootstrapping from its latest next_obs."""
+        """Every running episode was cut: each ends as a truncation (bootstraps from next_obs)."""
         for e in np.flatnonzero(self._in_episode):
             self._end_episode(int(e))
         self._apply_updates()
@@ -243,8 +239,8 @@ class FrameReplay:
         alpha: float | None = None,
         epsilon: float | None = None,
     ) -> None:
-        """Prioritized: rows' priorities (|TD error| + epsilon)^alpha, with the exponent and
-        floor from now on (None keeps the current one). Uniform: nothing to do."""
+        """Prioritized: rows' priorities (|TD error| + epsilon)^alpha, with `alpha`, `epsilon`
+        from now on (None keeps the current one). Uniform: nothing to do."""
         if not self.prioritized:
             return
         indices = np.asarray(indices, np.int64).reshape(-1)

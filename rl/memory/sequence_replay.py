@@ -50,8 +50,7 @@ class SequenceBuilder:
             )
         self.num_envs, self.length, self.burn_in = int(num_envs), int(sequence_length), burn_in
         self.gamma = float(gamma)
-        size = self.burn_in + self.length  # T: steps per item
-        self.item_steps = size
+        size = self.item_steps = self.burn_in + self.length  # T
         n = self.num_envs
         # Pending steps of every env: burn-in prefix + the window being filled.
         self._arrays = {
@@ -171,21 +170,11 @@ class SequenceReplay:
         self.prioritized = prioritized
 
     def __len__(self) -> int:
-        """Items (sequences) stored."""
         return len(self.replay)
 
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        state: np.ndarray,
-    ) -> None:
-        """One vector-env step; completed items enter the replay."""
-        self._store(self.builder.add(obs, action, reward, next_obs, terminated, truncated, state))
+    def add(self, **step: np.ndarray) -> None:
+        """One vector-env step (`SequenceBuilder.add`'s arguments); completed items are stored."""
+        self._store(self.builder.add(**step))
 
     def end_all_episodes(self) -> None:
         """The trainer cut every episode: the unfinished windows become (truncated) items."""
@@ -196,7 +185,6 @@ class SequenceReplay:
             self.replay.add_batch(items)
 
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
-        """[num_batches, batch_size, ...] items plus "indices" and "weights" (see `Replay`)."""
         return self.replay.sample(batch_size, num_batches, beta)
 
     def update_priorities(
@@ -206,7 +194,6 @@ class SequenceReplay:
         alpha: float | None = None,
         epsilon: float | None = None,
     ) -> None:
-        """Items' priorities (p + epsilon)^alpha (None: the current ones; `Replay`)."""
         self.replay.update_priorities(indices, priorities, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
