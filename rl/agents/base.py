@@ -1,11 +1,10 @@
 """Agent base class: the public API every algorithm shares (TF-Agents' public-calls-private).
 
 Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
-owns the step counters (tf.Variables), the agent's `tf.random.Generator`, the scheduled optimizer
-and the gradient step, which under a strategy splits its batch across replicas so the update
-equals the one-device one (docs/distributed.md). Roles (Acme): acting is `act`, `act_with_info`
-(pure TF, inside compiled collect loops), `greedy_actions` and `observe`; learning is `update`
-and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
+owns the step counters, the agent's `tf.random.Generator`, the scheduled optimizer and the
+gradient step, which under a strategy splits its batch across replicas (docs/distributed.md).
+Roles (Acme): acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`;
+learning is `update` and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""Per-update learning diagnostics at `--log_level DEBUG`, as the original rlmodels package
-logged them: the loss on a batch before the optimizer step, on the SAME batch after it, and the
-gradient norm. A step that does not lower the loss on its own batch points at a learning rate
-too high, clipping too tight or a loss that does not depend on the updated weights.
+"""Per-update learning diagnostics at `--log_level DEBUG`: the loss on a batch before the
+optimizer step, on the SAME batch after it, and the gradient norm. A step that does not lower
+the loss on its own batch points at a learning rate too high, clipping too tight or a loss that
+does not depend on the updated weights.
 
-The learner runs many steps in one compiled call, so steps are recorded into variables and
-logged once per `update`. Zero cost otherwise: the extra forward pass is traced into the learner
-only when DEBUG is on as the agent is built.
+Steps are recorded into variables inside the compiled learner and logged once per `update`; the
+extra forward pass is traced in only when DEBUG is on as the agent is built.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination);
 Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`).
 
 `update` runs `gradient_steps` optimizer steps in ONE compiled call on K batches sampled up
-front, so the TF dispatch cost is paid once per K steps; with prioritized replay the priorities
-are written back after the call (at most K-1 steps stale).
+front; prioritized replay's priorities are written back after it (at most K-1 steps stale).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from rl.agents.action_functions import greedy
 from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import double_q_learning_target, q_learning_target
 from rl.agents.off_policy_continuous import polyak_update
-from rl.agents.replay_agent import ReplayAgent
+from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
@@ -106,7 +105,7 @@ class DQN(ReplayAgent):
         return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        return self._mean_over_batches(batch, self._train_step, ("loss", "grad_norm", "q_mean"))
+        return mean_over_batches(batch, self._train_step, ("loss", "grad_norm", "q_mean"))
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams

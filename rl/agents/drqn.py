@@ -6,9 +6,8 @@ https://openreview.net/forum?id=r1lyTjAqYX (sequences stored with the actor's re
 their start, and a burn-in that refreshes that stale state). Double Q-learning's target.
 
 Online and target networks are unrolled over an item's T + 1 observations from the stored state;
-no gradient flows into the burn-in. The loss is the Huber (or squared) TD error over the `mask`
-steps; with prioritized replay an item's priority is R2D2's eta * max |delta| + (1 - eta) *
-mean |delta|.
+no gradient flows into the burn-in. The loss is the TD loss over the `mask` steps; an item's
+priority is R2D2's eta * max |delta| + (1 - eta) * mean |delta|.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from rl.agents.base import Agent
 from rl.agents.dqn import DQN
 from rl.agents.function_slots import resolve_function
 from rl.agents.recurrent import RecurrentStateMixin
-from rl.agents.replay_agent import STEP_FIELDS
+from rl.agents.replay_agent import STEP_FIELDS, mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
@@ -184,41 +183,26 @@ class DRQN(RecurrentStateMixin, Agent):
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """One gradient step per leading index of `batch` ([K, B, ...]), as one graph loop."""
         hp = self.hparams
-        num_batches = tf.shape(batch["reward"])[0]
 
-        def body(k, priorities, loss_sum, grad_norm_sum, q_sum):
+        def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             tf.cond(
                 tf.equal(self.gradient_steps % hp.target_update_period, 0),
                 lambda: self._sync_target_op(self._hparam_at("tau", self.gradient_steps)),
                 lambda: tf.constant(False),
             )
-            sample = {key: value[k] for key, value in batch.items()}
             eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
             loss, grad_norm, aux = self._gradient_step(
                 self._loss, self.q_network.trainable_variables, sample
             )
             priority = sequence_priority(aux["td_error"], sample["mask"], eta)
-            return (
-                k + 1,
-                priorities.write(k, priority),
-                loss_sum + loss,
-                grad_norm_sum + grad_norm,
-                q_sum + aux["q_mean"],
-            )
+            return {
+                "loss": loss,
+                "grad_norm": grad_norm,
+                "q_mean": aux["q_mean"],
+                "priority": priority,
+            }
 
-        zero = tf.constant(0.0)
-        _, priorities, loss_sum, grad_norm_sum, q_sum = tf.while_loop(
-            lambda k, *_: k < num_batches,
-            body,
-            (tf.constant(0), tf.TensorArray(tf.float32, size=num_batches), zero, zero, zero),
-        )
-        count = tf.cast(num_batches, tf.float32)
-        return {
-            "loss": loss_sum / count,
-            "grad_norm": grad_norm_sum / count,
-            "q_mean": q_sum / count,
-            "priority": priorities.stack(),
-        }
+        return mean_over_batches(batch, train_step, ("loss", "grad_norm", "q_mean"), "priority")
 
     def _sync_target_op(self, tau: float) -> tf.Tensor:
         """`_sync_target` as a tf.cond branch (branches must return a tensor)."""

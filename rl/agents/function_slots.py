@@ -1,7 +1,6 @@
 """Hparam keys that name a registered function an agent calls, and which roles fit there.
 
-Why: functions are chosen by name in the sets, so an override swaps one without code. A name
-alone is not enough (`gaussian_noise` is an action function, but DQN cannot call it on
+A name alone is not enough (`gaussian_noise` is an action function, but DQN cannot call it on
 Q-values): each function declares a role, each agent its slots and the roles they can call, and
 `check_function_slots` checks the hparams before anything is written.
 """

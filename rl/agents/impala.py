@@ -1,13 +1,12 @@
-"""IMPALA: an actor-critic learner whose data come from lagging behaviour policies, corrected by
-V-trace.
+"""IMPALA: an actor-critic learner on data of lagging behaviour policies, corrected by V-trace.
 
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561.
 
 Acting records log mu(a|x), since pi will have moved on by the time the step is learned from.
-`update` is one compiled call of `n_epochs` passes over groups of whole unrolls (V-trace needs
-them), every gradient step recomputing pi, V and the targets with the current weights. The
-estimator can also be "discounted_returns" / "gae" (the paper's no-correction ablation).
+`update` is one compiled call of `n_epochs` passes over groups of whole unrolls, every step
+recomputing pi, V and the V-trace targets with the current weights ("discounted_returns" /
+"gae" estimators: the paper's no-correction ablation).
 """
 
 from __future__ import annotations

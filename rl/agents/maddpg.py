@@ -1,17 +1,14 @@
-"""MADDPG: per-agent deterministic actors acting on their own observations, trained with
-centralized critics that see every agent's observation and action.
+"""MADDPG: per-agent deterministic actors, trained with centralized critics that see every agent.
 
 Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
 
 The env stacks agents on a leading axis (rl/envs/multi_agent.py) with one team reward, so every
 critic regresses the same return, as in the paper's cooperative tasks. The N critics are ONE
-`Critics` model with N heads; actors live in named attributes (`actor_0`, ...) so checkpoints
-see them. One Adam per role equals per-agent optimizers (Adam is per parameter), except that
-`max_grad_norm` clips the joint norm. `share_actor` makes all agents act through one actor.
-
-Differences from the paper: continuous actions with Gaussian exploration instead of the
-Gumbel-softmax relaxation, no policy ensembles, no inferred policies of other agents.
+`Critics` model with N heads; actors are named attributes (`actor_0`, ...) so checkpoints see
+them. One Adam per role equals per-agent optimizers, except that `max_grad_norm` clips the joint
+norm. `share_actor` makes all agents act through one actor. Unlike the paper: Gaussian
+exploration instead of Gumbel-softmax, no policy ensembles, no inferred policies of others.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Shared machinery of the off-policy continuous-control agents (DDPG/TD3, SAC, MADDPG): replay,
 random warm-up actions, K gradient steps per compiled call, critics with Polyak targets.
 
-Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (DDPG); Fujimoto et al. 2018,
-https://arxiv.org/abs/1802.09477 (TD3); Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290
-and https://arxiv.org/abs/1812.05905 (SAC). The base optimizer trains the critics; the actor
-(and SAC's temperature) have their own on the same `lr` schedule (`_optimizer_step`).
+The base optimizer trains the critics; the actor (and SAC's temperature) have their own on the
+same `lr` schedule (`_optimizer_step`).
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import tensorflow as tf
 
 from rl.agents.gradient_functions import critic_loss
 from rl.agents.optimizers import make_optimizer
-from rl.agents.replay_agent import ReplayAgent
+from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.models import Critics
 from rl.models.torch_init import torch_init
@@ -134,7 +132,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
             out = self._train_step(sample)  # TD errors: mean |.| over the critics
             return {**out, "td_error": tf.reduce_mean(tf.abs(out["td_error"]), axis=0)}
 
-        return self._mean_over_batches(batch, train_step, self.loss_metrics)
+        return mean_over_batches(batch, train_step, self.loss_metrics)
 
     # ------------------------------------------------------------------------- hooks
     def _build_networks(self) -> None:

@@ -1,7 +1,6 @@
 """Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
 
-`observe` fills a `RolloutBuffer` (docs/rollout_api.md); `update` on a full buffer is one
-compiled call:
+`observe` fills a `RolloutBuffer`; `update` on a full buffer is one compiled call:
 1. the rollout is re-evaluated under the current weights (log pi, V, bootstrap values): these
    equal the acting-time numbers, and one batched pass keeps acting free of the value head;
 2. truncation is folded into the rewards, then the registered advantage estimator ("gae":

@@ -2,9 +2,8 @@
 
 Schulman, Wolski, Dhariwal, Radford & Klimov 2017, "Proximal Policy Optimization Algorithms",
 https://arxiv.org/abs/1707.06347, with the details of OpenAI baselines' PPO2 and SB3. With
-`target_kl` the update stops as in SB3: before each minibatch's step, if its approximate KL
-exceeds 1.5 * target_kl, that step and the rest of the update are skipped (CleanRL checks once
-per epoch; SB3's finer rule is used).
+`target_kl` the update stops as in SB3 (CleanRL checks once per epoch): a minibatch whose approx
+KL exceeds 1.5 * target_kl is skipped with the rest of the update.
 
 loss = -min(ratio A, clip(ratio, 1 +- eps) A) + vf_coef * value_loss - ent_coef * entropy
 """

@@ -1,11 +1,10 @@
 """PPO with a recurrent (GRU or LSTM) policy, trained on sequences.
 
 PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in OpenAI
-baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the objective and GAE are
-PPO's, only how log-probs and values are computed changes. In one compiled call per rollout:
+baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: only how log-probs and
+values are computed changes. In one compiled call per rollout:
 1. the core is re-run over each env's chunk from its stored initial state (zeroed where an
-   episode starts), which reproduces the acting-time log pi(a|s) and V(s)
-   (tests/agents/test_recurrent_agents.py);
+   episode starts), which reproduces the acting-time log pi(a|s) and V(s);
 2. each chunk is cut into T / `sequence_length` sequences starting from their stored acting-time
    states; minibatches are whole sequences (`batch_size` in steps), shuffled as sequences.
 """

@@ -1,9 +1,8 @@
 """The recurrent-state contract (used by `ppo_recurrent` and `drqn`).
 
-A recurrent agent keeps the training envs' states in one variable, `recurrent_state` [num_envs,
-S], so compiled acting reads and writes it and checkpoints carry it; rows are zeroed where
-episodes start and in `end_all_episodes`. Greedy acting uses a separate transient state (the
-evaluation env has its own number of copies), zeros at every evaluation's start.
+The training envs' states live in one variable, `recurrent_state` [num_envs, S], which compiled
+acting reads and writes and checkpoints carry; rows are zeroed where episodes start. Greedy
+acting uses a separate transient state (the evaluation env has its own number of copies).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Shared plumbing of agents that learn from a replay memory (DQN family, DDPG/TD3, SAC, MADDPG).
 
 Transitions pass through an `NStepAccumulator` into the registered replay, except uint8 frame
-stacks (Atari), which go to a `FrameReplay` that stores each frame once. `update` runs
-`gradient_steps` pre-sampled batches in one compiled call, then writes the |TD errors| back as
-priorities.
+stacks (Atari): a `FrameReplay` stores each frame once. `update` runs `gradient_steps`
+pre-sampled batches in one compiled call, then writes the |TD errors| back as priorities.
 """
 
 from __future__ import annotations
@@ -32,6 +31,34 @@ def uses_frame_replay(spec: EnvSpec, memory: str) -> bool:
         and np.dtype(spec.obs_dtype) == np.uint8
         and memory in ("uniform", "prioritized")
     )
+
+
+def mean_over_batches(
+    batch: dict[str, tf.Tensor],
+    train_step: Callable[[dict[str, tf.Tensor]], dict[str, tf.Tensor]],
+    names: tuple[str, ...],
+    per_item: str = "td_error",
+) -> dict[str, tf.Tensor]:
+    """`train_step(sample)` for each leading index of `batch` ([K, B, ...]) as one graph loop
+    (no autograph needed): the means of its `names` outputs, and its [B] `per_item` as [K, B]."""
+    num_batches = tf.shape(batch["reward"])[0]
+
+    def body(k: tf.Tensor, stacked: tf.TensorArray, sums: dict) -> tuple:
+        out = train_step({key: value[k] for key, value in batch.items()})
+        sums = {name: sums[name] + out[name] for name in names}
+        return k + 1, stacked.write(k, out[per_item]), sums
+
+    _, stacked, sums = tf.while_loop(
+        lambda k, *_: k < num_batches,
+        body,
+        (
+            tf.constant(0),
+            tf.TensorArray(tf.float32, size=num_batches),
+            {name: tf.constant(0.0) for name in names},
+        ),
+    )
+    count = tf.cast(num_batches, tf.float32)
+    return {**{name: s / count for name, s in sums.items()}, per_item: stacked.stack()}
 
 
 class ReplayAgent(Agent):
@@ -140,24 +167,6 @@ class ReplayAgent(Agent):
             alpha, epsilon = self._priority_exponent_and_floor()
             self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha, epsilon)
         return out
-
-    def _mean_over_batches(
-        self,
-        batch: dict[str, tf.Tensor],
-        train_step: Callable[[dict[str, tf.Tensor]], dict[str, tf.Tensor]],
-        names: tuple[str, ...],
-    ) -> dict[str, tf.Tensor]:
-        """`train_step(sample)` for each leading index of `batch` ([K, B, ...]): the means of its
-        `names` outputs, and its [B] "td_error"s as [K, B]."""
-        num_batches = tf.shape(batch["reward"])[0]
-        td_errors = tf.TensorArray(tf.float32, size=num_batches)
-        sums = {name: tf.constant(0.0) for name in names}
-        for k in tf.range(num_batches):
-            out = train_step({key: value[k] for key, value in batch.items()})
-            td_errors = td_errors.write(k, out["td_error"])
-            sums = {name: sums[name] + out[name] for name in names}
-        count = tf.cast(num_batches, tf.float32)
-        return {**{name: s / count for name, s in sums.items()}, "td_error": td_errors.stack()}
 
     def _priority_exponent_and_floor(self) -> tuple[float, float]:
         """`per_alpha` and `per_epsilon` at the current env step (Python floats)."""

@@ -1,8 +1,8 @@
 """Replay for frame-stacked image observations (Atari) that stores every frame ONCE.
 
-A plain replay keeps obs and next_obs: with 4 stacked 84x84 frames, 8 copies of each frame. Here
-each env copy has a ring of single uint8 frames, one row per step, and stacks are rebuilt by
-index at sample time, as Dopamine's circular replay does (https://arxiv.org/abs/1812.06110).
+A plain replay of 4-frame stacks keeps 8 copies of each frame (obs and next_obs). Here each env
+copy has a ring of single uint8 frames, one row per step, and stacks are rebuilt by index at
+sample time, as Dopamine's circular replay does (https://arxiv.org/abs/1812.06110).
 
 Rows of one env copy, in time order:
 

@@ -2,10 +2,9 @@
 
 n-step returns (Sutton 1988; Rainbow, https://arxiv.org/abs/1710.02298) folded in at insert
 time keep the replay and the TD loss unchanged: a stored transition is (obs_t, action_t,
-R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount). At an episode end the pending
-transitions flush with m < n steps; `discount` is 0 if the episode terminated within them and
-gamma^m otherwise (a truncation bootstraps from the true final observation). The windows live
-in preallocated arrays, so their state goes into the checkpoint like the replay does.
+R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount). An episode end flushes the
+pending ones with m < n; `discount` is 0 if the episode terminated within them, else gamma^m
+(a truncation bootstraps from the true final observation). The windows are checkpointed.
 """
 
 from __future__ import annotations

@@ -4,11 +4,9 @@ Schaul, Quan, Antonoglou & Silver, "Prioritized Experience Replay", 2015,
 https://arxiv.org/abs/1511.05952.
 
 Importance weights are divided by the largest possible weight (as OpenAI baselines does), so
-they only ever scale updates down. Draws are stratified (Appendix B.2.1), then shuffled before
-being cut into K batches, or batch 0 would hold only rows from the low end of the prefix sums.
-New rows get the largest priority so far, so each is replayed about once before its TD error is
-known. When alpha/epsilon change (schedules), stored rows keep theirs until replayed, as in the
-paper.
+they only scale updates down. Draws are stratified (Appendix B.2.1), then shuffled before being
+cut into K batches (else batch 0 would hold only the low prefix sums). New rows get the largest
+priority so far. When alpha/epsilon change (schedules), stored rows keep theirs until replayed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Preallocated numpy ring storage: the "storage" half of a replay (Dopamine's storage + sampler).
 
-Keeping storage apart from sampling lets uniform and prioritized replay share it. Preallocating
-makes a too-large capacity fail at start, not hours later. Rows fill in order, so the first
-`size` rows are the filled ones and all that a checkpoint saves.
+Preallocating makes a too-large capacity fail at start, not hours later. Rows fill in order, so
+the first `size` rows are the filled ones and all that a checkpoint saves.
 """
 
 from __future__ import annotations

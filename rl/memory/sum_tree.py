@@ -1,11 +1,9 @@
 """Array-based sum tree (and min tree) with numpy-vectorized update and prefix-sum search.
 
-Each tree level is one numpy operation over all queries, so a whole K*B batch costs a few numpy
-calls per level instead of a Python loop per item. Node 1 is the root, node i has children 2i
-and 2i+1, the L (a power of two) leaves are nodes L..2L-1. Inner nodes are always recomputed from
-their children (never updated by a delta), so they are a pure function of the leaves: no drift
-over millions of updates, and rebuilding from saved leaves reproduces the tree bit for bit. The
-min tree (unset leaves +inf) makes the smallest priority O(1) for importance weights.
+Each tree level is one numpy operation over all queries (a K*B batch costs a few numpy calls per
+level). Node 1 is the root, node i has children 2i and 2i+1, the L leaves are nodes L..2L-1.
+Inner nodes are recomputed from their children, never updated by a delta: no drift, and saved
+leaves rebuild the tree bit for bit. The min tree (unset leaves +inf) serves importance weights.
 """
 
 from __future__ import annotations

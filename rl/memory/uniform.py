@@ -1,9 +1,8 @@
 """Uniform experience replay, and the storage + sampler `Replay` that every replay is built from.
 
 As in Dopamine, uniform and prioritized replay differ only in the sampler. `sample` returns K
-batches at once ([num_batches, batch_size, ...]): agents run many gradient steps per
-`tf.function` call, and one numpy gather is much cheaper than K. The replay's numpy generator
-state is checkpointed, so a resumed run draws exactly the batches an uninterrupted one would.
+batches at once ([num_batches, batch_size, ...]): one numpy gather for K gradient steps. The
+generator state is checkpointed, so a resumed run draws the batches an uninterrupted one would.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Fortunato et al. 2017, "Noisy Networks for Exploration", https://arxiv.org/abs/1706.10295;
 factorised noise f(x) = sgn(x) sqrt(|x|) and the initialisation of its Section 3.2.
 
-The noise lives in non-trainable variables, not drawn inside `call`: the agent draws it from its
-own generator (`resample_noise`) where the paper does, so runs stay deterministic and
-resumable, and under a strategy the draw happens once, outside the replicas.
+The noise lives in non-trainable variables drawn from the agent's generator (`resample_noise`),
+not inside `call`: runs stay deterministic and resumable, and a strategy draws once, outside the
+replicas.
 """
 
 from __future__ import annotations
