@@ -32,8 +32,7 @@ class ActorCriticAgent(Agent):
     def _actor_critic_loss(
         self, policy_loss: tf.Tensor, critic_loss: tf.Tensor, entropy: tf.Tensor
     ) -> tf.Tensor:
-        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy`, the coefficients (maybe
-        schedules) at this gradient step: how A2C, PPO and Off-PAC weigh their three terms."""
+        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy` at this gradient step."""
         vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
         ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
         return policy_loss + vf_coef * critic_loss - ent_coef * entropy
@@ -63,8 +62,7 @@ class ActorCriticAgent(Agent):
         self.reward_scaler = RewardScaler(self.spec.num_envs, hp.gamma) if scale else None
 
     def _build_rollout(self, num_steps: int, with_value: bool) -> dict[str, tf.TensorSpec]:
-        """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of the time-major
-        [T, N] batch its `data()` gives the learner (with the acting-time values or not)."""
+        """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of its `data()`."""
         spec = self.spec
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
         self.rollout = RolloutBuffer(
@@ -79,8 +77,7 @@ class ActorCriticAgent(Agent):
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         # Training envs' observations update the running statistics before they are used, as
-        # in VecNormalize; evaluation reads them frozen. No value torso/head: they cost acting
-        # time unused.
+        # in VecNormalize; evaluation reads them frozen. No value head: unused when acting.
         if explore:
             self.model.update_obs_statistics(obs)
         return self._choose(self.model.policy(obs), explore)
@@ -119,8 +116,6 @@ class ActorCriticAgent(Agent):
         return self.model.trainable_variables
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        # On-policy agents: empty right after `update` (when the loop checkpoints) except for a
-        # last, partial rollout at the end of training.
         parts: dict[str, object] = {"rollout": self.rollout}
         if self.reward_scaler is not None:
             parts["reward_scaler"] = self.reward_scaler

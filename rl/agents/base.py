@@ -29,6 +29,7 @@ from rl.distribute import (
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
+from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_precision, compute_in
 from rl.types import Batch, Metrics
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
@@ -45,11 +46,9 @@ class Agent(tf.Module):
     strategy_refusal: str | None = None
     # Why an agent cannot compute in a lower `precision` than float32 (None: it can).
     precision_refusal: str | None = None
-    # Whether actions depend on per-env carried state (an RNN's): callers then pass
-    # `episode_start` flags to `act_with_info` / `greedy_actions`.
+    # Whether actions depend on per-env carried state: callers then pass `episode_start` flags.
     recurrent: bool = False
-    # Whether the policy is a distribution to sample from (PPO, SAC), not a deterministic map
-    # plus exploration noise: `sampled_policy_step` then answers (rl.export's `sample_action`).
+    # Whether the policy is a distribution to sample from (PPO, SAC): `sampled_policy_step`.
     stochastic_policy: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
@@ -193,18 +192,14 @@ class Agent(tf.Module):
 
     def numpy_state(self) -> dict[str, np.ndarray]:
         """State outside TF variables (replay, partial n-step data), as plain arrays."""
-        return {
-            f"{prefix}/{key}": value
-            for prefix, part in self._numpy_state_parts().items()
-            for key, value in part.state_dict().items()
-        }
+        state: dict[str, np.ndarray] = {}
+        for name, part in self._numpy_state_parts().items():
+            state |= with_prefix(f"{name}/", part.state_dict())
+        return state
 
     def load_numpy_state(self, state: dict[str, np.ndarray]) -> None:
-        for prefix, part in self._numpy_state_parts().items():
-            head = prefix + "/"
-            part.load_state_dict(
-                {k[len(head) :]: v for k, v in state.items() if k.startswith(head)}
-            )
+        for name, part in self._numpy_state_parts().items():
+            part.load_state_dict(under_prefix(f"{name}/", state))
 
     # ------------------------------------------------------------- helpers for subclasses
     def _gradient_step(
@@ -245,8 +240,8 @@ class Agent(tf.Module):
         loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One step on one device, clipped to `max_grad_norm`: (loss, unclipped norm, aux). With
-        loss scaling (mixed_float16) the limit is scaled too: the same clipping of true grads."""
+        """One step on one device, clipped to `max_grad_norm` (scaled with the loss under
+        mixed_float16): (loss, unclipped norm, aux)."""
         scale = loss_scale(optimizer)
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
@@ -289,8 +284,8 @@ class Agent(tf.Module):
         return as_schedule(getattr(self.hparams, name))(step) if tensor is None else tensor
 
     def _hparam_now(self, name: str, step: tf.Tensor | tf.Variable) -> float | tf.Tensor | None:
-        """Hparam `name` at `step`; constants stay Python floats (baked into the graph, so the
-        same bits as before schedules existed), None stays None, a schedule is a tensor."""
+        """Hparam `name` at `step`: constants stay Python floats (baked into the graph), None
+        stays None, a schedule is a tensor."""
         tensor = self._hparam_tensors(name)
         if tensor is not None:
             return tensor

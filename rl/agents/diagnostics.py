@@ -56,8 +56,7 @@ class UpdateDiagnostics:
         self._steps.assign_add(1.0)
 
     def pop(self, gradient_steps: int) -> Metrics:
-        """Means over the steps since the last call as `debug/...` metrics (logged at DEBUG),
-        and resets the sums; {} when no step was recorded."""
+        """Means since the last call as `debug/...` metrics (resets the sums; {} if no step)."""
         steps = float(self._steps.numpy())
         if steps == 0:
             return {}

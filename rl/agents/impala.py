@@ -101,8 +101,7 @@ class Impala(ActorCriticAgent):
         )
 
     def _env_major_loss(self, rows: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's
-        layout)."""
+        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's)."""
         return self._minibatch_loss(Rollout.from_batch_major(rows).as_batch())
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

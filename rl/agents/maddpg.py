@@ -69,8 +69,7 @@ class MADDPG(OffPolicyContinuousAgent):
                 f"share_actor=True needs agents with the same action bounds; env "
                 f"{spec.env_id!r} has different ones per agent (set share_actor=False)"
             )
-        # One actor per agent, or one for all with share_actor (parameter sharing: every
-        # agent's experience trains the same weights; agents differ only by what they observe).
+        # share_actor: parameter sharing, agents differ only by what they observe.
         self.num_actors = 1 if hp.share_actor else self.num_agents
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
         for prefix in ("actor", "actor_target"):
@@ -151,23 +150,10 @@ class MADDPG(OffPolicyContinuousAgent):
             self.critics_target(sample["next_obs"], next_action),
         )
 
-        def critic_loss_fn(part):
-            q_values = self.critics(part["obs"], part["action"])
-            td_target = tf.transpose(part["td_target"])  # [N, B]
-            loss, td_error = maddpg_critic_loss(q_values, td_target, part["weights"])
-            # td_error [N, B] goes out as [B, N]: per-example outputs have examples on axis 0
-            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
+        def critic_loss_fn(q_values, td_target, weights):  # td_target [B, N], as a strategy splits
+            return maddpg_critic_loss(q_values, tf.transpose(td_target), weights)
 
-        critic_batch = {
-            "obs": sample["obs"],
-            "action": sample["action"],
-            "td_target": tf.transpose(td_target),  # [B, N]
-            "weights": sample["weights"],
-        }
-        loss, _, aux = self._gradient_step(
-            critic_loss_fn, self.critics.trainable_variables, critic_batch
-        )
-        aux["td_error"] = tf.transpose(aux["td_error"])
+        loss, aux = self._critic_step(sample, tf.transpose(td_target), critic_loss_fn)
 
         def actor_loss_fn(part):
             policy_action = self._joint_action(part["obs"])

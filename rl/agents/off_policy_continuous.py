@@ -29,8 +29,7 @@ def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: f
 
 
 class OffPolicyContinuousAgent(ReplayAgent):
-    """Base of TD3/DDPG and SAC. Subclasses fill `_build_networks`, `_policy_action`,
-    `_explore_action` and `_train_step`, and name their logged outputs in `loss_metrics`."""
+    """Base of TD3/DDPG, SAC and MADDPG: subclasses fill the hooks below and `loss_metrics`."""
 
     loss_metrics: tuple[str, ...] = ("loss", "q_mean")
 
@@ -65,10 +64,13 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return self.critics.trainable_variables
 
     def _critic_step(
-        self, sample: dict[str, tf.Tensor], td_target: tf.Tensor
+        self,
+        sample: dict[str, tf.Tensor],
+        td_target: tf.Tensor,
+        loss_function: Callable = critic_loss,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """One gradient step of the critics towards `td_target` [B], as a batch-wise loss a strategy
-        can split: (loss, {"td_error": [C, B], "q_mean"})."""
+        """One gradient step of the critics towards `td_target` (examples on axis 0), as a
+        batch-wise loss a strategy can split: (loss, {"td_error": [C, B], "q_mean"})."""
         critic_batch = {
             "obs": sample["obs"],
             "action": sample["action"],
@@ -78,7 +80,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
 
         def loss_fn(part):
             q_values = self.critics(part["obs"], part["action"])
-            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
+            loss, td_error = loss_function(q_values, part["td_target"], part["weights"])
             # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
             return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 

@@ -33,12 +33,8 @@ SEGMENT_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_o
 class OffPAC(ActorCriticAgent):
     """Off-policy actor-critic with experience replay, for discrete and Box actions."""
 
-    # log b(a|s) must be the acting weights' own: the learner will have moved on by the time it
-    # replays this step, so it cannot be recomputed later.
-    records_log_prob = True
-    # A gradient step's batch is B replayed segments on axis 0 and its loss a mean over them;
-    # normalized advantages use the whole batch's statistics (`normalize`).
-    supports_strategies = True
+    records_log_prob = True  # log b(a|s) of the acting weights: the learner moves on
+    supports_strategies = True  # the loss is a mean over B replayed segments on axis 0
 
     loss_metrics = (
         "policy_loss",
@@ -77,7 +73,7 @@ class OffPAC(ActorCriticAgent):
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        # Traced without autograph: the loop is a tf.while_loop (rl.agents.on_policy.repeat).
+        # Traced without autograph: `repeat` writes its loop as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )

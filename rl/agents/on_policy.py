@@ -220,8 +220,7 @@ class OnPolicyAgent(ActorCriticAgent):
         bootstrap: tf.Tensor,
         gae_lambda: float | tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """(advantages, returns) [T, N] by the set's registered estimator and its options;
-        `gae_lambda` (a number, or [N] per column) replaces the agent's own."""
+        """(advantages, returns) [T, N]; `gae_lambda` (a number, or [N]) replaces the agent's."""
         options = dict(self._estimator_options)
         if "lambda_" in options:
             own = self._hparam_now("gae_lambda", self.gradient_steps)

@@ -42,10 +42,8 @@ class PPO(OnPolicyAgent):
             return None
 
         def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
-            # A forward pass of its own (no gradient): the same approx KL as the step's loss,
-            # over the whole minibatch. Under a strategy each replica takes its part, as the
-            # step does, and the masked means are combined by their weights (one all-reduce),
-            # so every replica and worker makes the same decision.
+            # A forward pass of its own (no gradient): the step's approx KL over the whole
+            # minibatch; under a strategy one all-reduce, so every replica decides the same.
             loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
 
             def approx_kl(part: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

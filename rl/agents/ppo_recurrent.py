@@ -91,8 +91,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self._build_estimator()
 
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
-        # Checked against the training env count of the hparams: `--training False` builds the
-        # agent for the test env (another count), where the learner never runs.
+        # The hparams' env count: `--training False` builds the agent for the test env.
         train_steps = max(1, hp.train_every // hp.num_envs)
         length = hp.sequence_length or train_steps
         if length < 1 or train_steps % length:
@@ -115,8 +114,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        # Training envs' observations update the running statistics before they are used, as
-        # in VecNormalize; evaluation (`_greedy_step`) reads them frozen.
         self.model.update_obs_statistics(obs)
         state_in = self.recurrent_state.read_value()
         params, value, state_out = self.model.step(obs, state_in)
@@ -158,8 +155,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return {f"train/{name}": float(value) for name, value in out.items()}
 
     def _replay_rollout(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        """Step 1 of the module docstring: log-probs, values and advantages [T, N] under the
-        current weights, by one unroll of every env's chunk from its stored initial state."""
+        """Step 1 of the module docstring: log-probs, values and advantages [T, N]."""
         hp, spec = self.hparams, self.spec
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
         done = tf.logical_or(batch["terminated"], batch["truncated"])
@@ -171,8 +167,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         flat_params = tf.reshape(params, [n, -1])
         action = tf.reshape(batch["action"], [n, *spec.action_shape])
         log_prob = self.model.distribution(flat_params).log_prob(self.model.flatten_action(action))
-        # V(final_obs) of truncated steps and V(last_next_obs): one core step from the state
-        # after the step they follow.
+        # V(final_obs) of truncated steps and V(last_next_obs): one core step from the state.
         final_obs = tf.reshape(batch["final_obs"], [n, *spec.obs_shape])
         _, final_values, _ = self.model.step(final_obs, tf.reshape(states, [n, -1]))
         _, bootstrap, _ = self.model.step(batch["last_next_obs"], states[-1])
@@ -198,8 +193,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return tf.reshape(x, [length, self.num_sequences, *rest])
 
     def _sequences(self, batch: TensorBatch) -> tuple[TensorBatch, TensorBatch]:
-        """(the rollout as training sequences: `SEQUENCE_FIELDS` [L, sequences, ...] plus
-        "initial_state" [sequences, S]; the replayed rollout of `_replay_rollout`)."""
+        """(`SEQUENCE_FIELDS` [L, sequences, ...] + "initial_state", `_replay_rollout`'s output)."""
         replayed = self._replay_rollout(batch)
         columns = {
             "obs": batch["obs"],

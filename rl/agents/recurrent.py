@@ -30,8 +30,7 @@ class RecurrentStateMixin:
                 "(e.g. MaskedCartPole-v1)"
             )
         self.state_size = int(state_size)
-        # Unknown batch dimension: `train.py --training False` builds the agent for the test env
-        # (another number of copies) and still restores the training checkpoint into it.
+        # Unknown batch dimension: `--training False` restores it into the test env's agent.
         self.recurrent_state = tf.Variable(
             tf.zeros([spec.num_envs, self.state_size]),
             shape=tf.TensorShape([None, self.state_size]),

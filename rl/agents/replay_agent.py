@@ -62,8 +62,7 @@ def mean_over_batches(
 
 
 class ReplayAgent(Agent):
-    """Agent with a replay memory. Subclasses call `_build_replay` in `_build` and implement
-    `_train_on_batches(batch) -> dict` whose "td_error" output is [K, B]."""
+    """Subclasses call `_build_replay` and implement `_train_on_batches` ("td_error": [K, B])."""
 
     def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
         hp, spec = self.hparams, self.spec
@@ -78,13 +77,11 @@ class ReplayAgent(Agent):
             "discount": ((), np.dtype(np.float32)),
         }
         memory_cls = get_memory(hp.memory)
-        # alpha and epsilon at the current env step; every priority update passes the
-        # schedules' values then (`_priority_exponent_and_floor`).
+        # At the current env step; every priority update passes the schedules' values then.
         alpha, epsilon = self._priority_exponent_and_floor()
         options = {"alpha": alpha, "epsilon": epsilon}
         if uses_frame_replay(spec, hp.memory):
-            # Frame stacks (Atari): every frame stored once, stacks and n-step returns rebuilt
-            # at sample time (rl/memory/frame_replay.py); the replay takes raw steps.
+            # Frame stacks (Atari): the replay takes raw steps and does the n-step returns too.
             self.replay = FrameReplay(
                 hp.buffer_size, spec.obs_shape, action_shape, np.dtype(action_dtype),
                 spec.num_envs, n_step, hp.gamma, self.seed,
@@ -145,8 +142,7 @@ class ReplayAgent(Agent):
         return np.abs(self._td_error_fn(sample).numpy())
 
     def learner_step(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """K gradient steps on a [K, B, ...] batch (`update`'s compiled body): TF code, for
-        programs that sample their own replay in-graph (rl/compiled); "td_error" is [K, B]."""
+        """`update`'s compiled body on a [K, B, ...] batch (TF code, rl/compiled)."""
         return self._train_on_batches(batch)
 
     def _ready_to_update(self) -> bool:
@@ -181,6 +177,5 @@ class ReplayAgent(Agent):
         raise NotImplementedError
 
     def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
-        """[B] TD errors of one batch (fields as in `_train_on_batches`, without the K axis)
-        under the current weights, no learning step. Optional: see `initial_priorities`."""
+        """[B] TD errors of one batch under the current weights (optional: `initial_priorities`)."""
         raise NotImplementedError

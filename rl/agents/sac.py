@@ -51,8 +51,7 @@ class SAC(OffPolicyContinuousAgent):
     def _sample(
         self, obs: tf.Tensor, generator: tf.random.Generator | StatelessGenerator | None = None
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Reparameterized action [B, *action_shape] and log pi [B] (noise from `generator`,
-        the agent's own by default)."""
+        """Reparameterized action [B, ...] and log pi [B] (noise: `generator` or the agent's)."""
         mean, log_std = self.actor(obs)
         noise = (generator or self.generator).normal(tf.shape(mean))
         return self._squashed_sample(obs, noise, (mean, log_std))

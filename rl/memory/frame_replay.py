@@ -184,8 +184,7 @@ class FrameReplay:
 
     # ---------------------------------------------------------------------- sampling
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
-        """obs, action, reward, next_obs, discount, weights and indices, each
-        [num_batches, batch_size, ...]; obs stacks are uint8 [..., H, W, K]."""
+        """Each field [num_batches, batch_size, ...] with weights and indices, as `Replay`'s."""
         total = self._priorities.tree.total
         if total <= 0:
             raise ValueError("no complete transition to sample yet; add more steps first")

@@ -109,8 +109,7 @@ class NStepAccumulator:
         return out
 
     def flush(self) -> Batch:
-        """Ends every env's episode as a truncation (the runner cut it) and returns the pending
-        transitions, bootstrapping from each env's latest next_obs with discount gamma^m."""
+        """Ends every env's episode as a truncation (a cut): returns the pending transitions."""
         out = self._emit(self._pending.copy(), np.zeros(self.num_envs, dtype=bool))
         self._head[:] = 0
         self._pending[:] = 0

@@ -99,8 +99,7 @@ class PrioritizedSampler:
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
-        # The exponent and floor the stored priorities were last made with (both may follow a
-        # schedule; the next update passes the schedules' values).
+        # The exponent and floor the stored priorities were last made with (schedules).
         self.alpha, self.epsilon = float(state["alpha"]), float(state["epsilon"])
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (size,):

@@ -175,8 +175,7 @@ class RecurrentActorCritic(ActorCritic):
     def unroll(
         self, obs: tf.Tensor, state: tf.Tensor, episode_start: tf.Tensor | None = None
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """Time-major [T, B, ...] from `state`: (params [T, B, P], value [T, B], the state
-        after every step [T, B, S]); see `RecurrentCore.unroll`."""
+        """Time-major [T, B, ...] from `state`: (params, value, state after every step)."""
         flat, steps, batch = _flat_time(obs)
         inputs = self._inputs(flat)  # [T * B, ...]: feed-forward parts run once on all steps
         branches = self._branches()
@@ -250,8 +249,7 @@ class RecurrentQNetwork(QNetwork):
         episode_start: tf.Tensor | None = None,
         detach: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Time-major [T, B, ...] from `state`: (Q-values [T, B, A], the state after every
-        step [T, B, S]); see `RecurrentCore.unroll`."""
+        """Time-major [T, B, ...] from `state`: (Q-values, the state after every step)."""
         flat, steps, batch = _flat_time(obs)
         features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
         outputs, states = self.core.unroll(features, state, episode_start, detach)

@@ -32,8 +32,7 @@ def ornstein_uhlenbeck(
     high: tf.Tensor,
     dt: float = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(clip(action + half_range * x_{t+1}, low, high), x_{t+1}) for state x_t [num_envs,
-    *action_shape]."""
+    """(clip(action + half_range * x_{t+1}, low, high), x_{t+1}) for state x_t [num_envs, ...]."""
     new_state = ornstein_uhlenbeck_step(state, generator.normal(tf.shape(state)), theta, sigma, dt)
     noisy = action + new_state * half_range(low, high)
     return tf.clip_by_value(noisy, low, high), new_state

@@ -32,8 +32,7 @@ def categorical_q_values(logits: tf.Tensor, support: tf.Tensor) -> tf.Tensor:
 def categorical_projection(
     reward: tf.Tensor, discount: tf.Tensor, next_probs: tf.Tensor, support: tf.Tensor
 ) -> tf.Tensor:
-    """Projects r + discount * Z(s', a*) (next_probs [B, N]) onto `support` [N]: [B, N], no
-    gradient."""
+    """Projects r + discount * Z(s', a*) (next_probs [B, N]) on `support` [N]: [B, N], constant."""
     v_min, v_max = support[0], support[-1]
     delta = support[1] - support[0]
     target_atoms = tf.clip_by_value(
