@@ -56,10 +56,6 @@ class CMAES:
         mean_lr: float = 1.0,
     ) -> None:
         mean = np.asarray(mean, np.float64).reshape(-1)
-        if mean.size < 1:
-            raise ValueError("CMA-ES needs at least one dimension")
-        if not sigma > 0:
-            raise ValueError(f"sigma must be > 0, got {sigma}")
         n = self.dimension = mean.size
         self.popsize = int(popsize)
         self.diagonal = bool(diagonal)

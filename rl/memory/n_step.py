@@ -26,9 +26,6 @@ class NStepAccumulator:
         obs's spec; reward and discount are float32)."""
         if int(n) < 1 or int(num_envs) < 1:
             raise ValueError(f"n and num_envs must be >= 1, got n={n}, num_envs={num_envs}")
-        missing = [name for name in ("obs", "action") if name not in fields]
-        if missing:
-            raise ValueError(f"NStepAccumulator fields need 'obs' and 'action'; missing {missing}")
         self.n = int(n)
         self.gamma = float(gamma)
         self.num_envs = int(num_envs)

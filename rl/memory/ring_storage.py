@@ -25,8 +25,6 @@ class RingStorage:
     def __init__(self, capacity: int, fields: FieldSpec) -> None:
         if int(capacity) < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
-        if not fields:
-            raise ValueError("fields must name at least one field")
         self.capacity = int(capacity)
         self._specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {
             name: (tuple(int(d) for d in shape), np.dtype(dtype))

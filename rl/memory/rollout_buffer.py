@@ -38,8 +38,6 @@ class RolloutBuffer:
         action_shape: tuple[int, ...],
         action_dtype: np.dtype,
     ) -> None:
-        if int(num_steps) < 1 or int(num_envs) < 1:
-            raise ValueError(f"num_steps and num_envs must be >= 1, got {num_steps} and {num_envs}")
         self.num_steps, self.num_envs = int(num_steps), int(num_envs)
         lead = (self.num_steps, self.num_envs)
         obs_shape, action_shape = tuple(obs_shape), tuple(action_shape)

@@ -15,8 +15,6 @@ class SumTree:
     """Non-negative leaves; `find` maps prefix sums to leaves; `total` and `min` are O(1)."""
 
     def __init__(self, capacity: int) -> None:
-        if int(capacity) < 1:
-            raise ValueError(f"capacity must be >= 1, got {capacity}")
         self._capacity = int(capacity)
         self._num_leaves = 1 << (self._capacity - 1).bit_length()
         self._depth = self._num_leaves.bit_length() - 1  # levels below the root
