@@ -1,8 +1,6 @@
 """What the rollout-based actor-critic agents share (PPO/A2C/REINFORCE, IMPALA, OffPAC): an
 `ActorCritic` model, acting by sampling with the agent's generator, and a `RolloutBuffer`.
-
-Agents whose learner corrects for the behaviour policy (IMPALA, OffPAC) set `records_log_prob`:
-acting then returns log b(a|s), which the learner cannot recompute once it has moved on.
+Learners that correct for the behaviour policy set `records_log_prob` (acting returns log b(a|s)).
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ class ActorCriticAgent(Agent):
         return policy_loss + vf_coef * critic_loss - ent_coef * entropy
 
     def _build_actor_critic(self) -> None:
-        """`self.model` from the hparams, its variables created."""
         hp, spec = self.hparams, self.spec
         self.model = ActorCritic(
             spec,
@@ -76,8 +73,7 @@ class ActorCriticAgent(Agent):
         }
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        # Training envs' observations update the running statistics before they are used, as
-        # in VecNormalize; evaluation reads them frozen. No value head: unused when acting.
+        # Training observations update the statistics before use (VecNormalize); no value head.
         if explore:
             self.model.update_obs_statistics(obs)
         return self._choose(self.model.policy(obs), explore)

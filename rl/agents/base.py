@@ -86,8 +86,7 @@ class Agent(tf.Module):
             device=device_type(),
         )
         COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
-        # Under a strategy XLA compiles each replica's loss and gradient, not the whole step;
-        # not a loss with a collective inside (TF refuses merge_call in a nested tf.function).
+        # XLA per replica under a strategy, unless a loss holds a collective (TF refuses it).
         self._replica_xla = (
             self._distributed
             and replica_xla(self.strategy, self.compiler.learner)
@@ -104,8 +103,7 @@ class Agent(tf.Module):
             input_signature=[obs_spec],
             jit_compile=self.compiler.acting,
         )
-        # Acting runs inside the driver's collect loop, which steps Python envs and so cannot be
-        # one XLA program: with XLA acting, the acting part is a nested compiled function.
+        # The collect loop steps Python envs, so XLA acting is a nested compiled function.
         self._compiled_act_with_info = (
             tf.function(self._act_with_info, jit_compile=True) if self.compiler.acting else None
         )

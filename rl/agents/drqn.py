@@ -71,10 +71,13 @@ class DRQN(RecurrentStateMixin, Agent):
     # `_loss` is a masked mean over items on axis 0, which a strategy splits.
     supports_strategies = True
 
-    # DQN's registered functions, target update and random actions until learning starts.
+    # DQN's registered functions, learner variables, target update, random actions until
+    # learning starts, and logged epsilon.
     function_slots = DQN.function_slots
+    _trainable_variables = DQN._trainable_variables
     _sync_target = DQN._sync_target
     _current_epsilon = DQN._current_epsilon
+    _metrics = DQN._metrics
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -130,16 +133,10 @@ class DRQN(RecurrentStateMixin, Agent):
             tf.autograph.experimental.do_not_convert(self._train_on_batches), [batch_spec]
         )
 
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.q_network.trainable_variables
-
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        state_in = self.recurrent_state.read_value()
-        q_values, state_out = self.q_network.step(obs, state_in)
-        self.recurrent_state.assign(state_out)
-        action = self._action_function(q_values, self.generator, self._current_epsilon())
-        return action, {"state_in": state_in}
+        state_in = self.recurrent_state.read_value()  # before `_act` advances it
+        return self._act(obs, explore=True), {"state_in": state_in}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         q_values, state_out = self.q_network.step(obs, self.recurrent_state.read_value())
@@ -181,7 +178,6 @@ class DRQN(RecurrentStateMixin, Agent):
         return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """One gradient step per leading index of `batch` ([K, B, ...]), as one graph loop."""
         hp = self.hparams
 
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -253,7 +249,3 @@ class DRQN(RecurrentStateMixin, Agent):
         td_error = tf.transpose(tf.reshape(td_error, tf.shape(mask)))  # [B, T]
         q_mean = tf.reduce_sum(tf.reduce_max(q_values, -1) * flat(mask)) / learning_steps
         return loss, {"td_error": td_error, "q_mean": q_mean}
-
-    # ----------------------------------------------------------------------- logging
-    def _metrics(self, env_steps: tf.Variable) -> Metrics:
-        return {"train/epsilon": float(self._current_epsilon())}

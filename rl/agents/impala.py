@@ -86,8 +86,7 @@ class Impala(ActorCriticAgent):
         rollout = Rollout.from_batch(batch)
 
         def step(envs: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
-            # Whole sequences of the chosen env copies, env-major ([B, T, ...]): a strategy
-            # splits them across replicas by env copy, never along time.
+            # Whole unrolls of the chosen env copies, env-major: a strategy never splits time.
             rows = rollout.select_envs(envs[k]).batch_major()
             return self._gradient_step(self._env_major_loss, self._trainable_variables(), rows)
 

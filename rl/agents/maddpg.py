@@ -99,7 +99,6 @@ class MADDPG(OffPolicyContinuousAgent):
         )
 
     def _actors(self, target: bool = False) -> list[DeterministicActor]:
-        """The actor networks: N, or one with share_actor."""
         prefix = "actor_target" if target else "actor"
         return [getattr(self, f"{prefix}_{i}") for i in range(self.num_actors)]
 

@@ -16,7 +16,7 @@ import tensorflow as tf
 from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.gradient_functions import entropy_bonus, value_loss
 from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
-from rl.agents.on_policy import normalize, repeat
+from rl.agents.on_policy import normalize, update_epochs
 from rl.errors import UserError
 from rl.memory import UniformReplay
 from rl.registry import register_agent
@@ -73,7 +73,7 @@ class OffPAC(ActorCriticAgent):
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        # Traced without autograph: `repeat` writes its loop as tf.while_loop.
+        # Traced without autograph: `update_epochs` writes its loop as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
@@ -102,21 +102,16 @@ class OffPAC(ActorCriticAgent):
         return metrics
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        names = self.loss_metrics
-        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
+        steps = self.hparams.gradient_steps
 
-        def gradient_step(k: tf.Tensor, totals: dict) -> dict:
-            segments = {name: value[k] for name, value in batch.items()}  # [B, T, ...]
-            loss, grad_norm, aux = self._gradient_step(
-                self._loss, self._trainable_variables(), segments
-            )
-            return {name: totals[name] + aux[name] for name in names} | {
-                "loss": totals["loss"] + loss,
-                "grad_norm": totals["grad_norm"] + grad_norm,
-            }
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+            segments = {name: value[indices[k]] for name, value in batch.items()}  # [B, T, ...]
+            return self._gradient_step(self._loss, self._trainable_variables(), segments)
 
-        totals = repeat(self.hparams.gradient_steps, gradient_step, totals)
-        return {name: value / float(self.hparams.gradient_steps) for name, value in totals.items()}
+        # One pass over the K sampled batches, in order.
+        return update_epochs(
+            1, steps, lambda: tf.range(steps), step, self.loss_metrics, tf.constant(0.0)
+        )
 
     def _loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""

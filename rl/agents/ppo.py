@@ -42,8 +42,7 @@ class PPO(OnPolicyAgent):
             return None
 
         def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
-            # A forward pass of its own (no gradient): the step's approx KL over the whole
-            # minibatch; under a strategy one all-reduce, so every replica decides the same.
+            # The step's approx KL, no gradient; one all-reduce: every replica decides the same.
             loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
 
             def approx_kl(part: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

@@ -159,8 +159,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         hp, spec = self.hparams, self.spec
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
         done = tf.logical_or(batch["terminated"], batch["truncated"])
-        # The state is zeroed before step t when step t-1 ended an episode; before step 0 the
-        # stored state already is the one acting started from (zeros after a reset).
+        # Zeroed before step t when step t-1 ended an episode (step 0's stored state is right).
         episode_start = tf.concat([tf.zeros([1, num_envs], tf.bool), done[:-1]], axis=0)
         params, value, states = self.model.unroll(batch["obs"], batch["state_in"][0], episode_start)
         n = num_steps * num_envs

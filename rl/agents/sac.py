@@ -1,9 +1,8 @@
 """Soft Actor-Critic with automatic entropy tuning.
 
 Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
-(twin critics, no value network, learned temperature with target entropy -|A|). Per gradient
-step, as in SB3: a critic step, an actor step through a reparameterized squashed Gaussian
-sample, a temperature step, then Polyak-averaged target critics.
+(twin critics, learned temperature with target entropy -|A|). Per gradient step, as in SB3: a
+critic step, a reparameterized actor step, a temperature step, then Polyak-averaged targets.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """TD3, and DDPG as TD3 with its three tricks switched off (a configuration, as in SB3).
 
 Fujimoto, van Hoof & Meger 2018, "Addressing Function Approximation Error in Actor-Critic
-Methods", https://arxiv.org/abs/1802.09477; Lillicrap et al. 2015, "Continuous control with deep
-reinforcement learning" (DDPG), https://arxiv.org/abs/1509.02971: the "ddpg" sets use one critic,
-no target smoothing and policy_delay 1 on the same class, registered under both names.
+Methods", https://arxiv.org/abs/1802.09477; Lillicrap et al. 2015 (DDPG),
+https://arxiv.org/abs/1509.02971: the "ddpg" sets use one critic, no smoothing, policy_delay 1.
 """
 
 from __future__ import annotations
@@ -52,8 +51,7 @@ class TD3(OffPolicyContinuousAgent):
         self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
-        # Ornstein-Uhlenbeck state per *training* env copy (hp.num_envs: test mode builds the
-        # agent for the test envs and still restores the checkpoint); unused with Gaussian noise.
+        # OU state per *training* env copy (test mode restores it too); unused with Gaussian noise.
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
         )
@@ -74,8 +72,7 @@ class TD3(OffPolicyContinuousAgent):
                 self.action_low,
                 self.action_high,
             )
-        # Read the state only once `obs` exists: `observe` (run by the env step that produced
-        # obs) zeroes the rows of envs whose episode just ended.
+        # Read after `obs` exists: `observe` zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
         noisy, new_state = self._action_function(

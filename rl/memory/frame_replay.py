@@ -53,8 +53,7 @@ class FrameReplay:
         if self.n_step < 1 or self.num_envs < 1:
             raise ValueError(f"n_step and num_envs must be >= 1, got {n_step}, {num_envs}")
         self.rows_per_env = int(capacity) // self.num_envs
-        # A row is validated up to n + K rows after it was written, possibly in the same call
-        # that writes K + 1 rows: the ring must not lap that window.
+        # A row is validated up to n + K rows later, maybe in one call: the ring must not lap it.
         minimum = 2 * (self.n_step + self.stack) + 2
         if self.rows_per_env < minimum:
             raise ValueError(

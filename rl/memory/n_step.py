@@ -31,17 +31,12 @@ class NStepAccumulator:
         self.num_envs = int(num_envs)
         obs_shape, obs_dtype = fields["obs"]
         action_shape, action_dtype = fields["action"]
-        self._obs_shape = tuple(int(d) for d in obs_shape)
-        self._action_shape = tuple(int(d) for d in action_shape)
-        self._obs_dtype = np.dtype(obs_dtype)
-        self._action_dtype = np.dtype(action_dtype)
-        # Window of env e: slots head[e], head[e]+1, ... (mod n) hold its `pending[e]` oldest
-        # steps whose n-step transitions are not complete yet.
-        self._obs = np.zeros((num_envs, n, *self._obs_shape), dtype=self._obs_dtype)
-        self._action = np.zeros((num_envs, n, *self._action_shape), dtype=self._action_dtype)
+        # Window of env e: slots head[e], head[e]+1, ... (mod n) hold its `pending[e]` steps.
+        self._obs = np.zeros((num_envs, n, *obs_shape), dtype=obs_dtype)
+        self._action = np.zeros((num_envs, n, *action_shape), dtype=action_dtype)
         self._reward = np.zeros((num_envs, n), dtype=np.float64)
         # Latest next_obs of every env: what `flush` bootstraps from.
-        self._next_obs = np.zeros((num_envs, *self._obs_shape), dtype=self._obs_dtype)
+        self._next_obs = np.zeros((num_envs, *obs_shape), dtype=obs_dtype)
         self._head = np.zeros(num_envs, dtype=np.int64)
         self._pending = np.zeros(num_envs, dtype=np.int64)
         self._env_range = np.arange(num_envs)
@@ -61,17 +56,17 @@ class NStepAccumulator:
         first). `next_obs` must be the true next observation (`final_obs` where an episode ended);
         `valid` masks env slots that took no real step (NEXT_STEP autoreset's reset step)."""
         num_envs, n = self.num_envs, self.n
-        obs = self._check("obs", obs, self._obs_shape)
-        action = self._check("action", action, self._action_shape)
+        obs = self._check("obs", obs, self._obs.shape[2:])
+        action = self._check("action", action, self._action.shape[2:])
         reward = self._check("reward", reward, ())
-        next_obs = self._check("next_obs", next_obs, self._obs_shape)
+        next_obs = self._check("next_obs", next_obs, self._obs.shape[2:])
         terminated = self._check("terminated", terminated, ()).astype(bool)
         truncated = self._check("truncated", truncated, ()).astype(bool)
         if n == 1 and valid is None:
             # Nothing is ever pending with n = 1: skip the window bookkeeping (hot path).
             return {
-                "obs": obs.astype(self._obs_dtype, copy=False),
-                "action": action.astype(self._action_dtype, copy=False),
+                "obs": obs.astype(self._obs.dtype, copy=False),
+                "action": action.astype(self._action.dtype, copy=False),
                 "reward": reward.astype(np.float32, copy=False),
                 "next_obs": next_obs,
                 "discount": np.where(terminated, 0.0, self.gamma).astype(np.float32),
@@ -89,8 +84,7 @@ class NStepAccumulator:
         self._next_obs[envs] = next_obs[envs]
         self._pending[envs] += 1
 
-        # 2. How many transitions each env completes: all pending ones if its episode ended,
-        # else the oldest one once the window holds n steps.
+        # 2. Emit all pending transitions of an ended episode, else the oldest of a full window.
         done = np.zeros(num_envs, dtype=bool)
         done[envs] = terminated[envs] | truncated[envs]
         full = np.zeros(num_envs, dtype=bool)

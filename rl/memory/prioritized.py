@@ -22,7 +22,6 @@ from rl.registry import register_memory
 
 
 def check_alpha_epsilon(alpha: float, epsilon: float) -> None:
-    """ValueError unless both the priority exponent and epsilon are >= 0."""
     if alpha < 0 or epsilon < 0:
         raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
 

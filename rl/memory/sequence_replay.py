@@ -66,7 +66,6 @@ class SequenceBuilder:
         }
 
     def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-        """The item fields (for the ring storage)."""
         a, size = self._arrays, self.item_steps
         return {
             "obs": ((size + 1, *a["obs"].shape[2:]), a["obs"].dtype),

@@ -28,7 +28,6 @@ class SumTree:
 
     @property
     def total(self) -> float:
-        """Sum of all leaves."""
         return float(self._sums[1])
 
     @property
@@ -53,8 +52,7 @@ class SumTree:
         if not np.all(np.isfinite(values)) or np.any(values < 0):
             bad = values[~(np.isfinite(values) & (values >= 0))][:5]
             raise ValueError(f"sum tree values must be finite and >= 0, got e.g. {bad}")
-        # The last write of each leaf: np.unique on the reversed array, which also sorts the
-        # nodes (so parents below dedupe with one comparison per level).
+        # The last write of each leaf, nodes sorted (parents dedupe by one comparison per level).
         nodes, first_in_reversed = np.unique(indices[::-1], return_index=True)
         values = values[::-1][first_in_reversed]
         nodes += self._num_leaves

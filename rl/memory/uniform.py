@@ -63,10 +63,6 @@ class Replay:
     def size(self) -> int:
         return self._storage.size
 
-    @property
-    def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-        return self._storage.fields
-
     def __len__(self) -> int:
         return self._storage.size
 

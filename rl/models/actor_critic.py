@@ -59,16 +59,10 @@ class ActorCritic(tf.keras.Model):
             1, kernel_initializer=tf.keras.initializers.Orthogonal(1.0), name="value"
         )
         # A Keras weight: Keras 3 leaves plain tf.Variables out of `trainable_variables`.
-        self.log_std = (
-            None
-            if self.discrete
-            else self.add_weight(
-                shape=(num_outputs,),
-                initializer=tf.keras.initializers.Constant(float(log_std_init)),
-                trainable=True,
-                name="log_std",
-            )
-        )
+        self.log_std = None
+        if not self.discrete:
+            init = tf.keras.initializers.Constant(float(log_std_init))
+            self.log_std = self.add_weight(shape=(num_outputs,), initializer=init, name="log_std")
 
     def orthogonal_torsos(self, gain: float) -> None:
         """SB3's `ortho_init`: the built torsos' Dense and Conv2D kernels orthogonal with `gain`,

@@ -75,8 +75,7 @@ class Critics(tf.keras.Model):
         super().__init__(**kwargs)
         make_torso = get_model(torso)
         self.num_critics = num_critics
-        # One named attribute per critic, not a Python list: tf.train.Checkpoint does not see
-        # layers inside Keras-tracked lists, and the critics would silently be left unsaved.
+        # Named attributes: tf.train.Checkpoint would silently miss layers in a Keras list.
         for i in range(num_critics):
             torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso")
             setattr(self, f"torso_{i}", torso)

@@ -22,7 +22,6 @@ BODY_TYPES = (AutoTorso, tf.keras.Sequential, RecurrentCore)
 
 
 def check_precision(precision: str) -> None:
-    """Raises UserError unless `precision` is one of PRECISIONS."""
     if precision not in PRECISIONS:
         raise UserError(
             f"unknown precision {precision!r}{did_you_mean(precision, PRECISIONS)}; choose one "

@@ -85,6 +85,5 @@ class QNetwork(tf.keras.Model):
         return [layer for layer in self.head._flatten_layers() if isinstance(layer, NoisyDense)]
 
     def resample_noise(self, generator: tf.random.Generator) -> None:
-        """Fresh factorised noise for every noisy layer, drawn from `generator`."""
         for layer in self.noisy_layers():
             layer.resample_noise(generator)

@@ -26,7 +26,6 @@ CELLS = {"gru": tf.keras.layers.GRUCell, "lstm": tf.keras.layers.LSTMCell}
 
 
 def check_cell(cell: str) -> None:
-    """Raises UserError unless `cell` names a recurrent cell."""
     if cell not in CELLS:
         raise UserError(
             f"unknown recurrent_cell {cell!r}{did_you_mean(cell, list(CELLS))}; "

@@ -1,9 +1,8 @@
 """Ornstein-Uhlenbeck exploration noise (DDPG's original choice), batched over env copies.
 
-Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (Section 7: theta = 0.15, sigma = 0.2).
-The process is temporally correlated, so it needs state: x_{t+1} = x_t + theta (mu - x_t) dt +
-sigma sqrt(dt) N(0, 1) with mu = 0, one x per env copy. The caller keeps x in a tf.Variable (so
-it is checkpointed) and zeroes an env's row when its episode ends; this function is pure.
+Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (Section 7: theta = 0.15, sigma = 0.2):
+x_{t+1} = x_t + theta (mu - x_t) dt + sigma sqrt(dt) N(0, 1), mu = 0, one x per env copy, which
+the caller keeps in a checkpointed tf.Variable and zeroes at episode ends; this function is pure.
 """
 
 from __future__ import annotations
