@@ -70,8 +70,7 @@ class Agent(tf.Module):
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = tf.random.Generator.from_seed(seed)
-        # Per-update loss before/after diagnostics, traced into the learner only at DEBUG.
-        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None
+        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: Callable[[str], tf.Tensor | None] = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)

@@ -4,8 +4,7 @@ Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/160
 (equations and default constants of its Table 1 and Appendix A), with positive recombination
 weights only (no "active" negative weights). The separable variant (`diagonal=True`) keeps only
 the diagonal of C, with the covariance learning rates scaled by (n + 2) / 3: Ros & Hansen 2008,
-https://doi.org/10.1007/978-3-540-87700-4_30. It costs O(n) per sample instead of O(n^2) and no
-eigendecomposition, which makes networks with thousands of weights affordable.
+https://doi.org/10.1007/978-3-540-87700-4_30; O(n) per sample and no eigendecomposition.
 
 One generation:
 
@@ -84,12 +83,8 @@ class CMAES:
         self.generation = 0
         self.p_sigma = np.zeros(n)
         self.p_c = np.zeros(n)
-        if self.diagonal:
-            self.cov = np.ones(n)  # the diagonal of C
-            self.eigvecs = np.zeros((0, 0))  # B = I, not stored
-        else:
-            self.cov = np.eye(n)
-            self.eigvecs = np.eye(n)  # B
+        self.cov = np.ones(n) if self.diagonal else np.eye(n)  # diagonal: C's diagonal
+        self.eigvecs = np.zeros((0, 0)) if self.diagonal else np.eye(n)  # B (diagonal: I)
         self.eigvals_sqrt = np.ones(n)  # D: C = B diag(D^2) B^T
         self.population_y = np.zeros((0, n))  # y_k of the pending population (0 rows: none)
 

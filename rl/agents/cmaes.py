@@ -1,8 +1,7 @@
 """CMA-ES as an agent: gradient-free search over a small policy network's weights.
 
-Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772 (the
-optimizer is `rl.agents.cma_es_optimizer`); policy search with evolution strategies as in
-Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
+Hansen 2016, https://arxiv.org/abs/1604.00772 (`rl.agents.cma_es_optimizer`); policy search
+with evolution strategies as in Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
 
 * Population = env copies: copy i plays candidate i (weights stacked in one [P, n] variable);
   greedy `act` uses the mean.

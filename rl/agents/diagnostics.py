@@ -36,22 +36,14 @@ class UpdateDiagnostics:
             name: tf.Variable(0.0, trainable=False, aggregation=mean, name=f"debug_{name}")
             for name in self.NAMES
         }
-        self._steps = tf.Variable(
-            0.0,
-            trainable=False,
-            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
-            name="debug_steps",
-        )
+        first = tf.VariableAggregation.ONLY_FIRST_REPLICA
+        self._steps = tf.Variable(0.0, trainable=False, aggregation=first, name="debug_steps")
 
     def record(self, loss_before: tf.Tensor, loss_after: tf.Tensor, grad_norm: tf.Tensor) -> None:
         """Adds one gradient step (TF code: runs inside the compiled learner)."""
-        values = {
-            "loss_before": loss_before,
-            "loss_after": loss_after,
-            "grad_norm": grad_norm,
-            "improved": tf.cast(loss_after < loss_before, tf.float32),
-        }
-        for name, value in values.items():
+        improved = tf.cast(loss_after < loss_before, tf.float32)
+        values = (loss_before, loss_after, grad_norm, improved)
+        for name, value in zip(self.NAMES, values, strict=True):
             self._sums[name].assign_add(tf.cast(value, tf.float32))
         self._steps.assign_add(1.0)
 

@@ -100,12 +100,8 @@ class DQN(ReplayAgent):
         )
 
     # ---------------------------------------------------------------------- learning
-    def _update(self) -> Metrics:
-        out = self._sample_and_train()
-        return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
-
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        return mean_over_batches(batch, self._train_step, ("loss", "grad_norm", "q_mean"))
+        return mean_over_batches(batch, self._train_step, self.loss_metrics)
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams
@@ -125,11 +121,9 @@ class DQN(ReplayAgent):
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_q_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:
+            next_q_online = self.q_network(sample["next_obs"])
             td_target = double_q_learning_target(
-                sample["reward"],
-                sample["discount"],
-                next_q_target,
-                self.q_network(sample["next_obs"]),
+                sample["reward"], sample["discount"], next_q_target, next_q_online
             )
         else:
             td_target = q_learning_target(sample["reward"], sample["discount"], next_q_target)

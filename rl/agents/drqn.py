@@ -68,8 +68,7 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
-    # `_loss` is a masked mean over items on axis 0, which a strategy splits.
-    supports_strategies = True
+    supports_strategies = True  # `_loss` is a masked mean over items on axis 0
 
     # DQN's registered functions, learner variables, target update, random actions until
     # learning starts, and logged epsilon.
@@ -231,13 +230,8 @@ class DRQN(RecurrentStateMixin, Agent):
         # Real steps: the burn-in ones and the learning ones (padding follows them).
         in_burn_in = tf.range(steps)[:, None] < sample["burn_in"][None, :]
         valid = tf.maximum(mask, tf.cast(in_burn_in, tf.float32))
-        td_target = sequence_n_step_targets(
-            time_major(sample["reward"]),
-            time_major(sample["discount"]),
-            valid,
-            values,
-            self.hparams.n_step,
-        )
+        reward, discount = time_major(sample["reward"]), time_major(sample["discount"])
+        td_target = sequence_n_step_targets(reward, discount, valid, values, self.hparams.n_step)
         q_values = flat(q_all[:-1])  # [T * B, A]
         weights = flat(mask * sample["weights"][None, :])
         loss, td_error = self._loss_function(

@@ -44,8 +44,7 @@ class Impala(ActorCriticAgent):
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
                     "approx_kl")  # fmt: skip
-    # train.py --num_workers N: asynchronous actor processes feed this learner (rl/engines).
-    asynchronous_actors = True
+    asynchronous_actors = True  # train.py --num_workers N: actor processes feed this learner
     records_log_prob = True  # mu(a|x) of the acting weights, for V-trace
     supports_strategies = True  # the loss is a mean over whole unrolls (env-major minibatches)
 
@@ -121,25 +120,14 @@ class Impala(ActorCriticAgent):
             "c_bar": self._hparam_now("vtrace_c_bar", step),
             "lambda_": self._hparam_now("vtrace_lambda", step),
         }
-        advantages, vs = self.estimator(
-            rewards,
-            tf.stop_gradient(value),
-            discounts,
-            tf.stop_gradient(bootstrap),
-            **{k: v for k, v in options.items() if k in self._estimator_options},
-        )
+        options = {k: v for k, v in options.items() if k in self._estimator_options}
+        value_const, bootstrap_const = tf.stop_gradient(value), tf.stop_gradient(bootstrap)
+        advantages, vs = self.estimator(rewards, value_const, discounts, bootstrap_const, **options)
         advantages, vs = tf.stop_gradient(advantages), tf.stop_gradient(vs)
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
-        loss, aux = impala_loss(
-            log_prob,
-            now.entropy,
-            value,
-            advantages,
-            vs,
-            self._hparam_at("vf_coef", self.gradient_steps),
-            self._hparam_at("ent_coef", self.gradient_steps),
-        )
+        vf_coef, ent_coef = self._hparam_at("vf_coef", step), self._hparam_at("ent_coef", step)
+        loss, aux = impala_loss(log_prob, now.entropy, value, advantages, vs, vf_coef, ent_coef)
         rhos = tf.exp(log_rhos)
         rho_bar = np.inf if rho_bar is None else rho_bar
         aux["rho_mean"] = tf.reduce_mean(rhos)

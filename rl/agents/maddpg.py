@@ -69,8 +69,7 @@ class MADDPG(OffPolicyContinuousAgent):
                 f"share_actor=True needs agents with the same action bounds; env "
                 f"{spec.env_id!r} has different ones per agent (set share_actor=False)"
             )
-        # share_actor: parameter sharing, agents differ only by what they observe.
-        self.num_actors = 1 if hp.share_actor else self.num_agents
+        self.num_actors = 1 if hp.share_actor else self.num_agents  # parameter sharing
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
         for prefix in ("actor", "actor_target"):
             for i in range(self.num_actors):
@@ -120,12 +119,10 @@ class MADDPG(OffPolicyContinuousAgent):
         return self._joint_action(obs)
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        action = self._joint_action(obs)
+        sigma = self._hparam_at("action_noise_std", self.env_steps)
         return self._action_function(
-            self._joint_action(obs),
-            self.generator,
-            self._hparam_at("action_noise_std", self.env_steps),
-            self.action_low,
-            self.action_high,
+            action, self.generator, sigma, self.action_low, self.action_high
         )
 
     # ---------------------------------------------------------------------- learning
@@ -143,11 +140,8 @@ class MADDPG(OffPolicyContinuousAgent):
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         next_action = self._joint_action(sample["next_obs"], target=True)
-        td_target = maddpg_critic_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-        )
+        next_q = self.critics_target(sample["next_obs"], next_action)
+        td_target = maddpg_critic_target(sample["reward"], sample["discount"], next_q)
 
         def critic_loss_fn(q_values, td_target, weights):  # td_target [B, N], as a strategy splits
             return maddpg_critic_loss(q_values, tf.transpose(td_target), weights)
@@ -159,11 +153,10 @@ class MADDPG(OffPolicyContinuousAgent):
             joint = maddpg_joint_actions(part["action"], policy_action)
             return maddpg_actor_loss(self._own_q(part["obs"], joint)), {}
 
+        actor_batch = {"obs": sample["obs"], "action": sample["action"]}
+        actor_variables = self._actor_variables(trainable=True)
         actor_loss, _ = self._optimizer_step(
-            self.actor_optimizer,
-            actor_loss_fn,
-            self._actor_variables(trainable=True),
-            {"obs": sample["obs"], "action": sample["action"]},
+            self.actor_optimizer, actor_loss_fn, actor_variables, actor_batch
         )
         tau = self._hparam_at("tau", self.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)

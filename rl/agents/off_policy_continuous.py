@@ -19,7 +19,6 @@ from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.models import Critics
 from rl.models.torch_init import torch_init
-from rl.types import Metrics
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -125,10 +124,6 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return tf.where(self.env_steps < self.hparams.learning_starts, random_action, action)
 
     # ---------------------------------------------------------------------- learning
-    def _update(self) -> Metrics:
-        out = self._sample_and_train()
-        return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
-
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             out = self._train_step(sample)  # TD errors: mean |.| over the critics

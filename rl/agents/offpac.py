@@ -67,8 +67,7 @@ class OffPAC(ActorCriticAgent):
             "last_next_obs": (obs, spec.obs_dtype),
         }
         self.replay = UniformReplay(hp.replay_capacity, shapes, seed=self.seed)
-        # [K gradient steps, B segments, T steps, ...]: the whole update's data in one call.
-        lead = [hp.gradient_steps, hp.batch_size]
+        lead = [hp.gradient_steps, hp.batch_size]  # the whole update's segments in one call
         batch_spec = {
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()

@@ -170,9 +170,8 @@ class OnPolicyAgent(ActorCriticAgent):
             final_values, bootstrap = bootstrap_values(rollout, self.model)
             values = batch["value"]
         else:  # no baseline: truncated and unfinished episodes are worth their rewards only
-            final_values = tf.zeros_like(batch["reward"])
+            final_values = values = tf.zeros_like(batch["reward"])
             bootstrap = tf.zeros([rollout.num_envs])
-            values = tf.zeros_like(batch["reward"])
         gamma = self._hparam_now("gamma", self.gradient_steps)
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)

@@ -27,8 +27,7 @@ class PPO(OnPolicyAgent):
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
 
-    # SB3's margin: the update stops once a minibatch's approx KL exceeds 1.5 * target_kl.
-    kl_stop_factor = 1.5
+    kl_stop_factor = 1.5  # SB3's: stop once a minibatch's approx KL exceeds 1.5 * target_kl
 
     @property
     def stops_early(self) -> bool:
@@ -65,13 +64,9 @@ class PPO(OnPolicyAgent):
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
-        critic_loss = value_loss(
-            value,
-            minibatch["return"],
-            minibatch["old_value"],
-            self._hparam_now("clip_range_vf", self.gradient_steps),
-            mask,
-        )
+        clip_range_vf = self._hparam_now("clip_range_vf", self.gradient_steps)
+        returns, old_value = minibatch["return"], minibatch["old_value"]
+        critic_loss = value_loss(value, returns, old_value, clip_range_vf, mask)
         entropy = entropy_bonus(entropy, mask)
         loss = self._actor_critic_loss(policy_loss, critic_loss, entropy)
         return loss, {

@@ -69,8 +69,7 @@ def sequence_major(minibatch: TensorBatch) -> TensorBatch:
 class RecurrentPPO(RecurrentStateMixin, PPO):
     """PPO-clip with a torso -> GRU/LSTM -> heads actor-critic; learns on sequences."""
 
-    # A strategy splits sequence-major minibatches along sequences, never along time.
-    supports_strategies = True
+    supports_strategies = True  # split along sequences (sequence-major), never along time
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:

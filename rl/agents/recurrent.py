@@ -23,7 +23,6 @@ class RecurrentStateMixin:
         """Creates `recurrent_state` and the compiled greedy step. Call from `_build`."""
         spec = self.spec
         if spec.env_id.startswith("tf/"):
-            # The compiled path's programs (rl/compiled) act and learn without carried state.
             raise UserError(
                 f"agent {self.hparams.agent!r} carries a recurrent state, which the compiled "
                 f"path for TF-ops envs ({spec.env_id!r}) does not support; use a gymnasium env "

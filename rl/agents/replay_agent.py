@@ -19,7 +19,7 @@ from rl.hparams import as_schedule
 from rl.memory import NStepAccumulator
 from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
-from rl.types import Batch
+from rl.types import Batch, Metrics
 
 STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
@@ -64,6 +64,8 @@ def mean_over_batches(
 class ReplayAgent(Agent):
     """Subclasses call `_build_replay` and implement `_train_on_batches` ("td_error": [K, B])."""
 
+    loss_metrics: tuple[str, ...] = ("loss", "grad_norm", "q_mean")  # logged as train/<name>
+
     def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
         hp, spec = self.hparams, self.spec
         self.per_beta = as_schedule(hp.per_beta)
@@ -90,11 +92,9 @@ class ReplayAgent(Agent):
             self.n_step = None
         else:
             accepted = inspect.signature(memory_cls).parameters
+            options = {k: v for k, v in options.items() if k in accepted}
             self.replay = memory_cls(
-                capacity=hp.buffer_size,
-                fields=fields,
-                seed=self.seed,
-                **{k: v for k, v in options.items() if k in accepted},
+                capacity=hp.buffer_size, fields=fields, seed=self.seed, **options
             )
             self.n_step = NStepAccumulator(
                 n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
@@ -144,6 +144,10 @@ class ReplayAgent(Agent):
     def learner_step(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """`update`'s compiled body on a [K, B, ...] batch (TF code, rl/compiled)."""
         return self._train_on_batches(batch)
+
+    def _update(self) -> Metrics:
+        out = self._sample_and_train()
+        return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _ready_to_update(self) -> bool:
         hp = self.hparams

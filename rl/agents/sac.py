@@ -43,8 +43,7 @@ class SAC(OffPolicyContinuousAgent):
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
         self.alpha_optimizer = self._make_optimizer([self.log_alpha])
-        # SAC's heuristic -|A|, used where `target_entropy` is None.
-        self.default_target_entropy = -float(num_action_dims(spec))
+        self.default_target_entropy = -float(num_action_dims(spec))  # -|A|, for None
 
     # ------------------------------------------------------------------------ acting
     def _sample(
@@ -83,12 +82,9 @@ class SAC(OffPolicyContinuousAgent):
         hp = self.hparams
         alpha = tf.exp(self.log_alpha)
         next_action, next_log_prob = self._sample(sample["next_obs"])
+        next_q = self.critics_target(sample["next_obs"], next_action)
         td_target = soft_q_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-            next_log_prob,
-            alpha,
+            sample["reward"], sample["discount"], next_q, next_log_prob, alpha
         )
 
         # The actor's reparameterization noise, drawn on the whole batch: the losses draw nothing.
@@ -105,11 +101,9 @@ class SAC(OffPolicyContinuousAgent):
                 "log_prob": log_prob
             }
 
+        actor_batch = {"obs": sample["obs"], "noise": actor_noise}
         actor_loss, actor_aux = self._optimizer_step(
-            self.actor_optimizer,
-            actor_loss_fn,
-            self.actor.trainable_variables,
-            {"obs": sample["obs"], "noise": actor_noise},
+            self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
         )
         log_prob = actor_aux["log_prob"]
 
@@ -126,11 +120,8 @@ class SAC(OffPolicyContinuousAgent):
             )
         else:
             alpha_loss, _ = alpha_loss_fn({"log_prob": log_prob})  # logged only
-        polyak_update(
-            self.critics_target.variables,
-            self.critics.variables,
-            self._hparam_at("tau", self.gradient_steps),
-        )
+        tau = self._hparam_at("tau", self.gradient_steps)
+        polyak_update(self.critics_target.variables, self.critics.variables, tau)
         return {
             "loss": loss,
             "actor_loss": actor_loss,

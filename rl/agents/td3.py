@@ -64,27 +64,16 @@ class TD3(OffPolicyContinuousAgent):
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         action = self.actor(obs)
+        sigma = self._hparam_at("action_noise_std", self.env_steps)
+        low, high = self.action_low, self.action_high
         if not self._noise_is_stateful:
-            return self._action_function(
-                action,
-                self.generator,
-                self._hparam_at("action_noise_std", self.env_steps),
-                self.action_low,
-                self.action_high,
-            )
+            return self._action_function(action, self.generator, sigma, low, high)
         # Read after `obs` exists: `observe` zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
-        noisy, new_state = self._action_function(
-            action,
-            self.generator,
-            state,
-            self._hparam_now("ou_theta", self.env_steps),
-            self._hparam_at("action_noise_std", self.env_steps),
-            self.action_low,
-            self.action_high,
-        )
-        self.noise_state.assign(new_state)
+        theta = self._hparam_now("ou_theta", self.env_steps)
+        noisy, state = self._action_function(action, self.generator, state, theta, sigma, low, high)
+        self.noise_state.assign(state)
         return noisy
 
     def _observe(self, transition: Batch) -> None:
@@ -106,18 +95,12 @@ class TD3(OffPolicyContinuousAgent):
         half_range = (self.action_high - self.action_low) / 2.0
         smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
         noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
+        clip = self._hparam_at("target_noise_clip", self.gradient_steps) * half_range
         next_action = smoothed_target_action(
-            next_action,
-            noise,
-            self._hparam_at("target_noise_clip", self.gradient_steps) * half_range,
-            self.action_low,
-            self.action_high,
+            next_action, noise, clip, self.action_low, self.action_high
         )
-        td_target = clipped_double_q_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-        )
+        next_q = self.critics_target(sample["next_obs"], next_action)
+        td_target = clipped_double_q_target(sample["reward"], sample["discount"], next_q)
 
         loss, aux = self._critic_step(sample, td_target)
 
@@ -126,11 +109,9 @@ class TD3(OffPolicyContinuousAgent):
                 action = self.actor(part["obs"])
                 return deterministic_actor_loss(self.critics.first(part["obs"], action)), {}
 
+            actor_batch = {"obs": sample["obs"]}
             actor_loss, _ = self._optimizer_step(
-                self.actor_optimizer,
-                actor_loss_fn,
-                self.actor.trainable_variables,
-                {"obs": sample["obs"]},
+                self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
             )
             tau = self._hparam_at("tau", self.gradient_steps)
             polyak_update(self.critics_target.variables, self.critics.variables, tau)
@@ -139,11 +120,8 @@ class TD3(OffPolicyContinuousAgent):
             return self.last_actor_loss.read_value()
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.
-        actor_loss = tf.cond(
-            self.gradient_steps % hp.policy_delay == 0,
-            actor_step,
-            self.last_actor_loss.read_value,
-        )
+        delayed = self.gradient_steps % hp.policy_delay == 0
+        actor_loss = tf.cond(delayed, actor_step, self.last_actor_loss.read_value)
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 
     def _metrics(self, env_steps: tf.Variable) -> dict[str, float]:

@@ -212,23 +212,20 @@ class FrameReplay:
         else:
             weights = np.ones(shape)
         return {
-            "obs": self._stacks(env, slot).reshape(*shape, *self.frame_shape, self.stack),
+            "obs": self._stacks(env, slot, shape),
             "action": self._action[env, slot].reshape(*shape, *self._action.shape[2:]),
             "reward": (rewards @ self._powers[: self.n_step]).astype(np.float32).reshape(shape),
-            "next_obs": self._stacks(env, (slot + m) % self.rows_per_env).reshape(
-                *shape, *self.frame_shape, self.stack
-            ),
+            "next_obs": self._stacks(env, (slot + m) % self.rows_per_env, shape),
             "discount": discount.astype(np.float32).reshape(shape),
             "weights": weights.astype(np.float32),
             "indices": leaf.reshape(shape),
         }
 
-    def _stacks(self, env: np.ndarray, slot: np.ndarray) -> np.ndarray:
-        """[N, H, W, K] stacks of the K rows ending at each (env, slot)."""
-        offsets = np.arange(1 - self.stack, 1)
-        rows = (slot[:, None] + offsets) % self.rows_per_env
+    def _stacks(self, env: np.ndarray, slot: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+        """[*shape, H, W, K] stacks of the K rows ending at each (env, slot)."""
+        rows = (slot[:, None] + np.arange(1 - self.stack, 1)) % self.rows_per_env
         frames = self._frames[env[:, None], rows]  # [N, K, H, W]
-        return np.moveaxis(frames, 1, -1)
+        return np.moveaxis(frames, 1, -1).reshape(*shape, *self.frame_shape, self.stack)
 
     def update_priorities(
         self,

@@ -33,16 +33,13 @@ class NoisyDense(tf.keras.layers.Layer):
         bound = 1.0 / math.sqrt(fan_in)
         mu_init = tf.keras.initializers.RandomUniform(-bound, bound)
         sigma_init = tf.keras.initializers.Constant(self.sigma0 / math.sqrt(fan_in))
-        self.kernel_mu = self.add_weight(
-            name="kernel_mu", shape=(fan_in, self.units), initializer=mu_init
-        )
+        kernel, bias = (fan_in, self.units), (self.units,)
+        self.kernel_mu = self.add_weight(name="kernel_mu", shape=kernel, initializer=mu_init)
         self.kernel_sigma = self.add_weight(
-            name="kernel_sigma", shape=(fan_in, self.units), initializer=sigma_init
+            name="kernel_sigma", shape=kernel, initializer=sigma_init
         )
-        self.bias_mu = self.add_weight(name="bias_mu", shape=(self.units,), initializer=mu_init)
-        self.bias_sigma = self.add_weight(
-            name="bias_sigma", shape=(self.units,), initializer=sigma_init
-        )
+        self.bias_mu = self.add_weight(name="bias_mu", shape=bias, initializer=mu_init)
+        self.bias_sigma = self.add_weight(name="bias_sigma", shape=bias, initializer=sigma_init)
         # Standard-normal draws (before f); zero until the first `resample_noise`.
         self.noise_in = self.add_weight(
             name="noise_in", shape=(fan_in,), initializer="zeros", trainable=False

@@ -44,11 +44,9 @@ class ObservationNormalizer(tf.keras.layers.Layer):
         shape = tuple(int(d) for d in shape)
         self.mean = self.add_weight(shape=shape, initializer="zeros", trainable=False, name="mean")
         self.var = self.add_weight(shape=shape, initializer="ones", trainable=False, name="var")
+        count_init = tf.keras.initializers.Constant(INITIAL_COUNT)
         self.count = self.add_weight(
-            shape=(),
-            initializer=tf.keras.initializers.Constant(INITIAL_COUNT),
-            trainable=False,
-            name="count",
+            shape=(), initializer=count_init, trainable=False, name="count"
         )
 
     def call(self, obs: tf.Tensor) -> tf.Tensor:
