@@ -59,9 +59,12 @@ class QRDQN(DQN):
             sample["reward"], sample["discount"], next_quantiles_target, next_q_policy
         )
         quantiles = self.q_network(sample["obs"])
-        kappa = self._hparam_now("kappa", self.gradient_steps)
         loss, per_sample = self._loss_function(
-            quantiles, sample["action"], target, sample["weights"], kappa
+            quantiles,
+            sample["action"],
+            target,
+            sample["weights"],
+            self._hparam_now("kappa", self.gradient_steps),
         )
         q_mean = tf.reduce_mean(quantile_q_values(quantiles))
         return loss, {"td_error": per_sample, "q_mean": q_mean}

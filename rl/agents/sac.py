@@ -79,7 +79,6 @@ class SAC(OffPolicyContinuousAgent):
 
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         alpha = tf.exp(self.log_alpha)
         next_action, next_log_prob = self._sample(sample["next_obs"])
         next_q = self.critics_target(sample["next_obs"], next_action)
@@ -114,7 +113,7 @@ class SAC(OffPolicyContinuousAgent):
         def alpha_loss_fn(part):
             return sac_alpha_loss(self.log_alpha, part["log_prob"], target_entropy), {}
 
-        if hp.auto_alpha:
+        if self.hparams.auto_alpha:
             alpha_loss, _ = self._optimizer_step(
                 self.alpha_optimizer, alpha_loss_fn, [self.log_alpha], {"log_prob": log_prob}
             )

@@ -90,7 +90,6 @@ class TD3(OffPolicyContinuousAgent):
 
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
         smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
@@ -120,7 +119,7 @@ class TD3(OffPolicyContinuousAgent):
             return self.last_actor_loss.read_value()
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.
-        delayed = self.gradient_steps % hp.policy_delay == 0
+        delayed = self.gradient_steps % self.hparams.policy_delay == 0
         actor_loss = tf.cond(delayed, actor_step, self.last_actor_loss.read_value)
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 

@@ -61,9 +61,7 @@ class PrioritizedSampler:
         self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
     ) -> tuple[np.ndarray, np.ndarray]:
         count = shape[0] * shape[1]
-        total = self.tree.total
-        segment = total / count
-        prefix = (np.arange(count) + rng.random(count)) * segment
+        prefix = (np.arange(count) + rng.random(count)) * (self.tree.total / count)
         prefix = prefix[rng.permutation(count)]
         indices = self.tree.find(prefix)
         # P(i) / P_min = p_i / p_min, so (N P(i))^-beta / (N P_min)^-beta = (p_i / p_min)^-beta.
