@@ -1,10 +1,8 @@
 """Advantage actor-critic (A2C), the synchronous variant of A3C.
 
 Mnih et al. 2016, "Asynchronous Methods for Deep Reinforcement Learning",
-https://arxiv.org/abs/1602.01783: n-step advantages (GAE with lambda = 1; lambda < 1 gives
-GAE) and one gradient step on the whole batch of
-
-loss = -log pi(a|s) A + vf_coef * 0.5 (V - R)^2 - ent_coef * H(pi(.|s)).
+https://arxiv.org/abs/1602.01783: n-step advantages (GAE with lambda = 1) and one gradient step
+on the whole batch of loss = -log pi(a|s) A + vf_coef * 0.5 (V - R)^2 - ent_coef * H(pi(.|s)).
 """
 
 from __future__ import annotations

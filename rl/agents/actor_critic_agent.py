@@ -1,8 +1,6 @@
 """What the rollout-based actor-critic agents share (PPO/A2C/REINFORCE, IMPALA, OffPAC): an
 `ActorCritic` model, acting by sampling with the agent's generator, and a `RolloutBuffer`.
-
-Agents whose learner corrects for the behaviour policy (IMPALA, OffPAC) set `records_log_prob`:
-acting then returns log b(a|s), which the learner cannot recompute once it has moved on.
+Learners that correct for the behaviour policy set `records_log_prob` (acting returns log b(a|s)).
 """
 
 from __future__ import annotations
@@ -32,14 +30,12 @@ class ActorCriticAgent(Agent):
     def _actor_critic_loss(
         self, policy_loss: tf.Tensor, critic_loss: tf.Tensor, entropy: tf.Tensor
     ) -> tf.Tensor:
-        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy`, the coefficients (maybe
-        schedules) at this gradient step: how A2C, PPO and Off-PAC weigh their three terms."""
+        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy` at this gradient step."""
         vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
         ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
         return policy_loss + vf_coef * critic_loss - ent_coef * entropy
 
     def _build_actor_critic(self) -> None:
-        """`self.model` from the hparams, its variables created."""
         hp, spec = self.hparams, self.spec
         self.model = ActorCritic(
             spec,
@@ -57,42 +53,27 @@ class ActorCriticAgent(Agent):
         self._build_reward_scaler()
 
     def _build_reward_scaler(self) -> None:
-        """VecNormalize's reward scaling with `normalize_reward` (None: rewards as the env
-        gives them)."""
+        """VecNormalize's reward scaling with `normalize_reward` (None: rewards as given)."""
         hp = self.hparams
         scale = "normalize_reward" in hp and hp.normalize_reward
         self.reward_scaler = RewardScaler(self.spec.num_envs, hp.gamma) if scale else None
 
     def _build_rollout(self, num_steps: int, with_value: bool) -> dict[str, tf.TensorSpec]:
-        """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of the time-major
-        [T, N] batch its `data()` gives the learner (with the acting-time values or not)."""
+        """`self.rollout` of `num_steps` vector steps, and the TensorSpecs of its `data()`."""
         spec = self.spec
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
         self.rollout = RolloutBuffer(
             num_steps, spec.num_envs, spec.obs_shape, spec.obs_dtype, spec.action_shape,
             action_dtype,
         )  # fmt: skip
-        lead = [num_steps, spec.num_envs]
-        obs = tf.TensorSpec(lead + list(spec.obs_shape), tf.as_dtype(spec.obs_dtype))
-        batch_spec = {
-            "obs": obs,
-            "action": tf.TensorSpec(lead + list(spec.action_shape), tf.as_dtype(action_dtype)),
-            "reward": tf.TensorSpec(lead, tf.float32),
-            "terminated": tf.TensorSpec(lead, tf.bool),
-            "truncated": tf.TensorSpec(lead, tf.bool),
-            "log_prob": tf.TensorSpec(lead, tf.float32),
-            "value": tf.TensorSpec(lead, tf.float32),
-            "final_obs": obs,
-            "last_next_obs": tf.TensorSpec([spec.num_envs, *spec.obs_shape], obs.dtype),
+        return {
+            name: tf.TensorSpec(array.shape, tf.as_dtype(array.dtype))
+            for name, array in self.rollout.data().items()
+            if with_value or name != "value"
         }
-        if not with_value:
-            del batch_spec["value"]
-        return batch_spec
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        # Training envs' observations update the running statistics before they are used, as
-        # in VecNormalize; evaluation reads them frozen. No value torso/head: they cost acting
-        # time unused.
+        # Training observations update the statistics before use (VecNormalize); no value head.
         if explore:
             self.model.update_obs_statistics(obs)
         return self._choose(self.model.policy(obs), explore)
@@ -131,8 +112,6 @@ class ActorCriticAgent(Agent):
         return self.model.trainable_variables
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        # On-policy agents: empty right after `update` (when the loop checkpoints) except for a
-        # last, partial rollout at the end of training.
         parts: dict[str, object] = {"rollout": self.rollout}
         if self.reward_scaler is not None:
             parts["reward_scaler"] = self.reward_scaler

@@ -1,11 +1,10 @@
 """Agent base class: the public API every algorithm shares (TF-Agents' public-calls-private).
 
 Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
-owns the step counters (tf.Variables), the agent's `tf.random.Generator`, the scheduled optimizer
-and the gradient step, which under a strategy splits its batch across replicas so the update
-equals the one-device one (docs/distributed.md). Roles (Acme): acting is `act`, `act_with_info`
-(pure TF, inside compiled collect loops), `greedy_actions` and `observe`; learning is `update`
-and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
+owns the step counters, the agent's `tf.random.Generator`, the scheduled optimizer and the
+gradient step, which under a strategy splits its batch across replicas (docs/distributed.md).
+Roles (Acme): acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`;
+learning is `update` and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from rl.distribute import (
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
+from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_precision, compute_in
 from rl.types import Batch, Metrics
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
@@ -40,17 +40,15 @@ from rl.utils.gradient_clipping import clip_by_global_norm
 class Agent(tf.Module):
     """Base of all agents. Subclasses: fill the `_hooks`; never override public methods."""
 
-    # Whether every gradient step passes a batch-wise loss to `_gradient_step` (see above).
+    # Whether every gradient step passes a batch-wise loss to `_gradient_step`.
     supports_strategies: bool = False
     # Why an agent can never run under a strategy (None: it just does not yet).
     strategy_refusal: str | None = None
     # Why an agent cannot compute in a lower `precision` than float32 (None: it can).
     precision_refusal: str | None = None
-    # Whether actions depend on per-env carried state (an RNN's): callers then pass
-    # `episode_start` flags to `act_with_info` / `greedy_actions`.
+    # Whether actions depend on per-env carried state: callers then pass `episode_start` flags.
     recurrent: bool = False
-    # Whether the policy is a distribution to sample from (PPO, SAC), not a deterministic map
-    # plus exploration noise: `sampled_policy_step` then answers (rl.export's `sample_action`).
+    # Whether the policy is a distribution to sample from (PPO, SAC): `sampled_policy_step`.
     stochastic_policy: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
@@ -58,8 +56,7 @@ class Agent(tf.Module):
         self.spec = spec
         self.hparams = hparams
         self.seed = seed
-        # The strategy whose scope the agent is built in (the default one outside any scope).
-        self.strategy = tf.distribute.get_strategy()
+        self.strategy = tf.distribute.get_strategy()  # the scope's (outside any: the default)
         self._distributed = tf.distribute.has_strategy()
         self._multi_worker = worker_role(self.strategy).multi_worker
         if self._distributed and self.strategy_refusal:
@@ -73,8 +70,7 @@ class Agent(tf.Module):
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = tf.random.Generator.from_seed(seed)
-        # Per-update loss before/after diagnostics, traced into the learner only at DEBUG.
-        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None
+        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: Callable[[str], tf.Tensor | None] = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
@@ -82,23 +78,20 @@ class Agent(tf.Module):
         self.optimizer = make_optimizer(
             hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon, hparams.precision
         )
-        # XLA or TF's kernels, for the learner and for acting (`jit_compile`, rl/utils/compiler);
-        # decided before `_build`, which creates the learner's tf.function.
+        # Decided before `_build`, which creates the learner's tf.function.
         self.compiler: CompilerChoice = choose_compiler(
             hparams.jit_compile,
             convolutional=is_convolutional(hparams.model, spec.obs_shape),
             device=device_type(),
         )
         COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
-        # Under a strategy XLA compiles each replica's loss and gradient, not the whole step;
-        # not a loss with a collective inside (TF refuses merge_call in a nested tf.function).
+        # XLA per replica under a strategy, unless a loss holds a collective (TF refuses it).
         self._replica_xla = (
             self._distributed
             and replica_xla(self.strategy, self.compiler.learner)
             and not self._loss_sums_across_replicas()
         )
         self._build()
-        # Every network the agent holds, once built, computes in `precision` (rl/models).
         compute_in(hparams.precision, self._flatten(predicate=_is_keras_model))
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
@@ -109,8 +102,7 @@ class Agent(tf.Module):
             input_signature=[obs_spec],
             jit_compile=self.compiler.acting,
         )
-        # Acting runs inside the driver's collect loop, which steps Python envs and so cannot be
-        # one XLA program: with XLA acting, the acting part is a nested compiled function.
+        # The collect loop steps Python envs, so XLA acting is a nested compiled function.
         self._compiled_act_with_info = (
             tf.function(self._act_with_info, jit_compile=True) if self.compiler.acting else None
         )
@@ -123,8 +115,8 @@ class Agent(tf.Module):
     def act_with_info(
         self, obs: tf.Tensor, episode_start: tf.Tensor | None = None
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Exploring actions plus per-step tensors (e.g. log_prob, value) wanted back in
-        `observe`. `episode_start` [num_envs] (`recurrent` agents only) resets carried state."""
+        """Exploring actions plus per-step tensors (log_prob, value) wanted back in `observe`;
+        `episode_start` [num_envs] resets a `recurrent` agent's carried state."""
         if episode_start is not None:
             self._start_episodes(episode_start)
         if self._compiled_act_with_info is not None:
@@ -158,13 +150,12 @@ class Agent(tf.Module):
         return self._sampled_policy_step(obs, state, StatelessGenerator(seed))
 
     def observe(self, transition: Batch) -> None:
-        """Feeds one vector-env step plus `act_with_info`'s tensors (numpy); `next_obs` is the
-        true next observation (the final one where an episode ended)."""
+        """One vector-env step plus `act_with_info`'s tensors (numpy); `next_obs` is the true
+        next observation (the final one where an episode ended)."""
         self._observe(transition)
 
     def end_all_episodes(self) -> None:
-        """Every running episode was cut (a checkpoint boundary): flush partial data, as
-        truncations so it bootstraps."""
+        """Every running episode was cut (a checkpoint): flush partial data as truncations."""
         self._end_all_episodes()
 
     def update(self) -> Metrics:
@@ -185,33 +176,27 @@ class Agent(tf.Module):
         return max(1, self.hparams.train_every // self.spec.num_envs)
 
     def learner_variables(self) -> list[tf.Variable]:
-        """The variables the learner's optimizer updates."""
         return self._trainable_variables()
 
     def metrics(self) -> Metrics:
         """Agent state worth logging at any time (learning rate, exploration, ...)."""
-        step = self.env_steps
         return {
             "train/learning_rate": float(self.learning_rate(self.gradient_steps)),
             # The compiler `jit_compile` resolved to (1: XLA), so a run's logs say which ran.
             "compiler/learner_xla": float(self.compiler.learner),
-            **(self._metrics(step)),
+            **self._metrics(self.env_steps),
         }
 
     def numpy_state(self) -> dict[str, np.ndarray]:
         """State outside TF variables (replay, partial n-step data), as plain arrays."""
         state: dict[str, np.ndarray] = {}
-        for prefix, part in self._numpy_state_parts().items():
-            for key, value in part.state_dict().items():
-                state[f"{prefix}/{key}"] = value
+        for name, part in self._numpy_state_parts().items():
+            state |= with_prefix(f"{name}/", part.state_dict())
         return state
 
     def load_numpy_state(self, state: dict[str, np.ndarray]) -> None:
-        for prefix, part in self._numpy_state_parts().items():
-            head = prefix + "/"
-            part.load_state_dict(
-                {k[len(head) :]: v for k, v in state.items() if k.startswith(head)}
-            )
+        for name, part in self._numpy_state_parts().items():
+            part.load_state_dict(under_prefix(f"{name}/", state))
 
     # ------------------------------------------------------------- helpers for subclasses
     def _gradient_step(
@@ -225,18 +210,24 @@ class Agent(tf.Module):
         DEBUG the loss runs again after the update with the same random numbers."""
         self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
-            return self._replicated_gradient_step(loss_fn, variables, batch)
-        if batch is not None:
-            loss_fn = functools.partial(loss_fn, batch)
-        if self._diagnostics is not None:
-            rng_before = self.generator.state.read_value()
-        loss, grad_norm, aux = self._minimize(self.optimizer, loss_fn, variables)
-        if self._diagnostics is not None:  # before the counter: schedules see the same step
-            rng_after = self.generator.state.read_value()
-            self.generator.state.assign(rng_before)
-            loss_after, _ = loss_fn()
-            self.generator.state.assign(rng_after)
-            self._diagnostics.record(loss, loss_after, grad_norm)
+            loss, grad_norm, aux = self._minimize_across_replicas(
+                self.optimizer, loss_fn, variables, batch
+            )
+            if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
+                loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
+                self._diagnostics.record(loss, loss_after, grad_norm)
+        else:
+            if batch is not None:
+                loss_fn = functools.partial(loss_fn, batch)
+            if self._diagnostics is not None:
+                rng_before = self.generator.state.read_value()
+            loss, grad_norm, aux = self._minimize(self.optimizer, loss_fn, variables)
+            if self._diagnostics is not None:  # before the counter: schedules see the same step
+                rng_after = self.generator.state.read_value()
+                self.generator.state.assign(rng_before)
+                loss_after, _ = loss_fn()
+                self.generator.state.assign(rng_after)
+                self._diagnostics.record(loss, loss_after, grad_norm)
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
@@ -246,8 +237,8 @@ class Agent(tf.Module):
         loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One step on one device, clipped to `max_grad_norm`: (loss, unclipped norm, aux). With
-        loss scaling (mixed_float16) the limit is scaled too: the same clipping of true grads."""
+        """One step on one device, clipped to `max_grad_norm` (scaled with the loss under
+        mixed_float16): (loss, unclipped norm, aux)."""
         scale = loss_scale(optimizer)
         with tf.GradientTape() as tape:
             loss, aux = loss_fn()
@@ -261,31 +252,13 @@ class Agent(tf.Module):
         optimizer.apply_gradients(zip(grads, variables, strict=False))
         return loss, grad_norm if scale is None else grad_norm / scale, aux
 
-    def _replicated_gradient_step(
-        self,
-        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
-        variables: list[tf.Variable],
-        batch: dict[str, tf.Tensor] | None,
-    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """`_gradient_step` under the agent's strategy (the learning rate is already set)."""
-        loss, grad_norm, aux = self._minimize_across_replicas(
-            self.optimizer, loss_fn, variables, batch
-        )
-        if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
-            loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
-            self._diagnostics.record(loss, loss_after, grad_norm)
-        self.gradient_steps.assign_add(1)
-        return loss, grad_norm, aux
-
     def _minimize_across_replicas(
         self,
         optimizer: tf.keras.optimizers.Optimizer,
         loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
-        batch: dict[str, tf.Tensor] | None,
+        batch: dict[str, tf.Tensor],
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        if batch is None:
-            raise TypeError(f"{type(self).__name__}: pass the batch to the gradient step")
         return replicated_minimize(
             self.strategy,
             optimizer,
@@ -305,13 +278,11 @@ class Agent(tf.Module):
     def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
         """Hparam `name` (a number or a schedule) at `step`, as float32 (TF code)."""
         tensor = self._hparam_tensors(name)
-        if tensor is not None:
-            return tensor
-        return as_schedule(getattr(self.hparams, name))(step)
+        return as_schedule(getattr(self.hparams, name))(step) if tensor is None else tensor
 
     def _hparam_now(self, name: str, step: tf.Tensor | tf.Variable) -> float | tf.Tensor | None:
-        """Hparam `name` at `step`; constants stay Python floats (baked into the graph, so the
-        same bits as before schedules existed), None stays None, a schedule is a tensor."""
+        """Hparam `name` at `step`: constants stay Python floats (baked into the graph), None
+        stays None, a schedule is a tensor."""
         tensor = self._hparam_tensors(name)
         if tensor is not None:
             return tensor
@@ -324,8 +295,7 @@ class Agent(tf.Module):
         return schedule(step)
 
     def grad_clip_norm(self) -> float | tf.Tensor | None:
-        """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor. Public:
-        the compiled seed stack clips as the agent does."""
+        """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor."""
         limit = self._hparam_now("max_grad_norm", self.gradient_steps)
         if isinstance(limit, float) and limit <= 0:
             return None
@@ -366,8 +336,7 @@ class Agent(tf.Module):
         return tf.shape(tf.nest.flatten(batch)[0])[0]
 
     def _loss_sums_across_replicas(self) -> bool:
-        """Whether a loss holds a collective (`sum_across_replicas`): its replicas then skip
-        XLA, which TF refuses ("`merge_call` called while defining a new graph")."""
+        """Whether a loss holds a collective (`sum_across_replicas`): XLA refuses it in replicas."""
         return False
 
     def _learner_batch_size(self) -> int:
@@ -375,9 +344,8 @@ class Agent(tf.Module):
         return self.hparams.batch_size
 
     def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
-        """The learner's `tf.function`, XLA per `self.compiler` on one device; under a strategy
-        XLA compiles each replica's pass instead (TF refuses an XLA program reading other
-        replicas' variables)."""
+        """The learner's `tf.function`, XLA per `self.compiler` on one device only (TF refuses an
+        XLA program reading other replicas' variables: `_replica_xla` compiles each replica)."""
         jit = self.compiler.learner and not self._distributed
         return tf.function(fn, input_signature=input_signature, jit_compile=jit)
 
@@ -391,7 +359,7 @@ class Agent(tf.Module):
         return self._act(obs, explore=True), {}
 
     def _start_episodes(self, episode_start: tf.Tensor) -> None:
-        """Recurrent agents: reset the carried state of the envs flagged in `episode_start`."""
+        """Recurrent agents: reset the carried state of the flagged envs."""
 
     def _greedy_policy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return self._act(obs, explore=False), state  # feed-forward: the state passes through
@@ -409,7 +377,7 @@ class Agent(tf.Module):
         raise NotImplementedError
 
     def _end_all_episodes(self) -> None:
-        pass
+        """Flush partial episode data (nothing by default)."""
 
     def _ready_to_update(self) -> bool:
         raise NotImplementedError
@@ -421,7 +389,7 @@ class Agent(tf.Module):
         return {}
 
     def _numpy_state_parts(self) -> dict[str, object]:
-        """Named objects with state_dict()/load_state_dict() of numpy arrays."""
+        """Named objects with numpy state_dict()/load_state_dict()."""
         return {}
 
 

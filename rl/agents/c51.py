@@ -2,9 +2,8 @@
 
 Bellemare, Dabney & Munos 2017, "A Distributional Perspective on Reinforcement Learning",
 https://arxiv.org/abs/1707.06887; with DQN's switches on this is Rainbow (Hessel et al. 2017,
-https://arxiv.org/abs/1710.02298). Only three hooks of DQN change: the head's `num_atoms` logits
-per action, Q as the distribution's mean, and the distributional loss, whose per-sample value
-is the new priority (as in Rainbow).
+https://arxiv.org/abs/1710.02298). Three DQN hooks change: `num_atoms` logits per action, Q as
+the distribution's mean, and the distributional loss (its per-sample value is the priority).
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/160
 (equations and default constants of its Table 1 and Appendix A), with positive recombination
 weights only (no "active" negative weights). The separable variant (`diagonal=True`) keeps only
 the diagonal of C, with the covariance learning rates scaled by (n + 2) / 3: Ros & Hansen 2008,
-https://doi.org/10.1007/978-3-540-87700-4_30. It costs O(n) per sample instead of O(n^2) and no
-eigendecomposition, which makes networks with thousands of weights affordable.
+https://doi.org/10.1007/978-3-540-87700-4_30; O(n) per sample and no eigendecomposition.
 
 One generation:
 
@@ -56,10 +55,6 @@ class CMAES:
         mean_lr: float = 1.0,
     ) -> None:
         mean = np.asarray(mean, np.float64).reshape(-1)
-        if mean.size < 1:
-            raise ValueError("CMA-ES needs at least one dimension")
-        if not sigma > 0:
-            raise ValueError(f"sigma must be > 0, got {sigma}")
         n = self.dimension = mean.size
         self.popsize = int(popsize)
         self.diagonal = bool(diagonal)
@@ -88,12 +83,8 @@ class CMAES:
         self.generation = 0
         self.p_sigma = np.zeros(n)
         self.p_c = np.zeros(n)
-        if self.diagonal:
-            self.cov = np.ones(n)  # the diagonal of C
-            self.eigvecs = np.zeros((0, 0))  # B = I, not stored
-        else:
-            self.cov = np.eye(n)
-            self.eigvecs = np.eye(n)  # B
+        self.cov = np.ones(n) if self.diagonal else np.eye(n)  # diagonal: C's diagonal
+        self.eigvecs = np.zeros((0, 0)) if self.diagonal else np.eye(n)  # B (diagonal: I)
         self.eigvals_sqrt = np.ones(n)  # D: C = B diag(D^2) B^T
         self.population_y = np.zeros((0, n))  # y_k of the pending population (0 rows: none)
 
@@ -109,8 +100,7 @@ class CMAES:
 
     @property
     def pending(self) -> bool:
-        """Whether a population was asked for and not yet told."""
-        return self.population_y.shape[0] > 0
+        return self.population_y.shape[0] > 0  # asked for and not yet told
 
     def tell(self, losses: np.ndarray) -> None:
         """Updates mean, sigma, paths and C from the losses of the pending population."""
@@ -161,25 +151,20 @@ class CMAES:
         self.generation += 1
         self.population_y = np.zeros((0, n))
 
-    # --------------------------------------------------------------------- diagnostics
     @property
     def axis_ratio(self) -> float:
         """sqrt(largest / smallest eigenvalue of C): how elongated the search distribution is."""
         return float(self.eigvals_sqrt.max() / self.eigvals_sqrt.min())
 
     # ------------------------------------------------------------------------- state
+    ARRAYS = ("mean", "p_sigma", "p_c", "cov", "eigvecs", "eigvals_sqrt", "population_y")
+
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue bit for bit, as plain numpy arrays (no pickle)."""
         return {
-            "mean": self.mean.copy(),
+            **{name: getattr(self, name).copy() for name in self.ARRAYS},
             "sigma": np.array(self.sigma),
             "generation": np.array(self.generation, np.int64),
-            "p_sigma": self.p_sigma.copy(),
-            "p_c": self.p_c.copy(),
-            "cov": self.cov.copy(),
-            "eigvecs": self.eigvecs.copy(),
-            "eigvals_sqrt": self.eigvals_sqrt.copy(),
-            "population_y": self.population_y.copy(),
             "rng_state": np.array(json.dumps(self.rng.bit_generator.state)),
         }
 
@@ -194,13 +179,9 @@ class CMAES:
         rng_state = json.loads(str(state["rng_state"]))
         if rng_state.get("bit_generator") != type(self.rng.bit_generator).__name__:
             raise ValueError(f"checkpoint CMA-ES RNG is {rng_state.get('bit_generator')!r}")
-        self.mean = np.array(state["mean"], np.float64)
+        for name in self.ARRAYS:
+            setattr(self, name, np.array(state[name], np.float64))
+        self.population_y = self.population_y.reshape(-1, n)
         self.sigma = float(state["sigma"])
         self.generation = int(state["generation"])
-        self.p_sigma = np.array(state["p_sigma"], np.float64)
-        self.p_c = np.array(state["p_c"], np.float64)
-        self.cov = np.array(state["cov"], np.float64)
-        self.eigvecs = np.array(state["eigvecs"], np.float64)
-        self.eigvals_sqrt = np.array(state["eigvals_sqrt"], np.float64)
-        self.population_y = np.array(state["population_y"], np.float64).reshape(-1, n)
         self.rng.bit_generator.state = rng_state

@@ -1,21 +1,17 @@
 """CMA-ES as an agent: gradient-free search over a small policy network's weights.
 
-Hansen 2016, "The CMA Evolution Strategy: A Tutorial", https://arxiv.org/abs/1604.00772 (the
-optimizer is `rl.agents.cma_es_optimizer`); policy search with evolution strategies as in
-Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
+Hansen 2016, https://arxiv.org/abs/1604.00772 (`rl.agents.cma_es_optimizer`); policy search
+with evolution strategies as in Salimans et al. 2017, https://arxiv.org/abs/1703.03864.
 
-It fits the agent contract without changing the loop or the driver:
-* Population = env copies: copy i plays candidate i; the candidates' weights sit stacked in one
-  [P, n] variable (one batched forward pass), greedy `act` uses the mean (a second variable).
+* Population = env copies: copy i plays candidate i (weights stacked in one [P, n] variable);
+  greedy `act` uses the mean.
 * Fitness = the undiscounted return of the first episode env i starts after candidate i was
   installed; episodes running at a generation switch, or cut at a checkpoint, are discarded.
 * A generation ends at the first `update` that finds all P fitnesses: `tell`, `ask`, install.
-  Weights change only between collect calls, so every scored episode has one candidate.
 * `lr` is CMA-ES's c_m (tutorial eq. 9; 1 = standard); the optimizer is never stepped.
-* Full CMA costs O(n^2) memory and O(n^3) per generation (fine up to ~1000 weights);
-  `cmaes_diagonal=True` (sep-CMA-ES) is O(n).
-* Checkpoints cut running episodes, so a `checkpoint_every` that leaves no room for one whole
-  episode per env copy would stall the good candidates, and is refused.
+* Full CMA costs O(n^2) memory and O(n^3) per generation; `cmaes_diagonal=True` is O(n).
+* A `checkpoint_every` too short for one whole episode per env copy is refused (checkpoints cut
+  running episodes, which would stall the good candidates).
 """
 
 from __future__ import annotations
@@ -43,7 +39,7 @@ class EpisodeScorer:
         self.episode_return = np.zeros(num_envs)
 
     def new_generation(self) -> None:
-        """New candidates are installed: nothing is scored; running episodes do not count."""
+        """New candidates are installed: running episodes do not count."""
         self.fitness[:] = np.nan
         self.scoring[:] = False
 
@@ -59,8 +55,7 @@ class EpisodeScorer:
         self.fresh = np.asarray(done, bool).copy()
 
     def cut(self) -> None:
-        """The in-process engine cut every episode and resets the envs: partial episodes do not
-        count."""
+        """The engine cut every episode and resets the envs: partial episodes do not count."""
         self.scoring[:] = False
         self.fresh[:] = True
 
@@ -109,8 +104,7 @@ class CMAESAgent(Agent):
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
-        # From hparams, not the spec: test mode builds the agent on a vector env of
-        # `--test_episodes` copies and must still restore a [num_envs, n] population.
+        # From hparams, not the spec: test mode still restores a [num_envs, n] population.
         population = hp.num_envs
         if population < 2:
             raise UserError(
@@ -161,8 +155,7 @@ class CMAESAgent(Agent):
 
     # ------------------------------------------------------------------------ acting
     def _policy_output(self, obs: tf.Tensor, params: tf.Tensor, batched: bool) -> tf.Tensor:
-        """The MLP's output for `obs` [B, ...]; `params` is [B, n] (row b's own weights) when
-        `batched`, else one shared [n] vector."""
+        """The MLP's output for `obs` [B, ...]; `params` [B, n] when `batched`, else [n]."""
         x = tf.reshape(tf.cast(obs, tf.float32), [tf.shape(obs)[0], self._sizes[0]])
         offset = 0
         shapes = layer_shapes(self._sizes)

@@ -1,11 +1,10 @@
-"""Per-update learning diagnostics at `--log_level DEBUG`, as the original rlmodels package
-logged them: the loss on a batch before the optimizer step, on the SAME batch after it, and the
-gradient norm. A step that does not lower the loss on its own batch points at a learning rate
-too high, clipping too tight or a loss that does not depend on the updated weights.
+"""Per-update learning diagnostics at `--log_level DEBUG`: the loss on a batch before the
+optimizer step, on the SAME batch after it, and the gradient norm. A step that does not lower
+the loss on its own batch points at a learning rate too high, clipping too tight or a loss that
+does not depend on the updated weights.
 
-The learner runs many steps in one compiled call, so steps are recorded into variables and
-logged once per `update`. Zero cost otherwise: the extra forward pass is traced into the learner
-only when DEBUG is on as the agent is built.
+Steps are recorded into variables inside the compiled learner and logged once per `update`; the
+extra forward pass is traced in only when DEBUG is on as the agent is built.
 """
 
 from __future__ import annotations
@@ -37,28 +36,19 @@ class UpdateDiagnostics:
             name: tf.Variable(0.0, trainable=False, aggregation=mean, name=f"debug_{name}")
             for name in self.NAMES
         }
-        self._steps = tf.Variable(
-            0.0,
-            trainable=False,
-            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
-            name="debug_steps",
-        )
+        first = tf.VariableAggregation.ONLY_FIRST_REPLICA
+        self._steps = tf.Variable(0.0, trainable=False, aggregation=first, name="debug_steps")
 
     def record(self, loss_before: tf.Tensor, loss_after: tf.Tensor, grad_norm: tf.Tensor) -> None:
         """Adds one gradient step (TF code: runs inside the compiled learner)."""
-        values = {
-            "loss_before": loss_before,
-            "loss_after": loss_after,
-            "grad_norm": grad_norm,
-            "improved": tf.cast(loss_after < loss_before, tf.float32),
-        }
-        for name, value in values.items():
+        improved = tf.cast(loss_after < loss_before, tf.float32)
+        values = (loss_before, loss_after, grad_norm, improved)
+        for name, value in zip(self.NAMES, values, strict=True):
             self._sums[name].assign_add(tf.cast(value, tf.float32))
         self._steps.assign_add(1.0)
 
     def pop(self, gradient_steps: int) -> Metrics:
-        """Means over the steps since the last call as `debug/...` metrics (logged at DEBUG),
-        and resets the sums; {} when no step was recorded."""
+        """Means since the last call as `debug/...` metrics (resets the sums; {} if no step)."""
         steps = float(self._steps.numpy())
         if steps == 0:
             return {}

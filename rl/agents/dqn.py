@@ -9,8 +9,7 @@ Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination);
 Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`).
 
 `update` runs `gradient_steps` optimizer steps in ONE compiled call on K batches sampled up
-front, so the TF dispatch cost is paid once per K steps; with prioritized replay the priorities
-are written back after the call (at most K-1 steps stale).
+front; prioritized replay's priorities are written back after it (at most K-1 steps stale).
 """
 
 from __future__ import annotations
@@ -21,7 +20,9 @@ import tensorflow as tf
 from rl.agents.action_functions import greedy
 from rl.agents.function_slots import FunctionSlot, resolve_function
 from rl.agents.gradient_functions import double_q_learning_target, q_learning_target
-from rl.agents.replay_agent import ReplayAgent
+from rl.agents.off_policy_continuous import polyak_update
+from rl.agents.replay_agent import ReplayAgent, mean_over_batches
+from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.registry import action_functions, gradient_functions, register_agent
@@ -33,7 +34,6 @@ class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     supports_strategies = True  # `_loss` is a mean over its batch
-    # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("q_exploration",)),
         "loss": FunctionSlot(gradient_functions, ("td_loss",)),
@@ -43,8 +43,6 @@ class DQN(ReplayAgent):
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
         if not spec.discrete:
-            from rl.errors import UserError
-
             raise UserError(
                 f"agent 'dqn' needs a discrete action space; env {spec.env_id!r} has Box "
                 "actions (use a continuous-control agent)"
@@ -80,10 +78,7 @@ class DQN(ReplayAgent):
         return self.q_network.trainable_variables
 
     def _sync_target(self, tau: float | tf.Tensor) -> None:
-        for target, online in zip(
-            self.target_network.variables, self.q_network.variables, strict=True
-        ):
-            target.assign(tau * online + (1.0 - tau) * target)
+        polyak_update(self.target_network.variables, self.q_network.variables, tau)
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
@@ -105,12 +100,8 @@ class DQN(ReplayAgent):
         )
 
     # ---------------------------------------------------------------------- learning
-    def _update(self) -> Metrics:
-        out = self._sample_and_train()
-        return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
-
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        return self._mean_over_batches(batch, self._train_step, ("loss", "grad_norm", "q_mean"))
+        return mean_over_batches(batch, self._train_step, self.loss_metrics)
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams
@@ -130,11 +121,9 @@ class DQN(ReplayAgent):
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_q_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:
+            next_q_online = self.q_network(sample["next_obs"])
             td_target = double_q_learning_target(
-                sample["reward"],
-                sample["discount"],
-                next_q_target,
-                self.q_network(sample["next_obs"]),
+                sample["reward"], sample["discount"], next_q_target, next_q_online
             )
         else:
             td_target = q_learning_target(sample["reward"], sample["discount"], next_q_target)

@@ -6,9 +6,8 @@ https://openreview.net/forum?id=r1lyTjAqYX (sequences stored with the actor's re
 their start, and a burn-in that refreshes that stale state). Double Q-learning's target.
 
 Online and target networks are unrolled over an item's T + 1 observations from the stored state;
-no gradient flows into the burn-in. The loss is the Huber (or squared) TD error over the `mask`
-steps; with prioritized replay an item's priority is R2D2's eta * max |delta| + (1 - eta) *
-mean |delta|.
+no gradient flows into the burn-in. The loss is the TD loss over the `mask` steps; an item's
+priority is R2D2's eta * max |delta| + (1 - eta) * mean |delta|.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from rl.agents.base import Agent
 from rl.agents.dqn import DQN
 from rl.agents.function_slots import resolve_function
 from rl.agents.recurrent import RecurrentStateMixin
-from rl.agents.replay_agent import STEP_FIELDS
+from rl.agents.replay_agent import STEP_FIELDS, mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
@@ -69,15 +68,15 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
-    # `_loss` is a masked mean over a batch of sequences (items on axis 0, time inside each):
-    # a strategy splits the items, and `_loss_weight` weighs each part by its learning steps.
-    supports_strategies = True
+    supports_strategies = True  # `_loss` is a masked mean over items on axis 0
 
-    # DQN's: the registered functions the hparams name, the target update, random actions
-    # until learning starts.
+    # DQN's registered functions, learner variables, target update, random actions until
+    # learning starts, and logged epsilon.
     function_slots = DQN.function_slots
+    _trainable_variables = DQN._trainable_variables
     _sync_target = DQN._sync_target
     _current_epsilon = DQN._current_epsilon
+    _metrics = DQN._metrics
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -123,36 +122,22 @@ class DRQN(RecurrentStateMixin, Agent):
             alpha=float(self.per_alpha(self.env_steps)),
             epsilon=float(self.per_epsilon(self.env_steps)),
         )
-        steps = hp.burn_in + hp.sequence_length
         lead = [None, None]  # [K batches, B items]
-        obs_dtype = tf.as_dtype(spec.obs_dtype)
         batch_spec = {
-            "obs": tf.TensorSpec([*lead, steps + 1, *spec.obs_shape], obs_dtype),
-            "action": tf.TensorSpec([*lead, steps], tf.int64),
-            "reward": tf.TensorSpec([*lead, steps], tf.float32),
-            "discount": tf.TensorSpec([*lead, steps], tf.float32),
-            "mask": tf.TensorSpec([*lead, steps], tf.float32),
-            "burn_in": tf.TensorSpec(lead, tf.int32),
-            "state": tf.TensorSpec([*lead, self.state_size], tf.float32),
-            "weights": tf.TensorSpec(lead, tf.float32),
+            key: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
+            for key, (shape, dtype) in self.replay.builder.fields().items()
         }
+        batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train_on_batches), [batch_spec]
         )
 
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.q_network.trainable_variables
-
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        state_in = self.recurrent_state.read_value()
-        q_values, state_out = self.q_network.step(obs, state_in)
-        self.recurrent_state.assign(state_out)
-        action = self._action_function(q_values, self.generator, self._current_epsilon())
-        return action, {"state_in": state_in}
+        state_in = self.recurrent_state.read_value()  # before `_act` advances it
+        return self._act(obs, explore=True), {"state_in": state_in}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        """Acts on the training envs' carried state (and advances it)."""
         q_values, state_out = self.q_network.step(obs, self.recurrent_state.read_value())
         self.recurrent_state.assign(state_out)
         if not explore:
@@ -164,7 +149,9 @@ class DRQN(RecurrentStateMixin, Agent):
         return greedy(q_values), state
 
     def _observe(self, transition: Batch) -> None:
-        self.replay.add(*(transition[key] for key in (*STEP_FIELDS, "state_in")))
+        self.replay.add(
+            **{key: transition[key] for key in STEP_FIELDS}, state=transition["state_in"]
+        )
 
     def _end_all_episodes(self) -> None:
         self.replay.end_all_episodes()
@@ -175,8 +162,7 @@ class DRQN(RecurrentStateMixin, Agent):
 
     # ---------------------------------------------------------------------- learning
     def _ready_to_update(self) -> bool:
-        hp = self.hparams
-        return len(self.replay) >= 1 and int(self.env_steps.numpy()) >= hp.learning_starts
+        return len(self.replay) >= 1 and int(self.env_steps.numpy()) >= self.hparams.learning_starts
 
     def _update(self) -> Metrics:
         hp = self.hparams
@@ -191,43 +177,27 @@ class DRQN(RecurrentStateMixin, Agent):
         return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """One gradient step per leading index of `batch` ([K, B, ...]), as one graph loop."""
         hp = self.hparams
-        num_batches = tf.shape(batch["reward"])[0]
 
-        def body(k, priorities, loss_sum, grad_norm_sum, q_sum):
+        def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             tf.cond(
                 tf.equal(self.gradient_steps % hp.target_update_period, 0),
                 lambda: self._sync_target_op(self._hparam_at("tau", self.gradient_steps)),
                 lambda: tf.constant(False),
             )
-            sample = {key: value[k] for key, value in batch.items()}
             eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
             loss, grad_norm, aux = self._gradient_step(
                 self._loss, self.q_network.trainable_variables, sample
             )
             priority = sequence_priority(aux["td_error"], sample["mask"], eta)
-            return (
-                k + 1,
-                priorities.write(k, priority),
-                loss_sum + loss,
-                grad_norm_sum + grad_norm,
-                q_sum + aux["q_mean"],
-            )
+            return {
+                "loss": loss,
+                "grad_norm": grad_norm,
+                "q_mean": aux["q_mean"],
+                "priority": priority,
+            }
 
-        zero = tf.constant(0.0)
-        _, priorities, loss_sum, grad_norm_sum, q_sum = tf.while_loop(
-            lambda k, *_: k < num_batches,
-            body,
-            (tf.constant(0), tf.TensorArray(tf.float32, size=num_batches), zero, zero, zero),
-        )
-        count = tf.cast(num_batches, tf.float32)
-        return {
-            "loss": loss_sum / count,
-            "grad_norm": grad_norm_sum / count,
-            "q_mean": q_sum / count,
-            "priority": priorities.stack(),
-        }
+        return mean_over_batches(batch, train_step, ("loss", "grad_norm", "q_mean"), "priority")
 
     def _sync_target_op(self, tau: float) -> tf.Tensor:
         """`_sync_target` as a tf.cond branch (branches must return a tensor)."""
@@ -235,7 +205,6 @@ class DRQN(RecurrentStateMixin, Agent):
         return tf.constant(True)
 
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
-        # `_loss` and its q_mean are means over the learning steps (`mask`) of all items.
         return tf.reduce_sum(batch["mask"])
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -261,13 +230,8 @@ class DRQN(RecurrentStateMixin, Agent):
         # Real steps: the burn-in ones and the learning ones (padding follows them).
         in_burn_in = tf.range(steps)[:, None] < sample["burn_in"][None, :]
         valid = tf.maximum(mask, tf.cast(in_burn_in, tf.float32))
-        td_target = sequence_n_step_targets(
-            time_major(sample["reward"]),
-            time_major(sample["discount"]),
-            valid,
-            values,
-            self.hparams.n_step,
-        )
+        reward, discount = time_major(sample["reward"]), time_major(sample["discount"])
+        td_target = sequence_n_step_targets(reward, discount, valid, values, self.hparams.n_step)
         q_values = flat(q_all[:-1])  # [T * B, A]
         weights = flat(mask * sample["weights"][None, :])
         loss, td_error = self._loss_function(
@@ -279,7 +243,3 @@ class DRQN(RecurrentStateMixin, Agent):
         td_error = tf.transpose(tf.reshape(td_error, tf.shape(mask)))  # [B, T]
         q_mean = tf.reduce_sum(tf.reduce_max(q_values, -1) * flat(mask)) / learning_steps
         return loss, {"td_error": td_error, "q_mean": q_mean}
-
-    # ----------------------------------------------------------------------- logging
-    def _metrics(self, env_steps: tf.Variable) -> Metrics:
-        return {"train/epsilon": float(self._current_epsilon())}

@@ -1,7 +1,6 @@
 """Hparam keys that name a registered function an agent calls, and which roles fit there.
 
-Why: functions are chosen by name in the sets, so an override swaps one without code. A name
-alone is not enough (`gaussian_noise` is an action function, but DQN cannot call it on
+A name alone is not enough (`gaussian_noise` is an action function, but DQN cannot call it on
 Q-values): each function declares a role, each agent its slots and the roles they can call, and
 `check_function_slots` checks the hparams before anything is written.
 """
@@ -18,8 +17,7 @@ from rl.registry import Registry
 
 @dataclass(frozen=True)
 class FunctionSlot:
-    """What one hparam key (its key in an agent's `function_slots`) may name: a function of
-    `registry` registered with one of `roles`."""
+    """What one hparam key may name: a function of `registry` registered with one of `roles`."""
 
     registry: Registry[Callable[..., Any]]
     roles: tuple[str, ...]
@@ -29,8 +27,7 @@ class FunctionSlot:
         return sorted(n for role in self.roles for n in self.registry.names(role))
 
     def resolve(self, key: str, name: str, agent: str) -> Callable[..., Any]:
-        """The function registered as `name`; a UserError naming the key if it is unknown or
-        registered with a role this slot cannot call."""
+        """The function registered as `name`; a UserError if it is unknown or of another role."""
         fitting = self.fitting_names()
         choices = ", ".join(fitting)
         if name not in self.registry:
@@ -56,7 +53,6 @@ def resolve_function(agent: Any, key: str) -> Callable[..., Any]:
 
 
 def check_function_slots(agent_class: type, hparams: Any) -> None:
-    """Resolves every slot `agent_class` declares (agents that choose no registered function
-    declare none), so a bad name is a UserError before a run starts."""
+    """Resolves every slot `agent_class` declares: a bad name is a UserError before a run."""
     for key, slot in getattr(agent_class, "function_slots", {}).items():
         slot.resolve(key, getattr(hparams, key), hparams.agent)

@@ -1,13 +1,12 @@
-"""IMPALA: an actor-critic learner whose data come from lagging behaviour policies, corrected by
-V-trace.
+"""IMPALA: an actor-critic learner on data of lagging behaviour policies, corrected by V-trace.
 
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561.
 
 Acting records log mu(a|x), since pi will have moved on by the time the step is learned from.
-`update` is one compiled call of `n_epochs` passes over groups of whole unrolls (V-trace needs
-them), every gradient step recomputing pi, V and the targets with the current weights. The
-estimator can also be "discounted_returns" / "gae" (the paper's no-correction ablation).
+`update` is one compiled call of `n_epochs` passes over groups of whole unrolls, every step
+recomputing pi, V and the V-trace targets with the current weights ("discounted_returns" /
+"gae" estimators: the paper's no-correction ablation).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import tensorflow as tf
 
 from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.gradient_functions.impala import impala_loss
-from rl.agents.on_policy import normalize, repeat
+from rl.agents.on_policy import normalize, update_epochs
 from rl.errors import UserError
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import Rollout, bootstrap_values, minibatch_indices, reevaluate
@@ -45,19 +44,14 @@ class Impala(ActorCriticAgent):
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
                     "approx_kl")  # fmt: skip
-    # train.py --num_workers N: asynchronous actor processes feed this learner
-    # (rl/engines/impala.py) instead of env copies stepping in lockstep.
-    asynchronous_actors = True
+    asynchronous_actors = True  # train.py --num_workers N: actor processes feed this learner
     records_log_prob = True  # mu(a|x) of the acting weights, for V-trace
-    # A gradient step's minibatch is env-major (whole unrolls on axis 0), its loss a mean over
-    # them; normalized advantages use the whole minibatch's statistics (`normalize`).
-    supports_strategies = True
+    supports_strategies = True  # the loss is a mean over whole unrolls (env-major minibatches)
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp = self.hparams
-        # hp.num_envs, the training copies: test mode and export build the agent for a vector
-        # env of test episodes (or one), which never trains.
+        # hp.num_envs: test mode and export build the agent for other env counts, never training.
         if not 1 <= hp.num_minibatches <= hp.num_envs:
             raise UserError(
                 f"num_minibatches={hp.num_minibatches} splits the num_envs={hp.num_envs} env "
@@ -68,7 +62,7 @@ class Impala(ActorCriticAgent):
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
         self._batch_spec = self._build_rollout(self.unroll_length, with_value=False)
-        # Traced without autograph: the loops are tf.while_loops (rl.agents.on_policy.repeat).
+        # Traced without autograph: `update_epochs` writes its loops as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [self._batch_spec]
         )
@@ -77,7 +71,6 @@ class Impala(ActorCriticAgent):
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
 
     def _learner_batch_size(self) -> int:
-        # Env copies (whole unrolls) per minibatch: what a strategy splits across replicas.
         return self.spec.num_envs // self.hparams.num_minibatches
 
     # ---------------------------------------------------------------------- learning
@@ -89,32 +82,24 @@ class Impala(ActorCriticAgent):
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
         hp = self.hparams
-        names = (*self.loss_metrics, "loss", "grad_norm", "advantage_mean", "vs_mean")
-        totals = {name: tf.constant(0.0) for name in names}
-
         rollout = Rollout.from_batch(batch)
 
-        def minibatch_step(envs: tf.Tensor, k: tf.Tensor, totals: dict) -> dict:
-            # Whole sequences of the chosen env copies, env-major ([B, T, ...]): a strategy
-            # splits them across replicas by env copy, never along time.
+        def step(envs: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+            # Whole unrolls of the chosen env copies, env-major: a strategy never splits time.
             rows = rollout.select_envs(envs[k]).batch_major()
-            loss, grad_norm, aux = self._gradient_step(
-                self._env_major_loss, self._trainable_variables(), rows
-            )
-            aux = {**aux, "loss": loss, "grad_norm": grad_norm}
-            return {name: totals[name] + aux[name] for name in names}
+            return self._gradient_step(self._env_major_loss, self._trainable_variables(), rows)
 
-        def epoch(totals: dict) -> dict:
-            envs = minibatch_indices(self.generator, self.spec.num_envs, hp.num_minibatches)
-            return repeat(hp.num_minibatches, lambda k, t: minibatch_step(envs, k, t), totals)
-
-        totals = repeat(hp.n_epochs, lambda _, t: epoch(t), totals)
-        steps = float(hp.n_epochs * hp.num_minibatches)
-        return {name: value / steps for name, value in totals.items()}
+        return update_epochs(
+            hp.n_epochs,
+            hp.num_minibatches,
+            lambda: minibatch_indices(self.generator, self.spec.num_envs, hp.num_minibatches),
+            step,
+            (*self.loss_metrics, "advantage_mean", "vs_mean"),
+            tf.constant(0.0),
+        )
 
     def _env_major_loss(self, rows: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's
-        layout)."""
+        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's)."""
         return self._minibatch_loss(Rollout.from_batch_major(rows).as_batch())
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -135,25 +120,14 @@ class Impala(ActorCriticAgent):
             "c_bar": self._hparam_now("vtrace_c_bar", step),
             "lambda_": self._hparam_now("vtrace_lambda", step),
         }
-        advantages, vs = self.estimator(
-            rewards,
-            tf.stop_gradient(value),
-            discounts,
-            tf.stop_gradient(bootstrap),
-            **{k: v for k, v in options.items() if k in self._estimator_options},
-        )
+        options = {k: v for k, v in options.items() if k in self._estimator_options}
+        value_const, bootstrap_const = tf.stop_gradient(value), tf.stop_gradient(bootstrap)
+        advantages, vs = self.estimator(rewards, value_const, discounts, bootstrap_const, **options)
         advantages, vs = tf.stop_gradient(advantages), tf.stop_gradient(vs)
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
-        loss, aux = impala_loss(
-            log_prob,
-            now.entropy,
-            value,
-            advantages,
-            vs,
-            self._hparam_at("vf_coef", self.gradient_steps),
-            self._hparam_at("ent_coef", self.gradient_steps),
-        )
+        vf_coef, ent_coef = self._hparam_at("vf_coef", step), self._hparam_at("ent_coef", step)
+        loss, aux = impala_loss(log_prob, now.entropy, value, advantages, vs, vf_coef, ent_coef)
         rhos = tf.exp(log_rhos)
         rho_bar = np.inf if rho_bar is None else rho_bar
         aux["rho_mean"] = tf.reduce_mean(rhos)

@@ -1,17 +1,14 @@
-"""MADDPG: per-agent deterministic actors acting on their own observations, trained with
-centralized critics that see every agent's observation and action.
+"""MADDPG: per-agent deterministic actors, trained with centralized critics that see every agent.
 
 Lowe, Wu, Tamar, Harb, Abbeel & Mordatch 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments", https://arxiv.org/abs/1706.02275 (Algorithm 1).
 
 The env stacks agents on a leading axis (rl/envs/multi_agent.py) with one team reward, so every
 critic regresses the same return, as in the paper's cooperative tasks. The N critics are ONE
-`Critics` model with N heads; actors live in named attributes (`actor_0`, ...) so checkpoints
-see them. One Adam per role equals per-agent optimizers (Adam is per parameter), except that
-`max_grad_norm` clips the joint norm. `share_actor` makes all agents act through one actor.
-
-Differences from the paper: continuous actions with Gaussian exploration instead of the
-Gumbel-softmax relaxation, no policy ensembles, no inferred policies of other agents.
+`Critics` model with N heads; actors are named attributes (`actor_0`, ...) so checkpoints see
+them. One Adam per role equals per-agent optimizers, except that `max_grad_norm` clips the joint
+norm. `share_actor` makes all agents act through one actor. Unlike the paper: Gaussian
+exploration instead of Gumbel-softmax, no policy ensembles, no inferred policies of others.
 """
 
 from __future__ import annotations
@@ -38,12 +35,9 @@ class MADDPG(OffPolicyContinuousAgent):
     """N deterministic actors (one per row of the agent axis) and N centralized critics."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
-    # The registered functions the hparams name (rl/agents/function_slots.py); stateless noise
-    # only: the agent keeps no per-env noise state.
+    # Stateless noise only: the agent keeps no per-env noise state.
     function_slots = {"action_function": FunctionSlot(action_functions, ("action_noise",))}
-    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
-    # batch); every critic's and actor's loss is a mean over the batch.
-    supports_strategies = True
+    supports_strategies = True  # every critic's and actor's loss is a mean over the batch
 
     # ---------------------------------------------------------------------- building
     def _build_networks(self) -> None:
@@ -75,9 +69,7 @@ class MADDPG(OffPolicyContinuousAgent):
                 f"share_actor=True needs agents with the same action bounds; env "
                 f"{spec.env_id!r} has different ones per agent (set share_actor=False)"
             )
-        # One actor per agent, or one for all with share_actor (parameter sharing: every
-        # agent's experience trains the same weights; agents differ only by what they observe).
-        self.num_actors = 1 if hp.share_actor else self.num_agents
+        self.num_actors = 1 if hp.share_actor else self.num_agents  # parameter sharing
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
         for prefix in ("actor", "actor_target"):
             for i in range(self.num_actors):
@@ -106,7 +98,6 @@ class MADDPG(OffPolicyContinuousAgent):
         )
 
     def _actors(self, target: bool = False) -> list[DeterministicActor]:
-        """The actor networks: N, or one with share_actor."""
         prefix = "actor_target" if target else "actor"
         return [getattr(self, f"{prefix}_{i}") for i in range(self.num_actors)]
 
@@ -128,12 +119,10 @@ class MADDPG(OffPolicyContinuousAgent):
         return self._joint_action(obs)
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
+        action = self._joint_action(obs)
+        sigma = self._hparam_at("action_noise_std", self.env_steps)
         return self._action_function(
-            self._joint_action(obs),
-            self.generator,
-            self._hparam_at("action_noise_std", self.env_steps),
-            self.action_low,
-            self.action_high,
+            action, self.generator, sigma, self.action_low, self.action_high
         )
 
     # ---------------------------------------------------------------------- learning
@@ -151,41 +140,23 @@ class MADDPG(OffPolicyContinuousAgent):
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         next_action = self._joint_action(sample["next_obs"], target=True)
-        td_target = maddpg_critic_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-        )
+        next_q = self.critics_target(sample["next_obs"], next_action)
+        td_target = maddpg_critic_target(sample["reward"], sample["discount"], next_q)
 
-        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
-        def critic_loss_fn(part):
-            q_values = self.critics(part["obs"], part["action"])
-            td_target = tf.transpose(part["td_target"])  # [N, B]
-            loss, td_error = maddpg_critic_loss(q_values, td_target, part["weights"])
-            # td_error [N, B] goes out as [B, N]: per-example outputs have examples on axis 0
-            return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
+        def critic_loss_fn(q_values, td_target, weights):  # td_target [B, N], as a strategy splits
+            return maddpg_critic_loss(q_values, tf.transpose(td_target), weights)
 
-        critic_batch = {
-            "obs": sample["obs"],
-            "action": sample["action"],
-            "td_target": tf.transpose(td_target),  # [B, N]
-            "weights": sample["weights"],
-        }
-        loss, _, aux = self._gradient_step(
-            critic_loss_fn, self.critics.trainable_variables, critic_batch
-        )
-        aux["td_error"] = tf.transpose(aux["td_error"])
+        loss, aux = self._critic_step(sample, tf.transpose(td_target), critic_loss_fn)
 
         def actor_loss_fn(part):
             policy_action = self._joint_action(part["obs"])
             joint = maddpg_joint_actions(part["action"], policy_action)
             return maddpg_actor_loss(self._own_q(part["obs"], joint)), {}
 
+        actor_batch = {"obs": sample["obs"], "action": sample["action"]}
+        actor_variables = self._actor_variables(trainable=True)
         actor_loss, _ = self._optimizer_step(
-            self.actor_optimizer,
-            actor_loss_fn,
-            self._actor_variables(trainable=True),
-            {"obs": sample["obs"], "action": sample["action"]},
+            self.actor_optimizer, actor_loss_fn, actor_variables, actor_batch
         )
         tau = self._hparam_at("tau", self.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)

@@ -1,10 +1,8 @@
 """Shared machinery of the off-policy continuous-control agents (DDPG/TD3, SAC, MADDPG): replay,
 random warm-up actions, K gradient steps per compiled call, critics with Polyak targets.
 
-Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (DDPG); Fujimoto et al. 2018,
-https://arxiv.org/abs/1802.09477 (TD3); Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290
-and https://arxiv.org/abs/1812.05905 (SAC). The base optimizer trains the critics; the actor
-(and SAC's temperature) have their own on the same `lr` schedule (`_optimizer_step`).
+The base optimizer trains the critics; the actor (and SAC's temperature) have their own on the
+same `lr` schedule (`_optimizer_step`).
 """
 
 from __future__ import annotations
@@ -17,11 +15,10 @@ import tensorflow as tf
 
 from rl.agents.gradient_functions import critic_loss
 from rl.agents.optimizers import make_optimizer
-from rl.agents.replay_agent import ReplayAgent
+from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.models import Critics
 from rl.models.torch_init import torch_init
-from rl.types import Metrics
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -31,8 +28,7 @@ def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: f
 
 
 class OffPolicyContinuousAgent(ReplayAgent):
-    """Base of TD3/DDPG and SAC. Subclasses fill `_build_networks`, `_policy_action`,
-    `_explore_action` and `_train_step`, and name their logged outputs in `loss_metrics`."""
+    """Base of TD3/DDPG, SAC and MADDPG: subclasses fill the hooks below and `loss_metrics`."""
 
     loss_metrics: tuple[str, ...] = ("loss", "q_mean")
 
@@ -67,10 +63,13 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return self.critics.trainable_variables
 
     def _critic_step(
-        self, sample: dict[str, tf.Tensor], td_target: tf.Tensor
+        self,
+        sample: dict[str, tf.Tensor],
+        td_target: tf.Tensor,
+        loss_function: Callable = critic_loss,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """One gradient step of the critics towards `td_target` [B], as a batch-wise loss a strategy
-        can split: (loss, {"td_error": [C, B], "q_mean"})."""
+        """One gradient step of the critics towards `td_target` (examples on axis 0), as a
+        batch-wise loss a strategy can split: (loss, {"td_error": [C, B], "q_mean"})."""
         critic_batch = {
             "obs": sample["obs"],
             "action": sample["action"],
@@ -80,7 +79,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
 
         def loss_fn(part):
             q_values = self.critics(part["obs"], part["action"])
-            loss, td_error = critic_loss(q_values, part["td_target"], part["weights"])
+            loss, td_error = loss_function(q_values, part["td_target"], part["weights"])
             # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
             return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 
@@ -125,16 +124,12 @@ class OffPolicyContinuousAgent(ReplayAgent):
         return tf.where(self.env_steps < self.hparams.learning_starts, random_action, action)
 
     # ---------------------------------------------------------------------- learning
-    def _update(self) -> Metrics:
-        out = self._sample_and_train()
-        return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
-
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             out = self._train_step(sample)  # TD errors: mean |.| over the critics
             return {**out, "td_error": tf.reduce_mean(tf.abs(out["td_error"]), axis=0)}
 
-        return self._mean_over_batches(batch, train_step, self.loss_metrics)
+        return mean_over_batches(batch, train_step, self.loss_metrics)
 
     # ------------------------------------------------------------------------- hooks
     def _build_networks(self) -> None:

@@ -16,9 +16,9 @@ import tensorflow as tf
 from rl.agents.actor_critic_agent import ActorCriticAgent
 from rl.agents.gradient_functions import entropy_bonus, value_loss
 from rl.agents.gradient_functions.offpac import offpac_actor_loss, offpac_critic_targets
-from rl.agents.on_policy import normalize, repeat
+from rl.agents.on_policy import normalize, update_epochs
 from rl.errors import UserError
-from rl.memory import RolloutBuffer, UniformReplay
+from rl.memory import UniformReplay
 from rl.registry import register_agent
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import fold_truncation
@@ -33,12 +33,8 @@ SEGMENT_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_o
 class OffPAC(ActorCriticAgent):
     """Off-policy actor-critic with experience replay, for discrete and Box actions."""
 
-    # log b(a|s) must be the acting weights' own: the learner will have moved on by the time it
-    # replays this step, so it cannot be recomputed later.
-    records_log_prob = True
-    # A gradient step's batch is B replayed segments on axis 0 and its loss a mean over them;
-    # normalized advantages use the whole batch's statistics (`normalize`).
-    supports_strategies = True
+    records_log_prob = True  # log b(a|s) of the acting weights: the learner moves on
+    supports_strategies = True  # the loss is a mean over B replayed segments on axis 0
 
     loss_metrics = (
         "policy_loss",
@@ -58,10 +54,7 @@ class OffPAC(ActorCriticAgent):
         self._build_actor_critic()
         self.segment_length = self.steps_per_iteration  # T
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
-        self.rollout = RolloutBuffer(
-            self.segment_length, spec.num_envs, spec.obs_shape, spec.obs_dtype,
-            spec.action_shape, action_dtype,
-        )  # fmt: skip
+        self._build_rollout(self.segment_length, with_value=False)
         t, obs, act = self.segment_length, tuple(spec.obs_shape), tuple(spec.action_shape)
         shapes = {
             "obs": ((t, *obs), spec.obs_dtype),
@@ -74,13 +67,12 @@ class OffPAC(ActorCriticAgent):
             "last_next_obs": (obs, spec.obs_dtype),
         }
         self.replay = UniformReplay(hp.replay_capacity, shapes, seed=self.seed)
-        # [K gradient steps, B segments, T steps, ...]: the whole update's data in one call.
-        lead = [hp.gradient_steps, hp.batch_size]
+        lead = [hp.gradient_steps, hp.batch_size]  # the whole update's segments in one call
         batch_spec = {
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        # Traced without autograph: the loop is a tf.while_loop (rl.agents.on_policy.repeat).
+        # Traced without autograph: `update_epochs` writes its loop as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
@@ -109,21 +101,16 @@ class OffPAC(ActorCriticAgent):
         return metrics
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        names = self.loss_metrics
-        totals = {name: tf.constant(0.0) for name in (*names, "loss", "grad_norm")}
+        steps = self.hparams.gradient_steps
 
-        def gradient_step(k: tf.Tensor, totals: dict) -> dict:
-            segments = {name: value[k] for name, value in batch.items()}  # [B, T, ...]
-            loss, grad_norm, aux = self._gradient_step(
-                self._loss, self._trainable_variables(), segments
-            )
-            return {name: totals[name] + aux[name] for name in names} | {
-                "loss": totals["loss"] + loss,
-                "grad_norm": totals["grad_norm"] + grad_norm,
-            }
+        def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
+            segments = {name: value[indices[k]] for name, value in batch.items()}  # [B, T, ...]
+            return self._gradient_step(self._loss, self._trainable_variables(), segments)
 
-        totals = repeat(self.hparams.gradient_steps, gradient_step, totals)
-        return {name: value / float(self.hparams.gradient_steps) for name, value in totals.items()}
+        # One pass over the K sampled batches, in order.
+        return update_epochs(
+            1, steps, lambda: tf.range(steps), step, self.loss_metrics, tf.constant(0.0)
+        )
 
     def _loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""

@@ -1,7 +1,6 @@
 """Shared machinery of the on-policy policy-gradient agents (REINFORCE, A2C, PPO).
 
-`observe` fills a `RolloutBuffer` (docs/rollout_api.md); `update` on a full buffer is one
-compiled call:
+`observe` fills a `RolloutBuffer`; `update` on a full buffer is one compiled call:
 1. the rollout is re-evaluated under the current weights (log pi, V, bootstrap values): these
    equal the acting-time numbers, and one batched pass keeps acting free of the value head;
 2. truncation is folded into the rewards, then the registered advantage estimator ("gae":
@@ -27,15 +26,6 @@ from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import Metrics, TensorBatch
 
-__all__ = [
-    "OnPolicyAgent",
-    "explained_variance",
-    "minibatch_indices",
-    "normalize",
-    "repeat",
-    "update_epochs",
-]
-
 
 def repeat(
     count: int,
@@ -44,8 +34,7 @@ def repeat(
     until: Callable[[dict], tf.Tensor] | None = None,
 ) -> dict:
     """`state = body(i, state)` for i in range(count) as one `tf.while_loop`, ending early once
-    `until(state)`. Written out rather than left to autograph, whose source conversion cost ~1-4 s
-    per process (benchmarks/python_path_vs_sb3.py), more than a short run's learning time."""
+    `until(state)`. Not autograph: its conversion costs ~1-4 s per process."""
 
     def keep_going(i: tf.Tensor, state: dict) -> tf.Tensor:
         if until is None:
@@ -65,9 +54,9 @@ def update_epochs(
     zero: tf.Tensor,
     stop_before: Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None = None,
 ) -> dict[str, tf.Tensor]:
-    """`n_epochs` passes of `num_minibatches` steps `step(indices, k)` -> (loss, grad_norm, aux);
-    the means over the steps taken. Scalars for the agent, [S] tensors for the many-seeds program.
-    `stop_before(indices, k)` skips that step and every later one (PPO's `target_kl`, SB3's rule);
+    """`n_epochs` passes of `num_minibatches` steps `step(indices, k)` -> (loss, grad_norm, aux):
+    the means over the steps taken (scalars, or [S] for the many-seeds program).
+    `stop_before(indices, k)` skips that step and every later one (PPO's `target_kl`), and
     "update_steps" counts the steps taken."""
     totals = {name: zero for name in (*names, "loss", "grad_norm")}
 
@@ -138,29 +127,30 @@ class OnPolicyAgent(ActorCriticAgent):
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
     stops_early: bool = False  # whether an update may end before its epochs (PPO's target_kl)
     supports_strategies = True  # minibatch losses are masked means (see `_loss_weight`)
-    # The `_loss` aux outputs averaged over an update and logged as train/<name>.
+    # `_loss` aux outputs logged as train/<name>.
     loss_metrics: tuple[str, ...] = ("policy_loss", "value_loss", "entropy")
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
         hp, spec = self.hparams, self.spec
         self._build_actor_critic()
-        self.estimator = get_advantage_estimator(hp.advantage_estimator)
-        # Estimator-specific options, passed to the estimators that accept them (a schedule's
-        # value is read at each update: `estimate_advantages`).
-        options = {"lambda_": hp.gae_lambda}
-        accepted = inspect.signature(self.estimator).parameters
-        self._estimator_options = {k: v for k, v in options.items() if k in accepted}
+        self._build_estimator()
         num_steps = self.steps_per_iteration
         self.num_samples = num_steps * spec.num_envs
-        # With a batch_size that does not divide the rollout (e.g. after overriding num_envs),
-        # each epoch skips the n % num_minibatches samples left over by its permutation.
+        # Each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
         batch_spec = self._build_rollout(num_steps, with_value=True)
         # Traced without autograph (see `repeat`): `_train` writes its loops as tf.while_loop.
         self._train_fn = self._learner_function(
             tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
         )
+
+    def _build_estimator(self) -> None:
+        self.estimator = get_advantage_estimator(self.hparams.advantage_estimator)
+        # Passed to the estimators that accept it (a schedule is read at each update).
+        accepted = inspect.signature(self.estimator).parameters
+        lambda_ = self.hparams.gae_lambda
+        self._estimator_options = {"lambda_": lambda_} if "lambda_" in accepted else {}
 
     def _trainable_variables(self) -> list[tf.Variable]:
         if self.uses_value:
@@ -180,22 +170,14 @@ class OnPolicyAgent(ActorCriticAgent):
             final_values, bootstrap = bootstrap_values(rollout, self.model)
             values = batch["value"]
         else:  # no baseline: truncated and unfinished episodes are worth their rewards only
-            final_values = tf.zeros_like(batch["reward"])
+            final_values = values = tf.zeros_like(batch["reward"])
             bootstrap = tf.zeros([rollout.num_envs])
-            values = tf.zeros_like(batch["reward"])
         gamma = self._hparam_now("gamma", self.gradient_steps)
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
         return self.estimate_advantages(rewards, values, discounts, bootstrap)
 
-    def _behaviour_log_prob_and_value(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
-        """log pi(a_t|s_t) and V(s_t) [T, N] under the weights that acted (no update has run
-        since the rollout started, so these are the acting-time numbers)."""
-        evaluation = reevaluate(Rollout.from_batch(batch), self.model)
-        return evaluation.log_prob, evaluation.value
-
     def _loss_weight(self, batch: TensorBatch) -> tf.Tensor:
-        # The losses are means over the masked samples (`masked_mean`).
         return tf.reduce_sum(batch["mask"])
 
     def _learner_batch_size(self) -> int:
@@ -207,15 +189,15 @@ class OnPolicyAgent(ActorCriticAgent):
 
     # ------------------------------------------------- the learner's public role (TF code)
     def learner_step(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        """One whole update on a time-major [T, N] rollout batch (`update`'s compiled body):
-        TF code, for programs that collect in-graph (rl/compiled) and call it themselves."""
+        """`update`'s compiled body on a time-major [T, N] rollout batch (TF code, rl/compiled)."""
         return self._train(batch)
 
     def training_samples(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
         """The flattened [T * N] samples an update's epochs draw minibatches from: obs, action,
         old_log_prob, old_value (under the weights that acted), advantage, return, mask."""
-        batch = dict(batch)
-        batch["log_prob"], batch["value"] = self._behaviour_log_prob_and_value(batch)
+        # No update has run since the rollout started: these are the acting-time numbers.
+        evaluation = reevaluate(Rollout.from_batch(batch), self.model)
+        batch = {**batch, "log_prob": evaluation.log_prob, "value": evaluation.value}
         advantages, returns = self._advantages(batch)
         mask = self._sample_mask(batch)
         steps = Rollout.from_batch(batch).flatten()
@@ -237,8 +219,7 @@ class OnPolicyAgent(ActorCriticAgent):
         bootstrap: tf.Tensor,
         gae_lambda: float | tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """(advantages, returns) [T, N] by the set's registered estimator and its options;
-        `gae_lambda` (a number, or [N] per column) replaces the agent's own."""
+        """(advantages, returns) [T, N]; `gae_lambda` (a number, or [N]) replaces the agent's."""
         options = dict(self._estimator_options)
         if "lambda_" in options:
             own = self._hparam_now("gae_lambda", self.gradient_steps)
@@ -256,8 +237,7 @@ class OnPolicyAgent(ActorCriticAgent):
     def loss_from_outputs(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`minibatch_loss` given the model's outputs on the minibatch (computed elsewhere,
-        e.g. batched over seeds)."""
+        """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds)."""
         return self._loss(minibatch, log_prob, entropy, value)
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
@@ -268,8 +248,7 @@ class OnPolicyAgent(ActorCriticAgent):
         return metrics
 
     def _update_epochs(self, samples: TensorBatch, num_items: int) -> dict[str, tf.Tensor]:
-        """`n_epochs` passes over `samples` in `num_minibatches` shuffled minibatches of its
-        `num_items` items (along each key's `_minibatch_axis`), one gradient step each."""
+        """`n_epochs` passes over `num_items` items in shuffled minibatches, one step each."""
         hp = self.hparams
 
         def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
@@ -297,21 +276,18 @@ class OnPolicyAgent(ActorCriticAgent):
 
     def _minibatch_axis(self, key: str) -> int:
         """The axis of `samples[key]` that `_update_epochs` draws minibatches along."""
-        del key
         return 0
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch
     ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
-        """The loss a gradient step minimizes and its input, for minibatch `minibatch`: the
-        layout a strategy splits along its first axis (recurrent PPO: sequence-major)."""
+        """A gradient step's loss and input, in the layout a strategy splits along axis 0."""
         return self._minibatch_loss, minibatch
 
     def _update_stop_rule(
         self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]
     ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor] | None:
-        """`update_epochs`' `stop_before` for minibatch k of an epoch's indices, or None: every
-        epoch runs in full (PPO stops early with `target_kl`)."""
+        """`update_epochs`' `stop_before`, or None: every epoch runs in full."""
         return None
 
     def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -323,6 +299,5 @@ class OnPolicyAgent(ActorCriticAgent):
     def _loss(
         self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Returns (loss, aux); aux holds the scalars named in `loss_metrics` (a missing one
-        counts as 0)."""
+        """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0)."""
         raise NotImplementedError

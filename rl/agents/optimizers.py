@@ -1,9 +1,7 @@
 """Optimizers registered by name (`hp.optimizer`), with the learning rate driven by a schedule.
 
-Each registered factory takes (initial learning rate, epsilon) and returns a Keras optimizer.
-"rmsprop" is Keras' (rho 0.9, epsilon inside the square root, as TF1's RMSPropOptimizer that
-IMPALA used); "rmsprop_torch" is PyTorch's with alpha 0.99 and epsilon outside the root, the
-optimizer of Stable-Baselines3's A2C (`rl.agents.torch_rmsprop` says why they differ).
+Each factory takes (initial learning rate, epsilon). "rmsprop" is Keras' (epsilon inside the
+root, as TF1's that IMPALA used); "rmsprop_torch" is PyTorch's, SB3's A2C's (`torch_rmsprop`).
 """
 
 from __future__ import annotations

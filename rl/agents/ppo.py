@@ -2,9 +2,8 @@
 
 Schulman, Wolski, Dhariwal, Radford & Klimov 2017, "Proximal Policy Optimization Algorithms",
 https://arxiv.org/abs/1707.06347, with the details of OpenAI baselines' PPO2 and SB3. With
-`target_kl` the update stops as in SB3: before each minibatch's step, if its approximate KL
-exceeds 1.5 * target_kl, that step and the rest of the update are skipped (CleanRL checks once
-per epoch; SB3's finer rule is used).
+`target_kl` the update stops as in SB3 (CleanRL checks once per epoch): a minibatch whose approx
+KL exceeds 1.5 * target_kl is skipped with the rest of the update.
 
 loss = -min(ratio A, clip(ratio, 1 +- eps) A) + vf_coef * value_loss - ent_coef * entropy
 """
@@ -28,8 +27,7 @@ class PPO(OnPolicyAgent):
 
     loss_metrics = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
 
-    # SB3's margin: the update stops once a minibatch's approx KL exceeds 1.5 * target_kl.
-    kl_stop_factor = 1.5
+    kl_stop_factor = 1.5  # SB3's: stop once a minibatch's approx KL exceeds 1.5 * target_kl
 
     @property
     def stops_early(self) -> bool:
@@ -43,10 +41,7 @@ class PPO(OnPolicyAgent):
             return None
 
         def kl_too_far(indices: tf.Tensor, k: tf.Tensor) -> tf.Tensor:
-            # A forward pass of its own (no gradient): the same approx KL as the step's loss,
-            # over the whole minibatch. Under a strategy each replica takes its part, as the
-            # step does, and the masked means are combined by their weights (one all-reduce),
-            # so every replica and worker makes the same decision.
+            # The step's approx KL, no gradient; one all-reduce: every replica decides the same.
             loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
 
             def approx_kl(part: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -69,13 +64,9 @@ class PPO(OnPolicyAgent):
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
-        critic_loss = value_loss(
-            value,
-            minibatch["return"],
-            minibatch["old_value"],
-            self._hparam_now("clip_range_vf", self.gradient_steps),
-            mask,
-        )
+        clip_range_vf = self._hparam_now("clip_range_vf", self.gradient_steps)
+        returns, old_value = minibatch["return"], minibatch["old_value"]
+        critic_loss = value_loss(value, returns, old_value, clip_range_vf, mask)
         entropy = entropy_bonus(entropy, mask)
         loss = self._actor_critic_loss(policy_loss, critic_loss, entropy)
         return loss, {

@@ -1,18 +1,16 @@
 """PPO with a recurrent (GRU or LSTM) policy, trained on sequences.
 
 PPO: Schulman et al. 2017, https://arxiv.org/abs/1707.06347. Recurrent PPO as in OpenAI
-baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: the objective and GAE are
-PPO's, only how log-probs and values are computed changes. In one compiled call per rollout:
+baselines' `ppo2` with LSTM policies and SB3-contrib's RecurrentPPO: only how log-probs and
+values are computed changes. In one compiled call per rollout:
 1. the core is re-run over each env's chunk from its stored initial state (zeroed where an
-   episode starts), which reproduces the acting-time log pi(a|s) and V(s)
-   (tests/agents/test_recurrent_agents.py);
+   episode starts), which reproduces the acting-time log pi(a|s) and V(s);
 2. each chunk is cut into T / `sequence_length` sequences starting from their stored acting-time
    states; minibatches are whole sequences (`batch_size` in steps), shuffled as sequences.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -27,7 +25,7 @@ from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models.recurrent import RecurrentActorCritic, check_cell
 from rl.models.torch_init import torch_init
-from rl.registry import get_advantage_estimator, register_agent
+from rl.registry import register_agent
 from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.types import Batch, Metrics, TensorBatch
@@ -71,10 +69,7 @@ def sequence_major(minibatch: TensorBatch) -> TensorBatch:
 class RecurrentPPO(RecurrentStateMixin, PPO):
     """PPO-clip with a torso -> GRU/LSTM -> heads actor-critic; learns on sequences."""
 
-    # Under a strategy the gradient step's minibatch is sequence-major ([sequences, L, ...],
-    # `_sequence_major_loss`), so it is split across replicas along sequences, never along time;
-    # the loss is a masked mean over steps (OnPolicyAgent._loss_weight: the mask's sum).
-    supports_strategies = True
+    supports_strategies = True  # split along sequences (sequence-major), never along time
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -92,13 +87,10 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             torch_init(self.model)
         self._build_reward_scaler()
         self._build_recurrent_state(self.model.state_size)
-        self.estimator = get_advantage_estimator(hp.advantage_estimator)
-        accepted = inspect.signature(self.estimator).parameters
-        self._estimator_options = {"lambda_": hp.gae_lambda} if "lambda_" in accepted else {}
+        self._build_estimator()
 
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
-        # Checked against the training env count of the hparams: `--training False` builds the
-        # agent for the test env (another count), where the learner never runs.
+        # The hparams' env count: `--training False` builds the agent for the test env.
         train_steps = max(1, hp.train_every // hp.num_envs)
         length = hp.sequence_length or train_steps
         if length < 1 or train_steps % length:
@@ -121,8 +113,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        # Training envs' observations update the running statistics before they are used, as
-        # in VecNormalize; evaluation (`_greedy_step`) reads them frozen.
         self.model.update_obs_statistics(obs)
         state_in = self.recurrent_state.read_value()
         params, value, state_out = self.model.step(obs, state_in)
@@ -132,7 +122,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return action, {"state_in": state_in, "log_prob": log_prob, "value": value}
 
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
-        """Acts on the training envs' carried state (and advances it)."""
         params, _, state_out = self.model.step(obs, self.recurrent_state.read_value())
         self.recurrent_state.assign(state_out)
         return self._choose(params, explore)
@@ -147,7 +136,6 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         params, _, state = self.model.step(obs, state)
         return sample_action(self.model, params, generator), state
 
-    # The rollout is this agent's own (the sequence learner reads it as [T, N] chunks).
     def _observe(self, transition: Batch) -> None:
         self.rollout_states.array[len(self.rollout)] = transition["state_in"]
         super()._observe(transition)
@@ -166,21 +154,18 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return {f"train/{name}": float(value) for name, value in out.items()}
 
     def _replay_rollout(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        """Step 1 of the module docstring: log-probs, values and advantages [T, N] under the
-        current weights, by one unroll of every env's chunk from its stored initial state."""
+        """Step 1 of the module docstring: log-probs, values and advantages [T, N]."""
         hp, spec = self.hparams, self.spec
         num_steps, num_envs = self.steps_per_iteration, spec.num_envs
         done = tf.logical_or(batch["terminated"], batch["truncated"])
-        # The state is zeroed before step t when step t-1 ended an episode; before step 0 the
-        # stored state already is the one acting started from (zeros after a reset).
+        # Zeroed before step t when step t-1 ended an episode (step 0's stored state is right).
         episode_start = tf.concat([tf.zeros([1, num_envs], tf.bool), done[:-1]], axis=0)
         params, value, states = self.model.unroll(batch["obs"], batch["state_in"][0], episode_start)
         n = num_steps * num_envs
         flat_params = tf.reshape(params, [n, -1])
         action = tf.reshape(batch["action"], [n, *spec.action_shape])
         log_prob = self.model.distribution(flat_params).log_prob(self.model.flatten_action(action))
-        # V(final_obs) of truncated steps and V(last_next_obs): one core step from the state
-        # after the step they follow.
+        # V(final_obs) of truncated steps and V(last_next_obs): one core step from the state.
         final_obs = tf.reshape(batch["final_obs"], [n, *spec.obs_shape])
         _, final_values, _ = self.model.step(final_obs, tf.reshape(states, [n, -1]))
         _, bootstrap, _ = self.model.step(batch["last_next_obs"], states[-1])
@@ -206,8 +191,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return tf.reshape(x, [length, self.num_sequences, *rest])
 
     def _sequences(self, batch: TensorBatch) -> tuple[TensorBatch, TensorBatch]:
-        """(the rollout as training sequences: `SEQUENCE_FIELDS` [L, sequences, ...] plus
-        "initial_state" [sequences, S]; the replayed rollout of `_replay_rollout`)."""
+        """(`SEQUENCE_FIELDS` [L, sequences, ...] + "initial_state", `_replay_rollout`'s output)."""
         replayed = self._replay_rollout(batch)
         columns = {
             "obs": batch["obs"],
@@ -234,17 +218,15 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         return metrics
 
     def _minibatch_axis(self, key: str) -> int:
-        # Sequences are the items: [T, num_sequences, ...] columns, [num_sequences, S] states.
+        # Sequences are the items: [L, sequences, ...] columns, [sequences, S] states.
         return 0 if key == "initial_state" else 1
 
     def _learner_batch_size(self) -> int:
-        # A strategy splits a minibatch's sequences (not its steps) across the replicas.
         return self.num_sequences // self.num_minibatches
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch
     ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
-        # A strategy splits a minibatch's sequences: the step's input is sequence-major.
         return self._sequence_major_loss, sequence_major(minibatch)
 
     def _sequence_major_loss(

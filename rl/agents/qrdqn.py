@@ -3,9 +3,8 @@
 Dabney, Rowland, Bellemare & Munos 2017, "Distributional Reinforcement Learning with Quantile
 Regression", https://arxiv.org/abs/1710.10044.
 
-The same three DQN hooks change as C51's: the head outputs [B, A, N] quantiles, Q(s, a) is their
-mean (so acting and the target's a* read the distribution through it), and the loss is the
-quantile loss, whose per-sample value is the replay priority. The paper picks a* with the target
+The same three DQN hooks change as C51's: [B, A, N] quantiles, Q(s, a) their mean, and the
+quantile loss (its per-sample value is the priority). The paper picks a* with the target
 network's mean Q (`double_q=False`, what the qrdqn sets choose).
 """
 

@@ -1,9 +1,8 @@
 """The recurrent-state contract (used by `ppo_recurrent` and `drqn`).
 
-A recurrent agent keeps the training envs' states in one variable, `recurrent_state` [num_envs,
-S], so compiled acting reads and writes it and checkpoints carry it; rows are zeroed where
-episodes start and in `end_all_episodes`. Greedy acting uses a separate transient state (the
-evaluation env has its own number of copies), zeros at every evaluation's start.
+The training envs' states live in one variable, `recurrent_state` [num_envs, S], which compiled
+acting reads and writes and checkpoints carry; rows are zeroed where episodes start. Greedy
+acting uses a separate transient state (the evaluation env has its own number of copies).
 """
 
 from __future__ import annotations
@@ -24,15 +23,13 @@ class RecurrentStateMixin:
         """Creates `recurrent_state` and the compiled greedy step. Call from `_build`."""
         spec = self.spec
         if spec.env_id.startswith("tf/"):
-            # The compiled path's programs (rl/compiled) act and learn without carried state.
             raise UserError(
                 f"agent {self.hparams.agent!r} carries a recurrent state, which the compiled "
                 f"path for TF-ops envs ({spec.env_id!r}) does not support; use a gymnasium env "
                 "(e.g. MaskedCartPole-v1)"
             )
         self.state_size = int(state_size)
-        # Unknown batch dimension: `train.py --training False` builds the agent for the test env
-        # (another number of copies) and still restores the training checkpoint into it.
+        # Unknown batch dimension: `--training False` restores it into the test env's agent.
         self.recurrent_state = tf.Variable(
             tf.zeros([spec.num_envs, self.state_size]),
             shape=tf.TensorShape([None, self.state_size]),

@@ -4,11 +4,9 @@ Williams 1992, "Simple Statistical Gradient-Following Algorithms for Connectioni
 Reinforcement Learning", Machine Learning 8, https://doi.org/10.1007/BF00992696; the baseline
 V(s) as A2C's critic (Mnih et al. 2016, https://arxiv.org/abs/1602.01783).
 
-Batches are a fixed `train_every` env steps, so episodes straddle batches. G_t needs only the
-rewards after t, so every step of an episode that ends inside the batch has its exact return.
-The steps after an env's last episode end are unfinished: with a baseline they bootstrap from
-V(s_T); without one they are dropped from the loss, so make `train_every // num_envs` a few
-episode lengths long.
+Batches are a fixed `train_every` env steps, so episodes straddle batches: the steps after an
+env's last episode end bootstrap from V(s_T) with a baseline, and are dropped from the loss
+without one (so make `train_every // num_envs` a few episode lengths long).
 """
 
 from __future__ import annotations

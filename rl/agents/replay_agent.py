@@ -1,9 +1,8 @@
 """Shared plumbing of agents that learn from a replay memory (DQN family, DDPG/TD3, SAC, MADDPG).
 
 Transitions pass through an `NStepAccumulator` into the registered replay, except uint8 frame
-stacks (Atari), which go to a `FrameReplay` that stores each frame once. `update` runs
-`gradient_steps` pre-sampled batches in one compiled call, then writes the |TD errors| back as
-priorities.
+stacks (Atari): a `FrameReplay` stores each frame once. `update` runs `gradient_steps`
+pre-sampled batches in one compiled call, then writes the |TD errors| back as priorities.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from rl.hparams import as_schedule
 from rl.memory import NStepAccumulator
 from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
-from rl.types import Batch
+from rl.types import Batch, Metrics
 
 STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
@@ -34,9 +33,38 @@ def uses_frame_replay(spec: EnvSpec, memory: str) -> bool:
     )
 
 
+def mean_over_batches(
+    batch: dict[str, tf.Tensor],
+    train_step: Callable[[dict[str, tf.Tensor]], dict[str, tf.Tensor]],
+    names: tuple[str, ...],
+    per_item: str = "td_error",
+) -> dict[str, tf.Tensor]:
+    """`train_step(sample)` for each leading index of `batch` ([K, B, ...]) as one graph loop
+    (no autograph needed): the means of its `names` outputs, and its [B] `per_item` as [K, B]."""
+    num_batches = tf.shape(batch["reward"])[0]
+
+    def body(k: tf.Tensor, stacked: tf.TensorArray, sums: dict) -> tuple:
+        out = train_step({key: value[k] for key, value in batch.items()})
+        sums = {name: sums[name] + out[name] for name in names}
+        return k + 1, stacked.write(k, out[per_item]), sums
+
+    _, stacked, sums = tf.while_loop(
+        lambda k, *_: k < num_batches,
+        body,
+        (
+            tf.constant(0),
+            tf.TensorArray(tf.float32, size=num_batches),
+            {name: tf.constant(0.0) for name in names},
+        ),
+    )
+    count = tf.cast(num_batches, tf.float32)
+    return {**{name: s / count for name, s in sums.items()}, per_item: stacked.stack()}
+
+
 class ReplayAgent(Agent):
-    """Agent with a replay memory. Subclasses call `_build_replay` in `_build` and implement
-    `_train_on_batches(batch) -> dict` whose "td_error" output is [K, B]."""
+    """Subclasses call `_build_replay` and implement `_train_on_batches` ("td_error": [K, B])."""
+
+    loss_metrics: tuple[str, ...] = ("loss", "grad_norm", "q_mean")  # logged as train/<name>
 
     def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
         hp, spec = self.hparams, self.spec
@@ -51,13 +79,11 @@ class ReplayAgent(Agent):
             "discount": ((), np.dtype(np.float32)),
         }
         memory_cls = get_memory(hp.memory)
-        # alpha and epsilon at the current env step; every priority update passes the
-        # schedules' values then (`_priority_exponent_and_floor`).
+        # At the current env step; every priority update passes the schedules' values then.
         alpha, epsilon = self._priority_exponent_and_floor()
         options = {"alpha": alpha, "epsilon": epsilon}
         if uses_frame_replay(spec, hp.memory):
-            # Frame stacks (Atari): every frame stored once, stacks and n-step returns rebuilt
-            # at sample time (rl/memory/frame_replay.py); the replay takes raw steps.
+            # Frame stacks (Atari): the replay takes raw steps and does the n-step returns too.
             self.replay = FrameReplay(
                 hp.buffer_size, spec.obs_shape, action_shape, np.dtype(action_dtype),
                 spec.num_envs, n_step, hp.gamma, self.seed,
@@ -66,11 +92,9 @@ class ReplayAgent(Agent):
             self.n_step = None
         else:
             accepted = inspect.signature(memory_cls).parameters
+            options = {k: v for k, v in options.items() if k in accepted}
             self.replay = memory_cls(
-                capacity=hp.buffer_size,
-                fields=fields,
-                seed=self.seed,
-                **{k: v for k, v in options.items() if k in accepted},
+                capacity=hp.buffer_size, fields=fields, seed=self.seed, **options
             )
             self.n_step = NStepAccumulator(
                 n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
@@ -118,9 +142,12 @@ class ReplayAgent(Agent):
         return np.abs(self._td_error_fn(sample).numpy())
 
     def learner_step(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """K gradient steps on a [K, B, ...] batch (`update`'s compiled body): TF code, for
-        programs that sample their own replay in-graph (rl/compiled); "td_error" is [K, B]."""
+        """`update`'s compiled body on a [K, B, ...] batch (TF code, rl/compiled)."""
         return self._train_on_batches(batch)
+
+    def _update(self) -> Metrics:
+        out = self._sample_and_train()
+        return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _ready_to_update(self) -> bool:
         hp = self.hparams
@@ -141,24 +168,6 @@ class ReplayAgent(Agent):
             self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha, epsilon)
         return out
 
-    def _mean_over_batches(
-        self,
-        batch: dict[str, tf.Tensor],
-        train_step: Callable[[dict[str, tf.Tensor]], dict[str, tf.Tensor]],
-        names: tuple[str, ...],
-    ) -> dict[str, tf.Tensor]:
-        """`train_step(sample)` for each leading index of `batch` ([K, B, ...]): the means of its
-        `names` outputs, and its [B] "td_error"s as [K, B]."""
-        num_batches = tf.shape(batch["reward"])[0]
-        td_errors = tf.TensorArray(tf.float32, size=num_batches)
-        sums = {name: tf.constant(0.0) for name in names}
-        for k in tf.range(num_batches):
-            out = train_step({key: value[k] for key, value in batch.items()})
-            td_errors = td_errors.write(k, out["td_error"])
-            sums = {name: sums[name] + out[name] for name in names}
-        count = tf.cast(num_batches, tf.float32)
-        return {**{name: s / count for name, s in sums.items()}, "td_error": td_errors.stack()}
-
     def _priority_exponent_and_floor(self) -> tuple[float, float]:
         """`per_alpha` and `per_epsilon` at the current env step (Python floats)."""
         return float(self.per_alpha(self.env_steps)), float(self.per_epsilon(self.env_steps))
@@ -172,6 +181,5 @@ class ReplayAgent(Agent):
         raise NotImplementedError
 
     def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
-        """[B] TD errors of one batch (fields as in `_train_on_batches`, without the K axis)
-        under the current weights, no learning step. Optional: see `initial_priorities`."""
+        """[B] TD errors of one batch under the current weights (optional: `initial_priorities`)."""
         raise NotImplementedError

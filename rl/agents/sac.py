@@ -1,9 +1,8 @@
 """Soft Actor-Critic with automatic entropy tuning.
 
 Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290 and https://arxiv.org/abs/1812.05905
-(twin critics, no value network, learned temperature with target entropy -|A|). Per gradient
-step, as in SB3: a critic step, an actor step through a reparameterized squashed Gaussian
-sample, a temperature step, then Polyak-averaged target critics.
+(twin critics, learned temperature with target entropy -|A|). Per gradient step, as in SB3: a
+critic step, a reparameterized actor step, a temperature step, then Polyak-averaged targets.
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ class SAC(OffPolicyContinuousAgent):
 
     loss_metrics = ("loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
     stochastic_policy = True  # a tanh-squashed Gaussian
-    # Critic, actor and temperature steps are batch-wise losses; every random number (the
-    # target's and the actor's reparameterization noise) is drawn on the whole batch outside.
+    # Batch-wise losses; every random number is drawn on the whole batch, outside replicas.
     supports_strategies = True
 
     def _build_networks(self) -> None:
@@ -45,16 +43,13 @@ class SAC(OffPolicyContinuousAgent):
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
         self.alpha_optimizer = self._make_optimizer([self.log_alpha])
-        # SAC's heuristic -|A|, used where `target_entropy` is None; a number or a schedule
-        # given in the set is read at each temperature step instead.
-        self.default_target_entropy = -float(num_action_dims(spec))
+        self.default_target_entropy = -float(num_action_dims(spec))  # -|A|, for None
 
     # ------------------------------------------------------------------------ acting
     def _sample(
         self, obs: tf.Tensor, generator: tf.random.Generator | StatelessGenerator | None = None
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Reparameterized action [B, *action_shape] and log pi [B] (noise from `generator`,
-        the agent's own by default)."""
+        """Reparameterized action [B, ...] and log pi [B] (noise: `generator` or the agent's)."""
         mean, log_std = self.actor(obs)
         noise = (generator or self.generator).normal(tf.shape(mean))
         return self._squashed_sample(obs, noise, (mean, log_std))
@@ -64,15 +59,13 @@ class SAC(OffPolicyContinuousAgent):
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """`_sample` with its standard normal `noise` [B, A] given (drawn elsewhere)."""
         mean, log_std = actor_out if actor_out is not None else self.actor(obs)
-        low = tf.reshape(self.action_low, [-1])
-        high = tf.reshape(self.action_high, [-1])
+        low, high = tf.reshape(self.action_low, [-1]), tf.reshape(self.action_high, [-1])
         action, log_prob = squashed_gaussian_sample(mean, log_std, noise, low, high)
         return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape]), log_prob
 
     def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
         mean, _ = self.actor(obs)
-        low = tf.reshape(self.action_low, [-1])
-        high = tf.reshape(self.action_high, [-1])
+        low, high = tf.reshape(self.action_low, [-1]), tf.reshape(self.action_high, [-1])
         action = (high + low) / 2.0 + (high - low) / 2.0 * tf.tanh(mean)
         return tf.reshape(action, [tf.shape(obs)[0], *self.spec.action_shape])
 
@@ -86,20 +79,14 @@ class SAC(OffPolicyContinuousAgent):
 
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         alpha = tf.exp(self.log_alpha)
         next_action, next_log_prob = self._sample(sample["next_obs"])
+        next_q = self.critics_target(sample["next_obs"], next_action)
         td_target = soft_q_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-            next_log_prob,
-            alpha,
+            sample["reward"], sample["discount"], next_q, next_log_prob, alpha
         )
 
-        # The actor's reparameterization noise, drawn here on the whole batch (the generator's
-        # next draw, as before): batch-wise losses that a strategy can split (rl/distribute)
-        # and that draw nothing themselves.
+        # The actor's reparameterization noise, drawn on the whole batch: the losses draw nothing.
         actor_noise = self.generator.normal(
             [tf.shape(sample["obs"])[0], num_action_dims(self.spec)]
         )
@@ -113,11 +100,9 @@ class SAC(OffPolicyContinuousAgent):
                 "log_prob": log_prob
             }
 
+        actor_batch = {"obs": sample["obs"], "noise": actor_noise}
         actor_loss, actor_aux = self._optimizer_step(
-            self.actor_optimizer,
-            actor_loss_fn,
-            self.actor.trainable_variables,
-            {"obs": sample["obs"], "noise": actor_noise},
+            self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
         )
         log_prob = actor_aux["log_prob"]
 
@@ -128,17 +113,14 @@ class SAC(OffPolicyContinuousAgent):
         def alpha_loss_fn(part):
             return sac_alpha_loss(self.log_alpha, part["log_prob"], target_entropy), {}
 
-        if hp.auto_alpha:
+        if self.hparams.auto_alpha:
             alpha_loss, _ = self._optimizer_step(
                 self.alpha_optimizer, alpha_loss_fn, [self.log_alpha], {"log_prob": log_prob}
             )
         else:
             alpha_loss, _ = alpha_loss_fn({"log_prob": log_prob})  # logged only
-        polyak_update(
-            self.critics_target.variables,
-            self.critics.variables,
-            self._hparam_at("tau", self.gradient_steps),
-        )
+        tau = self._hparam_at("tau", self.gradient_steps)
+        polyak_update(self.critics_target.variables, self.critics.variables, tau)
         return {
             "loss": loss,
             "actor_loss": actor_loss,

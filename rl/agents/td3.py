@@ -1,9 +1,8 @@
 """TD3, and DDPG as TD3 with its three tricks switched off (a configuration, as in SB3).
 
 Fujimoto, van Hoof & Meger 2018, "Addressing Function Approximation Error in Actor-Critic
-Methods", https://arxiv.org/abs/1802.09477; Lillicrap et al. 2015, "Continuous control with deep
-reinforcement learning" (DDPG), https://arxiv.org/abs/1509.02971: the "ddpg" sets use one critic,
-no target smoothing and policy_delay 1 on the same class, registered under both names.
+Methods", https://arxiv.org/abs/1802.09477; Lillicrap et al. 2015 (DDPG),
+https://arxiv.org/abs/1509.02971: the "ddpg" sets use one critic, no smoothing, policy_delay 1.
 """
 
 from __future__ import annotations
@@ -28,10 +27,8 @@ class TD3(OffPolicyContinuousAgent):
     """Deterministic actor + `num_critics` critics, with TD3's switches in hparams."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
-    # Critic and actor steps are batch-wise losses (`_gradient_step`, `_optimizer_step` with a
-    # batch); the target smoothing noise is drawn on the whole batch, outside the replicas.
+    # Batch-wise losses; the target smoothing noise is drawn on the whole batch, outside replicas.
     supports_strategies = True
-    # The registered functions the hparams name (rl/agents/function_slots.py).
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("action_noise", "stateful_action_noise"))
     }
@@ -54,14 +51,11 @@ class TD3(OffPolicyContinuousAgent):
         self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
-        # Ornstein-Uhlenbeck state, one row per *training* env copy (hp.num_envs, not
-        # spec.num_envs: test mode builds the agent for a vector env of test episodes and must
-        # still restore the checkpoint). Zeros, unused, with Gaussian noise.
+        # OU state per *training* env copy (test mode restores it too); unused with Gaussian noise.
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
         )
-        # The loss of the latest policy step: what a critic-only step (policy_delay) logs, so it
-        # need not run the actor and a critic again for a number nothing learns from.
+        # The latest policy step's loss: what a critic-only step (policy_delay) logs.
         self.last_actor_loss = tf.Variable(0.0, trainable=False, name="last_actor_loss")
 
     # ------------------------------------------------------------------------ acting
@@ -70,28 +64,16 @@ class TD3(OffPolicyContinuousAgent):
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         action = self.actor(obs)
+        sigma = self._hparam_at("action_noise_std", self.env_steps)
+        low, high = self.action_low, self.action_high
         if not self._noise_is_stateful:
-            return self._action_function(
-                action,
-                self.generator,
-                self._hparam_at("action_noise_std", self.env_steps),
-                self.action_low,
-                self.action_high,
-            )
-        # Read the state only once `obs` exists: `observe` (run by the env step that produced
-        # obs) zeroes the rows of envs whose episode just ended.
+            return self._action_function(action, self.generator, sigma, low, high)
+        # Read after `obs` exists: `observe` zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
-        noisy, new_state = self._action_function(
-            action,
-            self.generator,
-            state,
-            self._hparam_now("ou_theta", self.env_steps),
-            self._hparam_at("action_noise_std", self.env_steps),
-            self.action_low,
-            self.action_high,
-        )
-        self.noise_state.assign(new_state)
+        theta = self._hparam_now("ou_theta", self.env_steps)
+        noisy, state = self._action_function(action, self.generator, state, theta, sigma, low, high)
+        self.noise_state.assign(state)
         return noisy
 
     def _observe(self, transition: Batch) -> None:
@@ -108,25 +90,17 @@ class TD3(OffPolicyContinuousAgent):
 
     # ---------------------------------------------------------------------- learning
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
         smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
         noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
+        clip = self._hparam_at("target_noise_clip", self.gradient_steps) * half_range
         next_action = smoothed_target_action(
-            next_action,
-            noise,
-            self._hparam_at("target_noise_clip", self.gradient_steps) * half_range,
-            self.action_low,
-            self.action_high,
+            next_action, noise, clip, self.action_low, self.action_high
         )
-        td_target = clipped_double_q_target(
-            sample["reward"],
-            sample["discount"],
-            self.critics_target(sample["next_obs"], next_action),
-        )
+        next_q = self.critics_target(sample["next_obs"], next_action)
+        td_target = clipped_double_q_target(sample["reward"], sample["discount"], next_q)
 
-        # Batch-wise losses (examples on axis 0), so a strategy can split them (rl/distribute).
         loss, aux = self._critic_step(sample, td_target)
 
         def actor_step() -> tf.Tensor:
@@ -134,11 +108,9 @@ class TD3(OffPolicyContinuousAgent):
                 action = self.actor(part["obs"])
                 return deterministic_actor_loss(self.critics.first(part["obs"], action)), {}
 
+            actor_batch = {"obs": sample["obs"]}
             actor_loss, _ = self._optimizer_step(
-                self.actor_optimizer,
-                actor_loss_fn,
-                self.actor.trainable_variables,
-                {"obs": sample["obs"]},
+                self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
             )
             tau = self._hparam_at("tau", self.gradient_steps)
             polyak_update(self.critics_target.variables, self.critics.variables, tau)
@@ -147,11 +119,8 @@ class TD3(OffPolicyContinuousAgent):
             return self.last_actor_loss.read_value()
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.
-        actor_loss = tf.cond(
-            self.gradient_steps % hp.policy_delay == 0,
-            actor_step,
-            self.last_actor_loss.read_value,
-        )
+        delayed = self.gradient_steps % self.hparams.policy_delay == 0
+        actor_loss = tf.cond(delayed, actor_step, self.last_actor_loss.read_value)
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 
     def _metrics(self, env_steps: tf.Variable) -> dict[str, float]:

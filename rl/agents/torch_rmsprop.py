@@ -1,9 +1,8 @@
 """RMSprop as PyTorch (and so SB3's A2C) computes it, as a Keras optimizer.
 
 torch.optim.RMSprop (momentum 0, not centered): v <- alpha v + (1 - alpha) g^2, w <- w - lr g /
-(sqrt(v) + eps). Keras' RMSprop puts eps inside the root: at SB3's A2C eps = 1e-5 that bounds
-the denominator by ~3.2e-3 instead of 1e-5, and small gradients' steps are up to ~300x smaller
-than torch's. Keras' slot layout lets the many-seeds program stack it like Keras' optimizers.
+(sqrt(v) + eps). Keras' puts eps inside the root: at SB3's A2C eps = 1e-5 small gradients' steps
+are up to ~300x smaller than torch's. Keras' slot layout lets the many-seeds program stack it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Replay memories and transition builders.
-
-Importing this package registers the replays by name ("uniform", "prioritized") in
-`rl.registry`'s memory registry; agents build them with
-`get_memory(name)(capacity=..., fields=..., seed=...)`.
+"""Replay memories and transition builders; importing this package registers the replays by name
+("uniform", "prioritized"), built with `get_memory(name)(capacity=..., fields=..., seed=...)`.
 """
 
 from rl.memory.n_step import NStepAccumulator

@@ -1,6 +1,6 @@
 """Loading a memory's fixed-shape numpy arrays back from a checkpoint, by name: a checkpoint of
 another shape or dtype is refused before anything is overwritten, so a failed load leaves the
-memory as it was.
+memory as it was. A part's arrays sit under a key prefix in its owner's state.
 """
 
 from __future__ import annotations
@@ -8,6 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+
+
+def with_prefix(prefix: str, state: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {prefix + key: value for key, value in state.items()}
+
+
+def under_prefix(prefix: str, state: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The entries of `state` whose key starts with `prefix`, the prefix removed."""
+    return {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
 
 
 def load_arrays(

@@ -1,8 +1,8 @@
 """Replay for frame-stacked image observations (Atari) that stores every frame ONCE.
 
-A plain replay keeps obs and next_obs: with 4 stacked 84x84 frames, 8 copies of each frame. Here
-each env copy has a ring of single uint8 frames, one row per step, and stacks are rebuilt by
-index at sample time, as Dopamine's circular replay does (https://arxiv.org/abs/1812.06110).
+A plain replay of 4-frame stacks keeps 8 copies of each frame (obs and next_obs). Here each env
+copy has a ring of single uint8 frames, one row per step, and stacks are rebuilt by index at
+sample time, as Dopamine's circular replay does (https://arxiv.org/abs/1812.06110).
 
 Rows of one env copy, in time order:
 
@@ -53,8 +53,7 @@ class FrameReplay:
         if self.n_step < 1 or self.num_envs < 1:
             raise ValueError(f"n_step and num_envs must be >= 1, got {n_step}, {num_envs}")
         self.rows_per_env = int(capacity) // self.num_envs
-        # A row is validated up to n + K rows after it was written, possibly in the same call
-        # that writes K + 1 rows: the ring must not lap that window.
+        # A row is validated up to n + K rows later, maybe in one call: the ring must not lap it.
         minimum = 2 * (self.n_step + self.stack) + 2
         if self.rows_per_env < minimum:
             raise ValueError(
@@ -62,8 +61,7 @@ class FrameReplay:
                 f"it needs at least {minimum} (buffer_size >= {minimum * self.num_envs})"
             )
         self.prioritized = bool(prioritized)
-        # The sum tree over all rows (0: not drawable) and the priority arithmetic; uniform
-        # replay gives every drawable row 1.
+        # The sum tree over all rows (0: not drawable); uniform replay gives drawable rows 1.
         self._priorities = PrioritizedSampler(self.num_envs * self.rows_per_env, alpha, epsilon)
         rows = (self.num_envs, self.rows_per_env)
         self._frames = np.zeros(rows + self.frame_shape, np.uint8)
@@ -86,8 +84,7 @@ class FrameReplay:
         return self.num_envs * self.rows_per_env
 
     def __len__(self) -> int:
-        """Transitions that can be drawn now."""
-        return int(self._valid.sum())
+        return int(self._valid.sum())  # transitions that can be drawn now
 
     @property
     def nbytes(self) -> int:
@@ -106,8 +103,7 @@ class FrameReplay:
         terminated: np.ndarray,
         truncated: np.ndarray,
     ) -> None:
-        """One vector-env step (leading dim num_envs). `next_obs` is the TRUE next observation
-        (`final_obs` where an episode ended)."""
+        """One vector-env step; `next_obs` is the TRUE next observation (`final_obs` at ends)."""
         obs, next_obs = np.asarray(obs), np.asarray(next_obs)
         expected = (self.num_envs, *self.frame_shape, self.stack)
         for name, value in (("obs", obs), ("next_obs", next_obs)):
@@ -146,8 +142,7 @@ class FrameReplay:
         self._apply_updates()
 
     def end_all_episodes(self) -> None:
-        """The runner cut every running episode (checkpoint boundary): each ends as a
-        truncation, bootstrapping from its latest next_obs."""
+        """Every running episode was cut: each ends as a truncation (bootstraps from next_obs)."""
         for e in np.flatnonzero(self._in_episode):
             self._end_episode(int(e))
         self._apply_updates()
@@ -188,8 +183,7 @@ class FrameReplay:
 
     # ---------------------------------------------------------------------- sampling
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
-        """obs, action, reward, next_obs, discount, weights and indices, each
-        [num_batches, batch_size, ...]; obs stacks are uint8 [..., H, W, K]."""
+        """Each field [num_batches, batch_size, ...] with weights and indices, as `Replay`'s."""
         total = self._priorities.tree.total
         if total <= 0:
             raise ValueError("no complete transition to sample yet; add more steps first")
@@ -218,23 +212,20 @@ class FrameReplay:
         else:
             weights = np.ones(shape)
         return {
-            "obs": self._stacks(env, slot).reshape(*shape, *self.frame_shape, self.stack),
+            "obs": self._stacks(env, slot, shape),
             "action": self._action[env, slot].reshape(*shape, *self._action.shape[2:]),
             "reward": (rewards @ self._powers[: self.n_step]).astype(np.float32).reshape(shape),
-            "next_obs": self._stacks(env, (slot + m) % self.rows_per_env).reshape(
-                *shape, *self.frame_shape, self.stack
-            ),
+            "next_obs": self._stacks(env, (slot + m) % self.rows_per_env, shape),
             "discount": discount.astype(np.float32).reshape(shape),
             "weights": weights.astype(np.float32),
             "indices": leaf.reshape(shape),
         }
 
-    def _stacks(self, env: np.ndarray, slot: np.ndarray) -> np.ndarray:
-        """[N, H, W, K] stacks of the K rows ending at each (env, slot)."""
-        offsets = np.arange(1 - self.stack, 1)
-        rows = (slot[:, None] + offsets) % self.rows_per_env
+    def _stacks(self, env: np.ndarray, slot: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+        """[*shape, H, W, K] stacks of the K rows ending at each (env, slot)."""
+        rows = (slot[:, None] + np.arange(1 - self.stack, 1)) % self.rows_per_env
         frames = self._frames[env[:, None], rows]  # [N, K, H, W]
-        return np.moveaxis(frames, 1, -1)
+        return np.moveaxis(frames, 1, -1).reshape(*shape, *self.frame_shape, self.stack)
 
     def update_priorities(
         self,
@@ -243,8 +234,8 @@ class FrameReplay:
         alpha: float | None = None,
         epsilon: float | None = None,
     ) -> None:
-        """Prioritized: rows' priorities (|TD error| + epsilon)^alpha, with the exponent and
-        floor from now on (None keeps the current one). Uniform: nothing to do."""
+        """Prioritized: rows' priorities (|TD error| + epsilon)^alpha, with `alpha`, `epsilon`
+        from now on (None keeps the current one). Uniform: nothing to do."""
         if not self.prioritized:
             return
         indices = np.asarray(indices, np.int64).reshape(-1)

@@ -2,10 +2,9 @@
 
 n-step returns (Sutton 1988; Rainbow, https://arxiv.org/abs/1710.02298) folded in at insert
 time keep the replay and the TD loss unchanged: a stored transition is (obs_t, action_t,
-R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount). At an episode end the pending
-transitions flush with m < n steps; `discount` is 0 if the episode terminated within them and
-gamma^m otherwise (a truncation bootstraps from the true final observation). The windows live
-in preallocated arrays, so their state goes into the checkpoint like the replay does.
+R = sum_{k<m} gamma^k r_{t+k}, next_obs = obs_{t+m}, discount). An episode end flushes the
+pending ones with m < n; `discount` is 0 if the episode terminated within them, else gamma^m
+(a truncation bootstraps from the true final observation). The windows are checkpointed.
 """
 
 from __future__ import annotations
@@ -27,25 +26,17 @@ class NStepAccumulator:
         obs's spec; reward and discount are float32)."""
         if int(n) < 1 or int(num_envs) < 1:
             raise ValueError(f"n and num_envs must be >= 1, got n={n}, num_envs={num_envs}")
-        missing = [name for name in ("obs", "action") if name not in fields]
-        if missing:
-            raise ValueError(f"NStepAccumulator fields need 'obs' and 'action'; missing {missing}")
         self.n = int(n)
         self.gamma = float(gamma)
         self.num_envs = int(num_envs)
         obs_shape, obs_dtype = fields["obs"]
         action_shape, action_dtype = fields["action"]
-        self._obs_shape = tuple(int(d) for d in obs_shape)
-        self._action_shape = tuple(int(d) for d in action_shape)
-        self._obs_dtype = np.dtype(obs_dtype)
-        self._action_dtype = np.dtype(action_dtype)
-        # Window of env e: slots head[e], head[e]+1, ... (mod n) hold its `pending[e]` oldest
-        # steps whose n-step transitions are not complete yet.
-        self._obs = np.zeros((num_envs, n, *self._obs_shape), dtype=self._obs_dtype)
-        self._action = np.zeros((num_envs, n, *self._action_shape), dtype=self._action_dtype)
+        # Window of env e: slots head[e], head[e]+1, ... (mod n) hold its `pending[e]` steps.
+        self._obs = np.zeros((num_envs, n, *obs_shape), dtype=obs_dtype)
+        self._action = np.zeros((num_envs, n, *action_shape), dtype=action_dtype)
         self._reward = np.zeros((num_envs, n), dtype=np.float64)
         # Latest next_obs of every env: what `flush` bootstraps from.
-        self._next_obs = np.zeros((num_envs, *self._obs_shape), dtype=self._obs_dtype)
+        self._next_obs = np.zeros((num_envs, *obs_shape), dtype=obs_dtype)
         self._head = np.zeros(num_envs, dtype=np.int64)
         self._pending = np.zeros(num_envs, dtype=np.int64)
         self._env_range = np.arange(num_envs)
@@ -65,17 +56,17 @@ class NStepAccumulator:
         first). `next_obs` must be the true next observation (`final_obs` where an episode ended);
         `valid` masks env slots that took no real step (NEXT_STEP autoreset's reset step)."""
         num_envs, n = self.num_envs, self.n
-        obs = self._check("obs", obs, self._obs_shape)
-        action = self._check("action", action, self._action_shape)
+        obs = self._check("obs", obs, self._obs.shape[2:])
+        action = self._check("action", action, self._action.shape[2:])
         reward = self._check("reward", reward, ())
-        next_obs = self._check("next_obs", next_obs, self._obs_shape)
+        next_obs = self._check("next_obs", next_obs, self._obs.shape[2:])
         terminated = self._check("terminated", terminated, ()).astype(bool)
         truncated = self._check("truncated", truncated, ()).astype(bool)
         if n == 1 and valid is None:
             # Nothing is ever pending with n = 1: skip the window bookkeeping (hot path).
             return {
-                "obs": obs.astype(self._obs_dtype, copy=False),
-                "action": action.astype(self._action_dtype, copy=False),
+                "obs": obs.astype(self._obs.dtype, copy=False),
+                "action": action.astype(self._action.dtype, copy=False),
                 "reward": reward.astype(np.float32, copy=False),
                 "next_obs": next_obs,
                 "discount": np.where(terminated, 0.0, self.gamma).astype(np.float32),
@@ -93,8 +84,7 @@ class NStepAccumulator:
         self._next_obs[envs] = next_obs[envs]
         self._pending[envs] += 1
 
-        # 2. How many transitions each env completes: all pending ones if its episode ended,
-        # else the oldest one once the window holds n steps.
+        # 2. Emit all pending transitions of an ended episode, else the oldest of a full window.
         done = np.zeros(num_envs, dtype=bool)
         done[envs] = terminated[envs] | truncated[envs]
         full = np.zeros(num_envs, dtype=bool)
@@ -110,8 +100,7 @@ class NStepAccumulator:
         return out
 
     def flush(self) -> Batch:
-        """Ends every env's episode as a truncation (the runner cut it) and returns the pending
-        transitions, bootstrapping from each env's latest next_obs with discount gamma^m."""
+        """Ends every env's episode as a truncation (a cut): returns the pending transitions."""
         out = self._emit(self._pending.copy(), np.zeros(self.num_envs, dtype=bool))
         self._head[:] = 0
         self._pending[:] = 0

@@ -4,11 +4,9 @@ Schaul, Quan, Antonoglou & Silver, "Prioritized Experience Replay", 2015,
 https://arxiv.org/abs/1511.05952.
 
 Importance weights are divided by the largest possible weight (as OpenAI baselines does), so
-they only ever scale updates down. Draws are stratified (Appendix B.2.1), then shuffled before
-being cut into K batches, or batch 0 would hold only rows from the low end of the prefix sums.
-New rows get the largest priority so far, so each is replayed about once before its TD error is
-known. When alpha/epsilon change (schedules), stored rows keep theirs until replayed, as in the
-paper.
+they only scale updates down. Draws are stratified (Appendix B.2.1), then shuffled before being
+cut into K batches (else batch 0 would hold only the low prefix sums). New rows get the largest
+priority so far. When alpha/epsilon change (schedules), stored rows keep theirs until replayed.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from rl.registry import register_memory
 
 
 def check_alpha_epsilon(alpha: float, epsilon: float) -> None:
-    """ValueError unless both the priority exponent and epsilon are >= 0."""
     if alpha < 0 or epsilon < 0:
         raise ValueError(f"alpha and epsilon must be >= 0, got {alpha} and {epsilon}")
 
@@ -64,9 +61,7 @@ class PrioritizedSampler:
         self, rng: np.random.Generator, size: int, shape: tuple[int, int], beta: float
     ) -> tuple[np.ndarray, np.ndarray]:
         count = shape[0] * shape[1]
-        total = self.tree.total
-        segment = total / count
-        prefix = (np.arange(count) + rng.random(count)) * segment
+        prefix = (np.arange(count) + rng.random(count)) * (self.tree.total / count)
         prefix = prefix[rng.permutation(count)]
         indices = self.tree.find(prefix)
         # P(i) / P_min = p_i / p_min, so (N P(i))^-beta / (N P_min)^-beta = (p_i / p_min)^-beta.
@@ -101,8 +96,7 @@ class PrioritizedSampler:
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], size: int) -> None:
-        # The exponent and floor the stored priorities were last made with (both may follow a
-        # schedule; the next update passes the schedules' values).
+        # The exponent and floor the stored priorities were last made with (schedules).
         self.alpha, self.epsilon = float(state["alpha"]), float(state["epsilon"])
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (size,):

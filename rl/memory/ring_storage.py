@@ -1,8 +1,7 @@
 """Preallocated numpy ring storage: the "storage" half of a replay (Dopamine's storage + sampler).
 
-Keeping storage apart from sampling lets uniform and prioritized replay share it. Preallocating
-makes a too-large capacity fail at start, not hours later. Rows fill in order, so the first
-`size` rows are the filled ones and all that a checkpoint saves.
+Preallocating makes a too-large capacity fail at start, not hours later. Rows fill in order, so
+the first `size` rows are the filled ones and all that a checkpoint saves.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ class RingStorage:
     def __init__(self, capacity: int, fields: FieldSpec) -> None:
         if int(capacity) < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
-        if not fields:
-            raise ValueError("fields must name at least one field")
         self.capacity = int(capacity)
         self._specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {
             name: (tuple(int(d) for d in shape), np.dtype(dtype))

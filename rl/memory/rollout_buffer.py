@@ -1,8 +1,7 @@
 """Rollout buffer for on-policy agents (A2C, PPO, REINFORCE): one batch of T vector-env steps.
 
-Besides the usual fields it keeps what the advantage estimators need to tell termination from
-truncation (Pardo et al. 2018, https://arxiv.org/abs/1712.00378): `final_obs` where an env was
-truncated and `last_next_obs`, the bootstrap state of episodes still running at the end.
+To tell termination from truncation (Pardo et al. 2018, https://arxiv.org/abs/1712.00378) it
+keeps `final_obs` where an env was truncated and `last_next_obs` of episodes still running.
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ class RolloutBuffer:
         action_shape: tuple[int, ...],
         action_dtype: np.dtype,
     ) -> None:
-        if int(num_steps) < 1 or int(num_envs) < 1:
-            raise ValueError(f"num_steps and num_envs must be >= 1, got {num_steps} and {num_envs}")
         self.num_steps, self.num_envs = int(num_steps), int(num_envs)
         lead = (self.num_steps, self.num_envs)
         obs_shape, action_shape = tuple(obs_shape), tuple(action_shape)
@@ -53,7 +50,6 @@ class RolloutBuffer:
         self._t = 0
 
     def __len__(self) -> int:
-        """Vector steps stored so far."""
         return self._t
 
     def full(self) -> bool:

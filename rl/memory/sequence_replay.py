@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rl.memory.array_state import load_arrays
+from rl.memory.array_state import load_arrays, under_prefix, with_prefix
 from rl.memory.prioritized import PrioritizedSampler
 from rl.memory.ring_storage import RingStorage
 from rl.memory.uniform import Replay, UniformSampler
@@ -50,8 +50,7 @@ class SequenceBuilder:
             )
         self.num_envs, self.length, self.burn_in = int(num_envs), int(sequence_length), burn_in
         self.gamma = float(gamma)
-        size = self.burn_in + self.length  # T: steps per item
-        self.item_steps = size
+        size = self.item_steps = self.burn_in + self.length  # T
         n = self.num_envs
         # Pending steps of every env: burn-in prefix + the window being filled.
         self._arrays = {
@@ -67,7 +66,6 @@ class SequenceBuilder:
         }
 
     def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-        """The item fields (for the ring storage)."""
         a, size = self._arrays, self.item_steps
         return {
             "obs": ((size + 1, *a["obs"].shape[2:]), a["obs"].dtype),
@@ -104,8 +102,7 @@ class SequenceBuilder:
         return self._emit(np.flatnonzero(ended | full), next_obs, ended)
 
     def flush(self) -> Batch:
-        """Ends every env's episode here (the trainer's cut, a truncation): returns the items of
-        the windows that have steps to learn; they bootstrap from their last step's next obs."""
+        """Ends every env's episode as a truncation (a cut): returns the windows' items."""
         a = self._arrays
         envs = np.flatnonzero(a["count"] > a["burn"])
         return self._emit(envs, a["last_next_obs"].copy(), np.ones(self.num_envs, bool))
@@ -144,9 +141,9 @@ class SequenceBuilder:
 
 
 @register_memory("sequence")
-class SequenceReplay:
-    """Replay of burn-in + window sequences (R2D2): a `SequenceBuilder` per-env stream feeding a
-    `Replay` of items, uniform or prioritized (`alpha` set)."""
+class SequenceReplay(Replay):
+    """Replay of burn-in + window sequences (R2D2): a `SequenceBuilder` turns the per-env stream
+    into the items, sampled uniformly or prioritized."""
 
     def __init__(
         self,
@@ -167,25 +164,12 @@ class SequenceReplay:
             num_envs, sequence_length, burn_in, obs_shape, obs_dtype, state_size, gamma
         )
         sampler = PrioritizedSampler(capacity, alpha, epsilon) if prioritized else UniformSampler()
-        self.replay = Replay(RingStorage(capacity, self.builder.fields()), sampler, seed)
+        super().__init__(RingStorage(capacity, self.builder.fields()), sampler, seed)
         self.prioritized = prioritized
 
-    def __len__(self) -> int:
-        """Items (sequences) stored."""
-        return len(self.replay)
-
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        state: np.ndarray,
-    ) -> None:
-        """One vector-env step; completed items enter the replay."""
-        self._store(self.builder.add(obs, action, reward, next_obs, terminated, truncated, state))
+    def add(self, **step: np.ndarray) -> None:
+        """One vector-env step (`SequenceBuilder.add`'s arguments); completed items are stored."""
+        self._store(self.builder.add(**step))
 
     def end_all_episodes(self) -> None:
         """The trainer cut every episode: the unfinished windows become (truncated) items."""
@@ -193,32 +177,11 @@ class SequenceReplay:
 
     def _store(self, items: Batch) -> None:
         if len(items["burn_in"]):
-            self.replay.add_batch(items)
-
-    def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
-        """[num_batches, batch_size, ...] items plus "indices" and "weights" (see `Replay`)."""
-        return self.replay.sample(batch_size, num_batches, beta)
-
-    def update_priorities(
-        self,
-        indices: np.ndarray,
-        priorities: np.ndarray,
-        alpha: float | None = None,
-        epsilon: float | None = None,
-    ) -> None:
-        """Items' priorities (p + epsilon)^alpha (None: the current ones; `Replay`)."""
-        self.replay.update_priorities(indices, priorities, alpha, epsilon)
+            self.add_batch(items)
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        state = self.replay.state_dict()
-        for key, value in self.builder.state_dict().items():
-            state[BUILDER_PREFIX + key] = value
-        return state
+        return {**super().state_dict(), **with_prefix(BUILDER_PREFIX, self.builder.state_dict())}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-        self.replay.load_state_dict(
-            {k: v for k, v in state.items() if not k.startswith(BUILDER_PREFIX)}
-        )
-        self.builder.load_state_dict(
-            {k[len(BUILDER_PREFIX) :]: v for k, v in state.items() if k.startswith(BUILDER_PREFIX)}
-        )
+        super().load_state_dict(state)  # reads only its own keys
+        self.builder.load_state_dict(under_prefix(BUILDER_PREFIX, state))

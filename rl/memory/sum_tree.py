@@ -1,11 +1,9 @@
 """Array-based sum tree (and min tree) with numpy-vectorized update and prefix-sum search.
 
-Each tree level is one numpy operation over all queries, so a whole K*B batch costs a few numpy
-calls per level instead of a Python loop per item. Node 1 is the root, node i has children 2i
-and 2i+1, the L (a power of two) leaves are nodes L..2L-1. Inner nodes are always recomputed from
-their children (never updated by a delta), so they are a pure function of the leaves: no drift
-over millions of updates, and rebuilding from saved leaves reproduces the tree bit for bit. The
-min tree (unset leaves +inf) makes the smallest priority O(1) for importance weights.
+Each tree level is one numpy operation over all queries (a K*B batch costs a few numpy calls per
+level). Node 1 is the root, node i has children 2i and 2i+1, the L leaves are nodes L..2L-1.
+Inner nodes are recomputed from their children, never updated by a delta: no drift, and saved
+leaves rebuild the tree bit for bit. The min tree (unset leaves +inf) serves importance weights.
 """
 
 from __future__ import annotations
@@ -17,8 +15,6 @@ class SumTree:
     """Non-negative leaves; `find` maps prefix sums to leaves; `total` and `min` are O(1)."""
 
     def __init__(self, capacity: int) -> None:
-        if int(capacity) < 1:
-            raise ValueError(f"capacity must be >= 1, got {capacity}")
         self._capacity = int(capacity)
         self._num_leaves = 1 << (self._capacity - 1).bit_length()
         self._depth = self._num_leaves.bit_length() - 1  # levels below the root
@@ -32,7 +28,6 @@ class SumTree:
 
     @property
     def total(self) -> float:
-        """Sum of all leaves."""
         return float(self._sums[1])
 
     @property
@@ -57,9 +52,7 @@ class SumTree:
         if not np.all(np.isfinite(values)) or np.any(values < 0):
             bad = values[~(np.isfinite(values) & (values >= 0))][:5]
             raise ValueError(f"sum tree values must be finite and >= 0, got e.g. {bad}")
-        # Keep the last write of each leaf. np.unique on the reversed array returns the first
-        # occurrence there = the last one here, and sorted unique nodes (so parents below dedupe
-        # with one comparison per level).
+        # The last write of each leaf, nodes sorted (parents dedupe by one comparison per level).
         nodes, first_in_reversed = np.unique(indices[::-1], return_index=True)
         values = values[::-1][first_in_reversed]
         nodes += self._num_leaves

@@ -1,9 +1,8 @@
 """Uniform experience replay, and the storage + sampler `Replay` that every replay is built from.
 
 As in Dopamine, uniform and prioritized replay differ only in the sampler. `sample` returns K
-batches at once ([num_batches, batch_size, ...]): agents run many gradient steps per
-`tf.function` call, and one numpy gather is much cheaper than K. The replay's numpy generator
-state is checkpointed, so a resumed run draws exactly the batches an uninterrupted one would.
+batches at once ([num_batches, batch_size, ...]): one numpy gather for K gradient steps. The
+generator state is checkpointed, so a resumed run draws the batches an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from rl.memory.array_state import under_prefix, with_prefix
 from rl.memory.ring_storage import FieldSpec, RingStorage
 from rl.registry import register_memory
 from rl.types import Batch
@@ -62,10 +62,6 @@ class Replay:
     @property
     def size(self) -> int:
         return self._storage.size
-
-    @property
-    def fields(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-        return self._storage.fields
 
     def __len__(self) -> int:
         return self._storage.size
@@ -121,14 +117,13 @@ class Replay:
         self._sampler.update_priorities(indices, priorities, self._storage.size, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Everything needed to continue, as plain numpy arrays (no pickle); field arrays are views
-        of the live storage, so save them before the next `add_batch`."""
-        state = self._storage.state_dict()
-        state["sampler"] = np.array(self._sampler.name)
-        state["rng_state"] = np.array(json.dumps(self._rng.bit_generator.state))
-        for key, value in self._sampler.state_dict(self._storage.size).items():
-            state[SAMPLER_PREFIX + key] = value
-        return state
+        """Plain numpy arrays (no pickle); field arrays are views: save before the next add."""
+        return {
+            **self._storage.state_dict(),
+            "sampler": np.array(self._sampler.name),
+            "rng_state": np.array(json.dumps(self._rng.bit_generator.state)),
+            **with_prefix(SAMPLER_PREFIX, self._sampler.state_dict(self._storage.size)),
+        }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         sampler = str(state["sampler"])
@@ -140,10 +135,7 @@ class Replay:
         if rng_state.get("bit_generator") != "PCG64":
             raise ValueError(f"checkpoint replay RNG is {rng_state.get('bit_generator')!r}")
         self._storage.load_state_dict(state)
-        sampler_state = {
-            k[len(SAMPLER_PREFIX) :]: v for k, v in state.items() if k.startswith(SAMPLER_PREFIX)
-        }
-        self._sampler.load_state_dict(sampler_state, self._storage.size)
+        self._sampler.load_state_dict(under_prefix(SAMPLER_PREFIX, state), self._storage.size)
         self._rng.bit_generator.state = rng_state
 
 

@@ -1,10 +1,9 @@
 """Actor-critic network: a registered torso feeding a policy head and a value head.
 
 The torso runs ONCE per input for both heads (A3C, https://arxiv.org/abs/1602.01783);
-`separate_torsos=True` gives the value head its own (SB3's default for PPO on vector
-observations). Box actions get a diagonal Gaussian with a state-independent learned log std
-(PPO, https://arxiv.org/abs/1707.06347). Orthogonal init with gain 0.01 on the policy (a
-near-uniform initial policy) and 1 on the value, as OpenAI baselines do.
+`separate_torsos=True` gives the value head its own (SB3's PPO default on vectors). Box actions
+get a diagonal Gaussian with a state-independent learned log std (PPO,
+https://arxiv.org/abs/1707.06347). Heads: orthogonal init, gain 0.01 (policy) and 1 (value).
 """
 
 from __future__ import annotations
@@ -59,18 +58,11 @@ class ActorCritic(tf.keras.Model):
         self.value_head = tf.keras.layers.Dense(
             1, kernel_initializer=tf.keras.initializers.Orthogonal(1.0), name="value"
         )
-        # A Keras weight, not a bare tf.Variable: Keras 3 leaves plain tf.Variables out of
-        # `trainable_variables`, so the optimizer would never update the policy's spread.
-        self.log_std = (
-            None
-            if self.discrete
-            else self.add_weight(
-                shape=(num_outputs,),
-                initializer=tf.keras.initializers.Constant(float(log_std_init)),
-                trainable=True,
-                name="log_std",
-            )
-        )
+        # A Keras weight: Keras 3 leaves plain tf.Variables out of `trainable_variables`.
+        self.log_std = None
+        if not self.discrete:
+            init = tf.keras.initializers.Constant(float(log_std_init))
+            self.log_std = self.add_weight(shape=(num_outputs,), initializer=init, name="log_std")
 
     def orthogonal_torsos(self, gain: float) -> None:
         """SB3's `ortho_init`: the built torsos' Dense and Conv2D kernels orthogonal with `gain`,
@@ -113,8 +105,7 @@ class ActorCritic(tf.keras.Model):
 
     def distribution(self, policy_params: tf.Tensor) -> tfd.Distribution:
         """Categorical(logits) or Independent(Normal(mean, exp(log_std))) over flat actions. TFP is
-        imported on first use: it adds ~1.2 s and 60 MB to every `import rl` that never builds a
-        policy."""
+        imported on first use: it adds ~1.2 s and 60 MB to `import rl`."""
         from tensorflow_probability import distributions as tfd
 
         if self.discrete:

@@ -75,14 +75,10 @@ class Critics(tf.keras.Model):
         super().__init__(**kwargs)
         make_torso = get_model(torso)
         self.num_critics = num_critics
-        # One named attribute per critic, not a Python list: tf.train.Checkpoint does not see
-        # layers inside Keras-tracked lists, and the critics would silently be left unsaved.
+        # Named attributes: tf.train.Checkpoint would silently miss layers in a Keras list.
         for i in range(num_critics):
-            setattr(
-                self,
-                f"torso_{i}",
-                make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso"),
-            )
+            torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso")
+            setattr(self, f"torso_{i}", torso)
             setattr(self, f"head_{i}", tf.keras.layers.Dense(1, name=f"q{i}"))
 
     @staticmethod
@@ -92,16 +88,13 @@ class Critics(tf.keras.Model):
         flat = [tf.reshape(tf.cast(x, tf.float32), [batch, -1]) for x in (obs, action)]
         return tf.concat(flat, axis=-1)
 
+    def _q(self, i: int, inputs: tf.Tensor) -> tf.Tensor:
+        return tf.squeeze(getattr(self, f"head_{i}")(getattr(self, f"torso_{i}")(inputs)), -1)
+
     def call(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
         inputs = self._inputs(obs, action)
-        return tf.stack(
-            [
-                tf.squeeze(getattr(self, f"head_{i}")(getattr(self, f"torso_{i}")(inputs)), -1)
-                for i in range(self.num_critics)
-            ]
-        )
+        return tf.stack([self._q(i, inputs) for i in range(self.num_critics)])
 
     def first(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
         """Q_1(s, a) alone [B] (TD3's actor loss reads only the first critic)."""
-        inputs = self._inputs(obs, action)
-        return tf.squeeze(self.head_0(self.torso_0(inputs)), -1)
+        return self._q(0, self._inputs(obs, action))

@@ -1,9 +1,8 @@
 """Default torso by observation type, and the in-graph conversion of observations to float.
 
-`model="auto"` picks the torso when the network first sees an observation: the Nature CNN for
-[H, W, C] images, else the MLP. Observation shapes are env facts, not hyper-parameters, so the
-choice stays out of hparams. `obs_to_float` scales uint8 INSIDE the compiled graph, so buffers
-keep 1-byte frames (float32 would be 4x the memory and transfer).
+`model="auto"` picks the torso when the network first sees an observation (shapes are env
+facts, not hparams): the Nature CNN for [H, W, C] images, else the MLP. `obs_to_float` scales
+uint8 INSIDE the compiled graph, so buffers keep 1-byte frames.
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@ from rl.registry import register_model
 def mlp(
     hidden_sizes: Sequence[int], activation: str = "relu", name: str = "mlp"
 ) -> tf.keras.Sequential:
-    """Dense layers of `hidden_sizes` units after a Flatten (any Box observation works); the agent
-    adds the head."""
+    """Dense layers of `hidden_sizes` units after a Flatten (any Box observation works)."""
     layers: list[tf.keras.layers.Layer] = [tf.keras.layers.Flatten()]
     layers += [tf.keras.layers.Dense(size, activation=activation) for size in hidden_sizes]
     return tf.keras.Sequential(layers, name=name)

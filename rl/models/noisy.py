@@ -3,9 +3,9 @@
 Fortunato et al. 2017, "Noisy Networks for Exploration", https://arxiv.org/abs/1706.10295;
 factorised noise f(x) = sgn(x) sqrt(|x|) and the initialisation of its Section 3.2.
 
-The noise lives in non-trainable variables, not drawn inside `call`: the agent draws it from its
-own generator (`resample_noise`) where the paper does, so runs stay deterministic and
-resumable, and under a strategy the draw happens once, outside the replicas.
+The noise lives in non-trainable variables drawn from the agent's generator (`resample_noise`),
+not inside `call`: runs stay deterministic and resumable, and a strategy draws once, outside the
+replicas.
 """
 
 from __future__ import annotations
@@ -33,16 +33,13 @@ class NoisyDense(tf.keras.layers.Layer):
         bound = 1.0 / math.sqrt(fan_in)
         mu_init = tf.keras.initializers.RandomUniform(-bound, bound)
         sigma_init = tf.keras.initializers.Constant(self.sigma0 / math.sqrt(fan_in))
-        self.kernel_mu = self.add_weight(
-            name="kernel_mu", shape=(fan_in, self.units), initializer=mu_init
-        )
+        kernel, bias = (fan_in, self.units), (self.units,)
+        self.kernel_mu = self.add_weight(name="kernel_mu", shape=kernel, initializer=mu_init)
         self.kernel_sigma = self.add_weight(
-            name="kernel_sigma", shape=(fan_in, self.units), initializer=sigma_init
+            name="kernel_sigma", shape=kernel, initializer=sigma_init
         )
-        self.bias_mu = self.add_weight(name="bias_mu", shape=(self.units,), initializer=mu_init)
-        self.bias_sigma = self.add_weight(
-            name="bias_sigma", shape=(self.units,), initializer=sigma_init
-        )
+        self.bias_mu = self.add_weight(name="bias_mu", shape=bias, initializer=mu_init)
+        self.bias_sigma = self.add_weight(name="bias_sigma", shape=bias, initializer=sigma_init)
         # Standard-normal draws (before f); zero until the first `resample_noise`.
         self.noise_in = self.add_weight(
             name="noise_in", shape=(fan_in,), initializer="zeros", trainable=False

@@ -1,10 +1,9 @@
 """The `precision` hparam: which dtype the networks compute in (Keras mixed precision).
 
-With mixed_bfloat16 / mixed_float16 the torsos and recurrent cores compute in the low dtype
-while every variable and the heads stay float32, so distributions, targets and losses are float32
-as before (float16 also needs loss scaling: `rl.agents.optimizers`). Set per layer, not with the
-process-global `keras.config.set_dtype_policy`, since agents with different settings share a
-process; by walking the built models, since Keras 3 layers do not inherit their parent's policy.
+With mixed_bfloat16 / mixed_float16 the torsos and recurrent cores compute in the low dtype;
+variables and heads stay float32, so distributions, targets and losses are float32 (float16 also
+needs loss scaling: `rl.agents.optimizers`). Set per layer of the built models, not process-wide
+(agents with different settings share a process; Keras 3 layers do not inherit the policy).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ BODY_TYPES = (AutoTorso, tf.keras.Sequential, RecurrentCore)
 
 
 def check_precision(precision: str) -> None:
-    """Raises UserError unless `precision` is one of PRECISIONS."""
     if precision not in PRECISIONS:
         raise UserError(
             f"unknown precision {precision!r}{did_you_mean(precision, PRECISIONS)}; choose one "

@@ -80,14 +80,10 @@ class QNetwork(tf.keras.Model):
         return out
 
     def noisy_layers(self) -> list[NoisyDense]:
-        """The NoisyDense layers of the head (none without `noisy`)."""
-        if isinstance(self.head, DuelingHead):
-            candidates = [self.head.value, self.head.advantage]
-        else:
-            candidates = [self.head]
-        return [layer for layer in candidates if isinstance(layer, NoisyDense)]
+        """The NoisyDense layers of the head (none without `noisy`), in creation order."""
+        # Keras' recursive layer walk: the head itself, then a dueling head's value, advantage.
+        return [layer for layer in self.head._flatten_layers() if isinstance(layer, NoisyDense)]
 
     def resample_noise(self, generator: tf.random.Generator) -> None:
-        """Fresh factorised noise for every noisy layer, drawn from `generator`."""
         for layer in self.noisy_layers():
             layer.resample_noise(generator)

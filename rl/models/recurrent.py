@@ -1,10 +1,9 @@
 """Recurrent networks: a GRU or LSTM core between the torso and the heads.
 
-The core's state is one flat float tensor [B, state_size] (an LSTM's [h, c] concatenated), so
-agents keep it in one variable, replay stores one array per sequence and resets are one
-`tf.where`. `step` (acting) and `unroll` (a time-major sequence with resets, only the core
-looping) compute the same numbers, which lets a learner re-create the acting-time outputs from a
-stored initial state (tests/models/test_recurrent.py).
+The core's state is one flat float tensor [B, state_size] (an LSTM's [h, c] concatenated): one
+variable, one replay array, resets by one `tf.where`. `step` (acting) and `unroll` (a time-major
+sequence with resets, only the core looping) compute the same numbers, so a learner re-creates
+the acting-time outputs from a stored initial state.
 
 Cells: Keras' GRUCell (Cho et al. 2014, https://arxiv.org/abs/1406.1078) and LSTMCell
 (Hochreiter & Schmidhuber 1997). DRQN: Hausknecht & Stone 2015, https://arxiv.org/abs/1507.06527.
@@ -27,7 +26,6 @@ CELLS = {"gru": tf.keras.layers.GRUCell, "lstm": tf.keras.layers.LSTMCell}
 
 
 def check_cell(cell: str) -> None:
-    """Raises UserError unless `cell` names a recurrent cell."""
     if cell not in CELLS:
         raise UserError(
             f"unknown recurrent_cell {cell!r}{did_you_mean(cell, list(CELLS))}; "
@@ -72,8 +70,7 @@ class RecurrentCore(tf.keras.layers.Layer):
         """Runs features [T, B, F] from `state` [B, S]: (outputs [T, B, units], states [T, B, S]).
         The state is zeroed before steps flagged in `episode_start` and detached before those in
         `detach` (R2D2's burn-in)."""
-        steps = tf.shape(inputs)[0]
-        batch = tf.shape(inputs)[1]
+        steps, batch = tf.shape(inputs)[0], tf.shape(inputs)[1]
         if episode_start is None:
             episode_start = tf.zeros([steps, batch], tf.bool)
         if detach is None:
@@ -150,9 +147,8 @@ class RecurrentActorCritic(ActorCritic):
 
     def _branches(self) -> list[tuple[tf.keras.layers.Layer, RecurrentCore]]:
         """(torso, core) of the policy and, with separate cores, of the value."""
-        if self.value_core is None:
-            return [(self.torso, self.core)]
-        return [(self.torso, self.core), (self.value_torso, self.value_core)]
+        value = [] if self.value_core is None else [(self.value_torso, self.value_core)]
+        return [(self.torso, self.core), *value]
 
     def step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """One step for a batch [B, ...]: (policy params [B, P], value [B], new state)."""
@@ -178,8 +174,7 @@ class RecurrentActorCritic(ActorCritic):
     def unroll(
         self, obs: tf.Tensor, state: tf.Tensor, episode_start: tf.Tensor | None = None
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """Time-major [T, B, ...] from `state`: (params [T, B, P], value [T, B], the state
-        after every step [T, B, S]); see `RecurrentCore.unroll`."""
+        """Time-major [T, B, ...] from `state`: (params, value, state after every step)."""
         flat, steps, batch = _flat_time(obs)
         inputs = self._inputs(flat)  # [T * B, ...]: feed-forward parts run once on all steps
         branches = self._branches()
@@ -253,8 +248,7 @@ class RecurrentQNetwork(QNetwork):
         episode_start: tf.Tensor | None = None,
         detach: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Time-major [T, B, ...] from `state`: (Q-values [T, B, A], the state after every
-        step [T, B, S]); see `RecurrentCore.unroll`."""
+        """Time-major [T, B, ...] from `state`: (Q-values, the state after every step)."""
         flat, steps, batch = _flat_time(obs)
         features = _unflat_time(self.torso(obs_to_float(flat)), steps, batch)
         outputs, states = self.core.unroll(features, state, episode_start, detach)

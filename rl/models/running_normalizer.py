@@ -1,11 +1,10 @@
 """Running mean/variance statistics: observation standardization inside a network, and the
 reward scaling of Stable-Baselines3's `VecNormalize` for agents that keep their own rollout.
 
-The same arithmetic as SB3's `VecNormalize` (Chan et al.'s parallel update from mean 0,
-variance 1, count 1e-4; clipping to +-10; rewards divided by the running std of the discounted
-return), but in the agent, since our envs stay unwrapped. `ObservationNormalizer` is a Keras
-layer, so checkpoints carry its statistics and greedy evaluation uses them (as SB3's frozen
-eval `VecNormalize` does); `RewardScaler` is numpy, checkpointed through `state_dict`.
+SB3's `VecNormalize` arithmetic (Chan et al.'s parallel update from mean 0, variance 1, count
+1e-4; clipping to +-10; rewards divided by the running std of the discounted return), in the
+agent since our envs stay unwrapped. `ObservationNormalizer` is a Keras layer, so checkpoints
+carry its statistics and greedy evaluation uses them frozen; `RewardScaler` is numpy.
 """
 
 from __future__ import annotations
@@ -45,11 +44,9 @@ class ObservationNormalizer(tf.keras.layers.Layer):
         shape = tuple(int(d) for d in shape)
         self.mean = self.add_weight(shape=shape, initializer="zeros", trainable=False, name="mean")
         self.var = self.add_weight(shape=shape, initializer="ones", trainable=False, name="var")
+        count_init = tf.keras.initializers.Constant(INITIAL_COUNT)
         self.count = self.add_weight(
-            shape=(),
-            initializer=tf.keras.initializers.Constant(INITIAL_COUNT),
-            trainable=False,
-            name="count",
+            shape=(), initializer=count_init, trainable=False, name="count"
         )
 
     def call(self, obs: tf.Tensor) -> tf.Tensor:

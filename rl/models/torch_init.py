@@ -1,8 +1,7 @@
 """PyTorch's default initialization for any built Keras model.
 
-Why: Stable-Baselines3 keeps PyTorch's defaults where it does not ask for orthogonal init (PPO
-with `ortho_init=False`, SAC, TD3, DDPG), and Keras' Glorot kernels with zero biases are a
-different start. `torch_init` makes ours start as theirs, so a comparison measures the algorithm.
+Stable-Baselines3 keeps PyTorch's defaults where it does not ask for orthogonal init (PPO with
+`ortho_init=False`, SAC, TD3, DDPG): starting as theirs, a comparison measures the algorithm.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Batched TF action-selection functions, registered by name and role.
 
-The role says how an agent calls the function, so a slot (`rl.agents.function_slots`) can
-refuse a registered function it cannot call:
+The role says how an agent calls the function (`rl.agents.function_slots`):
 - "q_exploration": f(q_values [B, A], generator, epsilon) -> int64 actions [B];
 - "q_evaluation": f(q_values [B, A], generator=None) -> int64 actions [B];
 - "logits_sample": f(logits [B, A], generator) -> int64 actions [B];

@@ -1,9 +1,8 @@
 """Ornstein-Uhlenbeck exploration noise (DDPG's original choice), batched over env copies.
 
-Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (Section 7: theta = 0.15, sigma = 0.2).
-The process is temporally correlated, so it needs state: x_{t+1} = x_t + theta (mu - x_t) dt +
-sigma sqrt(dt) N(0, 1) with mu = 0, one x per env copy. The caller keeps x in a tf.Variable (so
-it is checkpointed) and zeroes an env's row when its episode ends; this function is pure.
+Lillicrap et al. 2015, https://arxiv.org/abs/1509.02971 (Section 7: theta = 0.15, sigma = 0.2):
+x_{t+1} = x_t + theta (mu - x_t) dt + sigma sqrt(dt) N(0, 1), mu = 0, one x per env copy, which
+the caller keeps in a checkpointed tf.Variable and zeroes at episode ends; this function is pure.
 """
 
 from __future__ import annotations
@@ -32,8 +31,7 @@ def ornstein_uhlenbeck(
     high: tf.Tensor,
     dt: float = 1.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(clip(action + half_range * x_{t+1}, low, high), x_{t+1}) for state x_t [num_envs,
-    *action_shape]."""
+    """(clip(action + half_range * x_{t+1}, low, high), x_{t+1}) for state x_t [num_envs, ...]."""
     new_state = ornstein_uhlenbeck_step(state, generator.normal(tf.shape(state)), theta, sigma, dt)
     noisy = action + new_state * half_range(low, high)
     return tf.clip_by_value(noisy, low, high), new_state

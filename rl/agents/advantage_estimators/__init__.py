@@ -1,7 +1,6 @@
 """Advantage estimators (Monte-Carlo returns, GAE, V-trace), registered by name.
 
-The policy-gradient agents of the algorithms issue fill this registry. Monte-Carlo returns
-(`discounted_returns`) live with the rollout's return math, below the agents
+Monte-Carlo returns (`discounted_returns`) live with the rollout's return math, below the agents
 (rl/rollout/returns.py).
 """
 

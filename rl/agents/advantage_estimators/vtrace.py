@@ -1,5 +1,4 @@
-"""V-trace: off-policy value targets and policy-gradient advantages with truncated importance
-weights, for data collected by a behaviour policy mu that lags the learner's policy pi.
+"""V-trace: off-policy targets and advantages with truncated importance weights (mu lags pi).
 
 Espeholt et al. 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
 Actor-Learner Architectures", https://arxiv.org/abs/1802.01561, section 4. docs/impala.md maps

@@ -34,8 +34,7 @@ def clipped_double_q_target(
 def critic_loss(
     q_values: tf.Tensor, td_target: tf.Tensor, weights: tf.Tensor | None = None
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """sum_c mean_b w_b * 0.5 (y_b - Q_c(s_b, a_b))^2 against a fixed target: (loss, td_error [C,
-    B])."""
+    """sum_c mean_b w_b * 0.5 (y_b - Q_c(s_b, a_b))^2, y fixed: (loss, td_error [C, B])."""
     td_error = tf.stop_gradient(td_target)[None, :] - q_values
     per_sample = 0.5 * tf.square(td_error)
     if weights is not None:

@@ -1,14 +1,13 @@
-"""Categorical (C51) distributional RL: the projected Bellman target and its loss, as pure
-functions.
+"""Categorical (C51) distributional RL: the projected Bellman target and its loss.
 
 Bellemare, Dabney & Munos 2017, "A Distributional Perspective on Reinforcement Learning",
 https://arxiv.org/abs/1707.06887 (Algorithm 1); n-step, double-Q and priorities as in Rainbow
 (https://arxiv.org/abs/1710.02298).
 
 The projection of Tz_j = clip(r + discount * z_j, v_min, v_max) onto the support is written as
-a triangular kernel, m_i = sum_j [1 - |Tz_j - z_i| / dz]_0^1 p_j (as Dopamine does): it equals
-the paper's floor/ceil bookkeeping, needs no scatter (dense [B, N, N] ops, fine for XLA and
-TPUs), and handles Tz_j landing exactly on an atom without a special case.
+a triangular kernel, m_i = sum_j [1 - |Tz_j - z_i| / dz]_0^1 p_j (as Dopamine does): the
+paper's floor/ceil bookkeeping without a scatter (dense [B, N, N] ops, fine for XLA and TPUs)
+or a special case for Tz_j landing exactly on an atom.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ def categorical_q_values(logits: tf.Tensor, support: tf.Tensor) -> tf.Tensor:
 def categorical_projection(
     reward: tf.Tensor, discount: tf.Tensor, next_probs: tf.Tensor, support: tf.Tensor
 ) -> tf.Tensor:
-    """Projects r + discount * Z(s', a*) (next_probs [B, N]) onto `support` [N]: [B, N], no
-    gradient."""
+    """Projects r + discount * Z(s', a*) (next_probs [B, N]) on `support` [N]: [B, N], constant."""
     v_min, v_max = support[0], support[-1]
     delta = support[1] - support[0]
     target_atoms = tf.clip_by_value(

@@ -29,8 +29,7 @@ def impala_loss(
     ent_coef: float,
     mask: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-    """Returns (loss, {"policy_loss", "value_loss", "entropy"}); inputs of any equal shape
-    (e.g. [T, N]) with an optional `mask` of the same shape (1 = use the sample)."""
+    """(loss, {"policy_loss", "value_loss", "entropy"}) of equal-shape inputs and `mask`."""
     policy = policy_gradient_loss(log_prob, pg_advantage, mask)
     critic = value_loss(value, vs, mask=mask)
     bonus = entropy_bonus(entropy, mask)

@@ -3,14 +3,13 @@
 Degris, White & Sutton 2012, "Off-Policy Actor-Critic", ICML, https://arxiv.org/abs/1205.4839.
 `log_prob` = log pi(a_t|s_t) under the current weights, `behaviour_log_prob` = log b(a_t|s_t).
 
-Critic. The paper's GTD(lambda) converges for linear features; with a neural critic we use the
+Critic. The paper's GTD(lambda) converges for linear features; a neural critic regresses the
 forward view of the same target with truncated weights, the V-trace target (Espeholt et al.
-2018, https://arxiv.org/abs/1802.01561, eq. 1). With rho_bar = c_bar = inf it is exactly the
-paper's importance-sampled lambda-return (unbiased, unbounded variance); truncating at 1 bounds
-the variance, at the price of estimating a policy between b and pi.
+2018, https://arxiv.org/abs/1802.01561, eq. 1): with rho_bar = c_bar = inf the paper's
+importance-sampled lambda-return; truncating at 1 bounds the variance (of a policy between b, pi).
 
-Actor. The paper's actor weighs rho_t psi_t by the off-policy lambda-return minus V(s_t); here the
-weight is truncated and the corrected return from t+1 is the critic's target v_{t+1}:
+Actor. The paper weighs rho_t psi_t by the off-policy lambda-return minus V(s_t); here the weight
+is truncated and the corrected return from t+1 is the critic's target v_{t+1}:
 
     A_t = r_t + gamma ((1 - lambda) V(s_{t+1}) + lambda v_{t+1}) - V(s_t),
     actor loss = -mean(min(rho_bar, rho_t) A_t log pi(a_t|s_t))   (weights and A constant).

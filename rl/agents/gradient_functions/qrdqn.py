@@ -1,5 +1,4 @@
-"""Quantile-regression distributional RL (QR-DQN): the target quantiles and the quantile Huber
-loss, as pure functions.
+"""Quantile-regression distributional RL (QR-DQN): the target quantiles and quantile Huber loss.
 
 Dabney, Rowland, Bellemare & Munos 2017, "Distributional Reinforcement Learning with Quantile
 Regression", https://arxiv.org/abs/1710.10044 (Algorithm 1, eq. 9-10). N equally weighted

@@ -2,10 +2,9 @@
 
 Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290, Appendix C: a = tanh(u), u ~ N(mean,
 std), log pi(a|s) = log N(u; mean, std) - sum_i log(1 - tanh(u_i)^2), minus sum_i log(scale_i)
-for the rescaling. `log(1 - tanh(u)^2)` is computed as `2 * (log 2 - u - softplus(-2u))`, exact
-and finite for every u (the naive form is -inf once tanh(u) rounds to +-1, near |u| > 9 in
-float32). `squashed_gaussian` builds the same distribution from TFP bijectors, which the tests
-use as an independent check.
+for the rescaling. `log(1 - tanh(u)^2)` is computed as `2 * (log 2 - u - softplus(-2u))`, finite
+for every u (the naive form is -inf once tanh(u) rounds to +-1, near |u| > 9 in float32).
+`squashed_gaussian` builds the same distribution from TFP bijectors (the tests' check).
 """
 
 from __future__ import annotations

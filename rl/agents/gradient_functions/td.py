@@ -49,8 +49,7 @@ def weighted_td_loss(
     weights: tf.Tensor | None,
     elementwise: Callable[[tf.Tensor], tf.Tensor],
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(weighted mean of `elementwise`(td_error), td_error): the body of the "td_loss" functions;
-    the TD error comes back for prioritized replay."""
+    """(weighted mean of `elementwise`(td_error), td_error): the body of the "td_loss" functions."""
     q_taken = tf.gather(q_values, tf.cast(action, tf.int64), axis=-1, batch_dims=1)
     td_error = tf.stop_gradient(td_target) - q_taken
     per_sample = elementwise(td_error)
