@@ -25,6 +25,9 @@ def make_agent(
     hp.max_episode_steps = max_episode_steps
     hp.freeze()
     env, spec = make_vector_env(env_id, num_envs, seed=0, max_episode_steps=max_episode_steps)
+    # The agent's seed drives its sampling; its Keras initializers draw from the global seed,
+    # which the engines set (rl.utils.seeding) and these tests must too: else they vary per run.
+    tf.keras.utils.set_random_seed(0)
     agent = registry.get_agent(hp.agent)(spec, hp, seed=0)
     return agent, env, spec
 
