@@ -7,6 +7,8 @@ Runs in the peers venv (SB3 + PyTorch, no TensorFlow):
     $V benchmarks/sb3_zoo_peers.py --algo a2c --env Acrobot-v1 --seed 0 --budget 500000 \
         --horizon zoo
     $V benchmarks/sb3_zoo_peers.py --print_zoo ppo Acrobot-v1     # the entry, as JSON
+    $V benchmarks/sb3_zoo_peers.py --algo sac --env HalfCheetah-v5 --budget 300000 \
+        --horizon zoo --no_stop                                    # no early stop
 
 It imports sb3_solve.py as a module (the shared file stays unchanged), adds to its `ZOO`,
 `ALGOS` and `EVAL` tables, and calls its `main()`, so the training loop, the periodic greedy
@@ -249,8 +251,26 @@ def make_vec_env(env_id, **kwargs):
     return eval_env
 
 
+def train_to_budget() -> None:
+    """`--no_stop`: evaluate on the same protocol but train on to the budget, recording the first
+    evaluation at the threshold (the fixed-budget rows of algorithm_table.py)."""
+
+    class EvalToBudget(sb3_solve.EvalStop):
+        def _on_step(self):
+            first = (self.solved, self.solve_step, self.solve_wall)
+            super()._on_step()
+            if first[0]:
+                self.solved, self.solve_step, self.solve_wall = first
+            return True
+
+    sb3_solve.EvalStop = EvalToBudget
+
+
 def main() -> None:
     extend()
+    if "--no_stop" in sys.argv:
+        sys.argv.remove("--no_stop")
+        train_to_budget()
     if len(sys.argv) == 4 and sys.argv[1] == "--print_zoo":
         entry = sb3_solve.ZOO[(sys.argv[2], sys.argv[3])]
         print(json.dumps(entry, sort_keys=True, default=repr))

@@ -138,3 +138,55 @@ def test_a_failed_or_stale_run_is_redone_a_timeout_is_not():
     assert at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="failed"), current)
     assert not at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="timeout"), current)
     assert not at.needs_rerun(record("sb3", 0, True, 1, 1.0, 0.0), None)
+
+
+def test_a_full_budget_row_trains_past_the_threshold_and_finds_where_it_crossed():
+    assert at.overrides("HalfCheetah-v5", 300_000, full_budget=True) == (
+        "eval.every_steps=10000,eval.episodes=10,train_steps=300000"
+    )
+    history = [{"step": s, "mean": m, "wall": s / 100} for s, m in ((10_048, 900.0),
+               (20_032, 5_000.0), (30_016, 4_000.0), (40_000, 6_000.0))]  # fmt: skip
+    assert at.first_at_threshold(history, 4_800.0)["step"] == 20_032
+    assert at.first_at_threshold(history, 9_000.0) is None
+    # ours evaluates at the first update boundary past a multiple, SB3 at it
+    assert at.eval_at(history, 20_000, 10_000) == "5,000"
+    assert at.eval_at(history, 50_000, 10_000) == "-"
+
+
+def test_a_later_spelling_of_the_same_setting_is_not_a_change():
+    assert at.changed_values(
+        {"tau": 0.005, "jit_compile": True, "lr": 1e-3},
+        {"tau": "constant(0.005)", "jit_compile": "auto", "lr": 3e-4},
+    ) == ["lr: 0.001 -> 0.0003"]
+    assert at.changed_values({"jit_compile": False}, {"jit_compile": "auto"})
+
+
+def test_the_mujoco_section_reports_finals_crossings_and_curves():
+    row = next(r for r in at.MUJOCO_ROWS if r.set == "sac_halfcheetah")
+
+    def run(side, seed, finals, crossed):
+        history = [{"step": 50_000 * (i + 1), "mean": m, "wall": 100.0 * (i + 1)}
+                   for i, m in enumerate(finals)]  # fmt: skip
+        return {
+            **record(side, seed, crossed is not None, crossed, 1.0, finals[-1], budget=300_000),
+            "set": row.set, "env": row.env, "protocol": at.PROTOCOL[row.env],
+            "eval_history": history, "wall_seconds_total": 600.0 + seed, "cpu_seconds": 500.0,
+        }  # fmt: skip
+
+    results = [
+        run("ours", 0, [3000, 5000, 6000, 7000, 7500, 8000], 100_000),
+        run("ours", 1, [2000, 4000, 4500, 4600, 4700, 4000], None),
+        run("sb3", 0, [3500, 6000, 7000, 8000, 9000, 9800], 100_000),
+    ]
+    budgets = {r.set: r.budget for r in at.ALL_ROWS}
+    text = at.render_full_budget(list(at.MUJOCO_ROWS), [0, 1, 2], budgets, results, {})
+    line = next(x for x in text.splitlines() if x.startswith("| `sac_halfcheetah` | Half"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # mean and population std of 8000 and 4000
+    assert cells[3:7] == ["6000.0 ± 2000.0 (2)", "9800.0 ± 0.0 (1)", "100k / -", "100k"]
+    assert cells[7] == "600.5" and cells[11] == "9,535"
+    assert "ours: seeds 2 not run (partial)" in cells[12]
+    assert (
+        "| `sac_halfcheetah` | ours | 1 | 2,000 | 4,000 | 4,500 | 4,600 | 4,700 | 4,000 |" in text
+    )
+    assert "Not run yet at 300,000 steps: `sac_hopper`" in text
