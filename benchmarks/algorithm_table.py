@@ -122,8 +122,9 @@ MUJOCO_ROWS: tuple[Row, ...] = (
     ),
     Row("ddpg_halfcheetah", "ddpg", "HalfCheetah-v5", 300_000, 1_000_000, full_budget=True),
 )
-# rl-zoo3's published results at 1M steps (benchmark.md of DLR-RM/rl-baselines3-zoo: one run
-# each, 10 deterministic episodes, v3 envs), quoted beside ours; DDPG has no MuJoCo row there.
+# rl-zoo3's published results at 1M steps (DLR-RM/rl-baselines3-zoo benchmark.md @ 0088472: one
+# trained agent each on the v3 envs, its deterministic policy's mean over 150k evaluation steps),
+# quoted beside ours for scale; DDPG has no MuJoCo v3 row there.
 ZOO_PUBLISHED_1M: dict[tuple[str, str], float] = {
     ("sac", "HalfCheetah-v5"): 9535, ("sac", "Hopper-v5"): 2326,
     ("sac", "Walker2d-v5"): 3863, ("sac", "Ant-v5"): 4616,
@@ -757,8 +758,8 @@ def render_full_budget(
         "the last evaluation, seeds in brackets. *first >= threshold*: per seed, the first "
         "evaluation reaching the env's threshold (gymnasium's reward_threshold). *wall s* / "
         "*CPU s*: medians over seeds of the whole run (wall from the training loop's start, CPU "
-        "of the process tree). *zoo 1M*: rl-zoo3's published result at 1M steps (one run, v3 "
-        "envs), for scale, not at this budget.",
+        "of the process tree). *zoo 1M*: rl-zoo3's published result at 1M steps (one trained "
+        "agent on the v3 env, mean over 150k evaluation steps), for scale, not at this budget.",
         "",
         "| set | env | threshold | ours final | SB3 final | ours first >= threshold "
         "| SB3 first >= threshold | ours wall s | ours CPU s | SB3 wall s | SB3 CPU s | zoo 1M "
