@@ -10,6 +10,8 @@ threshold). Every run is appended as one JSON line to benchmarks/results/algorit
 (with the machine's load average, times, versions, commit), and a run already there is not
 repeated, so the table fills in over several sessions. The rendered table replaces the section
 between the markers in docs/benchmarks.md and says which rows are missing or partial.
+`MUJOCO_ROWS` (run only when named with --sets) train the whole budget instead, with no early
+stop, and render to their own section: final return, first evaluation at the threshold, curves.
 
     nice -n 5 .venv/bin/python benchmarks/algorithm_table.py                  # everything
     nice -n 5 .venv/bin/python benchmarks/algorithm_table.py --sets dqn_acrobot ppo_acrobot
