@@ -38,6 +38,7 @@ import os
 import platform
 import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -272,7 +273,10 @@ def snapshot_tree() -> tuple[Path, dict[str, Any]]:
             Path(p).stem for p in OVERLAY if p.startswith("rl/hparams/") and (partial / p).exists()
         ]
         _register_hparams_modules(partial, modules)
-        partial.rename(tree)
+        try:
+            partial.rename(tree)
+        except OSError:  # a runner started beside this one unpacked the same tree first
+            shutil.rmtree(partial)
     return tree, {"commit": commit, "overlay": overlay}
 
 
