@@ -16,6 +16,7 @@ stop, and render to their own section: final return, first evaluation at the thr
     nice -n 5 .venv/bin/python benchmarks/algorithm_table.py                  # everything
     nice -n 5 .venv/bin/python benchmarks/algorithm_table.py --sets dqn_acrobot ppo_acrobot
     .venv/bin/python benchmarks/algorithm_table.py --render-only              # table from cache
+    .venv/bin/python benchmarks/algorithm_table.py --runs                     # each cached run
     .venv/bin/python benchmarks/algorithm_table.py --sets td3_mountaincar_continuous \
         --budget td3_mountaincar_continuous=50000 --only ours --seeds 0
 
@@ -667,7 +668,6 @@ def render(
         "| steps ratio | wall ratio | CPU ratio | ahead | missing / partial |",
         "|" + "---|" * 18,
     ]
-    details = []
     loads = []
     for row in rows:
         budget = budgets[row.set]
@@ -697,19 +697,13 @@ def render(
             notes(ours, sb3, seeds) or "",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-        for side_name, side in (("ours", ours), ("SB3", sb3)):
+        for side in (ours, sb3):
             for r in side.records:
                 loads += [*r["machine_before"]["loadavg"][:1], *r["machine_after"]["loadavg"][:1]]
-                details.append(detail_line(row, side_name, r))
     lines += [
         "",
-        "Per run (steps / wall s to the threshold, or `-` if not reached; load = 1-minute load "
-        "average before / after the run; CPU s = the run's process tree):",
-        "",
-        "| set | side | seed | steps | wall s | final eval | total steps | total wall s | CPU s "
-        "| load | measured (UTC) |",
-        "|" + "---|" * 11,
-        *details,
+        "Per run (steps and wall seconds to the threshold, final eval, CPU seconds, load): "
+        "`.venv/bin/python benchmarks/algorithm_table.py --runs` prints them from the cache.",
     ]
     if loads:
         lines += [
@@ -718,6 +712,27 @@ def render(
             f"ranged {min(loads):.1f}-{max(loads):.1f} on 2 cores, so wall seconds are noisy "
             "(compare the CPU s column too); ratios are from runs back to back.",
         ]
+    return "\n".join(lines) + "\n"
+
+
+def render_runs(
+    rows: list[Row], seeds: list[int], budgets: dict[str, int], results: list[dict[str, Any]]
+) -> str:
+    """One line per cached run of the early-stopping rows (`--runs`): what the table's medians
+    are taken over."""
+    cache = latest(results)
+    lines = [
+        "Per run (steps / wall s to the threshold, or `-` if not reached; load = 1-minute load "
+        "average before / after the run; CPU s = the run's process tree):",
+        "",
+        "| set | side | seed | steps | wall s | final eval | total steps | total wall s | CPU s "
+        "| load | measured (UTC) |",
+        "|" + "---|" * 11,
+    ]
+    for row in rows:
+        for side, label in (("ours", "ours"), ("sb3", "SB3")):
+            records = collect(row, side, seeds, budgets[row.set], cache, None).records
+            lines += [detail_line(row, label, r) for r in records]
     return "\n".join(lines) + "\n"
 
 
@@ -887,6 +902,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--only", choices=("ours", "sb3"), help="run one side only")
     parser.add_argument("--render-only", action="store_true", help="no runs, redraw the table")
+    parser.add_argument("--runs", action="store_true", help="print each cached run, no runs")
     parser.add_argument(
         "--budget", nargs="*", default=[], metavar="SET=STEPS", help="env-step budget overrides"
     )
@@ -898,6 +914,14 @@ def main() -> None:
     args = parser.parse_args()
     budgets = parse_budgets(args.budget)
     rows = [row for row in ALL_ROWS if row.set in args.sets]
+    if args.runs:
+        print(
+            render_runs(
+                [r for r in rows if not r.full_budget], args.seeds, budgets, load_results()
+            ),
+            end="",
+        )
+        return
 
     tree, tree_info = snapshot_tree()
     print(f"[algorithm_table] our side runs {tree} ({tree_info})", flush=True)

@@ -90,7 +90,9 @@ def test_render_names_missing_partial_failed_and_stale_rows():
     assert "STALE, the set changed since measured (lr: 0.002 -> 0.001)" in cells[17]
     other_line = next(x for x in text.splitlines() if x.startswith("| `ppo_acrobot`"))
     assert "ours: not run; SB3: not run" in other_line
-    assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", text)
+    runs = at.render_runs([ROW, other], [0, 1, 2], budgets, results)
+    assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", runs)
+    assert len(runs.splitlines()) == 4 + 5  # heading, blank, header, rule; five runs
 
 
 def test_results_for_another_budget_or_protocol_are_not_reused():
