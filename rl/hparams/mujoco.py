@@ -61,8 +61,7 @@ def sac_ant() -> HParams:
 @register_hparams("td3_halfcheetah")
 def td3_halfcheetah() -> HParams:
     """HalfCheetah-v5, the zoo's TD3 for all MuJoCo envs: SB3's defaults, 10k random steps first,
-    and SB3's (PyTorch's) initialization: with Keras' Glorot kernels our TD3 reached 7,367 and
-    7,573 at 300k on seeds 0-1, with PyTorch's 9,063 on seed 0 (SB3: 9,830; docs/benchmarks.md)."""
+    and SB3's (PyTorch's) initialization, without which our TD3 trailed SB3 (docs/benchmarks.md)."""
     hp = mujoco_protocol(td3(), "HalfCheetah-v5")
     return hp.update(learning_starts=10_000, torch_init=True)
 
