@@ -4,8 +4,9 @@ the sets' own evaluation (10 deterministic episodes every 10k env steps).
 A threshold is set from our measured curves and is never below what Stable-Baselines3 reaches
 at the same budget on this machine (docs/benchmarks.md, "MuJoCo"); runs are deterministic on
 one machine, so seed 0's curve is the test's.
-- SAC, HalfCheetah-v5, 100k env steps: ours 5,091 / 4,693 / 5,928 (seeds 0-2), SB3 6,255 /
-  4,809 / 4,981 (median 4,981). 8.3 minutes here on an otherwise idle machine.
+- SAC, HalfCheetah-v5, 100k env steps: ours 5,091 / 4,693 / 5,928 (seeds 0-2, at 100,032 in
+  300k runs; this test's run read 5,131), SB3 6,255 / 4,809 / 4,981 (median 4,981). 8.3 minutes
+  here on an otherwise idle machine.
 - TD3, HalfCheetah-v5, 100k: ours 6,987 / 5,223 / 5,601 (seeds 0-2, evaluated at 100,032 in
   300k runs; this test's run ends at 100,000 and read 7,381), SB3 6,074 (seed 0). 28 minutes
   here beside two other runs.
