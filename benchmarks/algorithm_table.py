@@ -277,6 +277,8 @@ def snapshot_tree() -> tuple[Path, dict[str, Any]]:
         try:
             partial.rename(tree)
         except OSError:  # a runner started beside this one unpacked the same tree first
+            if not tree.exists():
+                raise
             shutil.rmtree(partial)
     return tree, {"commit": commit, "overlay": overlay}
 
