@@ -772,8 +772,9 @@ def render_full_budget(
         "",
         "```",
         "B=benchmarks/algorithm_table.py",
-        "nice -n 5 .venv/bin/python $B --sets sac_halfcheetah --only ours         # seeds 0-2",
-        "nice -n 5 .venv/bin/python $B --sets sac_halfcheetah --only sb3 --seeds 0",
+        "nice -n 5 .venv/bin/python $B --sets SET --only ours         # seeds 0-2",
+        "nice -n 5 .venv/bin/python $B --sets SET --only sb3 --seeds 0",
+        "# SET: a row's set (each row below ran so)",
         "```",
         "",
         "Both sides train the whole budget (no early stop) and evaluate 10 deterministic episodes "
