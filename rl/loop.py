@@ -46,6 +46,7 @@ def initial_state() -> dict[str, Any]:
         "episodes": 0,
         "cuts": 0,
         "evaluations": 0,
+        "evaluation_owed": False,  # a SIGTERM abandoned the evaluation due at `env_steps`
         "wall_seconds": 0.0,
         "last_eval_return": None,
         "first_step_at_threshold": None,
@@ -143,7 +144,8 @@ class Run:
         progress = progress_sink(csv_path, steps) or CSVSink(csv_path, resume_at_step=steps)
         self.logger = Logger([self.tensorboard, progress])
         self.console = ConsoleSink(hp.train_steps, self.console_label)
-        self.next_eval = next_multiple(steps, hp.eval.every_steps)
+        owed = self.state["evaluation_owed"]
+        self.next_eval = steps if owed else next_multiple(steps, hp.eval.every_steps)
         self.next_checkpoint = next_multiple(steps, hp.checkpoint_every)
         self.next_log = next_multiple(steps, hp.log_every)
         self.wall_start = time.monotonic() - self.state["wall_seconds"]
@@ -231,6 +233,12 @@ def _train_group(
     for run in runs:
         run.open(engine.manifest_extras(), engine.progress_sink)
     try:
+        # An evaluation that SIGTERM abandoned comes first, at the step where it was due.
+        owed = [(i, run) for i, run in enumerate(runs) if run.state["evaluation_owed"]]
+        if owed:
+            _evaluate_log_and_save(
+                engine, owed, dict.fromkeys(range(len(runs)), False), callbacks, preemption
+            )
         while any(not run.done for run in runs):
             if engine.agree_to_stop(preemption.requested):
                 _checkpoint_and_stop(engine, runs, preemption)
@@ -242,30 +250,43 @@ def _train_group(
                 advanced[i] = _record_iteration(run, iterations[i])
                 _check_finite_loss(run, iterations[i].metrics)
             live = [(i, run) for i, run in live if run.diverged is None]
-            due = [
-                (i, run)
-                for i, run in live
-                if run.state["env_steps"] >= run.next_eval or run.done_training
-            ]
-            evaluations = _evaluate(engine, due, callbacks, preemption) if due else {}
-            for i, run in live:
-                evaluation = evaluations.get(i, {})
-                _log(engine, i, run, evaluation)
-                if advanced[i] or evaluation:  # no progress line while nothing moves
-                    speed = {"time/steps_per_second": run.steps_per_second}
-                    run.console.write({**speed, **evaluation}, run.state["env_steps"])
-                steps = run.state["env_steps"]
-                if steps >= run.next_checkpoint or run.done:
-                    _save(engine, i, run)
+            _evaluate_log_and_save(engine, live, advanced, callbacks, preemption)
     finally:
         for run in runs:
             run.close()
 
 
+def _evaluate_log_and_save(
+    engine: Engine,
+    live: list[tuple[int, Run]],
+    advanced: dict[int, bool],
+    callbacks,
+    preemption: PreemptionNotice,
+) -> None:
+    """After an iteration: the due evaluations, the log and progress lines, the checkpoints."""
+    due = [
+        (i, run) for i, run in live if run.state["env_steps"] >= run.next_eval or run.done_training
+    ]
+    evaluations = _evaluate(engine, due, callbacks, preemption) if due else {}
+    for i, run in live:
+        evaluation = evaluations.get(i, {})
+        _log(engine, i, run, evaluation)
+        if advanced[i] or evaluation:  # no progress line while nothing moves
+            speed = {"time/steps_per_second": run.steps_per_second}
+            run.console.write({**speed, **evaluation}, run.state["env_steps"])
+        if run.state["env_steps"] >= run.next_checkpoint or run.done:
+            _save(engine, i, run)
+
+
 def _save(engine: Engine, index: int, run: Run) -> None:
-    """Writes run `index`'s checkpoint unless its parameters are not finite."""
-    engine.prepare_checkpoint(index, run.state)
+    """Writes run `index`'s checkpoint unless its parameters are not finite. One on the schedule
+    (`checkpoint_every`) is one the uninterrupted run makes too; one off it (a SIGTERM, the last
+    step, an early stop) is not, and the engine keeps what such a run would carry on with."""
     steps = run.state["env_steps"]
+    if steps >= run.next_checkpoint:
+        engine.prepare_checkpoint(index, run.state)
+    else:
+        engine.prepare_off_schedule_checkpoint(index, run.state)
     if run.hp.halt_on_nonfinite:
         bad = engine.nonfinite_parameter(index)
         if bad is not None:
@@ -282,6 +303,7 @@ def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: Preemption
     """SIGTERM: a checkpoint of every run where it stands, then `Preempted`."""
     for i, run in enumerate(runs):
         steps = run.state["env_steps"]
+        run.state["evaluation_owed"] = steps >= run.next_eval  # SIGTERM abandoned it
         if run.diverged is None and run.saved_step != steps:
             _save(engine, i, run)
         when = "the signal went to another worker"
@@ -377,6 +399,7 @@ def _record_evaluation(run: Run, result: EvalResult) -> dict[str, float]:
     state, hp = run.state, run.hp
     steps = state["env_steps"]
     state["evaluations"] += 1
+    state["evaluation_owed"] = False
     state["last_eval_return"] = result.return_mean
     threshold = hp.stop_at_eval_return
     if threshold is not None and result.return_mean >= threshold:

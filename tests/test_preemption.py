@@ -2,15 +2,17 @@
 
 For each engine: the run exits 75 (retriable) with one stderr line, the checkpoint it wrote is
 the step it stopped at (the stdout line says which), no child process is left, and the same
-command resumes from exactly that step (no env step lost). The compiled engine's checkpoints
-cut no episode, so there the SIGTERM'd-and-resumed run must also equal an uninterrupted one bit
-for bit. tests/test_chaos.py repeats SIGTERM and kill -9 many times in a row.
+command resumes from exactly that step (no env step lost). A SIGTERM'd-and-resumed run equals an
+uninterrupted one bit for bit, wherever the signal lands: a SIGTERM checkpoint keeps the running
+episodes. tests/test_chaos.py repeats SIGTERM and kill -9 many times in a row.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -110,3 +112,40 @@ def test_sigterm_then_resume_equals_an_uninterrupted_compiled_run(tmp_path: Path
         np.testing.assert_array_equal(got[0][name], value, err_msg=name)
     for name, value in expected[1].items():
         np.testing.assert_array_equal(got[1][name], value, err_msg=name)
+
+
+# A replay agent with n-step data pending, and an off-policy continuous one with stateful action
+# noise (tests/test_resume_every_agent.py stops every agent off the checkpoint schedule in process).
+@pytest.mark.parametrize("hparams_set", ["dqn_tiny", "td3_tiny"])
+@pytest.mark.e2e  # a real SIGTERM to a real train.py, at no step chosen by the run
+def test_sigterm_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
+    tmp_path: Path, hparams_set: str
+):
+    override = "train_steps=2000,checkpoint_every=500,eval.every_steps=1000"
+    base = ["--hparams", hparams_set, "--seed", "21", "--hparam_override", override]
+    straight = [*base, "--output_dir", str(tmp_path / "straight")]
+    straight_run: list = []
+    thread = threading.Thread(target=lambda: straight_run.append(run_train_process(straight)))
+    thread.start()
+    args = [*base, "--output_dir", str(tmp_path / "stopped")]
+    proc = TrainProcess(args, tmp_path)
+    assert proc.wait_for(lambda: "step " in proc.stdout_path.read_text(), TIMEOUT), proc.describe()
+    delay = random.uniform(0.0, 2.0)
+    time.sleep(delay)
+    proc.proc.send_signal(15)
+    status = proc.finish(TIMEOUT)
+    thread.join()
+    assert straight_run[0].returncode == 0, describe(straight_run[0])
+    if status == 0:  # the signal came after the last step: nothing to resume
+        pytest.skip(f"SIGTERM {delay:.2f} s after the first progress line came after the end")
+    assert status == PREEMPTED_EXIT, proc.describe()
+    (stopped,) = STOPPED.findall(proc.stdout)
+    _resume(args, int(stopped.replace(",", "")))
+    expected = _final_state(tmp_path / "straight" / "run_0")
+    got = _final_state(tmp_path / "stopped" / "run_0")
+    where = f"SIGTERM {delay:.2f} s after the first progress line, at {stopped} env steps"
+    assert set(got[0]) == set(expected[0]) and set(got[1]) == set(expected[1]), where
+    for name, value in expected[0].items():
+        np.testing.assert_array_equal(got[0][name], value, err_msg=f"{name}; {where}")
+    for name, value in expected[1].items():
+        np.testing.assert_array_equal(got[1][name], value, err_msg=f"{name}; {where}")

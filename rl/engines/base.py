@@ -95,6 +95,13 @@ class Engine:
     def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
         """Right before run `index` is saved (e.g. cut its episodes: `state["cuts"]`)."""
 
+    def prepare_off_schedule_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        """Right before run `index` is saved off `checkpoint_every`'s schedule (SIGTERM, the last
+        step, an early stop). An engine that can should save its running episodes instead of
+        cutting them: a cut that an uninterrupted run never made would make a run resumed from
+        here differ from it."""
+        self.prepare_checkpoint(index, state)
+
     def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
         """Right after run `index` was saved (e.g. restart its envs)."""
 

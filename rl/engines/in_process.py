@@ -2,8 +2,12 @@
 learning in this process, optionally under a tf.distribute strategy.
 
 Exact resume: env simulator state is not generally serializable (Box2D, Atari), so every
-checkpoint is also an episode boundary: running episodes are cut (a truncation, bootstrapped
-through) and the envs reset with a seed derived from the number of cuts (tests/test_resume.py).
+scheduled checkpoint (`checkpoint_every`) is also an episode boundary: running episodes are cut
+(a truncation, bootstrapped through) and the envs reset with a seed derived from the number of
+cuts (tests/test_resume.py). A checkpoint off the schedule (SIGTERM, the last step, an early stop)
+is where an uninterrupted run cuts nothing, so it cuts nothing either: it saves the running
+episodes (the agent's partial data and the actions since the envs' last reset), and a run resumed
+from it replays those actions to put the envs back where they stood (`Driver.restore`).
 With MultiWorkerMirroredStrategy every worker runs the loop on its own envs and replay; only the
 chief writes the run dir, the others a scratch dir (docs/distributed.md).
 """
@@ -22,13 +26,14 @@ import tensorflow as tf
 from rl.agents.base import Agent
 from rl.distribute import WorkerRole, all_workers_agree, worker_role
 from rl.distribute.strategies import shared_strategy
-from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
+from rl.engines.base import CheckpointParts, EvalRequest, Iteration, OneAgentEngine
 from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.evaluation import EvalResult, eval_env_kwargs, evaluate, fresh_episode_policy, make_eval_env
 from rl.hparams import HParams
+from rl.memory.array_state import under_prefix, with_prefix
 from rl.registry import get_agent
 from rl.rollout.driver import Driver
 from rl.utils.checkpoint import CheckpointStore
@@ -113,7 +118,9 @@ class InProcessEngine(OneAgentEngine):
         distribute = None if strategy == "default" else self.strategy
         self.agent = build_agent(hp, spec, self.seed, distribute, *self._worker_names())
         self.checkpoint = tf.train.Checkpoint(agent=self.agent)
-        self.driver = Driver(self.env, spec, self.agent)
+        self.driver = Driver(self.env, spec, self.agent, replayable=not self.role.multi_worker)
+        # The running episodes a SIGTERM checkpoint saves, or a restored one to resume.
+        self.in_flight: dict[str, np.ndarray] | None = None
         self.video: tuple | None = None  # (render vec env, render env, recorder) when recording
         if record_video:
             render_vec_env, render_env = make_render_env(hp, "rgb_array")
@@ -137,7 +144,18 @@ class InProcessEngine(OneAgentEngine):
             if not self.role.is_chief:  # explore differently from the chief (same weights)
                 names = (*self._worker_names(), state["env_steps"])
                 self.agent.generator.reset_from_seed(derive_seed(self.seed, "agent", *names))
-        self.driver.reset(self._train_env_seed(state["cuts"]))
+        seed = self._train_env_seed(state["cuts"])
+        if self.in_flight is None:
+            self.driver.reset(seed)
+        elif not self.driver.restore(seed, self.in_flight):
+            print(
+                f"[{self.run.label}] the env did not replay to where it stopped (it is not "
+                "deterministic): its episodes are cut here, so this run will differ from an "
+                "uninterrupted one"
+            )
+            self.prepare_checkpoint(0, state)
+            self.checkpoint_written(0, state)
+        self.in_flight = None
 
     def iterate(self, active: Sequence[bool]) -> list[Iteration]:
         hp, agent, driver = self.hp, self.agent, self.driver
@@ -183,13 +201,31 @@ class InProcessEngine(OneAgentEngine):
         # A preempted worker (its own Pod got SIGTERM) stops every worker, at the same step.
         return not all_workers_agree(self.strategy, not requested)
 
+    def checkpoint_parts(self, index: int) -> CheckpointParts:
+        parts = super().checkpoint_parts(index)
+        if self.in_flight is not None:
+            parts.numpy_state |= with_prefix("driver/", self.in_flight)
+        return parts
+
+    def load_numpy_state(self, index: int, state: dict[str, np.ndarray]) -> None:
+        self.in_flight = under_prefix("driver/", state) or None
+        self.agent.load_numpy_state(state)
+
     def prepare_checkpoint(self, index: int, state: dict[str, Any]) -> None:
         # Cut the running episodes (see the module docstring); the envs restart after saving.
         self.agent.end_all_episodes()
         state["cuts"] += 1
 
+    def prepare_off_schedule_checkpoint(self, index: int, state: dict[str, Any]) -> None:
+        if self.role.multi_worker:  # only the chief saves: the other workers' envs are lost
+            self.prepare_checkpoint(index, state)
+            return
+        self.in_flight = self.driver.snapshot()  # saved by `checkpoint_parts`
+
     def checkpoint_written(self, index: int, state: dict[str, Any]) -> None:
-        self.driver.reset(self._train_env_seed(state["cuts"]))
+        if self.in_flight is None:  # the episodes were cut
+            self.driver.reset(self._train_env_seed(state["cuts"]))
+        self.in_flight = None
 
     def close(self) -> None:
         self.env.close()

@@ -35,14 +35,23 @@ class Actor(Protocol):
 
 
 class Driver:
-    """Steps a training vector env with an agent and feeds the agent's `observe`."""
+    """Steps a training vector env with an agent and feeds the agent's `observe`.
 
-    def __init__(self, env: gym.vector.VectorEnv, spec: EnvSpec, agent: Actor) -> None:
+    `replayable=True` keeps the actions taken since the last `reset`, so that `snapshot` can save
+    where the envs stand mid-episode and `restore` can put them back there: a simulator's state
+    cannot be saved in general (Box2D, MuJoCo, ALE), but gymnasium envs are deterministic given
+    the reset seed and the actions, so the same seeded reset and the same actions rebuild it.
+    """
+
+    def __init__(
+        self, env: gym.vector.VectorEnv, spec: EnvSpec, agent: Actor, replayable: bool = False
+    ) -> None:
         self.env = env
         self.spec = spec
         self.agent = agent
         self.stats = EpisodeStats(spec.num_envs)
         self.obs: np.ndarray | None = None
+        self._actions: list[np.ndarray] | None = [] if replayable else None
         self._info_keys: list[str] = []  # names of act_with_info's extras, set when tracing
         # Recurrent agents are told which envs begin an episode at the obs they act on (reset,
         # or the previous step ended it); the loop then carries these flags next to the obs.
@@ -82,6 +91,36 @@ class Driver:
         self.obs, _ = self.env.reset(seed=seed)
         self._episode_start = np.ones(self.spec.num_envs, bool)  # a new array: TF may hold the old
         self.stats.restart()
+        if self._actions is not None:
+            self._actions = []
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Where the envs stand since the last `reset` (`replayable` drivers): for `restore`."""
+        if self._actions is None:
+            raise RuntimeError("Driver.snapshot needs a replayable driver")
+        empty = np.zeros((0, self.spec.num_envs))
+        return {
+            "actions": np.stack(self._actions) if self._actions else empty,
+            "obs": self.obs,
+            "episode_start": self._episode_start,
+            **self.stats.state_dict(),
+        }
+
+    def restore(self, seed: int | None, snapshot: dict[str, np.ndarray]) -> bool:
+        """`reset(seed)` with the seed of the reset `snapshot` was taken after, then its actions
+        again; whether that rebuilt the snapshot's observations (False: a nondeterministic env;
+        the envs then stand wherever the actions led, and the caller should reset them)."""
+        self.reset(seed)
+        for action in snapshot["actions"]:
+            self.obs = self.env.step(action)[0]
+            self._record(action)
+        self.stats.load_state_dict(snapshot)
+        self._episode_start = np.array(snapshot["episode_start"], bool)
+        return bool(np.array_equal(self.obs, snapshot["obs"]))
+
+    def _record(self, action: np.ndarray) -> None:
+        if self._actions is not None:
+            self._actions.append(np.array(action))  # a copy: TF may reuse the buffer
 
     def collect(self, num_steps: int) -> None:
         """Runs `num_steps` vector steps in one compiled call."""
@@ -94,6 +133,7 @@ class Driver:
 
     def _py_step(self, action: np.ndarray, *agent_info: np.ndarray) -> list[np.ndarray]:
         next_obs, reward, terminated, truncated, info = self.env.step(action)
+        self._record(action)
         transition = {
             "obs": self.obs,
             "action": action,

@@ -39,6 +39,23 @@ class EpisodeStats:
             self._return[i] = 0.0
             self._length[i] = 0
 
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """The running episodes and what is not popped yet (a mid-episode checkpoint)."""
+        return {
+            "running_return": self._return.copy(),
+            "running_length": self._length.copy(),
+            "returns": np.asarray(self.returns, np.float64),
+            "lengths": np.asarray(self.lengths, np.int64),
+            "game_scores": np.asarray(self.game_scores, np.float64),
+        }
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        self._return[:] = state["running_return"]
+        self._length[:] = state["running_length"]
+        self.returns = [float(x) for x in state["returns"]]
+        self.lengths = [int(x) for x in state["lengths"]]
+        self.game_scores = [float(x) for x in state["game_scores"]]
+
     def pop(self) -> tuple[list[float], list[int]]:
         out = (self.returns, self.lengths)
         self.returns, self.lengths = [], []
