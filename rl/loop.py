@@ -149,7 +149,8 @@ class Run:
         self.next_checkpoint = next_multiple(steps, hp.checkpoint_every)
         self.next_log = next_multiple(steps, hp.log_every)
         self.wall_start = time.monotonic() - self.state["wall_seconds"]
-        self.rate_start, self.rate_steps = time.monotonic(), steps
+        self.now = self.rate_start = time.monotonic()
+        self.rate_steps, self.steps_per_second = steps, 0.0
         # Episodes ended since the last log point: count, return sum, length sum.
         self.episode_totals = np.zeros(3)
 

@@ -207,6 +207,9 @@ def test_sigterm_saves_every_run_where_it_stands_and_raises_preempted(tmp_path, 
     # The abandoned evaluation is not counted (nor recorded): only the one at 30 was.
     state = json.loads((tmp_path / "run_0/checkpoints/step_000000000060/trainer.json").read_text())
     assert state["evaluations"] == 1 and state["env_steps"] == 60
-    # The same command continues from there.
+    # The same command continues from there, with the evaluation owed at 60 first, as number 1
+    # (its seed), as an uninterrupted run has it.
     results, (engine,) = train(tmp_path, hparams(), [[1.0] * 5] * 2, copies=2)
     assert engine.started_with == [60, 60] and [r.env_steps for r in results] == [100, 100]
+    assert engine.evaluated[:2] == [(0, 1, 60), (1, 1, 60)]
+    assert [e[1:] for e in engine.evaluated if e[0] == 0] == [(1, 60), (2, 90), (3, 100)]
