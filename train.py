@@ -40,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
     from rl.cli import build_parser  # rl/__init__.py imports TensorFlow with stderr muted
     from rl.errors import (
+        ACTORS_UNAVAILABLE_EXIT,
         DIVERGED_EXIT,
         PREEMPTED_EXIT,
+        ActorsUnavailable,
         Diverged,
         Preempted,
         UserError,
@@ -72,6 +74,14 @@ def _main(argv: list[str] | None, early_sigterm: list[float]) -> int:
             file=sys.stderr,
         )
         return PREEMPTED_EXIT
+    except ActorsUnavailable as error:  # every actor node lost (docs/workers.md)
+        print(
+            f"train.py: {error}; every run saved a checkpoint (status "
+            f"{ACTORS_UNAVAILABLE_EXIT}): the same command continues it once the cluster has "
+            "such nodes",
+            file=sys.stderr,
+        )
+        return ACTORS_UNAVAILABLE_EXIT
     except Diverged as error:
         print(f"train.py: {error}", file=sys.stderr)
         return DIVERGED_EXIT
@@ -219,6 +229,7 @@ def _check_and_run(
         ray_address=args.ray_address or os.environ.get("RAY_ADDRESS"),
         actor_resources=args.actor_resources,
         max_actor_restarts=args.max_actor_restarts,
+        actor_wait_timeout=args.actor_wait_timeout,
         checkpoint=args.checkpoint,
     )
     seeds = [args.seed + i for i in range(args.copies)]

@@ -10,6 +10,7 @@ from typing import Any
 from rl.errors import UserError
 from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.utils.command_line import UserErrorParser, add_bool_flag
+from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=3,
         help="With --num_workers: restarts of an actor that failed (an exception, its process "
         "or node lost) before the run fails.",
+    )
+    p.add_argument(
+        "--actor_wait_timeout",
+        type=float,
+        default=DEFAULT_ACTOR_WAIT_SECONDS,
+        help="With --num_workers: seconds the learner waits while no live node of the Ray "
+        "cluster could hold an actor (every actor node lost) before every run checkpoints and "
+        "train.py exits 69; 0: wait without end (docs/workers.md).",
     )
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
     p.add_argument(

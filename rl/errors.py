@@ -29,10 +29,19 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
 # what to do (the Job's podFailurePolicy in rl/systems/manifests.py reads them):
 PREEMPTED_EXIT = 75  # EX_TEMPFAIL (sysexits.h): stopped by SIGTERM; run it again to continue
 DIVERGED_EXIT = 3  # a non-finite loss or parameter: running it again would diverge again
+# EX_UNAVAILABLE (sysexits.h): no node of the Ray cluster could hold an actor for
+# --actor_wait_timeout seconds; checkpointed. Not 75: a Job restarts 75 for free and forever,
+# and a restart brings no actor node back, so this one counts as a failure (`backoffLimit`).
+ACTORS_UNAVAILABLE_EXIT = 69
 
 
 class Preempted(Exception):
     """SIGTERM was received: every run's checkpoint is written; the same command continues."""
+
+
+class ActorsUnavailable(Exception):
+    """No node of the Ray cluster could hold an actor for --actor_wait_timeout seconds (every
+    actor node lost, e.g. a preempted node pool); the loop checkpoints every run, then exits."""
 
 
 class Diverged(Exception):

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.engines.base import Engine, EvalRequest, Iteration
-from rl.errors import Diverged, Preempted, UserError
+from rl.errors import ActorsUnavailable, Diverged, Preempted, UserError
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
 from rl.preemption import Abandoned, PreemptionNotice
@@ -244,7 +244,11 @@ def _train_group(
             if engine.agree_to_stop(preemption.requested):
                 _checkpoint_and_stop(engine, runs, preemption)
             active = [not run.done for run in runs]
-            iterations = engine.iterate(active)
+            try:
+                iterations = engine.iterate(active)
+            except ActorsUnavailable:  # train.py exits with its status, every run saved
+                _checkpoint_without_actors(engine, runs)
+                raise
             live = [(i, run) for i, run in enumerate(runs) if active[i]]
             advanced = {}
             for i, run in live:
@@ -298,6 +302,16 @@ def _save(engine: Engine, index: int, run: Run) -> None:
     run.saved_step = steps
     engine.checkpoint_written(index, run.state)
     run.next_checkpoint = next_multiple(steps, run.hp.checkpoint_every)
+
+
+def _checkpoint_without_actors(engine: Engine, runs: list[Run]) -> None:
+    """No node could hold the actors for --actor_wait_timeout (`ActorsUnavailable`): a
+    checkpoint of every run where it stands, as on SIGTERM, so the next start loses nothing."""
+    for i, run in enumerate(runs):
+        steps = run.state["env_steps"]
+        if run.diverged is None and run.saved_step != steps:
+            _save(engine, i, run)
+        print(f"[{run.label}] no node for the actors: checkpoint at {steps:,} env steps")
 
 
 def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: PreemptionNotice) -> None:

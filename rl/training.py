@@ -17,6 +17,7 @@ from rl.hparams import HParams
 from rl.preemption import PreemptionNotice
 from rl.utils.run_dir import saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
+from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Flags:
     ray_address: str | None = None  # Ray actors: the cluster to join (None: Ray starts here)
     actor_resources: dict[str, float] | None = None
     max_actor_restarts: int = 3
+    actor_wait_timeout: float = DEFAULT_ACTOR_WAIT_SECONDS  # no node for the actors: give up
     checkpoint: str = "latest"  # what test mode plays: latest, best or an env step
 
 
@@ -93,6 +95,7 @@ def train(
                 flags.ray_address,
                 flags.actor_resources,
                 flags.max_actor_restarts,
+                flags.actor_wait_timeout,
             )
     else:
 

@@ -31,6 +31,7 @@ from rl.workers.actor_group import ActorGroup
 from rl.workers.apex_actor import ApexActor
 from rl.workers.exploration import actor_epsilon
 from rl.workers.progress import WorkerProgressCSV, WorkerStats
+from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
 from rl.workers.weights import PolicyWeights
 
 IDLE_WAIT_SECONDS = 0.1  # how long the learner waits for blocks when it may not update
@@ -50,14 +51,18 @@ class ApexEngine(OneAgentEngine):
         ray_address: str | None = None,
         actor_resources: dict[str, float] | None = None,
         max_actor_restarts: int = 3,
+        actor_wait_timeout: float = DEFAULT_ACTOR_WAIT_SECONDS,
     ) -> None:
-        """`actor_resources`: what an actor needs besides one CPU; restarts count per actor."""
+        """`actor_resources`: what an actor needs besides one CPU; restarts count per actor;
+        `actor_wait_timeout`: seconds without a node for the actors before the run checkpoints
+        and exits (rl/workers/waiting.py)."""
         hp = self.hp = hparams
         self.seed = run.seed
         self.label = run.label
         self.num_workers = num_workers
         self.ray_address, self.actor_resources = ray_address, actor_resources
         self.max_actor_restarts = max_actor_restarts
+        self.actor_wait_timeout = actor_wait_timeout
         self.traceback_dir = join(run.run_dir, "workers")
         # The learner acts only in evaluation; this env only describes the training envs.
         probe_env, spec = make_vector_env(
@@ -104,6 +109,7 @@ class ApexEngine(OneAgentEngine):
             resources=self.actor_resources,
             traceback_dir=self.traceback_dir,
             label=self.label,
+            wait_timeout=self.actor_wait_timeout,
         )
 
     def start_line(self) -> str:

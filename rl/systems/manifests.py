@@ -40,6 +40,8 @@ CONTAINER = "trainer"
 
 # train.py's exit statuses that the failure policies tell apart (docs/tpu_gke.md, "Preemption
 # and restarts"); anything else (1, a signal) is a crash. A retry after 2 or 3 fails the same way.
+# 69 (no node for the Ray actors, rl/errors.py) is counted as a crash on purpose: a restart does
+# not bring the nodes back, so it must not be retried for free as 75 is.
 EXIT_PREEMPTED = PREEMPTED_EXIT  # 75: checkpointed on SIGTERM, or stopped by the watchdog
 EXIT_USER_ERROR = 2
 EXIT_DIVERGED = DIVERGED_EXIT

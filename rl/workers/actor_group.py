@@ -7,16 +7,21 @@
 - Blocks: each actor has `depth` calls in flight (backpressure, as a bounded queue gives).
 - Faults: a call that raises has its actor's process replaced (traceback in a file); Ray
   restarts a dead actor up to `max_restarts` times, then the run ends with one WorkerError line.
+- No node: without blocks the learner says what it waits for at a steady interval, and
+  `ActorsUnavailable` ends the run once no live node could hold an actor for `wait_timeout`
+  seconds (rl/workers/waiting.py): Ray would keep such actors waiting for a node forever.
 - Signals are this process's (rl/preemption.py): `ray.init`'s SIGTERM handler is undone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -24,9 +29,10 @@ import ray
 from ray._private import state as ray_state
 from ray.exceptions import RayActorError, RayTaskError
 
-from rl.errors import WorkerError
+from rl.errors import ACTORS_UNAVAILABLE_EXIT, ActorsUnavailable, WorkerError
 from rl.utils.files import join
 from rl.utils.processes import children_ignore_stop_signals
+from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS, NodeWait
 
 OBJECT_STORE_BYTES = 256 * 2**20  # a local runtime's: weights and blocks in flight (Ray spills)
 # Weights up to this size go inside each call. Ray would put a larger argument into the object
@@ -52,7 +58,10 @@ class ActorGroup:
         resources: dict[str, float] | None = None,
         traceback_dir: str = ".",
         label: str = "run",
+        wait_timeout: float = DEFAULT_ACTOR_WAIT_SECONDS,
     ) -> None:
+        """`wait_timeout`: seconds without a live node that could hold an actor before `take`
+        raises `ActorsUnavailable` (0: never)."""
         self.label, self.traceback_dir = label, traceback_dir
         self.depth, self.max_restarts = depth, max_restarts
         self.restarts = 0  # Ray's count, over every actor (`count_restarts`)
@@ -62,6 +71,10 @@ class ActorGroup:
         self._processes: list[tuple[str, int] | None] = [None] * num_actors  # (node id, pid)
         self._failures: dict[int, str] = {}  # actor -> its last failure's line and traceback
         self._replacing = [False] * num_actors  # until a new process of a failed one delivers
+        # What each actor asks a node for (`_nodes_that_fit`), and the clocks of a learner
+        # without blocks (rl/workers/waiting.py).
+        self.need: dict[str, float] = {"CPU": 1, **(resources or {})}
+        self.wait = NodeWait(wait_timeout, time.monotonic())
         _start_ray(address, num_actors)
         self.node_id = ray.get_runtime_context().get_node_id()
         remote = ray.remote(actor_class).options(
@@ -87,15 +100,17 @@ class ActorGroup:
         for index in range(len(self.handles)):
             for _ in range(self.depth):
                 self._submit(index)
+        self.wait.delivered(time.monotonic())  # the clocks start with the first calls
 
     def take(self, max_blocks: int, timeout: float) -> list[dict[str, Any]]:
         """Up to `max_blocks` finished blocks; waits up to `timeout` s for the first one only.
-        Raises WorkerError for an actor out of restarts."""
+        Raises WorkerError for an actor out of restarts, ActorsUnavailable once no live node
+        could hold an actor for `wait_timeout` seconds (and says what it waits for meanwhile)."""
         calls = list(self._calls)
         ready, _ = ray.wait(calls, num_returns=1, timeout=timeout)
         if ready:
             ready, _ = ray.wait(calls, num_returns=min(max_blocks, len(calls)), timeout=0)
-        blocks, changed = [], False
+        blocks, changed, delivered = [], False, False
         for call in ready:
             index = self._calls.pop(call)
             try:
@@ -110,6 +125,7 @@ class ActorGroup:
                 changed = True
                 self._check_alive(index, error)
             else:
+                delivered = True
                 process = (block["node_id"], block["pid"])
                 if not (self._replacing[index] and process == self._processes[index]):
                     changed |= self._arrived(index, process)
@@ -117,6 +133,10 @@ class ActorGroup:
             self._submit(index)
         if changed:
             self.count_restarts()
+        if delivered:
+            self.wait.delivered(time.monotonic())
+        else:
+            self._waiting()
         return blocks
 
     def count_restarts(self) -> int:
@@ -137,6 +157,52 @@ class ActorGroup:
                 ray.kill(handle, no_restart=True)
         self._calls.clear()
         ray.shutdown()
+
+    def _waiting(self) -> None:
+        """No block this time: checks the nodes (every second at most), says what the learner
+        waits for when that is due, and raises ActorsUnavailable when the wait is over."""
+        now = time.monotonic()
+        if not self.wait.poll_due(now):
+            return
+        nodes = _nodes_that_fit(self.need)
+        self.wait.observe(now, nodes)
+        need = json.dumps(self.need)
+        if self.wait.expired(now):
+            raise ActorsUnavailable(
+                f"no node of the Ray cluster could hold actors {_indices(len(self.handles))} "
+                f"({need} each) for {self.wait.timeout:g} s (--actor_wait_timeout)"
+            )
+        if not self.wait.report_due(now):
+            return
+        if nodes:
+            where = f"which {nodes} live node(s) of the Ray cluster offer"
+        else:
+            where = (
+                f"which no live node of the Ray cluster has (for "
+                f"{self.wait.without_node(now):.0f} s): "
+            )
+            if self.wait.timeout > 0:
+                left = self.wait.timeout - self.wait.without_node(now)
+                where += (
+                    f"checkpoint and exit {ACTORS_UNAVAILABLE_EXIT} in {left:.0f} s "
+                    f"(--actor_wait_timeout {self.wait.timeout:g})"
+                )
+            else:
+                where += "waiting without end (--actor_wait_timeout 0)"
+        print(
+            f"[{self.label}] waiting for actors {self._states()}: no block for "
+            f"{self.wait.without_block(now):.0f} s; each needs {need}, {where}",
+            flush=True,  # a run's log may be a file: this line is why the run stands still
+        )
+
+    def _states(self) -> str:
+        """ "0, 1 (RESTARTING)": each actor's state in Ray, actors of the same state together."""
+        by_state: dict[str, list[int]] = {}
+        for index, handle in enumerate(self.handles):
+            by_state.setdefault(_actor_state(handle)["State"], []).append(index)
+        return "; ".join(
+            f"{', '.join(map(str, indices))} ({state})" for state, indices in by_state.items()
+        )
 
     def _submit(self, index: int) -> None:
         call = self.handles[index].collect.remote(*self._weights)
@@ -177,6 +243,20 @@ class ActorGroup:
         with tf.io.gfile.GFile(path, "w") as f:
             f.write(str(error)[-20_000:])
         return path
+
+
+def _indices(n: int) -> str:
+    return ", ".join(map(str, range(n)))
+
+
+def _nodes_that_fit(need: dict[str, float]) -> int:
+    """Live nodes of the cluster whose declared resources could hold an actor (busy or not)."""
+    return sum(
+        1
+        for node in ray.nodes()
+        if node.get("Alive")
+        and all(node.get("Resources", {}).get(name, 0) >= amount for name, amount in need.items())
+    )
 
 
 def _actor_state(handle: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ written; `uses_apex` and `uses_asynchronous_actors` say which engine runs Ray ac
 
 from __future__ import annotations
 
+import math
 import os
 from argparse import Namespace
 
@@ -31,6 +32,11 @@ def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strateg
         raise UserError(f"--num_workers must be >= 1, got {n}")
     if args.max_actor_restarts < 0:
         raise UserError(f"--max_actor_restarts must be >= 0, got {args.max_actor_restarts}")
+    if not math.isfinite(args.actor_wait_timeout) or args.actor_wait_timeout < 0:
+        raise UserError(
+            f"--actor_wait_timeout must be a number of seconds >= 0 (0: wait without end), "
+            f"got {args.actor_wait_timeout:g}"
+        )
     actors = n > 1 and (uses_apex(hparams) or uses_asynchronous_actors(hparams))
     ray_flags = [f for f in ("ray_address", "actor_resources") if getattr(args, f) is not None]
     if ray_flags and args.training and not actors:

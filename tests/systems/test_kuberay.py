@@ -47,7 +47,7 @@ def as_pod(template: dict, name: str) -> dict:
 def test_actors_post_a_rayjob(api, capsys):
     argv = [*ACTORS, "--actor_nodes", "2", "--actor_node_cpus", "3", "--gpus_per_worker", "1"]
     argv += ["--gpu_type", "nvidia-l4", "--namespace", "team-rl", "--max_actor_restarts", "10"]
-    argv += ["--preemption_grace", "50"]
+    argv += ["--preemption_grace", "50", "--actor_wait_timeout", "900"]
     status, out, err = run_train(capsys, argv)
     assert status == 0, err
     assert err == []
@@ -82,6 +82,7 @@ def test_actors_post_a_rayjob(api, capsys):
         OUTPUT_DIR,
     )
     assert (pod_args.num_workers, pod_args.max_actor_restarts) == (6, 10)
+    assert pod_args.actor_wait_timeout == 900
     assert pod_args.actor_resources == {"rl_actor": 1}
     assert pod_args.preemption_grace == 50 and pod_args.ray_address is None  # RAY_ADDRESS: Ray's
     assert not any(word.startswith(("--image", "--actor_node", "--gpu")) for word in words)
@@ -182,6 +183,7 @@ BAD = {
         ["num_envs=4", "multiple of 3"],  # the learner's own check, run before sending
     ),
     "restarts_negative": ([*ACTORS, "--max_actor_restarts", "-1"], ["--max_actor_restarts"]),
+    "wait_timeout_negative": ([*ACTORS, "--actor_wait_timeout", "-5"], ["--actor_wait_timeout"]),
     "long_name": ([*ACTORS, "--job_name", "a" * 48], ["--job_name", "at most 47"]),
     "tpu_actors": (
         ["--sys", "tpu", "--tpu", "v5e-4", "--hparams", "dqn_tiny", "--output_dir", OUTPUT_DIR]

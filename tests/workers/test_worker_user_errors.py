@@ -60,6 +60,18 @@ CASES = {
         ["--hparams", "dqn_tiny", "--num_workers", "2", "--max_actor_restarts", "-1"],
         ["--max_actor_restarts", ">= 0", "-1"],
     ),
+    "negative_actor_wait_timeout": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--actor_wait_timeout", "-1"],
+        ["--actor_wait_timeout", ">= 0", "0: wait without end", "got -1"],
+    ),
+    "actor_wait_timeout_not_finite": (
+        ["--hparams", "impala_tiny", "--num_workers", "2", "--actor_wait_timeout", "inf"],
+        ["--actor_wait_timeout", ">= 0", "got inf"],
+    ),
+    "actor_wait_timeout_not_a_number": (
+        ["--hparams", "dqn_tiny", "--num_workers", "2", "--actor_wait_timeout", "10m"],
+        ["--actor_wait_timeout", "invalid float value", "'10m'"],
+    ),
 }
 
 
