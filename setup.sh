@@ -110,6 +110,18 @@ uv_install --no-deps -r requirements-procgen.txt
 echo "setup.sh: installing rl in editable mode"
 uv_install --no-deps -e .
 
+# Videos of MuJoCo envs on a machine without a display draw through EGL or OSMesa
+# (docs/watching_agents.md): system libraries that pip cannot install, so only a note.
+if [[ "$(uname -s)" == Linux ]]; then
+  gl_status=0
+  "$PY" -c 'import sys; from rl.envs.mujoco import HEADLESS_GL_BACKENDS as gl, opengl_library_loads as loads
+sys.exit(0 if any(loads(library) for _, library in gl) else 3)' || gl_status=$?
+  if ((gl_status == 3)); then
+    echo "setup.sh: note: neither EGL nor OSMesa loads here; videos of MuJoCo envs without a" \
+      "display need one: apt-get install libegl1 (or libosmesa6) on Debian/Ubuntu"
+  fi
+fi
+
 # Written last, atomically: an interrupted install leaves no stamp and is redone next time.
 echo "$want_stamp" >"$STAMP.tmp"
 mv -f "$STAMP.tmp" "$STAMP"
