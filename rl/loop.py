@@ -191,14 +191,19 @@ def train(
     run_hparams: Sequence[HParams] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> list[TrainResult]:
-    """Trains `run_dirs[i]` with `seeds[i]` (and a population's `run_hparams[i]`) in groups."""
+    """Trains `run_dirs[i]` with `seeds[i]` (and a population's `run_hparams[i]`) in groups.
+
+    `group_runs` sees every run, the already complete ones too, and returns the groups to
+    train: a population that trains as one program resumes a member that completed before a
+    kill together with the others (`rl.tune.pbt.resume_together`); other groupings leave it out.
+    Without it, each unfinished run trains alone."""
     run_hparams = list(run_hparams or [hparams] * len(run_dirs))
     runs = [
         Run(run_hp, run_dir, seed, hparams_set, extra_state, overrides)
         for run_hp, run_dir, seed in zip(run_hparams, run_dirs, seeds, strict=True)
     ]
-    pending = [run for run in runs if not run.already_complete]
-    groups = group_runs(pending) if group_runs else [[run] for run in pending]
+    alone = [[run] for run in runs if not run.already_complete]
+    groups = group_runs(runs) if group_runs else alone
     preemption = preemption or PreemptionNotice()
     for group in filter(None, groups):
         if preemption.requested:  # the runs not started yet have nothing to save

@@ -96,7 +96,8 @@ def train(tmp_path, hp, eval_returns, callbacks=(), copies=1, preemption=None, *
     run_dirs = [str(tmp_path / f"run_{i}") for i in range(copies)]
     results = loop.train(
         hp, run_dirs, list(range(copies)), "dqn_tiny", build,
-        group_runs=lambda runs: [runs], callbacks=callbacks, preemption=preemption,
+        group_runs=lambda runs: [[run for run in runs if not run.already_complete]],
+        callbacks=callbacks, preemption=preemption,
     )  # fmt: skip
     return results, engines
 
@@ -155,6 +156,46 @@ def test_a_resume_continues_the_cadence_from_the_checkpoint(tmp_path):
     rows = progress(tmp_path)
     assert [int(r["env_steps"]) for r in rows] == [30, 40, 60, 90, 100]
     assert results[0].env_steps == 100
+
+
+class Killed(BaseException):
+    """Where the process dies: nothing after it runs (BaseException: no handler takes it)."""
+
+
+def test_a_population_resumes_a_member_completed_before_the_kill_with_the_others(tmp_path):
+    """A population trains as one program (`rl.tune.pbt.resume_together`): a kill between its
+    members' last checkpoints leaves one complete, which resumes with the other from its kept
+    checkpoint at their step; once both are complete, nothing trains."""
+    from rl.tune.pbt import resume_together
+
+    class KilledAfterTheFirstLastCheckpoint(ScriptedEngine):
+        def checkpoint_written(self, index, state):
+            super().checkpoint_written(index, state)
+            if state["env_steps"] == 100:
+                raise Killed
+
+    returns = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
+    engines = []
+
+    def train_population(engine_class):
+        def build(runs):
+            engines.append(engine_class(runs, returns))
+            return engines[-1]
+
+        run_dirs = [str(tmp_path / f"run_{i}") for i in range(2)]
+        return loop.train(hparams(), run_dirs, [0, 1], "dqn_tiny", build, resume_together)
+
+    with pytest.raises(Killed):
+        train_population(KilledAfterTheFirstLastCheckpoint)
+    assert engines[0].saved[-2:] == [(1, 80), (0, 100)] and _latest_step(tmp_path, 1) == 80
+    results = train_population(ScriptedEngine)
+    assert engines[1].started_with == [80, 80]  # run_0 complete at 100, back at its 80
+    assert engines[1].evaluated == [(0, 2, 90), (1, 2, 90), (0, 3, 100), (1, 3, 100)]
+    assert [(r.env_steps, r.already_complete) for r in results] == [(100, False)] * 2
+    for run in (0, 1):  # as uninterrupted: every evaluation once
+        assert [float(r["eval_return_mean"]) for r in progress(tmp_path, run)] == returns[run]
+    again = train_population(ScriptedEngine)
+    assert len(engines) == 2 and [r.already_complete for r in again] == [True, True]
 
 
 def _latest_step(tmp_path, run=0):

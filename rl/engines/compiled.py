@@ -55,9 +55,10 @@ def check_compiled(hparams: HParams, record_video: bool, render: bool) -> None:
 
 
 def group_runs(hparams: HParams, runs: list) -> list[list]:
-    """Runs resuming at the same env step train together: as ONE program, or one per shard."""
+    """Unfinished runs resuming at the same env step train together: as ONE program, or one per
+    shard."""
     by_step: dict[int, list] = {}
-    for run in runs:
+    for run in (run for run in runs if not run.already_complete):
         by_step.setdefault(run.state["env_steps"], []).append(run)
     if multi_seed_class(hparams) is not None:
         return [group for _, group in sorted(by_step.items())]

@@ -239,13 +239,17 @@ class Rounds:
 
 def resume_together(runs: list[loop.Run]) -> list[list[loop.Run]]:
     """`group_runs` of the population: one program, resuming at the oldest member's latest
-    checkpoint. A kill while the members' checkpoints were written leaves some a checkpoint
-    ahead; they resume from their (kept) one at that step, and the rounds after it replay."""
+    checkpoint (none once every member is complete). A kill while the members' checkpoints were
+    written leaves some a checkpoint ahead, even complete; they resume from their (kept) one at
+    that step, and the rounds after it replay."""
+    if all(run.already_complete for run in runs):
+        return []
     oldest = min(run.state["env_steps"] for run in runs)
     for run in runs:
         if run.state["env_steps"] == oldest:
             continue
         run.pointer, run.saved_step, run.state = None, None, loop.initial_state()
+        run.already_complete = False
         if oldest > 0:
             store, run.pointer = loop.select_checkpoint(run.run_dir, str(oldest))
             saved = read_json(join(store.directory, run.pointer["directory"], "trainer.json"))
@@ -259,11 +263,6 @@ class PBTEngine(CompiledEngine):
 
     def __init__(self, hparams: Any, runs: Sequence, rounds: Rounds) -> None:
         self.rounds = rounds
-        if len(runs) != len(self.rounds.lineage.members):
-            raise UserError(
-                f"--pbt: only {len(runs)} members are unfinished (killed while the last "
-                "checkpoints were written); remove the finished ones' last step_* directory"
-            )
         super().__init__(hparams, runs)
         assert isinstance(self.group, CompiledPPOSeeds), "checked by check_pbt_space"
         self._evaluated_weights = False  # the members' agents hold the weights before a round

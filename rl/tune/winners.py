@@ -198,7 +198,7 @@ def {name}() -> HParams:
 '''
     tuned_dir.mkdir(parents=True, exist_ok=True)
     path = tuned_dir / f"{name}.py"
-    path.write_text(text)
+    atomic_write_bytes(os.fspath(path), text.encode())  # a torn module would break `import rl`
     _write_tuned_init(tuned_dir)
     return path
 
@@ -207,10 +207,8 @@ def _write_tuned_init(tuned_dir: Path) -> None:
     modules = sorted(p.stem for p in tuned_dir.glob("*.py") if p.stem != "__init__")
     imports = "".join(f"    {module},\n" for module in modules)
     body = f"from rl.hparams.tuned import (  # noqa: F401\n{imports})\n" if modules else ""
-    (tuned_dir / "__init__.py").write_text(
-        '"""Sets published by `python -m rl.tune --publish` (generated: one import per set)."""'
-        f"\n\n{body}"
-    )
+    doc = '"""Sets published by `python -m rl.tune --publish` (generated: one import per set)."""'
+    atomic_write_bytes(os.fspath(tuned_dir / "__init__.py"), f"{doc}\n\n{body}".encode())
 
 
 def _python_literal(value: Any) -> str:
