@@ -2,12 +2,12 @@
 
 An SB3 cell resumed after a kill must step the same envs as a cell never stopped. A plain pickle
 does not do it: gymnasium's MuJoCo and Box2D envs pickle through `EzPickle`, which rebuilds a
-fresh env from its constructor arguments, and SB3's VecEnv wrappers pickle without the env they wrap (`VecNormalize`) or with
-their class's members (the others).
-`dumps` pickles those objects by their attributes instead (MuJoCo's `MjData`, generators and
-wrapper counters pickle as they are), and `pickles_faithfully` checks on two throwaway envs that a
-copy steps exactly like the original. Where it does not (Box2D's and the ALE's native objects do
-not pickle), the cell cuts its episodes at every checkpoint instead (sb3_cell.py), in the
+fresh env from its constructor arguments, and SB3's VecEnv wrappers pickle without the env they
+wrap (`VecNormalize`) or not at all (the others carry their class's members). `dumps` pickles
+those objects by their attributes instead (MuJoCo's `MjData`, generators and wrapper counters
+pickle as they are), and `pickles_faithfully` checks on two throwaway envs that a copy steps
+exactly like the original. Where it does not (Box2D's and the ALE's native objects do not
+pickle), the cell cuts its episodes at every checkpoint instead (sb3_cell.py), in the
 uninterrupted run as in the resumed one.
 """
 
