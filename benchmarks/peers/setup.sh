@@ -87,7 +87,7 @@ say "installing requirements.txt (quiet; the first time takes a minute or two)"
 "$PY" -m uv pip install --quiet --compile-bytecode --python "$PY" \
   -c "$constraints" -r "$HERE/requirements.txt"
 
-"$PY" -c 'import torch, stable_baselines3, sb3_contrib, rl_zoo3, rliable, mujoco, ale_py' ||
+"$PY" -c 'import torch, stable_baselines3, sb3_contrib, rl_zoo3, rliable.library, mujoco, ale_py' ||
   die "the peers venv does not import its packages"
 echo "$want_stamp" >"$STAMP.tmp"
 mv -f "$STAMP.tmp" "$STAMP"
