@@ -237,6 +237,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    if (args.dir / "result.json").exists():  # finished before its runner could record it
+        print(f"{args.dir / 'result.json'} exists: the cell is complete", file=sys.stderr)
+        return
     result = run(args)
     tmp = args.dir / "result.json.tmp"
     tmp.write_text(json.dumps(result, default=repr))
