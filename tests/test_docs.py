@@ -64,3 +64,15 @@ def test_ci_runs_the_tpu_compat_step():
     step = _lines(CI_SCRIPT.parent / "tpu-compat")
     assert "./setup-tpu-compat.sh && .venv-tpu-compat/bin/python -m pytest -m tpu_compat" in step
     assert "if ((status == 5)); then" in step
+
+
+def test_ci_runs_the_peers_step():
+    # After the e2e tier, .ci/run builds the peers venv (SB3, rl-zoo3, rliable) and runs what
+    # needs it: the campaign statistics' tests and the SB3 cell's kill-and-resume test.
+    assert ".ci/peers || failed+=(" in CI_SCRIPT.read_text(encoding="utf-8")
+    step = (CI_SCRIPT.parent / "peers").read_text(encoding="utf-8")
+    assert "benchmarks/peers/setup.sh" in step
+    assert "tests/benchmarks/test_campaign_stats.py" in step
+    assert (
+        "test_campaign_resume.py::test_killed_cell_resumes_to_the_uninterrupted_result[sb3]" in step
+    )

@@ -1,0 +1,84 @@
+"""benchmarks/campaign_stats.py: the verdict reads the interval of P(ours > SB3); scores come
+from the newest ok record per cell; with rliable (the peers venv, .ci/run's peers step), IQM and
+probability-of-improvement intervals on seeds that clearly separate, overlap or tie, and our
+vectorized probability of improvement equals rliable's own metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks import campaign_stats as stats
+
+# rliable hands arch a RandomState, which arch 7 announces it will stop taking.
+pytestmark = pytest.mark.filterwarnings("ignore:random_state is deprecated:FutureWarning")
+
+REPS = 200  # enough to place an interval on 5 seeds; keeps each test near a second
+
+
+def _record(entry: str, side: str, seed: int, means: list[float], **extra) -> dict:
+    curve = [{"step": 1000 * (i + 1), "mean": m, "std": 0.0} for i, m in enumerate(means)]
+    key = f"{entry}/{side}/{seed}/{extra.get('budget', 0)}"
+    return {"key": key, "entry": entry, "side": side, "seed": seed, "status": "ok",
+            "eval_curve": curve, **extra}  # fmt: skip
+
+
+def test_verdict_reads_the_interval_against_one_half() -> None:
+    assert stats.verdict(0.6, 0.9) == "ahead"
+    assert stats.verdict(0.1, 0.45) == "behind"
+    assert stats.verdict(0.4, 0.7) == "no clear difference"
+    assert stats.verdict(0.5, 1.0) == "no clear difference"  # touching 0.5 is not clear
+
+
+def test_scores_take_the_newest_ok_record_of_each_cell() -> None:
+    records = [
+        _record("hopper", "ours", 0, [1.0, 2.0, 3.0]),
+        _record("hopper", "ours", 0, [1.0, 2.0, 9.0]),  # the same cell, recorded again
+        {**_record("hopper", "sb3", 0, [5.0]), "status": "failed"},
+        _record("hopper", "sb3", 1, [4.0, 6.0, 8.0]),
+    ]
+    assert stats.scores_by_entry(records) == {"hopper": {"ours": {0: 9.0}, "sb3": {1: 8.0}}}
+    assert stats.scores_by_entry(records, "last3")["hopper"]["ours"] == {0: 4.0}
+
+
+def test_an_entry_with_one_seed_gets_no_interval() -> None:
+    (row,) = stats.compare({"hopper": {"ours": {0: 1.0}, "sb3": {0: 2.0, 1: 3.0}}}, REPS)
+    assert row["verdict"] == "needs >= 2 seeds per side" and "iqm" not in row
+
+
+@pytest.fixture
+def rliable():
+    return pytest.importorskip(
+        "rliable.metrics", reason="rliable is in the peers venv (benchmarks/peers/setup.sh)"
+    )
+
+
+def test_probability_of_improvement_is_rliables(rliable) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x = rng.integers(0, 4, (rng.integers(2, 6), 3)).astype(float)  # ties on purpose
+        y = rng.integers(0, 4, (rng.integers(2, 6), 3)).astype(float)
+        got = stats.probability_of_improvement(x, y)
+        assert got == pytest.approx(rliable.probability_of_improvement(x, y), abs=1e-12)
+
+
+def test_intervals_and_verdicts_on_known_seeds(rliable) -> None:
+    high = {s: 100.0 + s for s in range(5)}
+    low = {s: 10.0 + s for s in range(5)}
+    mixed = {0: 5.0, 1: 120.0, 2: 15.0, 3: 110.0, 4: 50.0}
+    table = {
+        "ahead": {"ours": high, "sb3": low},
+        "behind": {"ours": low, "sb3": high},
+        "overlap": {"ours": mixed, "sb3": {s: 50.0 + s for s in range(5)}},
+    }
+    rows = {row["entry"]: row for row in stats.compare(table, REPS)}
+    assert rows["ahead"]["verdict"] == "ahead"
+    assert rows["ahead"]["p_improvement"] == (1.0, 1.0, 1.0)
+    assert rows["behind"]["verdict"] == "behind"
+    assert rows["overlap"]["verdict"] == "no clear difference"
+    iqm, lo, hi = rows["ahead"]["iqm"]["ours"]
+    assert iqm == pytest.approx(102.0)  # the middle half of 100..104 (scipy trim_mean)
+    assert lo <= iqm <= hi and 100.0 <= lo and hi <= 104.0
+    # over all entries: one entry ahead, one behind, one unclear -> unclear
+    assert rows["all entries"]["verdict"] == "no clear difference"
+    assert "| ahead | 5 / 5 |" in stats.markdown(list(rows.values()), "final")
