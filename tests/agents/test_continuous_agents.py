@@ -20,6 +20,7 @@ def make_agent(
     env_id: str = "Pendulum-v1",
 ):
     hp = registry.get_hparams(hparams_set)()
+    hp.jit_compile = False  # an XLA compile per test costs seconds; training tests run XLA
     hp.override(overrides)
     hp.num_envs = num_envs
     hp.max_episode_steps = max_episode_steps
