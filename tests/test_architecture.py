@@ -6,12 +6,15 @@
 - no import circle between modules of `rl/`;
 - no module imports another module's private (`_name`) function or class;
 - code outside `rl/agents` never touches a protected member (`x._name`) of an agent;
+- only rl/utils/private_apis.py reaches into another library's internals (`tensorflow.python`,
+  `ray._private`, `model._flatten_layers`, ...), behind its version check;
 - no module cites a file outside the repository (DESIGN.md).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -60,6 +63,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache  # one parse of rl/ for every check here (the trees are only read)
 def modules() -> dict[str, ast.Module]:
     return {
         module_name(path): ast.parse(path.read_text(), str(path))
@@ -236,3 +240,150 @@ def test_no_module_cites_a_file_outside_the_repository():
         if "DESIGN.md" in path.read_text()
     ]
     assert not offenders, offenders
+
+
+# Another library's private API is reached only through rl/utils/private_apis.py, which checks
+# the library's version first: an upgrade then fails there, in one line.
+PRIVATE_APIS_MODULE = "rl.utils.private_apis"
+# Packages whose modules are their libraries' internals (the public API is `tf.*`, `keras.*`).
+INTERNAL_PACKAGES = ("tensorflow.python", "tensorflow.core", "tensorflow.compiler", "keras.src")
+# Underscored names that their owners document as public, with the owner.
+PUBLIC_UNDERSCORED = {
+    "_replace": "collections.namedtuple",
+    "_asdict": "collections.namedtuple",
+    "_fields": "collections.namedtuple",
+    "_exit": "os._exit",
+    "_request_timeout": "every call of the kubernetes client (its docstrings list it)",
+    "_headers": "every call of the kubernetes client (its docstrings list it)",
+    "_final_obs": "gymnasium's vector-env infos: `_<key>` masks the envs that report <key>",
+    "_game_score": "gymnasium's vector-env infos: `_<key>` masks the envs that report <key>",
+}
+# Underscored names that rl defines for itself and a library too: on anything but `self` and
+# `cls` they are the library's (the finder goes by name, not by type).
+SHADOWED = {"_actions": "argparse.ArgumentParser._actions (rl/rollout/driver.py has its own)"}
+
+
+def own_names(trees: dict[str, ast.Module]) -> set[str]:
+    """The underscored names rl defines itself: functions, classes, module and class-body
+    names, arguments, and attributes assigned on `self` or `cls` (also by `setattr`)."""
+    names: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None))
+                in ("setattr", "__setattr__")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                names.add(str(node.args[1].value))
+    return {name for name in names if name.startswith("_")}
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_api_uses(tree: ast.Module, own: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of every reach into another library's internals in `tree`: an import of an
+    internal package or of an underscored module or name; `x._name`, a `_name=` keyword or a
+    `"_name"` key where `_name` is neither rl's own nor a documented public name."""
+
+    def foreign(name: str) -> bool:
+        return is_private(name) and name not in own and name not in PUBLIC_UNDERSCORED
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__"):
+                continue
+            if isinstance(node, ast.Import):
+                modules, names = [alias.name for alias in node.names], []
+            else:
+                modules, names = [node.module], [alias.name for alias in node.names]
+            if any(
+                m.split(".")[0] != "rl"
+                and (
+                    m.startswith(INTERNAL_PACKAGES)
+                    or any(is_private(part) for part in m.split("."))
+                    or any(is_private(name) for name in names)
+                )
+                for m in modules
+            ):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Attribute) and (
+            foreign(node.attr)
+            or (node.attr in SHADOWED and getattr(node.value, "id", None) not in ("self", "cls"))
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.keyword) and node.arg and foreign(node.arg):
+            found.append((node.lineno, f"{node.arg}="))
+        else:
+            keys = node.keys if isinstance(node, ast.Dict) else []
+            if isinstance(node, ast.Subscript):
+                keys = [node.slice]
+            for key in keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    if key.value.isidentifier() and foreign(key.value):
+                        found.append((node.lineno, repr(key.value)))
+    return sorted(found)
+
+
+def test_the_private_api_finder_sees_the_usual_shapes():
+    source = (
+        "from tensorflow.python.framework import config\n"
+        "from tensorflow.python.ops.parallel_for.control_flow_ops import pfor\n"
+        "from some_lib.ops import _hidden\n"
+        "from ray._private import state\n"
+        "import keras.src.layers\n"
+        "from rl.utils import private_apis\n"
+        "from . import _sibling\n"
+        "model._flatten_layers()\n"
+        "self._get_variable_index(v)\n"
+        "self._mine\n"
+        "for action in parser._actions: self._actions.append(action)\n"
+        "options['_system_config'] = {}\n"
+        "ray.init(_system_config={}, address=a)\n"
+        "state._replace(x=1)\n"
+        "info['_final_obs']\n"
+        "{'_mine': 1, 'public': 2}\n"
+    )
+    found = [text for _, text in private_api_uses(ast.parse(source), own={"_mine", "_actions"})]
+    assert found == [
+        "from tensorflow.python.framework import config",
+        "from tensorflow.python.ops.parallel_for.control_flow_ops import pfor",
+        "from some_lib.ops import _hidden",
+        "from ray._private import state",
+        "import keras.src.layers",
+        "model._flatten_layers",
+        "self._get_variable_index",
+        "parser._actions",
+        "'_system_config'",
+        "_system_config=",
+    ]
+
+
+def test_only_private_apis_touches_other_libraries_internals():
+    trees = modules()
+    assert PRIVATE_APIS_MODULE in trees
+    own = own_names(trees)
+    offenders = [
+        f"{name}:{line}: {text}"
+        for name, tree in trees.items()
+        if name != PRIVATE_APIS_MODULE
+        for line, text in private_api_uses(tree, own)
+    ]
+    assert not offenders, "\n".join(offenders)
