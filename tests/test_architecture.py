@@ -8,7 +8,9 @@
 - code outside `rl/agents` never touches a protected member (`x._name`) of an agent;
 - only rl/utils/private_apis.py reaches into another library's internals (`tensorflow.python`,
   `ray._private`, `model._flatten_layers`, ...), behind its version check;
-- no module cites a file outside the repository (DESIGN.md).
+- no module cites a file outside the repository (DESIGN.md);
+- docs/architecture.md's layer table is `RANKS` with what each package imports; after a change
+  to either, `.venv/bin/python tests/test_architecture.py` writes it anew.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rl"
 # Which package may import which: a package imports only packages of a lower rank (and its own
 # modules). Packages of one rank do not import each other. `rl/__init__.py` imports the
-# registries' packages to fill them and is no layer.
+# registries' packages to fill them and is no layer. The one definition of the layers:
+# docs/architecture.md shows it in a table generated from here.
 RANKS = {
     # names every layer shares
     "types": 0,
@@ -177,6 +180,76 @@ def test_every_package_has_a_rank():
 def test_packages_import_only_lower_ranks():
     offenders = upward_imports(import_graph(), RANKS)
     assert not offenders, "\n".join(offenders)
+
+
+# docs/architecture.md shows RANKS, and what each package imports, in a block made here.
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+REGENERATE = ".venv/bin/python tests/test_architecture.py"
+TABLE_BEGIN = (
+    "<!-- generated from RANKS in tests/test_architecture.py and the imports of rl/; "
+    f"regenerate with `{REGENERATE}` -->"
+)
+TABLE_END = "<!-- end of the generated layers -->"
+
+
+def first_sentence(docstring: str) -> str:
+    """What a docstring says first: up to its first `. `, `: ` or `; ` (or its end)."""
+    text = " ".join(docstring.split())
+    cuts = [i for i in (text.find(". "), text.find(": "), text.find("; ")) if i >= 0]
+    return text[: min(cuts)] if cuts else text.rstrip(".")
+
+
+def package_path(package: str) -> Path:
+    """`agents` -> rl/agents/, `loop` -> rl/loop.py."""
+    return PACKAGE / package if (PACKAGE / package).is_dir() else PACKAGE / f"{package}.py"
+
+
+def layers_table(graph: dict[str, set[str]], ranks: dict[str, int]) -> str:
+    """The markdown table of the layers, top rank first: each package with the first sentence
+    of its docstring and the packages its modules import (highest rank first)."""
+    imports: dict[str, set[str]] = {package: set() for package in ranks}
+    for name, targets in graph.items():
+        for target in targets:
+            if "rl" not in (name, target) and package_of(target) != package_of(name):
+                imports[package_of(name)].add(package_of(target))
+    lines = ["| rank | package | what it is | imports (read from the code) |", "|---:|---|---|---|"]
+    for package in sorted(ranks, key=lambda p: (-ranks[p], p)):
+        path = package_path(package)
+        init = path / "__init__.py" if path.is_dir() else path
+        shown = f"rl/{package}/" if path.is_dir() else f"rl/{package}.py"
+        what = first_sentence(ast.get_docstring(modules()[module_name(init)]) or "")
+        below = sorted(imports[package], key=lambda p: (-ranks[p], p))
+        lines.append(
+            f"| {ranks[package]} | `{shown}` | {what} | {', '.join(below) or '(nothing of rl)'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def with_layers_table(doc: str, table: str) -> str:
+    """`doc` with the text between its two markers replaced by `table`."""
+    before, begin, rest = doc.partition(TABLE_BEGIN + "\n")
+    _, end, after = rest.partition(TABLE_END)
+    assert begin and end, f"{ARCHITECTURE_DOC.name} lacks the markers of the layer table"
+    return before + begin + table + end + after
+
+
+def test_first_sentence_stops_at_the_first_full_stop_or_colon():
+    assert first_sentence("Engines: what turns env steps\ninto updates.") == "Engines"
+    assert first_sentence("Network factories, by name (explicit). More.") == (
+        "Network factories, by name (explicit)"
+    )
+    assert first_sentence("Replays; built by name.") == "Replays"
+    assert first_sentence("Learning curves.") == "Learning curves"
+
+
+def test_the_docs_show_the_ranks_and_what_each_package_imports():
+    doc = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    table = layers_table(import_graph(), RANKS)
+    assert all(f"`rl/{p}" in table for p in RANKS)  # every package has its row
+    assert doc == with_layers_table(doc, table), (
+        f"{ARCHITECTURE_DOC.relative_to(ROOT)}: the layer table differs from RANKS or from the "
+        f"imports of rl/; regenerate it from the repository root with:\n    {REGENERATE}"
+    )
 
 
 def private_imports(name: str, tree: ast.Module) -> list[str]:
@@ -387,3 +460,9 @@ def test_only_private_apis_touches_other_libraries_internals():
         for line, text in private_api_uses(tree, own)
     ]
     assert not offenders, "\n".join(offenders)
+
+
+if __name__ == "__main__":  # rewrites the layer table of docs/architecture.md
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    ARCHITECTURE_DOC.write_text(with_layers_table(text, layers_table(import_graph(), RANKS)))
+    print(f"{ARCHITECTURE_DOC.relative_to(ROOT)}: layer table written")
