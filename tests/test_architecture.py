@@ -6,12 +6,17 @@
 - no import circle between modules of `rl/`;
 - no module imports another module's private (`_name`) function or class;
 - code outside `rl/agents` never touches a protected member (`x._name`) of an agent;
-- no module cites a file outside the repository (DESIGN.md).
+- only rl/utils/private_apis.py reaches into another library's internals (`tensorflow.python`,
+  `ray._private`, `model._flatten_layers`, ...), behind its version check;
+- no module cites a file outside the repository (DESIGN.md);
+- docs/architecture.md's layer table is `RANKS` with what each package imports; after a change
+  to either, `.venv/bin/python tests/test_architecture.py` writes it anew.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -20,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rl"
 # Which package may import which: a package imports only packages of a lower rank (and its own
 # modules). Packages of one rank do not import each other. `rl/__init__.py` imports the
-# registries' packages to fill them and is no layer.
+# registries' packages to fill them and is no layer. The one definition of the layers:
+# docs/architecture.md shows it in a table generated from here.
 RANKS = {
     # names every layer shares
     "types": 0,
@@ -60,6 +66,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache  # one parse of rl/ for every check here (the trees are only read)
 def modules() -> dict[str, ast.Module]:
     return {
         module_name(path): ast.parse(path.read_text(), str(path))
@@ -175,6 +182,76 @@ def test_packages_import_only_lower_ranks():
     assert not offenders, "\n".join(offenders)
 
 
+# docs/architecture.md shows RANKS, and what each package imports, in a block made here.
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+REGENERATE = ".venv/bin/python tests/test_architecture.py"
+TABLE_BEGIN = (
+    "<!-- generated from RANKS in tests/test_architecture.py and the imports of rl/; "
+    f"regenerate with `{REGENERATE}` -->"
+)
+TABLE_END = "<!-- end of the generated layers -->"
+
+
+def first_sentence(docstring: str) -> str:
+    """What a docstring says first: up to its first `. `, `: ` or `; ` (or its end)."""
+    text = " ".join(docstring.split())
+    cuts = [i for i in (text.find(". "), text.find(": "), text.find("; ")) if i >= 0]
+    return text[: min(cuts)] if cuts else text.rstrip(".")
+
+
+def package_path(package: str) -> Path:
+    """`agents` -> rl/agents/, `loop` -> rl/loop.py."""
+    return PACKAGE / package if (PACKAGE / package).is_dir() else PACKAGE / f"{package}.py"
+
+
+def layers_table(graph: dict[str, set[str]], ranks: dict[str, int]) -> str:
+    """The markdown table of the layers, top rank first: each package with the first sentence
+    of its docstring and the packages its modules import (highest rank first)."""
+    imports: dict[str, set[str]] = {package: set() for package in ranks}
+    for name, targets in graph.items():
+        for target in targets:
+            if "rl" not in (name, target) and package_of(target) != package_of(name):
+                imports[package_of(name)].add(package_of(target))
+    lines = ["| rank | package | what it is | imports (read from the code) |", "|---:|---|---|---|"]
+    for package in sorted(ranks, key=lambda p: (-ranks[p], p)):
+        path = package_path(package)
+        init = path / "__init__.py" if path.is_dir() else path
+        shown = f"rl/{package}/" if path.is_dir() else f"rl/{package}.py"
+        what = first_sentence(ast.get_docstring(modules()[module_name(init)]) or "")
+        below = sorted(imports[package], key=lambda p: (-ranks[p], p))
+        lines.append(
+            f"| {ranks[package]} | `{shown}` | {what} | {', '.join(below) or '(nothing of rl)'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def with_layers_table(doc: str, table: str) -> str:
+    """`doc` with the text between its two markers replaced by `table`."""
+    before, begin, rest = doc.partition(TABLE_BEGIN + "\n")
+    _, end, after = rest.partition(TABLE_END)
+    assert begin and end, f"{ARCHITECTURE_DOC.name} lacks the markers of the layer table"
+    return before + begin + table + end + after
+
+
+def test_first_sentence_stops_at_the_first_full_stop_or_colon():
+    assert first_sentence("Engines: what turns env steps\ninto updates.") == "Engines"
+    assert first_sentence("Network factories, by name (explicit). More.") == (
+        "Network factories, by name (explicit)"
+    )
+    assert first_sentence("Replays; built by name.") == "Replays"
+    assert first_sentence("Learning curves.") == "Learning curves"
+
+
+def test_the_docs_show_the_ranks_and_what_each_package_imports():
+    doc = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    table = layers_table(import_graph(), RANKS)
+    assert all(f"`rl/{p}" in table for p in RANKS)  # every package has its row
+    assert doc == with_layers_table(doc, table), (
+        f"{ARCHITECTURE_DOC.relative_to(ROOT)}: the layer table differs from RANKS or from the "
+        f"imports of rl/; regenerate it from the repository root with:\n    {REGENERATE}"
+    )
+
+
 def private_imports(name: str, tree: ast.Module) -> list[str]:
     """`from rl.x import _y` in module `name`, where rl.x is another module."""
     return [
@@ -236,3 +313,156 @@ def test_no_module_cites_a_file_outside_the_repository():
         if "DESIGN.md" in path.read_text()
     ]
     assert not offenders, offenders
+
+
+# Another library's private API is reached only through rl/utils/private_apis.py, which checks
+# the library's version first: an upgrade then fails there, in one line.
+PRIVATE_APIS_MODULE = "rl.utils.private_apis"
+# Packages whose modules are their libraries' internals (the public API is `tf.*`, `keras.*`).
+INTERNAL_PACKAGES = ("tensorflow.python", "tensorflow.core", "tensorflow.compiler", "keras.src")
+# Underscored names that their owners document as public, with the owner.
+PUBLIC_UNDERSCORED = {
+    "_replace": "collections.namedtuple",
+    "_asdict": "collections.namedtuple",
+    "_fields": "collections.namedtuple",
+    "_exit": "os._exit",
+    "_request_timeout": "every call of the kubernetes client (its docstrings list it)",
+    "_headers": "every call of the kubernetes client (its docstrings list it)",
+    "_final_obs": "gymnasium's vector-env infos: `_<key>` masks the envs that report <key>",
+    "_game_score": "gymnasium's vector-env infos: `_<key>` masks the envs that report <key>",
+}
+# Underscored names that rl defines for itself and a library too: on anything but `self` and
+# `cls` they are the library's (the finder goes by name, not by type).
+SHADOWED = {"_actions": "argparse.ArgumentParser._actions (rl/rollout/driver.py has its own)"}
+
+
+def own_names(trees: dict[str, ast.Module]) -> set[str]:
+    """The underscored names rl defines itself: functions, classes, module and class-body
+    names, arguments, and attributes assigned on `self` or `cls` (also by `setattr`)."""
+    names: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None))
+                in ("setattr", "__setattr__")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                names.add(str(node.args[1].value))
+    return {name for name in names if name.startswith("_")}
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_api_uses(tree: ast.Module, own: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of every reach into another library's internals in `tree`: an import of an
+    internal package or of an underscored module or name; `x._name`, a `_name=` keyword or a
+    `"_name"` key where `_name` is neither rl's own nor a documented public name."""
+
+    def foreign(name: str) -> bool:
+        return is_private(name) and name not in own and name not in PUBLIC_UNDERSCORED
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__"):
+                continue
+            if isinstance(node, ast.Import):
+                modules, names = [alias.name for alias in node.names], []
+            else:
+                modules, names = [node.module], [alias.name for alias in node.names]
+            if any(
+                m.split(".")[0] != "rl"
+                and (
+                    m.startswith(INTERNAL_PACKAGES)
+                    or any(is_private(part) for part in m.split("."))
+                    or any(is_private(name) for name in names)
+                )
+                for m in modules
+            ):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Attribute) and (
+            foreign(node.attr)
+            or (node.attr in SHADOWED and getattr(node.value, "id", None) not in ("self", "cls"))
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.keyword) and node.arg and foreign(node.arg):
+            found.append((node.lineno, f"{node.arg}="))
+        else:
+            keys = node.keys if isinstance(node, ast.Dict) else []
+            if isinstance(node, ast.Subscript):
+                keys = [node.slice]
+            for key in keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    if key.value.isidentifier() and foreign(key.value):
+                        found.append((node.lineno, repr(key.value)))
+    return sorted(found)
+
+
+def test_the_private_api_finder_sees_the_usual_shapes():
+    source = (
+        "from tensorflow.python.framework import config\n"
+        "from tensorflow.python.ops.parallel_for.control_flow_ops import pfor\n"
+        "from some_lib.ops import _hidden\n"
+        "from ray._private import state\n"
+        "import keras.src.layers\n"
+        "from rl.utils import private_apis\n"
+        "from . import _sibling\n"
+        "model._flatten_layers()\n"
+        "self._get_variable_index(v)\n"
+        "self._mine\n"
+        "for action in parser._actions: self._actions.append(action)\n"
+        "options['_system_config'] = {}\n"
+        "ray.init(_system_config={}, address=a)\n"
+        "state._replace(x=1)\n"
+        "info['_final_obs']\n"
+        "{'_mine': 1, 'public': 2}\n"
+    )
+    found = [text for _, text in private_api_uses(ast.parse(source), own={"_mine", "_actions"})]
+    assert found == [
+        "from tensorflow.python.framework import config",
+        "from tensorflow.python.ops.parallel_for.control_flow_ops import pfor",
+        "from some_lib.ops import _hidden",
+        "from ray._private import state",
+        "import keras.src.layers",
+        "model._flatten_layers",
+        "self._get_variable_index",
+        "parser._actions",
+        "'_system_config'",
+        "_system_config=",
+    ]
+
+
+def test_only_private_apis_touches_other_libraries_internals():
+    trees = modules()
+    assert PRIVATE_APIS_MODULE in trees
+    own = own_names(trees)
+    offenders = [
+        f"{name}:{line}: {text}"
+        for name, tree in trees.items()
+        if name != PRIVATE_APIS_MODULE
+        for line, text in private_api_uses(tree, own)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+if __name__ == "__main__":  # rewrites the layer table of docs/architecture.md
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    ARCHITECTURE_DOC.write_text(with_layers_table(text, layers_table(import_graph(), RANKS)))
+    print(f"{ARCHITECTURE_DOC.relative_to(ROOT)}: layer table written")

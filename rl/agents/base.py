@@ -32,6 +32,7 @@ from rl.hparams import HParams, as_schedule
 from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_precision, compute_in
 from rl.types import Batch, Metrics
+from rl.utils import private_apis
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
 from rl.utils.gradient_clipping import clip_by_global_norm
@@ -92,7 +93,7 @@ class Agent(tf.Module):
             and not self._loss_sums_across_replicas()
         )
         self._build()
-        compute_in(hparams.precision, self._flatten(predicate=_is_keras_model))
+        compute_in(hparams.precision, private_apis.module_attributes(self, _is_keras_model))
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
             self._check_replica_batch()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from rl.utils import private_apis
+
 
 class TorchRMSprop(keras.optimizers.Optimizer):
     """`torch.optim.RMSprop(lr, alpha, eps)` (no momentum, not centered, no weight decay)."""
@@ -35,7 +37,7 @@ class TorchRMSprop(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate) -> None:
         lr = ops.cast(learning_rate, variable.dtype)
         gradient = ops.cast(gradient, variable.dtype)
-        velocity = self._velocities[self._get_variable_index(variable)]
+        velocity = self._velocities[private_apis.optimizer_variable_index(self, variable)]
         self.assign(
             velocity,
             ops.add(

@@ -18,6 +18,7 @@ from rl.compiled.env_variables import EnvVariables
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
 from rl.registry import get_agent
+from rl.utils import private_apis
 from rl.utils.compiler import whole_program_xla
 from rl.utils.seeding import derive_seed, seed_everything
 
@@ -108,5 +109,5 @@ def checkpoint_values(checkpoint: tf.train.Checkpoint) -> dict[str, np.ndarray]:
         return {
             name: tf.train.load_variable(path, name)
             for name, _ in tf.train.list_variables(path)
-            if name != "_CHECKPOINTABLE_OBJECT_GRAPH"
+            if name != private_apis.CHECKPOINT_GRAPH_KEY
         }

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import keras
 import tensorflow as tf
-from tensorflow.python.ops.parallel_for.control_flow_ops import _pfor_impl
 
 from rl.agents.base import Agent
 from rl.agents.optimizers import make_optimizer
+from rl.utils import private_apis
 
 
 class NotStackable(TypeError):
@@ -198,8 +198,6 @@ def per_seed_map(fn, elems, num_seeds: int):
     """`tf.vectorized_map(fn, elems)` (one trace of `fn`, batched ops), its ops in the caller's
     graph: under XLA `vectorized_map` wraps them in a nested function, and XLA then compiles the
     program anew at every call (its variables become compile-time constants; TF 2.21)."""
-    return _pfor_impl(
-        lambda i: fn(tf.nest.map_structure(lambda x: tf.gather(x, i), elems)),
-        num_seeds,
-        fallback_to_while_loop=True,
+    return private_apis.pfor(
+        lambda i: fn(tf.nest.map_structure(lambda x: tf.gather(x, i), elems)), num_seeds
     )

@@ -5,13 +5,13 @@ docs/distributed.md, "One gradient step across replicas").
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import tensorflow as tf
 
 from rl.utils.gradient_clipping import clip_factor
+from rl.utils.private_apis import gradients_already_summed
 
 SUM = tf.distribute.ReduceOp.SUM
 LossFn = Callable[[dict[str, tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
@@ -96,23 +96,6 @@ def replica_xla(strategy: tf.distribute.Strategy, learner_xla: bool) -> bool:
     on one device. Not the whole step: it reads every replica's variables, which one XLA program
     cannot ("Trying to access resource .../replica_1 ..."). TPUStrategy compiles it itself."""
     return learner_xla and not isinstance(strategy, tf.distribute.TPUStrategy)
-
-
-@contextlib.contextmanager
-def gradients_already_summed(optimizer: tf.keras.optimizers.Optimizer) -> Iterator[None]:
-    """Within: `optimizer.apply_gradients` does not sum the gradients over replicas (they are the
-    whole batch's already). Keras 3 has no public switch, so `_all_reduce_sum_gradients` is
-    replaced on this one optimizer while the step is traced."""
-    if not hasattr(optimizer, "_all_reduce_sum_gradients"):
-        raise TypeError(
-            f"{type(optimizer).__name__} has no _all_reduce_sum_gradients to switch off; "
-            "rl.distribute expects a Keras 3 TensorFlow optimizer"
-        )
-    optimizer._all_reduce_sum_gradients = lambda grads_and_vars: grads_and_vars
-    try:
-        yield
-    finally:
-        del optimizer._all_reduce_sum_gradients
 
 
 def replicated_loss(

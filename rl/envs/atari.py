@@ -32,7 +32,10 @@ def _register_ale() -> None:
     try:
         import ale_py
     except ImportError as e:  # pragma: no cover - ale-py is pinned in requirements.txt
-        raise UserError(f"Atari envs need ale-py ({e}); run ./setup.sh") from None
+        raise UserError(
+            f"Atari envs need ale-py ({e}); install rl with its `atari` extra "
+            "(pip install -e '.[atari]') or run ./setup.sh"
+        ) from None
     gym.register_envs(ale_py)
     # The emulator prints a banner on every env; keep stderr for real errors.
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)

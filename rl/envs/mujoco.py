@@ -97,7 +97,10 @@ def make_mujoco(name: str, **env_kwargs: Any) -> gym.Env:
     try:
         import mujoco
     except ImportError as e:  # pragma: no cover - gymnasium[mujoco] is pinned in requirements
-        raise UserError(f"env {name!r} needs MuJoCo ({e}); run ./setup.sh") from None
+        raise UserError(
+            f"env {name!r} needs MuJoCo ({e}); install rl with its `mujoco` extra "
+            "(pip install -e '.[mujoco]') or run ./setup.sh"
+        ) from None
     mujoco.set_mju_user_warning(log_mujoco_warning)
     if render_mode == "rgb_array":
         env_kwargs = {k: v for k, v in env_kwargs.items() if k != "render_mode"}

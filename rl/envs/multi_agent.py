@@ -115,8 +115,8 @@ def make_mpe(name: str, **env_kwargs: Any) -> MultiAgentEnv:
         module = importlib.import_module(f"mpe2.{MPE_TASKS[name]}")
     except ImportError as e:
         raise UserError(
-            f"env {name!r} needs mpe2 ({e}); install it with `.venv/bin/pip install -r "
-            "requirements.txt` (./setup.sh does this)"
+            f"env {name!r} needs mpe2 ({e}); install rl with its `mpe` extra "
+            "(pip install -e '.[mpe]') or run ./setup.sh"
         ) from None
     accepted = inspect.signature(module.raw_env).parameters
     for key in env_kwargs:

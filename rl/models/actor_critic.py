@@ -18,6 +18,7 @@ from rl.models.continuous import num_action_dims
 from rl.models.encoders import obs_to_float
 from rl.models.running_normalizer import ObservationNormalizer
 from rl.registry import get_model
+from rl.utils import private_apis
 
 if TYPE_CHECKING:
     from tensorflow_probability import distributions as tfd
@@ -72,7 +73,7 @@ class ActorCritic(tf.keras.Model):
             if torso is None:
                 continue
             # Keras' recursive layer walk: reaches the Dense layers inside AutoTorso/Sequential.
-            for layer in torso._flatten_layers(include_self=False):
+            for layer in private_apis.nested_layers(torso, include_self=False):
                 if isinstance(layer, tf.keras.layers.Dense | tf.keras.layers.Conv2D):
                     layer.kernel.assign(initializer(layer.kernel.shape))
                     if layer.bias is not None:

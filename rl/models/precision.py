@@ -15,6 +15,7 @@ import tensorflow as tf
 from rl.errors import UserError, did_you_mean
 from rl.models.encoders import AutoTorso
 from rl.models.recurrent import RecurrentCore
+from rl.utils import private_apis
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # The layer types that hold a network's body (registered torsos are Sequential or AutoTorso).
@@ -36,7 +37,7 @@ def compute_in(precision: str, models: Iterable[tf.keras.layers.Layer]) -> None:
     if precision == "float32":
         return
     for model in models:
-        for body in model._flatten_layers(include_self=True):  # Keras' recursive layer walk
+        for body in private_apis.nested_layers(model, include_self=True):
             if isinstance(body, BODY_TYPES):
-                for layer in body._flatten_layers(include_self=True):
+                for layer in private_apis.nested_layers(body, include_self=True):
                     layer.dtype_policy = precision

@@ -14,6 +14,7 @@ import tensorflow as tf
 from rl.models.encoders import obs_to_float
 from rl.models.noisy import NoisyDense, call_linear, linear_layer
 from rl.registry import get_model
+from rl.utils import private_apis
 
 
 class DuelingHead(tf.keras.layers.Layer):
@@ -81,8 +82,9 @@ class QNetwork(tf.keras.Model):
 
     def noisy_layers(self) -> list[NoisyDense]:
         """The NoisyDense layers of the head (none without `noisy`), in creation order."""
-        # Keras' recursive layer walk: the head itself, then a dueling head's value, advantage.
-        return [layer for layer in self.head._flatten_layers() if isinstance(layer, NoisyDense)]
+        # The head itself, then a dueling head's value, advantage.
+        layers = private_apis.nested_layers(self.head)
+        return [layer for layer in layers if isinstance(layer, NoisyDense)]
 
     def resample_noise(self, generator: tf.random.Generator) -> None:
         for layer in self.noisy_layers():

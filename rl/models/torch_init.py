@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from rl.utils import private_apis
+
 
 def torch_init(*models: tf.keras.layers.Layer) -> None:
     """Re-initializes every built layer of `models` as PyTorch's defaults would:
@@ -22,8 +24,10 @@ def torch_init(*models: tf.keras.layers.Layer) -> None:
         ]
         variable.assign(tf.add_n(draws))
 
-    # Keras' recursive layer walk (into nested models and Sequentials).
-    layers = [layer for model in models for layer in model._flatten_layers(include_self=False)]
+    # Into nested models and Sequentials.
+    layers = [
+        layer for model in models for layer in private_apis.nested_layers(model, include_self=False)
+    ]
     for layer in layers:
         if isinstance(layer, tf.keras.layers.Dense):
             bound = 1.0 / float(layer.kernel.shape[0]) ** 0.5

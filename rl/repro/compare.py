@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from rl.utils import private_apis
 from rl.utils.checkpoint import read_numpy_state
 from rl.utils.files import join, read_json
 
@@ -21,7 +22,6 @@ WALL_CLOCK_KEYS = frozenset({"wall_seconds", "first_wall_at_threshold"})
 EVAL_KEYS = frozenset(
     {"evaluations", "last_eval_return", "first_step_at_threshold", "stopped_early", "best_eval"}
 )
-_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _MAX_PATHS = 16  # per object: enough to find a readable one, bounded on odd graphs
 
@@ -56,10 +56,9 @@ def readable_names(serialized_graph: bytes) -> dict[str, str]:
     fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph cannot be read
     (TF's proto module moved): the keys are then shown as they are."""
     try:  # ImportError, or protobuf's DecodeError, whose type differs between implementations
-        from tensorflow.core.protobuf import trackable_object_graph_pb2
-
-        graph = trackable_object_graph_pb2.TrackableObjectGraph()
-        graph.ParseFromString(serialized_graph)
+        graph = private_apis.checkpoint_object_graph(serialized_graph)
+    except private_apis.UnsupportedVersion:
+        raise
     except Exception:
         return {}
     paths: dict[int, list[tuple[str, ...]]] = {0: [()]}
@@ -111,11 +110,12 @@ def checkpoint_steps(run_dir: str) -> dict[int, str]:
 
 def read_checkpoint(step_dir: str) -> Checkpoint:
     reader = tf.train.load_checkpoint(join(step_dir, "tf"))
-    names = readable_names(reader.get_tensor(_GRAPH_KEY)) if reader.has_tensor(_GRAPH_KEY) else {}
+    graph_key = private_apis.CHECKPOINT_GRAPH_KEY
+    names = readable_names(reader.get_tensor(graph_key)) if reader.has_tensor(graph_key) else {}
     variables = {
         name: np.asarray(reader.get_tensor(name))
         for name in sorted(reader.get_variable_to_shape_map())
-        if name != _GRAPH_KEY
+        if name != graph_key
     }
     arrays = read_numpy_state(step_dir)
     saved = read_json(join(step_dir, "trainer.json"))

@@ -26,6 +26,7 @@ from rl.systems.manifests import (
     make_job_name,
     to_yaml,
 )
+from rl.utils import private_apis
 
 # Launch flags of every Kubernetes system, and of one: with any other --sys a mistake (silently
 # ignored otherwise); the Pod never sees them.
@@ -102,7 +103,7 @@ def reject_launch_flags(args: argparse.Namespace) -> None:
 def pod_train_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
     """`--sys=local`, then every non-default non-launch flag."""
     out = ["--sys=local"]
-    for action in parser._actions:  # argparse has no public accessor for its actions
+    for action in private_apis.parser_actions(parser):
         dest = action.dest
         if dest in NOT_FORWARDED or not action.option_strings:
             continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from rl.errors import UserError
+from rl.utils.private_apis import ArgumentContainer
 
 BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -25,9 +26,7 @@ def parse_bool(text: str) -> bool:
     return BOOL_WORDS[text.lower()]
 
 
-def add_bool_flag(
-    parser: argparse._ActionsContainer, name: str, default: bool, help_text: str
-) -> None:
+def add_bool_flag(parser: ArgumentContainer, name: str, default: bool, help_text: str) -> None:
     """`--flag`, `--flag True` and `--flag=false` all work."""
     parser.add_argument(
         f"--{name}",

@@ -14,6 +14,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from rl.utils import private_apis
+
 # Environment variables that change which kernels TensorFlow (and XLA) pick.
 DETERMINISM_ENV_VARS = (
     "TF_DETERMINISTIC_OPS",
@@ -63,21 +65,10 @@ def installed_packages() -> dict[str, str]:
     return dict(sorted(packages.items()))
 
 
-def _op_determinism_enabled() -> bool | None:
-    """Whether `tf.config.experimental.enable_op_determinism()` is in effect. TF has no public
-    getter, so the framework's own one is used when present."""
-    try:
-        from tensorflow.python.framework import config
-    except ImportError:
-        return None
-    getter = getattr(config, "is_op_determinism_enabled", None)
-    return bool(getter()) if getter is not None else None
-
-
 def tf_determinism() -> dict[str, Any]:
     """TF's op-determinism switch, thread pools and the kernel-choosing environment variables."""
     return {
-        "op_determinism": _op_determinism_enabled(),
+        "op_determinism": private_apis.op_determinism_enabled(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
         "env": {name: os.environ.get(name) for name in DETERMINISM_ENV_VARS},

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 import ray
-from ray._private import state as ray_state
 from ray.exceptions import RayActorError, RayTaskError
 
 from rl.errors import ACTORS_UNAVAILABLE_EXIT, ActorsUnavailable, WorkerError
+from rl.utils import private_apis
 from rl.utils.files import join
 from rl.utils.processes import children_ignore_stop_signals
 from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS, NodeWait
@@ -141,7 +141,8 @@ class ActorGroup:
 
     def count_restarts(self) -> int:
         """Updates `restarts`: Ray's count of restarts of every actor so far."""
-        self.restarts = sum(_actor_state(handle)["NumRestarts"] for handle in self.handles)
+        states = [private_apis.ray_actor_state(handle) for handle in self.handles]
+        self.restarts = sum(state["NumRestarts"] for state in states)
         return self.restarts
 
     def queued_blocks(self) -> int:
@@ -199,7 +200,7 @@ class ActorGroup:
         """ "0, 1 (RESTARTING)": each actor's state in Ray, actors of the same state together."""
         by_state: dict[str, list[int]] = {}
         for index, handle in enumerate(self.handles):
-            by_state.setdefault(_actor_state(handle)["State"], []).append(index)
+            by_state.setdefault(private_apis.ray_actor_state(handle)["State"], []).append(index)
         return "; ".join(
             f"{', '.join(map(str, indices))} ({state})" for state, indices in by_state.items()
         )
@@ -225,7 +226,7 @@ class ActorGroup:
 
     def _check_alive(self, index: int, error: RayActorError) -> None:
         """Raises WorkerError if Ray will not restart actor `index` any more."""
-        if _actor_state(self.handles[index])["State"] != "DEAD":
+        if private_apis.ray_actor_state(self.handles[index])["State"] != "DEAD":
             return
         failure = self._failures.get(index)
         if failure is None:  # it died without an exception of its own (killed, node lost)
@@ -259,12 +260,8 @@ def _nodes_that_fit(need: dict[str, float]) -> int:
     )
 
 
-def _actor_state(handle: Any) -> dict[str, Any]:
-    """State and NumRestarts from Ray's control store (the public API needs the dashboard)."""
-    return ray_state.actors(handle._actor_id.hex())
-
-
 def _start_ray(address: str | None, num_actors: int) -> None:
+    private_apis.require("ray")  # the group reads Ray's internals (actor states) later
     # Actors act on CPU (accelerators are the learner's) and import this process's `rl`.
     python_path = os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
     env_vars = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": python_path}
@@ -279,7 +276,7 @@ def _start_ray(address: str | None, num_actors: int) -> None:
         options.update(address="local", num_cpus=num_actors, object_store_memory=OBJECT_STORE_BYTES)
         # Actors share the cores with the learner as equals (Ray's default niceness of 15 would
         # also leave them the leftovers of every other process on the machine).
-        options["_system_config"] = {"worker_niceness": 0}
+        options.update(private_apis.ray_worker_niceness(0))
     main_thread = threading.current_thread() is threading.main_thread()
     handler = signal.getsignal(signal.SIGTERM) if main_thread else None
     try:

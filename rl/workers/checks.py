@@ -3,6 +3,7 @@ written; `uses_apex` and `uses_asynchronous_actors` say which engine runs Ray ac
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from argparse import Namespace
@@ -55,6 +56,11 @@ def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strateg
         raise UserError(
             f"--num_workers {n}: env {hparams.env!r} runs on the compiled path, where all env "
             "copies step inside one XLA program; raise num_envs instead and use --num_workers 1"
+        )
+    if actors and importlib.util.find_spec("ray") is None:
+        raise UserError(
+            f"--num_workers {n} trains {hparams.agent} with Ray actors, and Ray is not installed "
+            "here; install rl with its `ray` extra (pip install -e '.[ray]') or run ./setup.sh"
         )
     if strategy != "default":
         raise UserError(

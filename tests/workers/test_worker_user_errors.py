@@ -3,6 +3,8 @@ nothing written (in-process through train.main, before any env or process starts
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from conftest import stderr_lines, tree_hashes
 
@@ -90,3 +92,20 @@ def test_num_workers_mistakes_are_one_line(case, capsys, tmp_path, monkeypatch):
     for word in keywords:
         assert word in lines[0], f"{word!r} not in {lines[0]!r}"
     assert tree_hashes(tmp_path) == before and not out.exists()
+
+
+@pytest.mark.parametrize("hparams_set", ["dqn_tiny", "impala_tiny"])
+def test_ray_actors_without_ray_installed_name_the_extra(
+    hparams_set, capsys, tmp_path, monkeypatch
+):
+    # `pip install -e .` without the `ray` extra: a None entry in sys.modules is how Python
+    # spells a module that cannot be imported (find_spec answers None, `import ray` fails).
+    monkeypatch.setitem(sys.modules, "ray", None)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    status = train.main(["--hparams", hparams_set, "--num_workers", "2", "--output_dir", str(out)])
+    lines = stderr_lines(capsys.readouterr().err)
+    assert status == 2 and len(lines) == 1, lines
+    for word in ("--num_workers 2", "Ray is not installed", "`ray` extra", "./setup.sh"):
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    assert not out.exists()
