@@ -94,6 +94,38 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
     if _OWN_XLA_CACHE in config.stash:
         shutil.rmtree(config.stash[_OWN_XLA_CACHE], ignore_errors=True)
+    if not hasattr(config, "workerinput"):  # the controller, after its workers were reaped
+        print(f"\n{cpu_seconds_line()}", flush=True)
+
+
+def cpu_seconds_line() -> str:
+    """The tier's cost, which the test budget is set in (user + system CPU seconds of pytest and
+    every process it waited for: xdist workers, train.py subprocesses, the shared trainer),
+    and the machine's CPU: wall time on 2 cores varies twofold across our machines, CPU seconds
+    much less, and bfloat16 is native on some CPUs and emulated on others."""
+    import platform
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+                break
+    except OSError:
+        pass
+    features = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+    return (
+        f"pytest CPU seconds: {total:.0f} (user + system, pytest and every process it waited "
+        f"for) on {os.cpu_count()} x {model} [{' '.join(features) or 'no AVX2'}]"
+    )
 
 
 _OWN_XLA_CACHE = pytest.StashKey[str]()

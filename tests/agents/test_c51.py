@@ -175,6 +175,7 @@ def test_distributional_heads_output_logits_per_atom():
 # ------------------------------------------------------------------------------ the agent
 def make_agent(hparams_set="c51_tiny", overrides=""):
     hp = registry.get_hparams(hparams_set)()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.freeze()
     env, spec = make_vector_env("CartPole-v1", 1, seed=0)

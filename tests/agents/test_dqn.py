@@ -12,6 +12,7 @@ from rl.rollout.driver import Driver
 
 def make_agent(overrides: str = "", num_envs: int = 1, max_episode_steps: int | None = None):
     hp = registry.get_hparams("dqn_tiny")()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.num_envs = num_envs
     hp.max_episode_steps = max_episode_steps

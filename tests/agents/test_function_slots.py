@@ -31,6 +31,7 @@ def register(monkeypatch):
 
 def make_agent(hparams_set: str, overrides: str = "", env_id: str = "CartPole-v1"):
     hp = registry.get_hparams(hparams_set)()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.num_envs = 1
     hp.freeze()

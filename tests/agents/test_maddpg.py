@@ -81,6 +81,7 @@ def test_actor_loss_by_hand():
 # ------------------------------------------------------------------------------- agent
 def make_agent(overrides: str = "", env_id: str = SPREAD, env_kwargs=None, num_envs: int = 1):
     hp = registry.get_hparams("maddpg_tiny")()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.env = env_id
     hp.env_kwargs = hp.env_kwargs if env_kwargs is None else env_kwargs

@@ -76,6 +76,7 @@ def test_noisy_option_replaces_the_head_and_the_dueling_streams():
 # ------------------------------------------------------------------------------ the agent
 def make_agent(overrides: str = "", seed: int = 0):
     hp = registry.get_hparams("noisy_dqn_tiny")()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.freeze()
     env, spec = make_vector_env("CartPole-v1", 1, seed=0)

@@ -156,6 +156,7 @@ def test_normalize_uses_masked_samples_only():
 # ------------------------------------------------------------------------------ agents
 def make_agent(hparams_set: str, overrides: str = "", env: str | None = None):
     hp = registry.get_hparams(hparams_set)()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.freeze()
     env, spec = make_vector_env(

@@ -52,6 +52,7 @@ def count_envs() -> tuple[gym.vector.VectorEnv, EnvSpec]:
 
 def make_agent(hparams_set: str, spec: EnvSpec, overrides: str = ""):
     hp = registry.get_hparams(hparams_set)()
+    hp.jit_compile = False  # seconds of XLA compile per test; training tests run XLA
     hp.override(overrides)
     hp.freeze()
     tf.keras.utils.set_random_seed(0)  # the same initial weights in every test run
