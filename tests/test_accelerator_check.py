@@ -1,6 +1,7 @@
 """benchmarks/accelerator_check.py --smoke: the device check runs every part, so it cannot rot
-between the rare runs on a GPU or TPU. The parts run in this process; the engines that start
-Ray actors (Ape-X, IMPALA) are in the slow tier."""
+between the rare runs on a GPU or TPU. The parts run in this process. The engines part (each
+engine trains a tiny set, then resumes it) is in the slow tier: it repeats what
+tests/test_train_smoke.py and the resume tests check of every engine, at twice their cost."""
 
 from __future__ import annotations
 
@@ -32,10 +33,12 @@ def check_engines(results: dict, names: list[str]) -> None:
         assert row["ok"] and row["checkpoint_steps"] == [steps, 2 * steps], row
 
 
-def test_smoke_runs_every_part_in_process(tmp_path, capsys):
-    results, printed = run_smoke(tmp_path, capsys, "--engines", "in-process", "compiled")
+OTHER_PARTS = [part for part in accelerator_check.PARTS if part != "engines"]
+
+
+def test_smoke_runs_every_other_part_in_process(tmp_path, capsys):
+    results, printed = run_smoke(tmp_path, capsys, "--parts", *OTHER_PARTS)
     assert results["devices"]["accelerator"] == "CPU:0"
-    check_engines(results, ["in-process", "compiled"])
     compiled = results["compiled_ppo"]
     assert [row["num_envs"] for row in compiled] == list(accelerator_check.SMOKE.compiled_envs)
     for row in compiled:
@@ -52,17 +55,18 @@ def test_smoke_runs_every_part_in_process(tmp_path, capsys):
     assert set(kinds) == {"MLP", "CNN", "recurrent"}
     assert all(row["xla_ms_per_step"] > 0 and row["tf_ms_per_step"] > 0 for row in kinds.values())
     assert results["peak_memory"]["peak_mb"] > 100
-    for header in ("engine", "compiled PPO envs", "PPO (Atari) precision", "model kind"):
+    for header in ("compiled PPO envs", "PPO (Atari) precision", "model kind"):
         assert header in printed
 
 
-# Slow (~50 s of Ray and actor start-ups): the engines part runs every engine through the same
-# train.main call, which the test above covers; tests/workers trains and resumes Ape-X and
-# IMPALA on Ray actors in the e2e tier.
+# Slow (~70 s, ~50 of them Ray and actor start-ups): every engine trains and resumes through
+# train.main, as tests/test_train_smoke.py, tests/test_resume*.py and (Ape-X, IMPALA on Ray
+# actors) tests/workers check in the default and e2e tiers.
 @pytest.mark.slow
-def test_smoke_trains_and_resumes_the_worker_engines(tmp_path, capsys):
-    results, _ = run_smoke(tmp_path, capsys, "--parts", "engines", "--engines", "Ape-X", "IMPALA")
-    check_engines(results, ["Ape-X", "IMPALA"])
+def test_smoke_trains_and_resumes_every_engine(tmp_path, capsys):
+    results, printed = run_smoke(tmp_path, capsys, "--parts", "engines")
+    check_engines(results, [engine for engine, _, _ in accelerator_check.SMOKE.engines])
+    assert "engine" in printed
 
 
 def test_a_failing_part_is_reported_and_fails_the_check(tmp_path, capsys, monkeypatch):
