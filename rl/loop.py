@@ -284,6 +284,8 @@ def _evaluate_log_and_save(
         if advanced[i] or evaluation:  # no progress line while nothing moves
             speed = {"time/steps_per_second": run.steps_per_second}
             run.console.write({**speed, **evaluation}, run.state["env_steps"])
+        # Due but not done: SIGTERM abandoned it, and the next start runs it first.
+        run.state["evaluation_owed"] = i in dict(due) and not evaluation
         if run.state["env_steps"] >= run.next_checkpoint or run.done:
             _save(engine, i, run)
 
@@ -323,7 +325,6 @@ def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: Preemption
     """SIGTERM: a checkpoint of every run where it stands, then `Preempted`."""
     for i, run in enumerate(runs):
         steps = run.state["env_steps"]
-        run.state["evaluation_owed"] = steps >= run.next_eval  # SIGTERM abandoned it
         if run.diverged is None and run.saved_step != steps:
             _save(engine, i, run)
         when = "the signal went to another worker"

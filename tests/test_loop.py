@@ -226,6 +226,27 @@ def test_halt_on_nonfinite_false_trains_on(tmp_path):
     assert results[0].env_steps == 100 and _latest_step(tmp_path) == 100
 
 
+def test_an_evaluation_abandoned_at_a_scheduled_checkpoint_runs_first_on_resume(tmp_path):
+    # Evaluations every 30, checkpoints every 40: both fall on 120, where SIGTERM arrives during
+    # the evaluation. The scheduled checkpoint at 120 is the one the resumed run starts from.
+    notice = PreemptionNotice(grace_seconds=60)
+    with notice.installed():
+        calls = []
+
+        def on_evaluate():
+            calls.append(1)
+            if len(calls) == 4:  # the fourth evaluation (at 120)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        with pytest.raises(Preempted):
+            train(tmp_path, hparams(train_steps=200), [[1.0] * 8], preemption=notice,
+                  on_evaluate=on_evaluate)  # fmt: skip
+    assert _latest_step(tmp_path, 0) == 120
+    results, (engine,) = train(tmp_path, hparams(train_steps=200), [[1.0] * 8])
+    assert engine.started_with == [120] and results[0].env_steps == 200
+    assert engine.evaluated[:2] == [(0, 3, 120), (0, 4, 150)]
+
+
 def test_sigterm_saves_every_run_where_it_stands_and_raises_preempted(tmp_path, capsys):
     notice = PreemptionNotice(grace_seconds=60)
     # SIGTERM arrives during the evaluation at 60: it is abandoned, both runs save at 60.
