@@ -137,6 +137,7 @@ def export_program(
         "work": {"unit": program.unit, "per_call": program.per_call},
         "compute": program.compute,
         "custom_calls": sorted(set(_custom_calls(hlo_text))),
+        "ops": sorted(set(re.findall(r"= (?:\([^=]*?\)|\S+) ([a-z][a-z0-9-]*)\(", hlo_text))),
         "export_s": round(export_s, 2),
         "reference_calls": 0,
     }

@@ -134,7 +134,7 @@ def _replay_agent(name: str, batch: int, steps: int | None):
     agent = build_agent(hp, spec, 0)
     driver = Driver(env, spec, agent)
     driver.reset(0)
-    driver.collect(max(2 * batch, 512) // hp.num_envs)
+    driver.collect((batch + 64) // hp.num_envs + 1)  # a replay that can fill a batch
     env.close()
     sample = agent.replay.sample(batch, num_batches=hp.gradient_steps, beta=0.4)
     sample.pop("indices")

@@ -22,6 +22,7 @@ The programs: benchmarks/xla_program_set.py. The bundle's layout: benchmarks/xla
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -80,7 +81,8 @@ def export(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------- run
 def replay_all(args: argparse.Namespace) -> int:
-    """Replays every program of the bundle in its own process; prints the table, writes JSON."""
+    """Replays every program of the bundle (each in its own process unless --in_process);
+    prints the table and writes the record."""
     bundle = Path(args.bundle)
     manifest = json.loads((bundle / xb.MANIFEST).read_text())
     entries = [
@@ -88,34 +90,10 @@ def replay_all(args: argparse.Namespace) -> int:
         for e in manifest["programs"]
         if not args.programs or any(e["name"].startswith(p) for p in args.programs)
     ]
-    env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
     rows = []
     for entry in entries:
-        cmd = [
-            sys.executable,
-            __file__,
-            "_one",
-            "--bundle",
-            str(bundle),
-            "--backend",
-            args.backend,
-            "--calls",
-            str(args.calls),
-            "--program",
-            entry["name"],
-        ]
         start = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                cmd, capture_output=True, text=True, env=env, timeout=args.timeout
-            )
-            lines = proc.stdout.strip().splitlines()
-            if proc.returncode == 0 and lines:
-                row = json.loads(lines[-1])
-            else:
-                row = {"name": entry["name"], "error": (proc.stderr or proc.stdout)[-1500:]}
-        except subprocess.TimeoutExpired:
-            row = {"name": entry["name"], "error": f"timed out after {args.timeout} s"}
+        row = replay_here(bundle, entry, args) if args.in_process else replay_apart(entry, args)
         row["process_s"] = time.perf_counter() - start
         row["work"] = entry["work"]
         row["about"] = entry["about"]
@@ -130,6 +108,8 @@ def replay_all(args: argparse.Namespace) -> int:
         "exported_with_tf": manifest["tf_version"],
         "profile": manifest["profile"],
         "bundle_bytes": xb.bundle_bytes(bundle),
+        "tensorflow_installed": importlib.util.find_spec("tensorflow") is not None,
+        "tensorflow_imported": "tensorflow" in sys.modules,
         "programs": rows,
     }
     if args.json:
@@ -140,7 +120,7 @@ def replay_all(args: argparse.Namespace) -> int:
     untested = [r["name"] for r in rows if "parity" not in r and "error" not in r]
     if args.check:
         passed = len(rows) - len(failed) - len(untested)
-        print(f"xla parity: {passed} passed, {len(failed) + len(untested)} failed")
+        print(f"parity: {passed} passed, {len(failed) + len(untested)} failed")
         if untested:
             print(f"no TF reference in the bundle for: {', '.join(untested)}", file=sys.stderr)
         return 1 if failed or untested or not rows else 0
@@ -181,6 +161,33 @@ def print_table(record: dict[str, Any]) -> None:
     print(HEADER)
     for row in record["programs"]:
         print(line(row))
+
+
+def replay_apart(entry: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """One program in a worker process: a crash or hang (--timeout) costs that program only,
+    and the peak memory measured is that program's."""
+    env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    cmd = [sys.executable, __file__, "_one", "--bundle", args.bundle, "--backend", args.backend,
+           "--calls", str(args.calls), "--program", entry["name"]]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"name": entry["name"], "error": f"timed out after {args.timeout} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    return {"name": entry["name"], "error": (proc.stderr or proc.stdout)[-1500:]}
+
+
+def replay_here(bundle: Path, entry: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """One program in this process (CI's parity check: no per-program jax start-up; the peak
+    memory is then the process's so far)."""
+    from xla_replay import replay
+
+    try:
+        return replay(bundle, entry, args.backend, args.calls)
+    except Exception as error:  # noqa: BLE001 -- reported in the table, fails --check
+        return {"name": entry["name"], "error": f"{type(error).__name__}: {error}"}
 
 
 # --------------------------------------------------------------------------------- docs
@@ -259,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--timeout", type=float, default=300, help="seconds per program")
     rn.add_argument("--json", help="the record to write (benchmarks/results/ for a kept one)")
     rn.add_argument("--check", action="store_true", help="fail on any difference from TF")
+    rn.add_argument(
+        "--in_process", action="store_true", help="all programs in this process (faster)"
+    )
     dc = sub.add_parser("docs", help="regenerate docs/benchmarks.md's section from records")
     dc.add_argument("records", nargs="*", default=[str(RESULTS / "xla_programs_cpu.json")])
     one = sub.add_parser("_one")  # a worker: one program, one JSON line
