@@ -90,10 +90,16 @@ def replay_all(args: argparse.Namespace) -> int:
         for e in manifest["programs"]
         if not args.programs or any(e["name"].startswith(p) for p in args.programs)
     ]
-    rows = []
+    rows, began = [], time.perf_counter()
     for entry in entries:
         start = time.perf_counter()
-        row = replay_here(bundle, entry, args) if args.in_process else replay_apart(entry, args)
+        left = args.deadline - (start - began) if args.deadline else args.timeout
+        if left < 10:
+            row = {"name": entry["name"], "error": f"not run: --deadline {args.deadline} s passed"}
+        elif args.in_process:
+            row = replay_here(bundle, entry, args)
+        else:
+            row = replay_apart(entry, args, min(args.timeout, left))
         row["process_s"] = time.perf_counter() - start
         row["work"] = entry["work"]
         row["about"] = entry["about"]
@@ -163,16 +169,16 @@ def print_table(record: dict[str, Any]) -> None:
         print(line(row))
 
 
-def replay_apart(entry: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def replay_apart(entry: dict[str, Any], args: argparse.Namespace, timeout: float) -> dict[str, Any]:
     """One program in a worker process: a crash or hang (--timeout) costs that program only,
     and the peak memory measured is that program's."""
     env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
     cmd = [sys.executable, __file__, "_one", "--bundle", args.bundle, "--backend", args.backend,
            "--calls", str(args.calls), "--program", entry["name"]]  # fmt: skip
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"name": entry["name"], "error": f"timed out after {args.timeout} s"}
+        return {"name": entry["name"], "error": f"timed out after {timeout:.0f} s"}
     lines = proc.stdout.strip().splitlines()
     if proc.returncode == 0 and lines:
         return json.loads(lines[-1])
@@ -225,15 +231,21 @@ def docs_section(records: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def ordered(paths: list[Path]) -> list[Path]:
+    """The records as the docs list them: the CPU run first, then device runs by name."""
+    return sorted(paths, key=lambda p: (not p.name.endswith("_cpu.json"), p.name))
+
+
 def write_docs(args: argparse.Namespace) -> int:
-    records = [json.loads(Path(p).read_text()) for p in args.records]
+    paths = ordered([Path(p) for p in args.records] or list(RESULTS.glob("xla_programs_*.json")))
+    records = [json.loads(p.read_text()) for p in paths]
     text = DOC.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         raise SystemExit(f"{DOC} has no {BEGIN} ... {END} markers")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     DOC.write_text(f"{head}{BEGIN}\n{docs_section(records)}{END}{tail}", encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)} from {', '.join(args.records)}")
+    print(f"wrote {DOC.relative_to(ROOT)} from {', '.join(p.name for p in paths)}")
     return 0
 
 
@@ -264,13 +276,16 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--programs", nargs="+", help="only programs whose names start so")
     rn.add_argument("--calls", type=int, default=10, help="timed calls per program")
     rn.add_argument("--timeout", type=float, default=300, help="seconds per program")
+    rn.add_argument(
+        "--deadline", type=float, help="seconds for the whole run: later programs are skipped"
+    )
     rn.add_argument("--json", help="the record to write (benchmarks/results/ for a kept one)")
     rn.add_argument("--check", action="store_true", help="fail on any difference from TF")
     rn.add_argument(
         "--in_process", action="store_true", help="all programs in this process (faster)"
     )
     dc = sub.add_parser("docs", help="regenerate docs/benchmarks.md's section from records")
-    dc.add_argument("records", nargs="*", default=[str(RESULTS / "xla_programs_cpu.json")])
+    dc.add_argument("records", nargs="*", help="default: benchmarks/results/xla_programs_*.json")
     one = sub.add_parser("_one")  # a worker: one program, one JSON line
     for flag in ("--bundle", "--backend", "--program"):
         one.add_argument(flag, required=True)

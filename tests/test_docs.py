@@ -64,3 +64,15 @@ def test_ci_runs_the_tpu_compat_step():
     step = _lines(CI_SCRIPT.parent / "tpu-compat")
     assert "./setup-tpu-compat.sh && .venv-tpu-compat/bin/python -m pytest -m tpu_compat" in step
     assert "if ((status == 5)); then" in step
+
+
+def test_ci_runs_the_xla_replay_step_after_tpu_compat():
+    # Our exported XLA programs, replayed by jax/jaxlib alone and checked against TF's run
+    # (benchmarks/xla_programs.py): its own step, in a venv without TensorFlow.
+    ci = CI_SCRIPT.read_text(encoding="utf-8")
+    assert ".ci/xla-replay || failed+=(" in ci
+    assert ci.index(".ci/tpu-compat ||") < ci.index(".ci/xla-replay ||")
+    step = (CI_SCRIPT.parent / "xla-replay").read_text(encoding="utf-8")
+    assert '"$VENV/bin/python" benchmarks/xla_programs.py run --backend cpu --check' in step
+    pins = (ROOT / "requirements-xla.txt").read_text(encoding="utf-8")
+    assert "jax==" in pins and "jaxlib==" in pins and "tensorflow" not in pins.lower()
