@@ -137,7 +137,7 @@ def export_program(
         "work": {"unit": program.unit, "per_call": program.per_call},
         "compute": program.compute,
         "custom_calls": sorted(set(_custom_calls(hlo_text))),
-        "ops": sorted(set(re.findall(r"= (?:\([^=]*?\)|\S+) ([a-z][a-z0-9-]*)\(", hlo_text))),
+        "ops": _opcodes(hlo_text),
         "export_s": round(export_s, 2),
         "reference_calls": 0,
     }
@@ -170,6 +170,12 @@ def _reference(program: Program, sources: list, outputs: list[dict], calls: int)
             raise RuntimeError(f"{program.name}: output {o} aliases an input, not a variable")
         reference[f"o{o}"] = xb.stored(_value(source), output["dtype"])
     return reference
+
+
+def _opcodes(hlo_text: str) -> list[str]:
+    """The HLO opcodes the module uses (what a backend must implement), sorted."""
+    text = re.sub(r"/\*.*?\*/", "", hlo_text)  # `/*index=5*/` inside tuple shapes
+    return sorted(set(re.findall(r"= (?:\([^=]*?\)|\S+) ([a-z][a-z0-9-]*)\(", text)))
 
 
 def _custom_calls(hlo_text: str) -> list[str]:

@@ -2,8 +2,8 @@
 """Our XLA programs on a machine without TensorFlow: export their HLO (with TF), replay them
 with jax/jaxlib only (on CPU or a GPU), and check the replay against TF's own run.
 
-    # with TF (.venv): the HLO, values, TF's outputs after 3 calls and a manifest
-    .venv/bin/python benchmarks/xla_programs.py export --bundle .xla-programs
+    # with TF (.venv): HLO, values, TF's outputs after the reference calls, a manifest
+    .venv/bin/python benchmarks/xla_programs.py export --reference_limit 65536
     # with jax/jaxlib only (no TF import): compile, call, compare, time
     .venv-xla/bin/python benchmarks/xla_programs.py run --backend cpu --check
     python3 benchmarks/xla_programs.py run --backend gpu --json $OUT/xla_programs_h200.json
@@ -11,11 +11,13 @@ with jax/jaxlib only (on CPU or a GPU), and check the replay against TF's own ru
     python3 benchmarks/xla_programs.py docs
 
 `run` replays each program in a process of its own (one program's crash or hang, bounded by
---timeout, does not take the others; its peak memory is its own) and prints one table: compile
-seconds, calls/s, work/s (env steps, gradient or PBT steps), peak memory, and the parity with
-TF after the manifest's reference calls (integers equal, floats to rtol 1e-4 / atol 1e-6, the
-tolerance of tests/compiled). `--check` fails the command on any difference or error (CI, on
-CPU, where the two compilers should agree); on a GPU the same figures are reported only.
+--timeout and --deadline, does not take the others; its peak memory is its own) and prints
+one table: compile seconds, calls/s, work/s (env steps, gradient or PBT steps), peak memory,
+and the parity with TF after the manifest's reference calls (benchmarks/xla_replay.py):
+"equal" (integers equal, floats to tests/compiled's rtol 1e-4 / atol 1e-6), "within
+rounding" (outside that, but no farther from TF than the replay itself moves when its float
+variables start one ulp off) or "differs". `--check` fails the command on "differs" or an
+error, `--check --strict` on anything but "equal" (CI); on a GPU the figures are reported only.
 The programs: benchmarks/xla_program_set.py. The bundle's layout: benchmarks/xla_bundle.py.
 """
 
@@ -52,6 +54,8 @@ def export(args: argparse.Namespace) -> int:
     import xla_export
     import xla_program_set
 
+    if args.reference_calls is None:
+        args.reference_calls = 3 if args.profile == "small" else 1
     tf.get_logger().setLevel("ERROR")  # each builder makes new agents: retracing warnings
     bundle = Path(args.bundle)
     bundle.mkdir(parents=True, exist_ok=True)
@@ -122,7 +126,9 @@ def replay_all(args: argparse.Namespace) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(record, indent=1) + "\n")
     print_table(record)
-    failed = [r["name"] for r in rows if "error" in r or not r.get("parity", {}).get("ok", True)]
+    wanted = ("equal",) if args.strict else ("equal", "within rounding")
+    verdicts = {r["name"]: r.get("parity", {}).get("verdict", "equal") for r in rows}
+    failed = [r["name"] for r in rows if "error" in r or verdicts[r["name"]] not in wanted]
     untested = [r["name"] for r in rows if "parity" not in r and "error" not in r]
     if args.check:
         passed = len(rows) - len(failed) - len(untested)
@@ -135,7 +141,7 @@ def replay_all(args: argparse.Namespace) -> int:
 
 HEADER = (
     f"{'program':<34} {'compile s':>9} {'calls/s':>9} {'work/s':>12} {'unit':<15} "
-    f"{'peak MiB':>9}  parity with TF (calls: max |diff|)"
+    f"{'peak MiB':>9}  parity with TF (calls: max |diff|, one ulp's |diff|: verdict)"
 )
 
 
@@ -147,8 +153,9 @@ def line(row: dict[str, Any]) -> str:
     if parity is None:
         verdict = "no reference"
     else:
-        verdict = f"{parity['calls']}: {parity['max_abs_diff']:.2g} " + (
-            "ok" if parity["ok"] else "DIFFERS " + "; ".join(parity["failures"][:2])
+        verdict = (
+            f"{parity['calls']}: {parity['max_abs_diff']:.2g}, {parity['nudged_max_abs_diff']:.2g}"
+            f": {parity['verdict']} " + "; ".join(parity["outside_tolerance"][:2])
         )
     return (
         f"{row['name']:<34} {row['compile_s']:>9.1f} {row['calls_per_s']:>9.2f} "
@@ -209,24 +216,30 @@ def docs_section(records: list[dict[str, Any]]) -> str:
             f"{record['bundle_bytes'] / 2**20:.1f} MiB, {record['when_utc'][:10]}:\n"
         )
         out.append(
-            "| program | compile s | calls/s | work/s | peak MiB | parity: calls | "
-            "max \\|diff\\| | equal |"
+            "| program | compile s | calls/s | work/s | peak MiB | calls | max \\|diff\\| "
+            "vs TF | max \\|diff\\| one ulp off | parity |"
         )
-        out.append("|---|---|---|---|---|---|---|---|")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         for row in record["programs"]:
             if "error" in row:
                 error = row["error"].strip().splitlines()[-1][:120] if row["error"] else "?"
-                out.append(f"| `{row['name']}` | failed: {error} | | | | | | |")
+                out.append(f"| `{row['name']}` | failed: {error} | | | | | | | |")
                 continue
-            parity = row.get("parity")
-            calls = parity["calls"] if parity else "-"
-            diff = f"{parity['max_abs_diff']:.1e}" if parity else "-"
-            equal = ("yes" if parity["ok"] else "no") if parity else "-"
-            out.append(
-                f"| `{row['name']}` | {row['compile_s']:.1f} | {row['calls_per_s']:,.2f} "
-                f"| {row['work_per_s']:,.0f} {row['work']['unit']} | "
-                f"{row['peak_bytes'] / 2**20:,.0f} | {calls} | {diff} | {equal} |"
-            )
+            parity = row.get("parity") or {}
+            figures = (
+                [str(parity["calls"]), f"{parity['max_abs_diff']:.1e}",
+                 f"{parity['nudged_max_abs_diff']:.1e}", parity["verdict"]]
+                if parity else ["-", "-", "-", "no reference"]
+            )  # fmt: skip
+            cells = [
+                f"`{row['name']}`",
+                f"{row['compile_s']:.1f}",
+                f"{row['calls_per_s']:,.2f}",
+                f"{row['work_per_s']:,.0f} {row['work']['unit']}",
+                f"{row['peak_bytes'] / 2**20:,.0f}",
+                *figures,
+            ]
+            out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -260,9 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument(
         "--reference_calls",
         type=int,
-        default=3,
-        help="TF runs each program this often; its outputs are the parity check's "
-        "reference (0: none)",
+        help="TF runs each program this often; its outputs are the parity check's reference "
+        "(0: none; default 3 for `small`, whose calls carry state through short programs, 1 "
+        "for `full`, whose long learner calls amplify rounding differences chaotically)",
     )
     ex.add_argument(
         "--reference_limit",
@@ -280,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         "--deadline", type=float, help="seconds for the whole run: later programs are skipped"
     )
     rn.add_argument("--json", help="the record to write (benchmarks/results/ for a kept one)")
-    rn.add_argument("--check", action="store_true", help="fail on any difference from TF")
+    rn.add_argument(
+        "--check", action="store_true", help="fail unless each program is equal or within rounding"
+    )
+    rn.add_argument("--strict", action="store_true", help="with --check: equal only (CI)")
     rn.add_argument(
         "--in_process", action="store_true", help="all programs in this process (faster)"
     )
