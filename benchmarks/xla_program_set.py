@@ -25,7 +25,6 @@ from xla_export import Program
 
 import rl  # noqa: F401  (fills the registries)
 from rl import registry
-from rl.agents.on_policy import normalize
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
 from rl.compiled.population import POPULATION_KEYS
 from rl.engines.in_process import build_agent
@@ -166,8 +165,8 @@ def atari_frames(rng: np.random.Generator, batch: int, shape: tuple[int, ...]) -
 
 
 def cnn_minibatch(precision: str, batch: int) -> Iterator[Program]:
-    """One PPO minibatch step of ppo_breakout's Nature CNN: the agent's loss (`minibatch_loss`)
-    and gradient step, with the advantage normalized per minibatch as `_update_epochs` does."""
+    """One PPO minibatch step of ppo_breakout's Nature CNN (`agent.minibatch_step`: the step
+    each epoch of `update` takes per minibatch)."""
     hp = hparams("ppo_breakout", f"precision={precision}")
     env, spec = make_vector_env(hp.env, 1, 0, env_kwargs=hp.env_kwargs)
     env.close()
@@ -184,11 +183,8 @@ def cnn_minibatch(precision: str, batch: int) -> Iterator[Program]:
         "mask": tf.ones([batch]),
     }
 
-    def update(mb: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        if hp.normalize_advantage:
-            mb = {**mb, "advantage": normalize(mb["advantage"], mb["mask"])}
-        step = agent._gradient_step  # the agent's own optimizer step, as `_update_epochs` runs it
-        loss, grad_norm, aux = step(agent.minibatch_loss, agent.learner_variables(), mb)
+    def update(minibatch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        loss, grad_norm, aux = agent.minibatch_step(minibatch)
         return {"loss": loss, "grad_norm": grad_norm, **aux}
 
     yield Program(

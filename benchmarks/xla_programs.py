@@ -118,6 +118,7 @@ def replay_all(args: argparse.Namespace) -> int:
         "exported_with_tf": manifest["tf_version"],
         "profile": manifest["profile"],
         "bundle_bytes": xb.bundle_bytes(bundle),
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],  # a shared machine's timings
         "tensorflow_installed": importlib.util.find_spec("tensorflow") is not None,
         "tensorflow_imported": "tensorflow" in sys.modules,
         "programs": rows,
@@ -213,7 +214,8 @@ def docs_section(records: list[dict[str, Any]]) -> str:
             f"**{record['backend'].upper()}: {where}** ({record['cpu_count']} cores "
             f"visible), jax {record['jax']} on Python {record['python']}, exported with "
             f"TF {record['exported_with_tf']}, `{record['profile']}` profile, bundle "
-            f"{record['bundle_bytes'] / 2**20:.1f} MiB, {record['when_utc'][:10]}:\n"
+            f"{record['bundle_bytes'] / 2**20:.1f} MiB, load average "
+            f"{record.get('loadavg_after', ['?'])[0]} after the run, {record['when_utc'][:10]}:\n"
         )
         out.append(
             "| program | compile s | calls/s | work/s | peak MiB | calls | max \\|diff\\| "
