@@ -76,3 +76,16 @@ def test_ci_runs_the_peers_step():
     assert (
         "test_campaign_resume.py::test_killed_cell_resumes_to_the_uninterrupted_result[sb3]" in step
     )
+
+
+def test_ci_runs_the_xla_replay_step_after_tpu_compat():
+    # Our exported XLA programs, replayed by jax/jaxlib alone and checked against TF's run
+    # (benchmarks/xla_programs.py): its own step, in a venv without TensorFlow.
+    ci = CI_SCRIPT.read_text(encoding="utf-8")
+    assert ".ci/xla-replay || failed+=(" in ci
+    assert ci.index(".ci/tpu-compat ||") < ci.index(".ci/xla-replay ||")
+    step = (CI_SCRIPT.parent / "xla-replay").read_text(encoding="utf-8")
+    assert '"$VENV/bin/python" benchmarks/xla_programs.py run --backend cpu --check' in step
+    lines = (ROOT / "requirements-xla.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line for line in lines if line.strip() and not line.startswith("#")]
+    assert sorted(pin.split("==")[0] for pin in pins) == ["jax", "jaxlib", "numpy"]

@@ -240,6 +240,20 @@ class OnPolicyAgent(ActorCriticAgent):
         """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds)."""
         return self._loss(minibatch, log_prob, entropy, value)
 
+    def minibatch_step(
+        self, minibatch: TensorBatch
+    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """The optimizer step `update`'s epochs take per minibatch of `training_samples`
+        (advantages normalized per minibatch when `normalize_advantage`): (loss, grad norm,
+        aux). Public so that one step can be compiled on its own (benchmarks/xla_programs.py)."""
+        loss_fn, inputs = self._step_loss_and_inputs(self._normalized(minibatch))
+        return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
+
+    def _normalized(self, minibatch: TensorBatch) -> TensorBatch:
+        if not self.hparams.normalize_advantage:
+            return minibatch
+        return {**minibatch, "advantage": normalize(minibatch["advantage"], minibatch["mask"])}
+
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
         samples = self.training_samples(batch)
         metrics = self._update_epochs(samples, self.num_samples)
@@ -251,18 +265,17 @@ class OnPolicyAgent(ActorCriticAgent):
         """`n_epochs` passes over `num_items` items in shuffled minibatches, one step each."""
         hp = self.hparams
 
-        def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
-            minibatch = {
+        def gathered(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
+            return {
                 key: tf.gather(value, indices[k], axis=self._minibatch_axis(key))
                 for key, value in samples.items()
             }
-            if hp.normalize_advantage:
-                minibatch["advantage"] = normalize(minibatch["advantage"], minibatch["mask"])
-            return minibatch
+
+        def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
+            return self._normalized(gathered(indices, k))
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
-            loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
-            return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
+            return self.minibatch_step(gathered(indices, k))
 
         return update_epochs(
             hp.n_epochs,
