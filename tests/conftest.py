@@ -333,7 +333,11 @@ def trained_run(tmp_path_factory):
 
 def _sets_read_by(items: list[pytest.Item]) -> list[str]:
     """The sets that `items` read through `trained_run`, in the order they need them (a
-    parametrized `hparams_set`, else the test module's `TRAINED_SET`, else TINY_SET)."""
+    parametrized `hparams_set`, else the test module's `TRAINED_SET`, else TINY_SET; a module
+    that only starts runs of its own with `trained_run.start` sets `TRAINED_SET = None`). A test
+    reads `trained_run` when it or one of its fixtures names it as an argument; the two autouse
+    fixtures below take it with `getfixturevalue` so that they do not put it into every test's
+    fixture closure (each module would then train its parametrized sets for nothing)."""
     needed = []
     for item in items:
         if "trained_run" not in getattr(item, "fixturenames", ()):
@@ -341,28 +345,44 @@ def _sets_read_by(items: list[pytest.Item]) -> list[str]:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "hparams_set" in callspec.params:
             needed.append(callspec.params["hparams_set"])
-        else:
+        elif getattr(item.module, "TRAINED_SET", TINY_SET) is not None:
             needed.append(getattr(item.module, "TRAINED_SET", TINY_SET))
     return list(dict.fromkeys(needed))
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _train_the_shared_runs_in_the_background(request, trained_run):
+def _train_the_shared_runs_in_the_background(request):
     """In one pytest process, the sets that the selected tests read start training when the
     session starts, one at a time in `trained_run`'s process. Most tests keep one of the two
     cores busy, so the runs mostly use the other core and are done when needed. Under
     pytest-xdist a worker does not know which test files it will get, so there each module
     queues its own sets as it starts (`_train_this_modules_runs_first`)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
-        trained_run.prefetch(_sets_read_by(request.session.items))
+        request.getfixturevalue("trained_run").prefetch(_sets_read_by(request.session.items))
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _train_this_modules_runs_first(request, trained_run):
+def _train_this_modules_runs_first(request):
     """A module's shared runs are queued when it starts, all at once: its first test waits for
     the first run, and the next ones train while it checks (no-op for runs already queued)."""
     module_items = [item for item in request.session.items if item.module is request.module]
-    trained_run.prefetch(_sets_read_by(module_items))
+    sets = _sets_read_by(module_items)
+    if sets:
+        request.getfixturevalue("trained_run").prefetch(sets)
+
+
+def params_selected(request: pytest.FixtureRequest, argname: str) -> list[str]:
+    """The values of parameter `argname` among the requesting module's tests that this session
+    runs: a module fixture that prepares every case at once prepares only these (a case in the
+    slow tier only under `-m slow`)."""
+    values = {
+        item.callspec.params[argname]
+        for item in request.session.items
+        if item.module is request.module
+        and hasattr(item, "callspec")
+        and argname in item.callspec.params
+    }
+    return sorted(values)
 
 
 def repository_agents() -> list[str]:

@@ -1,7 +1,9 @@
 """benchmarks/accelerator_check.py --smoke: the device check runs every part, so it cannot rot
-between the rare runs on a GPU or TPU. The parts run in this process. The engines part (each
-engine trains a tiny set, then resumes it) is in the slow tier: it repeats what
-tests/test_train_smoke.py and the resume tests check of every engine, at twice their cost."""
+between the rare runs on a GPU or TPU. The parts run in this process, in the slow tier (~60 s
+of CPU here: a compiled PPO program per env count, a PPO agent per precision, two learners,
+each compiled anew). What each part measures is checked in the default tier by its own tests
+(test_train_smoke.py, test_precision.py, tests/compiled/); here only that the device script
+still drives them. A failing part failing the check stays in the default tier."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ def check_engines(results: dict, names: list[str]) -> None:
 OTHER_PARTS = [part for part in accelerator_check.PARTS if part != "engines"]
 
 
+@pytest.mark.slow
 def test_smoke_runs_every_other_part_in_process(tmp_path, capsys):
     results, printed = run_smoke(tmp_path, capsys, "--parts", *OTHER_PARTS)
     assert results["devices"]["accelerator"] == "CPU:0"

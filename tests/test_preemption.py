@@ -114,9 +114,12 @@ def test_sigterm_then_resume_equals_an_uninterrupted_compiled_run(tmp_path: Path
         np.testing.assert_array_equal(got[1][name], value, err_msg=name)
 
 
-# A replay agent with n-step data pending, and an off-policy continuous one with stateful action
-# noise (tests/test_resume_every_agent.py stops every agent off the checkpoint schedule in process).
-@pytest.mark.parametrize("hparams_set", ["dqn_tiny", "td3_tiny"])
+# A replay agent with n-step data pending, and (slow tier: ~30 s) an off-policy continuous one
+# with stateful action noise. The moment is what a process adds; which agent, the in-process
+# tests/test_resume_every_agent.py covers: it stops every agent off the checkpoint schedule.
+@pytest.mark.parametrize(
+    "hparams_set", ["dqn_tiny", pytest.param("td3_tiny", marks=pytest.mark.slow)]
+)
 @pytest.mark.e2e  # a real SIGTERM to a real train.py, at no step chosen by the run
 def test_sigterm_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     tmp_path: Path, hparams_set: str

@@ -22,6 +22,8 @@ import train
 from rl import registry
 from rl.utils.checkpoint import read_numpy_state
 
+TRAINED_SET = None  # trained_run.start only: this module reads no shared run
+
 # Every registered agent runs here through its `<agent>_tiny` set, found in the registry: a new
 # agent is covered the day it is registered. The only agents left out, each for a reason the
 # tests below check:
@@ -88,9 +90,12 @@ def final_checkpoint(run_dir):
 # Run with -m slow only (default-suite time): agents whose checkpointed state is a family's
 # that a faster case here already covers. A new agent runs in the default suite.
 SLOW = {
-    "c51": "the DQN family's replay and counters (qrdqn, drqn here; dqn in tests/test_resume.py)",
+    "c51": "the DQN family's replay and counters (drqn here; dqn in tests/test_resume.py)",
+    "qrdqn": "the DQN family's replay and counters (drqn here; dqn in tests/test_resume.py)",
     "a2c": "on-policy rollouts like ppo's",
     "reinforce": "on-policy rollouts like ppo's",
+    "ppo_recurrent": "on-policy rollouts like ppo's; recurrent state in the checkpoint like drqn's",
+    "sac": "the off-policy actor-critic replay and optimizers of td3",
 }
 
 

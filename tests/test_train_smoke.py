@@ -1,4 +1,5 @@
-"""Every registered `*_tiny` hparams set runs train.py end to end in a temp dir.
+"""Every registered `*_tiny` hparams set runs train.py end to end in a temp dir (`SLOW_SETS`
+in the slow tier, each with the set that runs its agent class in the default one).
 
 Per set, a training run as a process runs it (shared with other tests through the `trained_run`
 fixture, and trained in the background from the session's start; `--copies 2` for one set per
@@ -33,6 +34,15 @@ AGAIN_SETS = {
     for compiled in (False, True)
 }
 CSV_COLUMNS = {"env_steps", "wall_seconds", "eval_return_mean", "eval_return_std"}
+# Sets whose run the default tier leaves to the slow one (~8 CPU-seconds each): their agent
+# class, env kind and engine run here through another set, named with the reason.
+SLOW_SETS = {
+    "c51_tiny": "rainbow_tiny runs C51's distributional head with NoisyNet, PER and n-step",
+    "noisy_dqn_tiny": "rainbow_tiny runs NoisyNet exploration",
+    "ddpg_tiny": "td3_tiny runs the same class (DDPG is TD3 with its tricks off by hparams)",
+    "ppo_mujoco_tiny": "sac_mujoco_tiny runs MuJoCo through train.py; ppo_tiny runs PPO",
+    "sac_tiny": "sac_mujoco_tiny runs SAC",
+}
 
 # One line of stderr that a tiny run may print (a regex, matched at the start of the line), and
 # why that is right. Empty: no tiny set may write to stderr at all.
@@ -50,6 +60,13 @@ def test_there_are_tiny_sets():
     assert "dqn_tiny" in TINY_SETS
     assert AGAIN_SETS == {"a2c_tiny", "dqn_tf_tiny"}  # one on each engine
     assert AGAIN_SETS <= COPIES_SETS <= set(TINY_SETS)  # the runs they check have two copies
+
+
+def test_the_slow_sets_are_tiny_sets_and_leave_every_agent_class_in_the_default_tier():
+    assert set(SLOW_SETS) <= set(TINY_SETS)
+    default = [registry.get_hparams(name)() for name in TINY_SETS if name not in SLOW_SETS]
+    classes = {registry.get_agent(hp.agent) for hp in default}
+    assert {registry.get_agent(agent) for agent in repository_agents()} <= classes
 
 
 def test_every_registered_agent_has_a_tiny_set():
@@ -120,7 +137,10 @@ def _check_run_dir(run_dir: Path, hparams_set: str, seed: int) -> None:
         assert eval_tags.get(tag) == "scalars", f"eval/{tag} missing: {sorted(eval_tags)}"
 
 
-@pytest.mark.parametrize("hparams_set", TINY_SETS)
+@pytest.mark.parametrize(
+    "hparams_set",
+    [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SETS else s for s in TINY_SETS],
+)
 def test_tiny_set_end_to_end(hparams_set, trained_run, capsys):
     output_dir, args, proc = trained_run(hparams_set)
     assert proc.returncode == 0, describe(proc)

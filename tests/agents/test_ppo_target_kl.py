@@ -74,6 +74,9 @@ def test_a_limit_never_reached_runs_every_step_bit_equal_to_no_limit():
         assert off_metrics[key] == pytest.approx(loose_metrics[key], rel=1e-6, abs=1e-9)
 
 
+# Slow (~9 s of CPU): recurrent PPO reaches the stop through the same epoch loop as PPO, whose
+# stop the tests above check in the default tier.
+@pytest.mark.slow
 def test_recurrent_ppo_stops_too():
     agent, driver = make_agent("ppo_recurrent_tiny", f"{STEP_THEN_STOP},{NO_XLA}")
     driver.collect(agent.steps_per_iteration)

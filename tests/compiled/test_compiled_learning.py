@@ -1,9 +1,6 @@
-"""Learning tests run on every CI run: ppo_tf_cartpole (seed 0) and dqn_tf_cartpole (seed 1)
-reach a greedy eval mean >= 475 on tf/CartPole-v1.
-
-The compiled path solves CartPole in ~10-20 s here (mostly tracing and XLA compilation), cheap
-enough for the default suite.
-"""
+"""Learning tests (slow tier): ppo_tf_cartpole (seed 0) and dqn_tf_cartpole (seed 1) reach a
+greedy eval mean >= 475 on tf/CartPole-v1, in ~10-20 s each here (mostly tracing and XLA
+compilation)."""
 
 from __future__ import annotations
 
@@ -13,6 +10,7 @@ import pytest
 from conftest import describe
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hparams_set, seed", [("ppo_tf_cartpole", 0), ("dqn_tf_cartpole", 1)])
 def test_tf_cartpole_solves(tmp_path, train_here, hparams_set, seed):
     out = tmp_path / "out"

@@ -8,6 +8,7 @@ No episode is cut at the checkpoint: the env state is in it (rl/compiled/ppo_ite
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import rl  # noqa: F401  (fills the registries)
 from rl import registry
@@ -24,6 +25,10 @@ def _ppo() -> CompiledPPO:
     return CompiledPPO(hp, make_tf_env(hp.env, max_episode_steps=hp.max_episode_steps), seed=3)
 
 
+# Slow (~20 s of CPU): the default tier saves and restores compiled programs bit-exactly in
+# test_compiled_dqn.py, test_ppo_seeds_iteration.py (CompiledPPO members) and, through
+# train.py, test_copies_train_py.py.
+@pytest.mark.slow
 def test_save_restore_is_bit_identical_to_uninterrupted(tmp_path):
     straight = _ppo()
     for _ in range(ITERATIONS):

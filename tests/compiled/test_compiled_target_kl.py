@@ -62,6 +62,9 @@ def test_multi_seed_program_leaves_target_kl_to_single_seed_programs():
         CompiledPPOSeeds(hp, _env(hp), [0, 1])
 
 
+# Slow (a train.py process, ~20 s): the default tier checks the stop itself (above) and that a
+# multi-seed program refuses target_kl, which is why copies run as single-seed programs.
+@pytest.mark.slow
 def test_copies_with_target_kl_each_stop_on_their_own(tmp_path, run_train):
     out = tmp_path / "out"
     proc = run_train(

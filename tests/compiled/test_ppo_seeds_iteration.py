@@ -84,6 +84,9 @@ def test_changing_one_seed_leaves_the_others_bit_identical(joint_runs):
     assert any("physics" in k for k in changed) and any("generator" in k for k in changed)
 
 
+# Slow (~25 s of CPU: two more programs compiled): the per-seed code path of Gaussian policies.
+# The default tier checks the batched one above; both share the seeds' stacking and restore.
+@pytest.mark.slow
 def test_gaussian_policies_use_each_seeds_own_code_and_match_too():
     hp = _hparams(env="tf/Pendulum-v1", max_episode_steps=40)
     joint = CompiledPPOSeeds(hp, _env(hp), [1, 2])

@@ -44,7 +44,12 @@ def test_build_group_shards_a_multi_seed_program_by_the_hparam():
 
 
 @pytest.mark.parametrize(
-    ("name", "run_class"), [("ppo_tf_tiny", CompiledPPO), ("dqn_tf_tiny", CompiledDQN)]
+    ("name", "run_class"),
+    [
+        ("ppo_tf_tiny", CompiledPPO),
+        # Sharding does not look inside the program: a second algorithm is the slow tier's.
+        pytest.param("dqn_tf_tiny", CompiledDQN, marks=pytest.mark.slow),
+    ],
 )
 def test_concurrent_shards_equal_each_seed_trained_alone(name, run_class):
     # Graph mode without XLA: what is under test is running programs from threads, and six XLA

@@ -20,6 +20,8 @@ from conftest import describe
 from rl import registry
 from rl.utils.checkpoint import read_numpy_state
 
+TRAINED_SET = "dqn_atari_tiny"  # the shared run of the test without an hparams_set
+
 
 def summaries(event_dir: Path) -> dict[str, tuple[str, object]]:
     """{tag: (plugin name, last value)} over the event files of `event_dir`."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import describe, train_env
+from conftest import describe, params_selected, train_env
 
 import rl  # noqa: F401
 from rl import training
@@ -48,6 +48,14 @@ FAMILIES = {
     "atari_cnn": ("ppo_atari_tiny", {"eval.step_budget": 200}, 64),
 }
 FEED_FORWARD_TFLITE = ("dqn", "ppo_discrete", "ppo_continuous", "sac", "atari_cnn")
+# Families whose policy head another family here exports (discrete argmax: dqn; the rest of
+# C51's head is its learner's): with -m slow only.
+SLOW_FAMILIES = ("c51", "ppo_discrete")
+
+
+def families(names) -> list:
+    """`names` as parameters, those in SLOW_FAMILIES marked slow."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_FAMILIES else n for n in names]
 
 
 def family_hparams(name: str):
@@ -73,12 +81,15 @@ def fixed_observations(spec) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """{family: {...}}: each family trained, exported, its in-memory actions, and what the
-    TF-only process returned for the export (and the TFLite file)."""
+def exported(request, tmp_path_factory):
+    """{family: {...}}: each family that this session's tests read trained, exported, its
+    in-memory actions, and what the TF-only process returned for the export (and the TFLite
+    file)."""
     root = tmp_path_factory.mktemp("export_parity")
     results, cases = {}, []
-    for name in FAMILIES:
+    # ppo_recurrent also for test_tflite_refuses_a_recurrent_policy_before_writing
+    selected = sorted({*params_selected(request, "family"), "ppo_recurrent"})
+    for name in selected:
         set_name, hp = family_hparams(name)
         run_dir = str(root / name / "run_0")
         training.train(hp, [run_dir], [0], set_name)
@@ -135,14 +146,14 @@ def exported(tmp_path_factory):
     )
     assert proc.returncode == 0, describe(proc)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rl_imported": False}
-    for name in FAMILIES:
+    for name in selected:
         results[name]["loaded"] = dict(np.load(root / f"{name}.npz"))
         lite = root / f"{name}_tflite.npz"
         results[name]["tflite"] = dict(np.load(lite)) if lite.exists() else None
     return results
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", families(FAMILIES))
 def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, family):
     result = exported[family]
     memory, loaded, spec = result["memory"], result["loaded"], result["spec"]
@@ -164,7 +175,7 @@ def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, fam
         assert loaded["greedy_one"].shape == (1, *spec.action_shape)
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", families(FAMILIES))
 def test_signatures_and_metadata(exported, family):
     result = exported[family]
     loaded, agent, spec = result["loaded"], result["agent"], result["spec"]
@@ -189,7 +200,7 @@ def test_signatures_and_metadata(exported, family):
 
 
 @pytest.mark.parametrize(
-    "family", [f for f in FAMILIES if f not in ("dqn", "c51")]
+    "family", families(f for f in FAMILIES if f not in ("dqn", "c51"))
 )  # the stochastic policies
 def test_sample_action_depends_on_the_seed_alone(exported, family):
     samples = exported[family]["loaded"]["samples"]  # seeds 7, 7, 8
@@ -198,7 +209,7 @@ def test_sample_action_depends_on_the_seed_alone(exported, family):
     np.testing.assert_array_equal(samples[0], exported[family]["memory"]["sample"])
 
 
-@pytest.mark.parametrize("family", FEED_FORWARD_TFLITE)
+@pytest.mark.parametrize("family", families(FEED_FORWARD_TFLITE))
 def test_litert_runs_the_tflite_file_by_its_signature_name_at_any_batch(exported, family):
     result = exported[family]
     lite, spec = result["tflite"], result["spec"]

@@ -19,7 +19,11 @@ pytestmark = pytest.mark.e2e
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("hparams_set", ["dqn_tiny", "drqn_tiny"])
+# dqn_tiny in the slow tier (~20 s): drqn_tiny runs the replay path and sequences on top, and
+# tests/systems/test_tpu_sets_smoke.py trains dqn_tiny through train.py under the strategy.
+@pytest.mark.parametrize(
+    "hparams_set", [pytest.param("dqn_tiny", marks=pytest.mark.slow), "drqn_tiny"]
+)
 def test_train_py_strategy_mirrored_trains_checkpoints_and_plays(tmp_path, hparams_set):
     out = tmp_path / "out"
     args = ["--hparams", hparams_set, "--train_steps", "300", "--output_dir", str(out)]

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO_ROOT, stderr_lines, train_env
+from conftest import REPO_ROOT, params_selected, stderr_lines, train_env
 
 import train
 from rl.distribute.worker import WorkerRole, tpu_host_role, worker_role
@@ -52,12 +52,13 @@ def _close(actual: float, expected: float, tol: float = 1e-5) -> bool:
 
 # --------------------------------------------------------------------------- MirroredStrategy
 @pytest.fixture(scope="module")
-def mirrored_results() -> dict:
-    """The script's cases split over two processes at once: they trace and build agents, one
-    core each (62 -> 44 s here on 2 otherwise idle cores)."""
+def mirrored_results(request) -> dict:
+    """The script's cases that this session's tests read (the slow tier's only under `-m slow`),
+    split over two processes at once: they trace and build agents, one core each."""
+    names = ["masked_mean_by_hand", "collectives_per_step", *params_selected(request, "case")]
     procs = [
         subprocess.Popen(
-            [sys.executable, str(HERE / "strategy_equivalence.py"), "--shard", f"{shard}/2"],
+            [sys.executable, str(HERE / "strategy_equivalence.py"), *names[shard::2]],
             cwd=REPO_ROOT,
             env=train_env(),
             stdout=subprocess.PIPE,
@@ -98,25 +99,33 @@ def test_one_collective_per_gradient_step(mirrored_results):
     assert counted["weights_moved"]
 
 
+# Slow: the cases whose update another case here runs with the other optimizer settings (an
+# SGD case beside an Adam-with-clipping one, or TD3's beside DDPG's).
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(
     ("case", "gradient_steps"),
     [
-        ("dqn_sgd", 4),  # dqn_tiny: gradient_steps=4
+        pytest.param("dqn_sgd", 4, marks=SLOW),  # dqn_tiny: gradient_steps=4
         ("dqn_adam_clip", 4),
         ("rainbow_sgd", 4),  # rainbow_tiny: gradient_steps=4
-        ("ppo_sgd", 4),  # ppo_tiny: 2 epochs x (train_every 64 / batch_size 32) minibatches
+        # ppo_tiny: 2 epochs x (train_every 64 / batch_size 32) minibatches
+        pytest.param("ppo_sgd", 4, marks=SLOW),
         ("ppo_target_kl_sgd", 1),  # the KL check before the second step stops the update
         ("reinforce_masked_sgd", 4),  # reinforce_tiny: 2 epochs x (200 / 100)
         ("td3_sgd", 4),  # td3_tiny: gradient_steps=4 (critic steps; 2 actor steps)
-        ("ddpg_adam_clip", 4),  # ddpg_tiny: gradient_steps=4, an actor step after each
+        # ddpg_tiny: gradient_steps=4, an actor step after each
+        pytest.param("ddpg_adam_clip", 4, marks=SLOW),
         ("sac_sgd", 4),  # sac_tiny: gradient_steps=4, actor and temperature steps after each
-        ("drqn_sgd", 2),  # drqn_tiny: gradient_steps=2 batches of 4 sequences
+        pytest.param("drqn_sgd", 2, marks=SLOW),  # drqn_tiny: 2 batches of 4 sequences
         ("drqn_adam_clip_xla", 2),  # XLA: one device whole, mirrored per replica
         ("ppo_recurrent_sgd", 4),  # 2 epochs x 2 minibatches of 2 sequences of 16 steps
         ("impala_sgd", 4),  # impala_tiny: 2 epochs x 2 minibatches of 2 unrolls
-        ("offpac_sgd", 2),  # offpac_tiny: gradient_steps=2 batches of 4 segments
+        pytest.param("offpac_sgd", 2, marks=SLOW),  # offpac_tiny: 2 batches of 4 segments
         ("offpac_adam_clip_xla", 2),
-        ("maddpg_sgd", 4),  # maddpg_tiny: gradient_steps=4, an actors' step after each
+        # maddpg_tiny: gradient_steps=4, an actors' step after each
+        pytest.param("maddpg_sgd", 4, marks=SLOW),
         ("maddpg_adam_clip", 4),
     ],
 )

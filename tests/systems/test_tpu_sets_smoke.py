@@ -25,7 +25,14 @@ from pathlib import Path
 
 import pytest
 import tensorflow as tf
-from conftest import REPO_ROOT, TrainedRuns, describe, run_train_process, stderr_lines
+from conftest import (
+    REPO_ROOT,
+    TrainedRuns,
+    describe,
+    params_selected,
+    run_train_process,
+    stderr_lines,
+)
 
 import train
 from rl import registry
@@ -47,6 +54,17 @@ TPU_SETS = [name for name in TINY_SETS if runs_on_tpu(name)]
 # (test_strategy_training.py) and drqn_tiny trains end to end on 2 replicas
 # (test_mirrored_train_end_to_end.py).
 SLOW_SETS = ("drqn_tiny", "impala_tiny", "maddpg_tiny", "offpac_tiny", "ppo_recurrent_tiny")
+# Also slow: sets whose agent class and model another set here trains under the strategy
+# (rainbow_tiny: C51 with NoisyNet; td3_tiny: DDPG's class; sac_mujoco_tiny: SAC and MuJoCo;
+# dqn_tiny and ppo_atari_tiny: DQN and the Atari CNN).
+FAMILY_DUPLICATES = (
+    "c51_tiny",
+    "ddpg_tiny",
+    "dqn_atari_tiny",
+    "noisy_dqn_tiny",
+    "ppo_mujoco_tiny",
+    "sac_tiny",
+)
 # Also resumed from their checkpoint under the strategy: one replay agent, one on-policy agent.
 RESUMED = ("dqn_tiny", "ppo_tiny")
 
@@ -81,12 +99,15 @@ def test_the_tpu_gate_of_train_py_agrees(tmp_path, capsys, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def tpu_set_runs(tmp_path_factory) -> dict[str, list[tuple[Path, subprocess.CompletedProcess]]]:
+def tpu_set_runs(
+    request, tmp_path_factory
+) -> dict[str, list[tuple[Path, subprocess.CompletedProcess]]]:
     """{set: [(output_dir, train.py run), ...]}: each TPU set trained under `--strategy
     mirrored`; RESUMED sets then continue to twice their train_steps from the checkpoint, as a
     replaced Pod does. The runs go to two trainer processes (tests/tiny_trainer.py: real file
     descriptors, one TF import each instead of one per run), one per core."""
-    fast = [name for name in TPU_SETS if name not in SLOW_SETS]
+    selected = params_selected(request, "hparams_set")
+    fast = [name for name in TPU_SETS if name not in SLOW_SETS and name in selected]
     trainers = [TrainedRuns(tmp_path_factory) for _ in range(2)]
 
     def train_half(half: int) -> dict:
@@ -140,7 +161,8 @@ SLOW = pytest.mark.slow
 
 
 @pytest.mark.parametrize(
-    "hparams_set", [pytest.param(s, marks=SLOW) if s in SLOW_SETS else s for s in TPU_SETS]
+    "hparams_set",
+    [pytest.param(s, marks=SLOW) if s in SLOW_SETS + FAMILY_DUPLICATES else s for s in TPU_SETS],
 )
 # e2e: train.py as a Pod starts it (RL_STRATEGY in its environment), resumed by the next process
 @pytest.mark.e2e
