@@ -6,6 +6,7 @@ in-process (cheap: a user mistake returns 2 before any TF graph work).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -273,10 +274,25 @@ class TrainedRuns:
         self._trainer: subprocess.Popen | None = None
 
     def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
-        output_dir = self._tmp.mktemp(f"trained_{hparams_set}") / "out"
+        """The set's run, trained by whichever pytest-xdist worker asks first: the workers of
+        one session share a directory, and a worker that asks while another trains the set
+        waits for that run (a lock per set) instead of training it again."""
+        base = self._tmp.getbasetemp()
+        shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+        root = shared / "trained_runs" / hparams_set
+        root.mkdir(parents=True, exist_ok=True)
+        output_dir, status_file = root / "out", root / "status"
         copies = "2" if hparams_set in COPIES_SETS else "1"
         args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", copies]
-        return output_dir, args, self._run(args, output_dir.parent)
+        with open(root / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not status_file.exists():
+                proc = self._run(args, root)
+                status_file.write_text(str(proc.returncode))
+                return output_dir, args, proc
+        stdout, stderr = ((root / name).read_text() for name in ("stdout", "stderr"))
+        status = int(status_file.read_text())
+        return output_dir, args, subprocess.CompletedProcess(args, status, stdout, stderr)
 
     def _run(self, args: list[str], logs: Path) -> subprocess.CompletedProcess:
         """`train.main(args)` in the trainer process, its stdout and stderr in `logs`."""

@@ -4,7 +4,8 @@ version for DQN; tests/test_preemption.py a real SIGTERM at a random step).
 
 The stop is off `checkpoint_every`'s schedule, as a SIGTERM's is: its checkpoint must hold the
 running episodes (the uninterrupted run cuts none there), while the scheduled checkpoint before it
-cuts them in both runs.
+cuts them in both runs. The uninterrupted run is the set's shared run (`trained_run`), which
+tests/test_train_smoke.py checks too: one training fewer per agent.
 
 This caught critics that were silently missing from checkpoints (layers kept in a Python list
 inside a Keras model are invisible to tf.train.Checkpoint).
@@ -22,8 +23,6 @@ import train
 from rl import registry
 from rl.utils.checkpoint import read_numpy_state
 
-TRAINED_SET = None  # trained_run.start only: this module reads no shared run
-
 # Every registered agent runs here through its `<agent>_tiny` set, found in the registry: a new
 # agent is covered the day it is registered. The only agents left out, each for a reason the
 # tests below check:
@@ -35,9 +34,10 @@ EXCLUDED = {
     # same code holds and restores the same state as td3, which runs here.
     "ddpg": "the td3 class (same code, same state)",
 }
-# Env steps per iteration (`train_every`, overridden): the loop stops between iterations, and a
-# scheduled checkpoint comes every two. By default the set's own: env steps between two `update`
-# calls. Exceptions:
+# Env steps per iteration: the loop stops between iterations. By default the set's own (env
+# steps between two `update` calls), and the run is the set's own: the straight run is its shared
+# run, the stop one iteration after its first scheduled checkpoint. Exceptions train with
+# `train_every` overridden to this, a scheduled checkpoint every two iterations, a stop after three:
 ITERATION = {
     # A checkpoint (2 iterations) must fit a whole episode per env copy: 160 >= 4 envs x 20 + 80.
     "cmaes": 80,
@@ -100,23 +100,41 @@ SLOW = {
 
 
 @pytest.mark.parametrize(
-    "agent",
-    [pytest.param(a, marks=pytest.mark.slow) if a in SLOW else a for a in AGENTS],
+    "hparams_set",
+    [
+        pytest.param(tiny_set(a), marks=pytest.mark.slow) if a in SLOW else tiny_set(a)
+        for a in AGENTS
+    ],
 )
-def test_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys, agent):
-    hparams_set, iteration = tiny_set(agent), env_steps_per_iteration(agent)
-    every, stop, total = 2 * iteration, 3 * iteration, 8 * iteration
-    override = f"checkpoint_every={every},eval.every_steps={every},train_every={iteration}"
-    base = ["--hparams", hparams_set, "--hparam_override", override]
-    straight, split = tmp_path / "straight", tmp_path / "split"
-    # The straight run trains in the shared trainer process (tests/tiny_trainer.py) while this
-    # process trains the split one: to `stop`, then the same command with more steps resumes.
-    straight_run = trained_run.start([*base, "--output_dir", straight, "--train_steps", total])
-    assert train.main([*base, "--output_dir", str(split), "--train_steps", str(stop)]) == 0
+def test_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys, hparams_set):
+    agent, split = registry.get_hparams(hparams_set)().agent, tmp_path / "split"
+    if agent in ITERATION:
+        # Its own schedule: the straight run trains in the shared trainer process
+        # (tests/tiny_trainer.py) while this process trains the split one.
+        iteration = env_steps_per_iteration(agent)
+        every, stop, total = 2 * iteration, 3 * iteration, 8 * iteration
+        override = f"checkpoint_every={every},eval.every_steps={every},train_every={iteration}"
+        base = ["--hparams", hparams_set, "--hparam_override", override]
+        straight = tmp_path / "straight"
+        straight_run = trained_run.start([*base, "--output_dir", straight, "--train_steps", total])
+        stop_args, total_args = ["--train_steps", str(stop)], ["--train_steps", str(total)]
+    else:
+        # The set's own schedule: the straight run is the set's shared run (the one
+        # tests/test_train_smoke.py checks), and the stop is one iteration after its first
+        # scheduled checkpoint.
+        hp = registry.get_hparams(hparams_set)()
+        stop, total = hp.checkpoint_every + env_steps_per_iteration(agent), hp.train_steps
+        assert stop % hp.checkpoint_every and stop < total, (stop, hp.checkpoint_every, total)
+        base, stop_args, total_args = ["--hparams", hparams_set], ["--train_steps", str(stop)], []
+        straight, _, proc = trained_run(hparams_set)
+        straight_run = None
+    # The split run: to `stop`, then the same command with more steps resumes.
+    assert train.main([*base, "--output_dir", str(split), *stop_args]) == 0
     capsys.readouterr()
-    assert train.main([*base, "--output_dir", str(split), "--train_steps", str(total)]) == 0
+    assert train.main([*base, "--output_dir", str(split), *total_args]) == 0
     assert f"resuming from checkpoint at {stop}" in capsys.readouterr().out
-    proc = straight_run.result()
+    if straight_run is not None:
+        proc = straight_run.result()
     assert proc.returncode == 0, proc.stderr[-2000:]
     step_a, vars_a, arrays_a = final_checkpoint(straight)
     step_b, vars_b, arrays_b = final_checkpoint(split)
