@@ -21,6 +21,7 @@ from rl.hparams import (  # noqa: F401
     dqn_compiled,
     dqn_family,
     impala,
+    legal_moves,
     lunarlander,
     maddpg,
     mountaincar,

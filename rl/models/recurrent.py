@@ -166,7 +166,7 @@ class RecurrentActorCritic(ActorCritic):
             outputs.append(output)
             new_states.append(branch_state)
         return (
-            self.policy_head(outputs[0]),
+            self.masked_policy(self.policy_head(outputs[0]), obs),
             self._value_of(outputs[-1]),
             tf.concat(new_states, axis=-1),
         )
@@ -191,7 +191,8 @@ class RecurrentActorCritic(ActorCritic):
                 output = _flat_time(core_outputs)[0]
             outputs.append(output)
             all_states.append(branch_states)
-        params = _unflat_time(self.policy_head(outputs[0]), steps, batch)
+        params = self.masked_policy(self.policy_head(outputs[0]), flat)
+        params = _unflat_time(params, steps, batch)
         value = _unflat_time(self._value_of(outputs[-1]), steps, batch)
         return params, value, tf.concat(all_states, axis=-1)
 
