@@ -192,9 +192,10 @@ def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
 def _layout_of(name: str, env: gym.Env) -> ObsLayout | None:
     """How `env`'s observations are packed (None: a plain Box). Discrete-action envs are reset
     once to read an `info["action_mask"]` (the vector env's seeded reset follows)."""
-    info = None
-    if isinstance(env.action_space, gym.spaces.Discrete):
-        _, info = env.reset()
+    layout = observation_layout(name, env.observation_space, env.action_space)  # spaces first
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        return layout
+    _, info = env.reset()
     return observation_layout(name, env.observation_space, env.action_space, info)
 
 
