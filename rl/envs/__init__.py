@@ -1,12 +1,13 @@
 """Environments: gymnasium vector envs by name, and the EnvSpec that describes them."""
 
 # Registration side effects: "procgen/coinrun" (procgen itself loads on first use), the
-# cooperative "mpe/..." multi-agent tasks (mpe2 loads on first use) and the reward augmentations;
-# masked_cartpole registers "MaskedCartPole-v1" and legal_moves "LegalMoves-v0" (gymnasium ids
-# and rl env names).
+# cooperative "mpe/..." multi-agent tasks (mpe2 loads on first use), the "minigrid/..." tasks
+# (minigrid loads on first use) and the reward augmentations; masked_cartpole registers
+# "MaskedCartPole-v1" and legal_moves "LegalMoves-v0" (gymnasium ids and rl env names).
 from rl.envs import (  # noqa: F401
     legal_moves,
     masked_cartpole,
+    minigrid,
     multi_agent,
     procgen,
     reward_augmentation,

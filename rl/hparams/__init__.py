@@ -24,6 +24,7 @@ from rl.hparams import (  # noqa: F401
     legal_moves,
     lunarlander,
     maddpg,
+    minigrid,
     mountaincar,
     mountaincar_continuous,
     mujoco,

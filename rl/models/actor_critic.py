@@ -17,7 +17,7 @@ from rl.envs.spec import EnvSpec
 from rl.models.action_mask import legal_actions, mask_illegal
 from rl.models.continuous import num_action_dims
 from rl.models.encoders import obs_to_float
-from rl.models.multi_input import make_torso
+from rl.models.multi_input import make_torso, refuse_keys_with_encoders
 from rl.models.running_normalizer import ObservationNormalizer
 from rl.utils import private_apis
 
@@ -42,6 +42,8 @@ class ActorCritic(tf.keras.Model):
     ) -> None:
         super().__init__(**kwargs)
         self.discrete = spec.discrete
+        if normalize_obs:
+            refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
         self.obs_normalizer = (
             ObservationNormalizer(spec.obs_shape, name="obs_normalizer") if normalize_obs else None
         )

@@ -91,9 +91,15 @@ def make_torso(
     names = {} if name is None else {"name": name}
     if obs_layout is not None and model in ("auto", "multi_input"):
         return multi_input(hidden_sizes, activation, obs_layout=obs_layout, **names)
+    refuse_keys_with_encoders(obs_layout, f"model {model!r}", "use model=auto")
+    return get_model(model)(hidden_sizes=hidden_sizes, activation=activation, **names)
+
+
+def refuse_keys_with_encoders(obs_layout: ObsLayout | None, what: str, fix: str) -> None:
+    """UserError where `what`, which reads one flat Box observation, would get packed keys that
+    need their own encoder (a Discrete value, an image); vectors and masks it can read."""
     if obs_layout is not None and any(p.kind in ("one_hot", "image") for p in obs_layout.parts):
         raise UserError(
-            f"model {model!r} reads one Box observation; these observations have keys "
-            f"({obs_layout.describe()}) that need an encoder each: use model=auto"
+            f"{what} reads one Box observation; these observations have keys "
+            f"({obs_layout.describe()}) that need an encoder each: {fix}"
         )
-    return get_model(model)(hidden_sizes=hidden_sizes, activation=activation, **names)

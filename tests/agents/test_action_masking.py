@@ -47,7 +47,7 @@ def test_epsilon_greedy_random_actions_are_uniform_over_the_legal_ones():
 
 @pytest.mark.parametrize("hparams_set", ["dqn_legal_moves_tiny", "ppo_legal_moves_tiny"])
 def test_acting_and_evaluation_never_pick_an_illegal_action(hparams_set):
-    # dqn: the mask in info; ppo: the mask as a Dict key. Untrained networks: without the mask
+    # dqn: the mask as a Dict key; ppo: the mask in info. Untrained networks: without the mask
     # their argmax would be illegal about half the time. Every step is checked for the greedy
     # policy, the training policy (DQN's epsilon is 1 before learning starts) and, for PPO, the
     # sampled evaluation policy; the env then steps with the training actions, so an illegal
