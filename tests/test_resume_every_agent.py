@@ -99,7 +99,25 @@ SLOW = {
     [pytest.param(a, marks=pytest.mark.slow) if a in SLOW else a for a in AGENTS],
 )
 def test_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys, agent):
-    hparams_set, iteration = tiny_set(agent), env_steps_per_iteration(agent)
+    assert_stop_and_continue_equals_straight_run(
+        tmp_path, trained_run, capsys, tiny_set(agent), env_steps_per_iteration(agent)
+    )
+
+
+# -m slow: a Dict observation reaches replay, n-step data and checkpoints packed into one float32
+# vector (docs/observations.md), the state of a Box-observation DQN that tests/test_resume.py
+# checks; this is that check on a Dict env (and masked targets) end to end.
+@pytest.mark.slow
+def test_dict_observation_dqn_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys):
+    hp = registry.get_hparams("dqn_legal_moves_tiny")()
+    assert_stop_and_continue_equals_straight_run(
+        tmp_path, trained_run, capsys, "dqn_legal_moves_tiny", hp.train_every
+    )
+
+
+def assert_stop_and_continue_equals_straight_run(
+    tmp_path, trained_run, capsys, hparams_set: str, iteration: int
+):
     every, stop, total = 2 * iteration, 3 * iteration, 8 * iteration
     override = f"checkpoint_every={every},eval.every_steps={every},train_every={iteration}"
     base = ["--hparams", hparams_set, "--hparam_override", override]
