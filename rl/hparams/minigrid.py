@@ -24,3 +24,9 @@ def ppo_minigrid_tiny() -> HParams:
     """ppo_tiny on MiniGrid-Empty-5x5 (needs minigrid): packed Dict observations end to end."""
     hp = ppo_tiny().update(env="minigrid/Empty-5x5-v0")
     return smoke_test_cadence(hp, every=128, log_every=64)
+
+
+@register_hparams("ppo_minigrid_doorkey5x5")
+def ppo_minigrid_doorkey5x5() -> HParams:
+    """MiniGrid-DoorKey-5x5: pick up the key, open the door, reach the goal (rl-zoo: 100k steps)."""
+    return ppo_minigrid_empty8x8().update(env="minigrid/DoorKey-5x5-v0", train_steps=200_000)
