@@ -1,13 +1,14 @@
 """LegalMoves-v0 sets (rl/envs/legal_moves.py, docs/masking.md): masked actions where illegal
 ones end the episode. `*_legal_moves` learn it (a mean return near the best policy's 12.9);
-`*_legal_moves_tiny` are smoke tests that play it with the mask in the observation or in info."""
+`dqn_legal_moves_tiny` is a smoke test (the mask as a Dict key; `env_kwargs={'mask_in_info':
+True}` moves it to info)."""
 
 from __future__ import annotations
 
 from rl.hparams.common import rollouts, smoke_test_cadence
 from rl.hparams.dqn import dqn, dqn_tiny
 from rl.hparams.hparams import HParams
-from rl.hparams.ppo import ppo, ppo_tiny
+from rl.hparams.ppo import ppo
 from rl.registry import register_hparams
 
 ENV = "LegalMoves-v0"
@@ -29,13 +30,6 @@ def dqn_legal_moves() -> HParams:
     hp.update(epsilon="linear(1.0, 0.05, 5000)", target_update_period=250, gamma=0.9)
     hp.eval.update(every_steps=5_000, episodes=20)
     return hp
-
-
-@register_hparams("ppo_legal_moves_tiny")
-def ppo_legal_moves_tiny() -> HParams:
-    """ppo_tiny on LegalMoves-v0 with the mask in info."""
-    hp = ppo_tiny().update(env=ENV, env_kwargs={"mask_in_info": True})
-    return smoke_test_cadence(hp, every=128, log_every=64)
 
 
 @register_hparams("dqn_legal_moves_tiny")

@@ -15,11 +15,16 @@ from rl.envs import make_vector_env
 STEPS = 20  # LegalMoves-v0 steps checked per agent, each on every env copy
 
 
+# PPO on LegalMoves-v0 with the mask in info (ppo_tiny's switches); DQN's set has it as a key.
+PPO_MASK_IN_INFO = "env=LegalMoves-v0,env_kwargs={'mask_in_info': True}"
+
+
 @functools.cache
-def make_agent(hparams_set: str):
+def make_agent(hparams_set: str, overrides: str = ""):
     """A fresh agent of the set, its env and spec; built once per module (tests only read)."""
     hp = registry.get_hparams(hparams_set)()
     hp.jit_compile = False  # seconds of XLA compile per test
+    hp.override(overrides)
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, seed=0, env_kwargs=hp.env_kwargs)
     return registry.get_agent(hp.agent)(spec, hp, seed=0), env, spec
@@ -45,14 +50,16 @@ def test_epsilon_greedy_random_actions_are_uniform_over_the_legal_ones():
     assert abs(counts[1] / counts.sum() - 0.5) < 0.05  # 2000 draws: 4.5 standard deviations
 
 
-@pytest.mark.parametrize("hparams_set", ["dqn_legal_moves_tiny", "ppo_legal_moves_tiny"])
-def test_acting_and_evaluation_never_pick_an_illegal_action(hparams_set):
+@pytest.mark.parametrize(
+    ("hparams_set", "overrides"), [("dqn_legal_moves_tiny", ""), ("ppo_tiny", PPO_MASK_IN_INFO)]
+)
+def test_acting_and_evaluation_never_pick_an_illegal_action(hparams_set, overrides):
     # dqn: the mask as a Dict key; ppo: the mask in info. Untrained networks: without the mask
     # their argmax would be illegal about half the time. Every step is checked for the greedy
     # policy, the training policy (DQN's epsilon is 1 before learning starts) and, for PPO, the
     # sampled evaluation policy; the env then steps with the training actions, so an illegal
     # one would also end an episode with reward -1.
-    agent, env, spec = make_agent(hparams_set)
+    agent, env, spec = make_agent(hparams_set, overrides)
     obs, _ = env.reset(seed=0)
     state = tf.zeros([spec.num_envs, agent.policy_state_size])
     explore_fn = tf.function(lambda obs: agent.act(obs, explore=True))
