@@ -130,7 +130,9 @@ class RecurrentActorCritic(ActorCritic):
         )  # fmt: skip
         self.core_first = bool(core_first)
         if core_first:  # the core would read the packed vector before any key's encoder
-            refuse_keys_with_encoders(spec.obs_layout, "core_first", "set core_first=False")
+            refuse_keys_with_encoders(
+                spec.obs_layout, "recurrent_core_first", "set recurrent_core_first=False"
+            )
         if normalize_obs:
             refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
         self.core = RecurrentCore(cell, units, name="core")
