@@ -11,6 +11,7 @@ from typing import Any
 
 from rl import loop
 from rl.engines import compiled, in_process
+from rl.engines.env_checks import check_agent_takes_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
@@ -56,6 +57,8 @@ def check(hparams: HParams, flags: Flags) -> None:
     agent: a `module:Class` env may register the agent it trains)."""
     if is_compiled(hparams):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
+    else:
+        check_agent_takes_env(hparams)
 
 
 def train(

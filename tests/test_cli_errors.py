@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 from conftest import TINY_SET, describe, stderr_lines, tree_hashes
 
@@ -47,6 +48,30 @@ def assert_user_error(capsys, argv: list[str], keywords: list[str], watched: Pat
         assert word in line, f"{word!r} not in {line!r}"
     assert tree_hashes(watched) == before, f"{argv} wrote under {watched}"
     return line
+
+
+class WrongMaskEnv(gym.Env):
+    """Four actions and a three-entry action mask (`--env test_cli_errors:WrongMaskEnv`)."""
+
+    observation_space = gym.spaces.Dict(
+        {"position": gym.spaces.Box(0.0, 1.0, (2,)), "action_mask": gym.spaces.MultiBinary(3)}
+    )
+    action_space = gym.spaces.Discrete(4)
+
+    def reset(self, *, seed=None, options=None):
+        return self.observation_space.sample(), {}
+
+
+class TextKeyEnv(gym.Env):
+    """A Dict observation with a Text key, which no encoder reads."""
+
+    observation_space = gym.spaces.Dict(
+        {"position": gym.spaces.Box(0.0, 1.0, (2,)), "mission": gym.spaces.Text(20)}
+    )
+    action_space = gym.spaces.Discrete(4)
+
+    def reset(self, *, seed=None, options=None):
+        return self.observation_space.sample(), {}
 
 
 # --------------------------------------------------------------------- bad names and overrides
@@ -145,6 +170,18 @@ BAD_INPUTS = {
     "render_maybe": (["--render", "maybe"], ["--render", "'maybe'", "True or False"]),
     "training_maybe": (["--training", "maybe"], ["--training", "'maybe'"]),
     "unknown_flag": (["--bogus_flag", "1"], ["unrecognized arguments", "--bogus_flag"]),
+    "agent_cannot_mask": (
+        ["--hparams", "c51_tiny", "--env", "LegalMoves-v0"],
+        ["'LegalMoves-v0' masks its actions", "agent 'c51'", "dqn, ppo", "docs/masking.md"],
+    ),
+    "action_mask_of_the_wrong_shape": (
+        ["--env", "test_cli_errors:WrongMaskEnv"],
+        ["action_mask has shape (3,)", "4 actions", "shape (4,)"],
+    ),
+    "observation_key_without_encoder": (
+        ["--env", "test_cli_errors:TextKeyEnv"],
+        ["key 'mission'", "Text space", "FilterObservation"],
+    ),
     "test_episodes_zero": (
         ["--training", "False", "--test_episodes", "0"],
         ["--test_episodes", ">= 1"],

@@ -102,8 +102,14 @@ SLOW = {
 @pytest.mark.parametrize(
     "hparams_set",
     [
-        pytest.param(tiny_set(a), marks=pytest.mark.slow) if a in SLOW else tiny_set(a)
-        for a in AGENTS
+        *(
+            pytest.param(tiny_set(a), marks=pytest.mark.slow) if a in SLOW else tiny_set(a)
+            for a in AGENTS
+        ),
+        # -m slow: a Dict observation (with an action mask) reaches replay, n-step data and
+        # checkpoints packed into one float32 vector (docs/observations.md), the state of a
+        # Box-observation DQN; this is the same check on a Dict env end to end.
+        pytest.param("dqn_legal_moves_tiny", marks=pytest.mark.slow),
     ],
 )
 def test_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys, hparams_set):

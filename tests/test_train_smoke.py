@@ -42,6 +42,8 @@ SLOW_SETS = {
     "ddpg_tiny": "td3_tiny runs the same class (DDPG is TD3 with its tricks off by hparams)",
     "ppo_mujoco_tiny": "sac_mujoco_tiny runs MuJoCo through train.py; ppo_tiny runs PPO",
     "sac_tiny": "sac_mujoco_tiny runs SAC",
+    "dqn_legal_moves_tiny": "ppo_minigrid_tiny runs packed observations through train.py, and "
+    "tests/agents/test_action_masking.py keeps every step legal in process",
 }
 
 # One line of stderr that a tiny run may print (a regex, matched at the start of the line), and

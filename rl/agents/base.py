@@ -51,9 +51,15 @@ class Agent(tf.Module):
     recurrent: bool = False
     # Whether the policy is a distribution to sample from (PPO, SAC): `sampled_policy_step`.
     stochastic_policy: bool = False
+    # Whether acting and learning keep to the legal actions an env's mask names
+    # (rl/models/action_mask.py; docs/masking.md).
+    masks_actions: bool = False
+    # Why the agent cannot take Dict/Tuple observations (None: it can; docs/observations.md).
+    structured_obs_refusal: str | None = None
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())
+        self.check_env(hparams.agent, spec)
         self.spec = spec
         self.hparams = hparams
         self.seed = seed
@@ -109,6 +115,22 @@ class Agent(tf.Module):
         )
 
     # ----------------------------------------------------------------------- public API
+    @classmethod
+    def check_env(cls, agent: str, spec: EnvSpec) -> None:
+        """UserError for observations this agent class cannot take (a Dict space, an action
+        mask), named with the fix: train.py calls it before anything is written."""
+        if spec.obs_layout is not None and cls.structured_obs_refusal:
+            raise UserError(
+                f"agent {agent!r} cannot take the Dict/Tuple observations of env "
+                f"{spec.env_id!r} ({cls.structured_obs_refusal})"
+            )
+        if spec.action_masked and not cls.masks_actions:
+            raise UserError(
+                f"env {spec.env_id!r} masks its actions and agent {agent!r} cannot keep to the "
+                "legal ones; use one that can (dqn, ppo, a2c, reinforce, impala, ppo_recurrent; "
+                "docs/masking.md) or remove the env's action_mask"
+            )
+
     def act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         """Actions for a batch of observations. TF code: call it inside tf.function."""
         return self._act(obs, explore)

@@ -26,6 +26,8 @@ from rl.registry import gradient_functions, register_agent
 class C51(DQN):
     """Categorical distributional DQN; Rainbow is this with every DQN switch on."""
 
+    masks_actions = False  # the distributional targets are not masked yet
+
     # `loss` is a distributional one: a TD loss on scalar Q-values does not fit here.
     function_slots = {
         **DQN.function_slots,

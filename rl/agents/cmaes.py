@@ -90,6 +90,10 @@ def num_params(sizes: list[int]) -> int:
 class CMAESAgent(Agent):
     """CMA-ES over the weights of a deterministic MLP policy, one candidate per env copy."""
 
+    structured_obs_refusal = (
+        "its policy is a few matmuls over one flat Box observation; flatten it with "
+        "gymnasium.wrappers.FlattenObservation"
+    )
     strategy_refusal = (
         "CMA-ES is gradient-free (it ranks whole-episode returns of sampled weights), so a "
         "strategy has no gradient to all-reduce; train it with --strategy default (parallelize "

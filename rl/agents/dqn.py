@@ -8,6 +8,9 @@ Schaul et al. 2015, https://arxiv.org/abs/1511.05952 (prioritized replay);
 Hessel et al. 2017, https://arxiv.org/abs/1710.02298 (n-step, the combination);
 Fortunato et al. 2017, https://arxiv.org/abs/1706.10295 (`noisy`).
 
+With an env that masks its actions (docs/masking.md) acting picks among the legal actions only
+(greedy and epsilon's random choice) and the targets maximize over the next state's legal ones.
+
 `update` runs `gradient_steps` optimizer steps in ONE compiled call on K batches sampled up
 front; prioritized replay's priorities are written back after it (at most K-1 steps stale).
 """
@@ -25,6 +28,7 @@ from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
+from rl.models.action_mask import legal_actions, mask_illegal
 from rl.registry import action_functions, gradient_functions, register_agent
 from rl.types import Metrics
 
@@ -34,6 +38,7 @@ class DQN(ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     supports_strategies = True  # `_loss` is a mean over its batch
+    masks_actions = True
     function_slots = {
         "action_function": FunctionSlot(action_functions, ("q_exploration",)),
         "loss": FunctionSlot(gradient_functions, ("td_loss",)),
@@ -55,6 +60,7 @@ class DQN(ReplayAgent):
                 hp.hidden_sizes,
                 hp.activation,
                 hp.dueling,
+                obs_layout=spec.obs_layout,
                 name=name,
                 **self._q_network_options(),
             )
@@ -82,12 +88,24 @@ class DQN(ReplayAgent):
 
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
+        legal = self._legal(obs)
         if not explore:  # noisy layers use their mean weights
-            return greedy(self._q_values(self.q_network, obs, noisy=False))
+            return greedy(self._masked(self._q_values(self.q_network, obs, noisy=False), legal))
         if self.hparams.noisy:  # NoisyNet: fresh noise for every acting step
             self.q_network.resample_noise(self.generator)
-        q_values = self._q_values(self.q_network, obs)
-        return self._action_function(q_values, self.generator, self._current_epsilon())
+        q_values = self._masked(self._q_values(self.q_network, obs), legal)
+        epsilon = self._current_epsilon()
+        if legal is None:
+            return self._action_function(q_values, self.generator, epsilon)
+        return self._action_function(q_values, self.generator, epsilon, legal=legal)
+
+    def _legal(self, obs: tf.Tensor) -> tf.Tensor | None:
+        """[B, A] legal actions where the env masks them, else None."""
+        return legal_actions(obs, self.spec.obs_layout) if self.spec.action_masked else None
+
+    @staticmethod
+    def _masked(q_values: tf.Tensor, legal: tf.Tensor | None) -> tf.Tensor:
+        return q_values if legal is None else mask_illegal(q_values, legal)
 
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         """[B, A] Q-values of `network` (C51: the means of its return distributions)."""
@@ -119,9 +137,10 @@ class DQN(ReplayAgent):
         return self._loss(sample)[1]["td_error"]
 
     def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        next_q_target = self.target_network(sample["next_obs"])
+        next_legal = self._legal(sample["next_obs"])  # max over the next state's legal actions
+        next_q_target = self._masked(self.target_network(sample["next_obs"]), next_legal)
         if self.hparams.double_q:
-            next_q_online = self.q_network(sample["next_obs"])
+            next_q_online = self._masked(self.q_network(sample["next_obs"]), next_legal)
             td_target = double_q_learning_target(
                 sample["reward"], sample["discount"], next_q_target, next_q_online
             )

@@ -42,6 +42,8 @@ UNROLL_FIELDS = (
 class Impala(ActorCriticAgent):
     """V-trace actor-critic for discrete (categorical) and Box (diagonal Gaussian) actions."""
 
+    masks_actions = True  # the model masks illegal logits (acting and loss alike)
+
     loss_metrics = ("policy_loss", "value_loss", "entropy", "rho_mean", "rho_clip_fraction",
                     "approx_kl")  # fmt: skip
     asynchronous_actors = True  # train.py --num_workers N: actor processes feed this learner

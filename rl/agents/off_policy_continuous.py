@@ -52,7 +52,9 @@ class OffPolicyContinuousAgent(ReplayAgent):
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
         action = tf.zeros([1, *spec.action_shape], tf.float32)
         for name in ("critics", "critics_target"):
-            critics = Critics(hp.model, hp.hidden_sizes, hp.activation, num_critics, name=name)
+            critics = Critics(
+                hp.model, hp.hidden_sizes, hp.activation, num_critics, spec.obs_layout, name=name
+            )
             critics(obs, action)
             setattr(self, name, critics)
         if "torch_init" in hp and hp.torch_init:  # SAC, TD3/DDPG (MADDPG has no such key)

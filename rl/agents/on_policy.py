@@ -124,6 +124,8 @@ def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
 class OnPolicyAgent(ActorCriticAgent):
     """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
 
+    masks_actions = True  # the model masks illegal logits (acting and loss alike)
+
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
     stops_early: bool = False  # whether an update may end before its epochs (PPO's target_kl)
     supports_strategies = True  # minibatch losses are masked means (see `_loss_weight`)

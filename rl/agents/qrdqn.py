@@ -25,6 +25,8 @@ from rl.registry import gradient_functions, register_agent
 class QRDQN(DQN):
     """Quantile-regression distributional DQN."""
 
+    masks_actions = False  # the distributional targets are not masked yet
+
     # `loss` regresses quantiles: neither a TD loss on scalar Q-values nor C51's fits here.
     function_slots = {
         **DQN.function_slots,

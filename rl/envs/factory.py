@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode
 from rl import registry
 from rl.envs.atari import atari_frame_stack, check_atari_kwargs, is_atari_id, make_atari
 from rl.envs.mujoco import is_mujoco_id, make_mujoco
+from rl.envs.packed_observation import ObsLayout, PackObservation, observation_layout
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 
@@ -137,7 +138,7 @@ def make_vector_env(
         env_kwargs["max_episode_steps"] = max_episode_steps
     thunk = _single_env_thunk(name, env_kwargs)
 
-    def make_one() -> gym.Env:
+    def make_unpacked() -> gym.Env:
         env = thunk()
         if max_episode_steps is not None and not atari:
             env = gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
@@ -146,23 +147,34 @@ def make_vector_env(
         return env
 
     try:
+        # The first copy tells whether observations need packing (a Dict, or info's mask).
+        probe = make_unpacked()
+        layout = None if atari else _layout_of(name, probe)
+
+        def make_one() -> gym.Env:
+            env = make_unpacked()
+            return env if layout is None else PackObservation(env, layout)
+
         if num_workers > 1:
             from rl.envs.grouped_env import GroupedAsyncVectorEnv
 
+            probe.close()
             vec_env = GroupedAsyncVectorEnv([make_one] * num_envs, num_workers)
             env_limit = vec_env.env_max_episode_steps
         else:
+            first = probe if layout is None else PackObservation(probe, layout)
             vec_env = gym.vector.SyncVectorEnv(
-                [make_one for _ in range(num_envs)], autoreset_mode=AUTORESET_MODE
+                [lambda: first] + [make_one for _ in range(num_envs - 1)],
+                autoreset_mode=AUTORESET_MODE,
             )
-            first = vec_env.envs[0]
             env_limit = first.spec.max_episode_steps if first.spec else None
     except gym.error.Error as e:
         raise UserError(f"env {name!r} could not be created: {e}") from None
     limit = max_episode_steps or env_limit
     spec = EnvSpec.from_spaces(
-        name, num_envs, vec_env.single_observation_space, vec_env.single_action_space, limit
-    )
+        name, num_envs, vec_env.single_observation_space, vec_env.single_action_space, limit,
+        layout,
+    )  # fmt: skip
     if atari:
         spec = dataclasses.replace(
             spec, frame_stack=atari_frame_stack(env_kwargs), reports_game_score=True
@@ -175,3 +187,31 @@ def make_vector_env(
 def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
     """UserError if `name` resolves to no env, or its constructor refuses an `env_kwargs` key."""
     _single_env_thunk(name, dict(env_kwargs or {}))
+
+
+def _layout_of(name: str, env: gym.Env) -> ObsLayout | None:
+    """How `env`'s observations are packed (None: a plain Box). Discrete-action envs are reset
+    once to read an `info["action_mask"]` (the vector env's seeded reset follows)."""
+    layout = observation_layout(name, env.observation_space, env.action_space)  # spaces first
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        return layout
+    _, info = env.reset()
+    return observation_layout(name, env.observation_space, env.action_space, info)
+
+
+def single_env_spec(name: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpec:
+    """The EnvSpec of one copy of env `name`, built and closed: what train.py checks an agent
+    against before anything is written. UserError for an env rl cannot take."""
+    env_kwargs = dict(env_kwargs or {})
+    thunk = _single_env_thunk(name, env_kwargs)
+    try:
+        env = thunk()
+    except gym.error.Error as e:
+        raise UserError(f"env {name!r} could not be created: {e}") from None
+    try:
+        layout = None if is_atari_id(name) else _layout_of(name, env)
+        space = env.observation_space if layout is None else layout.space
+        limit = env.spec.max_episode_steps if env.spec else None
+        return EnvSpec.from_spaces(name, 1, space, env.action_space, limit, layout)
+    finally:
+        env.close()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
+from rl.envs.packed_observation import ObsLayout
 from rl.errors import UserError
 
 
@@ -35,10 +36,18 @@ class EnvSpec:
     # The env puts the raw full-game score into info["game_score"] when a game ends (Atari);
     # with episodic life an episode (one life) can be shorter than a game.
     reports_game_score: bool = False
+    # Dict/Tuple observations or an action mask: observations are packed float32 vectors and this
+    # says where each key lies (rl/envs/packed_observation.py); None: plain Box observations.
+    obs_layout: ObsLayout | None = None
 
     @property
     def discrete(self) -> bool:
         return self.action_type == "discrete"
+
+    @property
+    def action_masked(self) -> bool:
+        """Whether observations carry a mask of the legal actions."""
+        return self.obs_layout is not None and self.obs_layout.action_mask is not None
 
     @classmethod
     def from_spaces(
@@ -48,6 +57,7 @@ class EnvSpec:
         observation_space: gym.Space,
         action_space: gym.Space,
         max_episode_steps: int | None,
+        obs_layout: ObsLayout | None = None,
     ) -> EnvSpec:
         """Builds a spec from single-env spaces; unsupported spaces are a UserError."""
         if not isinstance(observation_space, gym.spaces.Box):
@@ -61,6 +71,7 @@ class EnvSpec:
             obs_shape=tuple(observation_space.shape),
             obs_dtype=np.dtype(observation_space.dtype),
             max_episode_steps=max_episode_steps,
+            obs_layout=obs_layout,
         )
         if isinstance(action_space, gym.spaces.Discrete):
             return cls(

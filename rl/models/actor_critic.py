@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 import tensorflow as tf
 
 from rl.envs.spec import EnvSpec
+from rl.models.action_mask import legal_actions, mask_illegal
 from rl.models.continuous import num_action_dims
 from rl.models.encoders import obs_to_float
+from rl.models.multi_input import make_torso, refuse_keys_with_encoders
 from rl.models.running_normalizer import ObservationNormalizer
-from rl.registry import get_model
 from rl.utils import private_apis
 
 if TYPE_CHECKING:
@@ -41,16 +42,20 @@ class ActorCritic(tf.keras.Model):
     ) -> None:
         super().__init__(**kwargs)
         self.discrete = spec.discrete
+        if normalize_obs:
+            refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
         self.obs_normalizer = (
             ObservationNormalizer(spec.obs_shape, name="obs_normalizer") if normalize_obs else None
         )
-        make_torso = get_model(torso)
-        self.torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name="torso")
+        layout = spec.obs_layout
+        self.torso = make_torso(torso, hidden_sizes, activation, layout, name="torso")
         self.value_torso = (
-            make_torso(hidden_sizes=hidden_sizes, activation=activation, name="value_torso")
+            make_torso(torso, hidden_sizes, activation, layout, name="value_torso")
             if separate_torsos
             else None
         )
+        # Observations carry the legal actions: illegal logits are masked in acting and loss.
+        self.obs_layout = layout if spec.action_masked else None
         num_outputs = spec.num_actions if self.discrete else num_action_dims(spec)
         self.action_shape = tuple(spec.action_shape)
         self.policy_head = tf.keras.layers.Dense(
@@ -89,14 +94,22 @@ class ActorCritic(tf.keras.Model):
             self.obs_normalizer.update(obs_to_float(obs))
 
     def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        obs = self._inputs(obs)
-        features = self.torso(obs)
-        value_features = features if self.value_torso is None else self.value_torso(obs)
-        return self.policy_head(features), tf.squeeze(self.value_head(value_features), -1)
+        inputs = self._inputs(obs)
+        features = self.torso(inputs)
+        value_features = features if self.value_torso is None else self.value_torso(inputs)
+        params = self.masked_policy(self.policy_head(features), obs)
+        return params, tf.squeeze(self.value_head(value_features), -1)
 
     def policy(self, obs: tf.Tensor) -> tf.Tensor:
         """Policy parameters alone (skips the value head and torso): what acting needs."""
-        return self.policy_head(self.torso(self._inputs(obs)))
+        return self.masked_policy(self.policy_head(self.torso(self._inputs(obs))), obs)
+
+    def masked_policy(self, params: tf.Tensor, obs: tf.Tensor) -> tf.Tensor:
+        """`params` [B, A] with the logits of actions illegal in `obs` (the raw packed batch,
+        [B, ...]) at ILLEGAL_VALUE; as they are without a mask."""
+        if self.obs_layout is None:
+            return params
+        return mask_illegal(params, legal_actions(obs, self.obs_layout))
 
     def value(self, obs: tf.Tensor) -> tf.Tensor:
         """V(obs) alone (skips the policy head)."""

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
+from rl.envs.packed_observation import ObsLayout
 from rl.envs.spec import EnvSpec
-from rl.registry import get_model
+from rl.models.multi_input import make_torso
 
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
@@ -31,7 +32,7 @@ class DeterministicActor(tf.keras.Model):
         self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
     ) -> None:
         super().__init__(**kwargs)
-        self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
+        self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
         self.head = tf.keras.layers.Dense(num_action_dims(spec), name="action")
         self.action_shape = tuple(spec.action_shape)
         low = tf.constant(spec.action_low, tf.float32)
@@ -51,7 +52,7 @@ class GaussianActor(tf.keras.Model):
         self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
     ) -> None:
         super().__init__(**kwargs)
-        self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
+        self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
         self.mean_head = tf.keras.layers.Dense(num_action_dims(spec), name="mean")
         self.log_std_head = tf.keras.layers.Dense(num_action_dims(spec), name="log_std")
 
@@ -70,14 +71,16 @@ class Critics(tf.keras.Model):
         hidden_sizes: Sequence[int],
         activation: str,
         num_critics: int = 2,
+        obs_layout: ObsLayout | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
-        make_torso = get_model(torso)
         self.num_critics = num_critics
+        torso_name = torso
         # Named attributes: tf.train.Checkpoint would silently miss layers in a Keras list.
         for i in range(num_critics):
-            torso = make_torso(hidden_sizes=hidden_sizes, activation=activation, name=f"q{i}_torso")
+            name = f"q{i}_torso"
+            torso = make_torso(torso_name, hidden_sizes, activation, obs_layout, name=name)
             setattr(self, f"torso_{i}", torso)
             setattr(self, f"head_{i}", tf.keras.layers.Dense(1, name=f"q{i}"))
 

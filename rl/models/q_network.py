@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
+from rl.envs.packed_observation import ObsLayout
 from rl.models.encoders import obs_to_float
+from rl.models.multi_input import make_torso
 from rl.models.noisy import NoisyDense, call_linear, linear_layer
-from rl.registry import get_model
 from rl.utils import private_apis
 
 
@@ -58,11 +59,12 @@ class QNetwork(tf.keras.Model):
         noisy: bool = False,
         num_atoms: int = 1,
         sigma0: float = 0.5,
+        obs_layout: ObsLayout | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.num_actions, self.num_atoms = num_actions, num_atoms
-        self.torso = get_model(torso)(hidden_sizes=hidden_sizes, activation=activation)
+        self.torso = make_torso(torso, hidden_sizes, activation, obs_layout)
         if dueling:
             self.head = DuelingHead(num_actions, num_atoms, noisy, sigma0, name="dueling_head")
         else:

@@ -19,6 +19,7 @@ from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
 from rl.models.actor_critic import ActorCritic
 from rl.models.encoders import obs_to_float
+from rl.models.multi_input import refuse_keys_with_encoders
 from rl.models.q_network import QNetwork
 from rl.models.running_normalizer import ObservationNormalizer
 
@@ -128,6 +129,12 @@ class RecurrentActorCritic(ActorCritic):
             log_std_init=log_std_init, **kwargs,
         )  # fmt: skip
         self.core_first = bool(core_first)
+        if core_first:  # the core would read the packed vector before any key's encoder
+            refuse_keys_with_encoders(
+                spec.obs_layout, "recurrent_core_first", "set recurrent_core_first=False"
+            )
+        if normalize_obs:
+            refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
         self.core = RecurrentCore(cell, units, name="core")
         self.value_core = RecurrentCore(cell, units, name="value_core") if separate_torsos else None
         # Created after the cores (not by ActorCritic's constructor): checkpoints keep their order.
@@ -166,7 +173,7 @@ class RecurrentActorCritic(ActorCritic):
             outputs.append(output)
             new_states.append(branch_state)
         return (
-            self.policy_head(outputs[0]),
+            self.masked_policy(self.policy_head(outputs[0]), obs),
             self._value_of(outputs[-1]),
             tf.concat(new_states, axis=-1),
         )
@@ -191,7 +198,8 @@ class RecurrentActorCritic(ActorCritic):
                 output = _flat_time(core_outputs)[0]
             outputs.append(output)
             all_states.append(branch_states)
-        params = _unflat_time(self.policy_head(outputs[0]), steps, batch)
+        params = self.masked_policy(self.policy_head(outputs[0]), flat)
+        params = _unflat_time(params, steps, batch)
         value = _unflat_time(self._value_of(outputs[-1]), steps, batch)
         return params, value, tf.concat(all_states, axis=-1)
 

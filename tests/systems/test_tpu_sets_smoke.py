@@ -56,12 +56,15 @@ TPU_SETS = [name for name in TINY_SETS if runs_on_tpu(name)]
 SLOW_SETS = ("drqn_tiny", "impala_tiny", "maddpg_tiny", "offpac_tiny", "ppo_recurrent_tiny")
 # Also slow: sets whose agent class and model another set here trains under the strategy
 # (rainbow_tiny: C51 with NoisyNet; td3_tiny: DDPG's class; sac_mujoco_tiny: SAC and MuJoCo;
-# dqn_tiny and ppo_atari_tiny: DQN and the Atari CNN).
+# dqn_tiny and ppo_atari_tiny: DQN and the Atari CNN; the packed-observation sets run the
+# classes of dqn_tiny and ppo_tiny).
 FAMILY_DUPLICATES = (
     "c51_tiny",
     "ddpg_tiny",
     "dqn_atari_tiny",
+    "dqn_legal_moves_tiny",
     "noisy_dqn_tiny",
+    "ppo_minigrid_tiny",
     "ppo_mujoco_tiny",
     "sac_tiny",
 )
