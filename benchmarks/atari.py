@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Atari learning evidence beside SB3: `ppo_breakout` and SB3 PPO (rl-baselines3-zoo's Breakout
-settings) for the same frame budget, back to back; raw scores of full games, frames/s, wall, and a
-video of our final policy (issue 16).
+settings) for the same frame budget, one after the other; raw scores of full games, frames/s,
+wall, and a video of our final policy.
 
     .venv/bin/python benchmarks/atari.py              # 2M frames, seed 0, in runs/atari_benchmark
-    .venv/bin/python benchmarks/atari.py --frames 20000 --eval_games 2 --output_dir /tmp/atari
+    .venv/bin/python benchmarks/atari.py --frames 20000 --eval_games 2 --output_dir runs/atari_tiny
 
 Ours: train.py --hparams ppo_breakout --train_steps frames/4, the set as registered except that
 its lr and clip-range schedules (linear to 0 over the 10M-step run) are rescaled to end at the
@@ -13,8 +13,8 @@ the end: `eval.episodes` full games (through lost lives) scored raw, sticky acti
 sampled from the policy, 27,000-step cap (rl/hparams/atari.py). Then train.py --training False
 --record_video films one game of the final policy (run_0/videos/*.mp4).
 
-SB3: benchmarks/sb3_atari_ppo.py --budget in the peers venv (../shared/bench/peers/setup.sh, plus
-ale-py and opencv: that script's docstring), the same evaluation protocol on SB3's side.
+SB3: benchmarks/sb3_atari_ppo.py --budget in the peers venv (.venv-peers, made by
+benchmarks/peers/setup.sh), the same evaluation protocol on SB3's side.
 
 frames/s is the steady training rate: emulator frames (agent steps x 4) between the first
 and the last log point before the final evaluation, so start-up, the first trace/compile and the
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_SB3_PYTHON = Path.home() / ".cache" / "rl-peers-venv" / "bin" / "python"
+DEFAULT_SB3_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
 FRAME_SKIP = 4
 ROLLOUT = 8 * 128  # ppo_breakout's (and the zoo's) env steps per update
 GRADIENT_STEPS_PER_UPDATE = 4 * (ROLLOUT // 256)  # 4 epochs of 256-sample minibatches
@@ -146,7 +146,7 @@ def main() -> None:
     if args.frames < 2 * ROLLOUT * FRAME_SKIP:
         parser.exit(2, f"--frames must be >= {2 * ROLLOUT * FRAME_SKIP} (two PPO updates)\n")
     if "sb3" in sides and not args.sb3_python.exists():
-        hint = "run ../shared/bench/peers/setup.sh and install ale-py there (sb3_atari_ppo.py)"
+        hint = "run benchmarks/peers/setup.sh"
         parser.exit(2, f"no SB3 venv at {args.sb3_python}: {hint}, or --sides ours\n")
     if args.output_dir.exists() and any(args.output_dir.iterdir()):
         parser.exit(2, f"--output_dir {args.output_dir} is not empty: choose a new one\n")

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Atari env stacks, random actions: ours (as `ppo_breakout` builds it) against gymnasium's
-AsyncVectorEnv baseline and, where it imports, envpool: emulator frames/s (issue 16).
+AsyncVectorEnv baseline and, where it imports, envpool: emulator frames/s.
 
     .venv/bin/python benchmarks/atari_env_stacks.py --steps 500 --repeats 5
-    /tmp/envpool-venv/bin/python benchmarks/atari_env_stacks.py   # + envpool (docs/benchmarks.md)
+    .venv-envpool/bin/python benchmarks/atari_env_stacks.py    # + envpool
+
+(.venv-envpool: envpool beside our pins, made as benchmarks/envpool_atari.py says.)
 
 Stacks, all 8 copies of ALE/Breakout-v5 with sticky actions 0.25, frame skip 4 (max over the
 last two frames), 84x84 grayscale, 4 stacked frames, 30 no-ops:

@@ -10,8 +10,8 @@ on the same games, and prints per protocol the raw score, the mean game length a
 games ran into the time limit (stalls), then the training games' raw scores at the log points
 up to the checkpoint (TensorBoard `raw_score_mean` in its train/ dir, over each log window).
 
-    .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir /tmp/atari
-    .venv/bin/python benchmarks/atari_eval_protocols.py /tmp/atari/ours/run_0
+    .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir runs/atari_500k
+    .venv/bin/python benchmarks/atari_eval_protocols.py runs/atari_500k/ours/run_0
 """
 
 from __future__ import annotations

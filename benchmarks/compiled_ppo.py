@@ -14,8 +14,8 @@ time to solve CartPole vs Stable-Baselines3 PPO.
 3. Time to solve: `train.py --hparams ppo_tf_cartpole --seed S` as a subprocess (wall seconds
    from the start of the training loop, compilation included, as benchmarks/solve.py counts),
    with solve.py's CartPole protocol (eval every 5000 steps, 10 episodes, threshold 475); then,
-   if ~/.cache/rl-peers-venv/bin/python exists, SB3 PPO through ../shared/bench/peers/
-   sb3_solve.py for the same seed, back to back (never at the same time). Ours runs twice per
+   if .venv-peers/bin/python exists (benchmarks/peers/setup.sh), SB3 PPO through
+   benchmarks/peers/sb3_solve.py for the same seed, one process at a time. Ours runs twice per
    seed: with the XLA compile cache off (every program compiled: a first run on this machine)
    and warm (rl/utils/compile_cache.py; the cache filled by one untimed run of another seed
    before the timed runs, as any earlier run of the set on this machine fills it).

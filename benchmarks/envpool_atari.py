@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""envpool's Atari preprocessing against ours, frame by frame (issue 16's envpool evaluation).
+"""envpool's Atari preprocessing against ours, frame by frame.
 
-Runs in a venv that has envpool beside our pins (docs/benchmarks.md, "envpool"):
+Runs in a venv that has envpool beside our pins, .venv-envpool at the repo root (git ignores
+it; docs/benchmarks.md, "Env stacks"):
 
-    python3 -m venv /tmp/envpool-venv
-    /tmp/envpool-venv/bin/pip install -r requirements.txt envpool==1.2.5
-    /tmp/envpool-venv/bin/python benchmarks/envpool_atari.py
+    python3 -m venv .venv-envpool
+    .venv-envpool/bin/pip install -r requirements.txt envpool==1.2.5
+    .venv-envpool/bin/python benchmarks/envpool_atari.py
 
 Both sides are set up so that nothing random is left: no sticky actions, no no-op starts, no
 FIRE reset, no episodic life, raw rewards (with those off, Breakout plays the same game for

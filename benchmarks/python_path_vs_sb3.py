@@ -4,14 +4,14 @@
 Each measurement is one fresh process that trains for a fixed number of env steps with no
 evaluation and no checkpoints, and reports env steps per wall second from the start of the
 training loop (tracing and XLA compilation included, as SB3's `model.learn()` is timed from its
-start). Ours and SB3 alternate back to back (never at the same time) for --repeats rounds; the
+start). Ours and SB3 alternate, one process at a time, for --repeats rounds; the
 table shows medians and the ratio ours / SB3.
 
 Ours runs the real loop (`rl.loop.train` with the in-process engine: collect, update, logging
 to TensorBoard/CSV/console) with evaluation and checkpoint writes switched off, so it is the
 path `train.py` takes minus evaluation and checkpoints. SB3 runs
-`../shared/bench/peers/sb3_solve.py --throughput` (rl-baselines3-zoo hyperparameters, 1 torch
-thread by default).
+`benchmarks/peers/sb3_solve.py --throughput` in .venv-peers (benchmarks/peers/setup.sh;
+rl-baselines3-zoo hyperparameters, 1 torch thread by default).
 
 Equal settings. Our sets follow the zoo; the overrides below remove the remaining differences:
 - PPO (`ppo_cartpole`): already the zoo's 8 envs x 32 steps, one 256-sample minibatch,
@@ -51,10 +51,8 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = ROOT.parent / "shared" / "bench" / "peers" / "sb3_solve.py"
-PEERS_PYTHON = (
-    Path(os.environ.get("PEERS_VENV", Path.home() / ".cache/rl-peers-venv")) / "bin/python"
-)
+PEERS = ROOT / "benchmarks" / "peers" / "sb3_solve.py"
+PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
 # Both sets collect 256 env steps between updates; SB3 rounds its budget up to whole rollouts
 # (--budget 50000 -> 196 x 256 = 50176 env steps), so ours trains that many too.
 ROLLOUT = 256
@@ -237,7 +235,7 @@ def main() -> None:
         print(json.dumps(record), flush=True)
         return
     if not args.no_sb3 and not PEERS_PYTHON.exists():
-        raise SystemExit(f"{PEERS_PYTHON} missing: run ../shared/bench/peers/setup.sh")
+        raise SystemExit(f"{PEERS_PYTHON} missing: run benchmarks/peers/setup.sh")
 
     os.environ["RL_XLA_CACHE"] = "off"
     if args.cache == "warm":

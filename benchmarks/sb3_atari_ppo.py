@@ -3,10 +3,9 @@
 benchmarks/atari.py (a budget, then full games scored raw) and of the throughput figure for
 `ppo_breakout` in benchmarks/atari_throughput.py (`--steps`).
 
-Runs in the peers venv (SB3 + PyTorch, no TensorFlow) with ale-py installed into it:
+Runs in the peers venv (SB3 + PyTorch + ale-py, no TensorFlow; benchmarks/peers/setup.sh):
 
-    V=~/.cache/rl-peers-venv/bin/python
-    $V -m pip install ale-py==0.12.1 opencv-python-headless==5.0.0.93
+    V=.venv-peers/bin/python
     $V benchmarks/sb3_atari_ppo.py --env ALE/Breakout-v5 --steps 4096         # throughput
     $V benchmarks/sb3_atari_ppo.py --budget 500000 --eval_games 10           # benchmarks/atari.py
 

@@ -1,16 +1,16 @@
 #!/usr/bin/env python
-"""Stable-Baselines3 peer runs for the (algo, env) pairs ../shared/bench/peers/sb3_solve.py lacks.
+"""Stable-Baselines3 peer runs for the (algo, env) pairs benchmarks/peers/sb3_solve.py lacks.
 
-Runs in the peers venv (SB3 + PyTorch, no TensorFlow):
+Runs in the peers venv (SB3 + PyTorch, no TensorFlow; benchmarks/peers/setup.sh makes it):
 
-    V=~/.cache/rl-peers-venv/bin/python
+    V=.venv-peers/bin/python
     $V benchmarks/sb3_zoo_peers.py --algo a2c --env Acrobot-v1 --seed 0 --budget 500000 \
         --horizon zoo
     $V benchmarks/sb3_zoo_peers.py --print_zoo ppo Acrobot-v1     # the entry, as JSON
     $V benchmarks/sb3_zoo_peers.py --algo sac --env HalfCheetah-v5 --budget 300000 \
         --horizon zoo --no_stop                                    # no early stop
 
-It imports sb3_solve.py as a module (the shared file stays unchanged), adds to its `ZOO`,
+It imports sb3_solve.py as a module (that file stays unchanged), adds to its `ZOO`,
 `ALGOS` and `EVAL` tables, and calls its `main()`, so the training loop, the periodic greedy
 evaluation with early stop, the timing and the one JSON line it prints are exactly sb3_solve's.
 The eval protocol of every env comes from benchmarks/algorithm_table.py (`PROTOCOL`), the one
@@ -33,14 +33,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SB3_SOLVE = Path(
-    os.environ.get("SB3_SOLVE", HERE.parent.parent / "shared" / "bench" / "peers" / "sb3_solve.py")
-)
+SB3_SOLVE = HERE / "peers" / "sb3_solve.py"
 
 
 def load_sb3_solve():

@@ -3,8 +3,8 @@
 
 Runs `train.py` for an hparams set and several seeds (one subprocess each, one at a time),
 stopping at the threshold, and prints a table with medians. With --sb3 it also runs
-../shared/bench/peers/sb3_solve.py for the same algo/env/seeds right after each of our runs
-(back to back, never at the same time) and prints the ratios.
+benchmarks/peers/sb3_solve.py in .venv-peers (benchmarks/peers/setup.sh) for the same
+algo/env/seeds right after each of our runs (one process at a time) and prints the ratios.
 
     .venv/bin/python benchmarks/solve.py --hparams dqn_cartpole --seeds 0 1 2 --sb3 dqn
 
@@ -25,10 +25,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = ROOT.parent / "shared" / "bench" / "peers" / "sb3_solve.py"
-PEERS_PYTHON = (
-    Path(os.environ.get("PEERS_VENV", Path.home() / ".cache/rl-peers-venv")) / "bin/python"
-)
+PEERS = ROOT / "benchmarks" / "peers" / "sb3_solve.py"
+PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
 # The eval protocol of sb3_solve.py (its EVAL table), so both sides are judged alike.
 PROTOCOL = {
     "CartPole-v1": {"every": 5000, "episodes": 10, "threshold": 475.0},

@@ -4,7 +4,7 @@ library kernels through PyTorch.
 
 `jit_compile=auto` (rl/utils/compiler.py) puts every learner on XLA on a GPU. On CPU that rule
 was measured (XLA:CPU runs a convolution's weight gradient inside the learner's graph loop
-20-40x slower than TF's oneDNN kernels, ../shared/bench/xla_conv_while_loop.py); on a GPU it
+20-40x slower than TF's oneDNN kernels; `--quick` shows it on CPU); on a GPU it
 was a guess. The GPU machines lent to this project run an image with JAX and PyTorch but no
 TensorFlow, and TensorFlow's wheel with its CUDA 12 libraries (~3 GB) cannot be carried to
 them. This script asks the same question of the same compiler: XLA (JAX's, a newer build of
