@@ -3,8 +3,12 @@ README's commands are the ones setup and CI actually run."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from rl.hparams.reference import reference_markdown
 
@@ -90,3 +94,45 @@ def test_ci_runs_the_xla_replay_step_after_tpu_compat():
     lines = (ROOT / "requirements-xla.txt").read_text(encoding="utf-8").splitlines()
     pins = [line for line in lines if line.strip() and not line.startswith("#")]
     assert sorted(pin.split("==")[0] for pin in pins) == ["jax", "jaxlib", "numpy"]
+
+
+# Paths that lie outside a clone: a shared folder beside the checkout, a venv in the home
+# directory or /tmp, data folders of one machine. Scripts and docs use in-repo equivalents
+# (.venv-peers/bin/python, benchmarks/peers/..., a git-ignored .venv-envpool, runs/...).
+OUTSIDE_THE_REPO = re.compile(
+    r"shared/bench|\.\./shared|\"shared\" / \"bench\"|rl-peers-venv|PEERS_VENV"
+    r"|/tmp/envpool|/work/atari|/tmp/atari"
+)
+
+
+def test_no_script_or_doc_names_a_path_outside_the_repo():
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    found = []
+    for name in listed:
+        path = ROOT / name
+        if name.startswith(".venv") or path.suffix not in (".py", ".md", ".sh", ".toml"):
+            continue
+        if path.resolve() == Path(__file__).resolve() or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OUTSIDE_THE_REPO.search(line):
+                found.append(f"{name}:{number}: {line.strip()}")
+    assert not found, "paths outside the repository:\n" + "\n".join(found)
+
+
+def test_benchmarks_page_is_generated_from_the_records():
+    # Every generated section of docs/benchmarks.md equals what benchmarks/pages.py makes of
+    # the records in benchmarks/results/ now (campaign statistics need rliable: .venv-peers).
+    from benchmarks import pages
+
+    try:
+        generated = pages.sections()
+    except SystemExit as reason:
+        pytest.skip(str(reason))
+    text = pages.DOC.read_text(encoding="utf-8")
+    assert pages.render(text, generated) == text, (
+        f"docs/benchmarks.md differs from the records; regenerate it: {pages.REGENERATE}"
+    )

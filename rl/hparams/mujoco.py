@@ -61,8 +61,7 @@ def sac_ant() -> HParams:
 @register_hparams("td3_halfcheetah")
 def td3_halfcheetah() -> HParams:
     """HalfCheetah-v5, the zoo's TD3 for all MuJoCo envs: SB3's defaults, 10k random steps first,
-    and SB3's (PyTorch's) initialization, so that init is not one of the differences; at 300k it
-    did not change the result beyond seed noise (docs/benchmarks.md)."""
+    and SB3's (PyTorch's) initialization, so that init is not one of the differences."""
     hp = mujoco_protocol(td3(), "HalfCheetah-v5")
     return hp.update(learning_starts=10_000, torch_init=True)
 
