@@ -211,8 +211,8 @@ def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> 
         "From the same file: both sides train the whole budget (no early stop) with rl-zoo3's "
         "entry on SB3's side and evaluate 10 deterministic episodes every 10k env steps. "
         "*final*: mean ± population std over seeds of the last evaluation. *CPU s*: median over "
-        "seeds of the whole run's process tree. One SB3 seed cannot say which side is better; "
-        "the campaign `mujoco_300k` runs 5 seeds a side (below).",
+        "seeds of the whole run's process tree. A few seeds a side cannot say which side is "
+        "better; the campaign `mujoco_300k` runs 5 seeds a side, with intervals (below).",
         "",
         "| set | env | seeds ours / SB3 | ours final | SB3 final | ours CPU s | SB3 CPU s "
         "| CPU ratio | CPU | measured (UTC) | load | overlapped in time |",
