@@ -72,6 +72,8 @@ def test_check_dqn_tiny_is_deterministic_and_matches_the_run_dir(two_runs, capsy
     )
 
 
+# Slow (~20 s): the check reruns any agent the same way; dqn_tiny's case above runs it here.
+@pytest.mark.slow
 def test_check_ppo_tiny_is_deterministic(tmp_path, capsys):
     run_dir = _untrained_run_dir(tmp_path, "ppo_tiny")  # checkpoint_every=128, 2 envs
     assert main(["check", str(run_dir), "--steps", "256"]) == 0

@@ -248,6 +248,9 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
     assert not any((tmp_path / "tmp1").iterdir()) and not any((tmp_path / "tmp0").iterdir())
 
 
+# Slow (~25 s): the collective is the one test_two_workers_keep_identical_weights_... runs; TD3's
+# two optimizers under it are checked against one device by test_mirrored_update_... (td3_sgd).
+@pytest.mark.slow
 @pytest.mark.e2e  # two train.py processes in one MultiWorkerMirroredStrategy collective
 def test_two_workers_train_td3_with_identical_weights(tmp_path):
     # An off-policy continuous agent with two optimizers (critics; actor every policy_delay).
