@@ -23,13 +23,14 @@ TRAINED_SET = None  # trained_run.start only: this module reads no shared run
 
 BF16 = "precision=mixed_bfloat16"
 LOW_TYPES = (np.float16, tf.bfloat16.as_numpy_dtype)  # what no variable may be saved as
-# One tiny set per family. The default tier runs a replay agent and an on-policy one (~10 s
-# each); the other families share their code paths (replay, rollouts, off-policy actor-critics)
-# and run with -m slow. The recurrent core's bfloat16 compute is checked layer by layer below
-# (test_heads_and_state_stay_float32_...); its whole run (~40 s here, ~60 s where bfloat16 is
-# emulated) is in the slow tier.
-DEFAULT_TIER = ("dqn_tiny", "ppo_tiny")
+# One tiny set per family. The default tier runs a replay agent here (~12 s of CPU) and PPO under
+# a strategy below (test_a_strategy_trains_in_mixed_bfloat16); the other families share their
+# code paths (replay, rollouts, off-policy actor-critics) and run with -m slow. The recurrent
+# core's bfloat16 compute is checked layer by layer below (test_heads_and_state_stay_float32_...);
+# its whole run (~40 s here, ~60 s where bfloat16 is emulated) is in the slow tier.
+DEFAULT_TIER = ("dqn_tiny",)
 SLOW_TIER = (
+    "ppo_tiny",
     "ppo_recurrent_tiny",
     "sac_tiny",
     "c51_tiny",

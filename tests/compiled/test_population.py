@@ -54,9 +54,11 @@ def test_every_population_key_is_a_tensor_of_the_program(population):
     np.testing.assert_allclose(joint.population.get("gamma").numpy(), [0.99, 0.95, 0.999])
 
 
-# Member 0 in the default tier; the members with other hparams in the slow one (~8 s each).
-# test_members_differ_where_their_hparams_do checks that every member's hparams reach it.
-@pytest.mark.parametrize("member", [0, *(pytest.param(m, marks=pytest.mark.slow) for m in (1, 2))])
+# Slow (~6 s of CPU a member): the default tier checks that every member's hparams reach it
+# (test_members_differ_where_their_hparams_do) and that a seed of the same joint program equals
+# its single run (tests/compiled/test_ppo_seeds_iteration.py).
+@pytest.mark.slow
+@pytest.mark.parametrize("member", [0, 1, 2])
 def test_a_member_equals_the_single_run_of_its_hparams(population, member):
     members, joint, joint_metrics = population
     hp = members[member]

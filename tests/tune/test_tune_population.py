@@ -8,6 +8,7 @@ import csv
 import json
 
 import optuna
+import pytest
 from optuna.trial import TrialState, create_trial
 from tune_fixtures import load_study
 
@@ -48,6 +49,9 @@ def test_a_population_study_scores_each_trial_on_its_own_runs(capsys, tmp_path):
     assert "trial 4 COMPLETE" in captured.out
 
 
+# Slow (~4 s of CPU): the median rule is the one tests/tune/test_tune_pruning_resume.py checks
+# in the default tier; here it reaches a population's members.
+@pytest.mark.slow
 def test_a_population_member_below_the_median_is_pruned(capsys, tmp_path):
     out = tmp_path / "study"
     out.mkdir()
