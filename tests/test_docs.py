@@ -55,7 +55,7 @@ def test_ci_runs_the_e2e_tier_after_the_default_one():
     # README's command runs the default tier (pyproject.toml deselects `e2e` and `slow`); the
     # tests about the process run next, so every test but the long learning ones runs in CI.
     ci = CI_SCRIPT.read_text(encoding="utf-8")
-    assert '.venv/bin/python -m pytest -m "e2e and not slow" -n 0' in _lines(CI_SCRIPT)
+    assert '.venv/bin/python -m pytest -m "e2e and not slow"' in _lines(CI_SCRIPT)
     assert ci.index(TEST_COMMAND) < ci.index('-m "e2e and not slow"')
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
     assert "-m 'not slow and not e2e'" in addopts["ini_options"]["addopts"]
