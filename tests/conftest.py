@@ -46,17 +46,35 @@ COPIES_SETS = frozenset({"a2c_tiny", "dqn_tf_tiny", "ppo_tf_tiny"})
 # test_strategy_training.py), and so is the multi-worker test (TPU Pods do not use
 # MultiWorkerMirroredStrategy).
 TPU_COMPAT = (
-    # train.py: every TPU-capable *_tiny set meets the tpu gate, trains under a strategy and
-    # (dqn, ppo) resumes from its checkpoint
-    "tests/systems/test_tpu_sets_smoke.py",
+    # train.py: every TPU-capable *_tiny set meets the tpu gate; one set per learner kind
+    # (replay, on-policy, CNN, distributional, actor-critic) trains under a strategy, and dqn
+    # and ppo resume from their checkpoint (the other sets do in the e2e tier, under .venv's TF)
+    "tests/systems/test_tpu_sets_smoke.py::test_this_venv_runs_the_tpu_images_tensorflow",
+    "tests/systems/test_tpu_sets_smoke.py::test_the_tpu_gate_of_train_py_agrees",
+    *(
+        f"tests/systems/test_tpu_sets_smoke.py::test_tpu_set_trains_under_a_strategy[{name}]"
+        for name in ("dqn_tiny", "ppo_tiny", "ppo_atari_tiny", "rainbow_tiny", "td3_tiny")
+    ),
     # TPUStrategy's fail-fast path without a TPU, strategy names
     "tests/systems/test_strategies.py",
     "tests/systems/test_strategy_training.py::test_tpu_strategy_without_a_tpu",
     "tests/systems/test_strategy_training.py::test_strategy_mistakes",
     "tests/systems/test_strategy_training.py::test_worker_roles",
-    # agent updates under MirroredStrategy equal one-device updates
+    # agent updates under MirroredStrategy equal one-device updates: one case per optimizer
+    # structure (replay with clipping, minibatch epochs with a KL stop, two and three optimizers,
+    # sequences under XLA, unrolls); the e2e tier runs every case under .venv's TF
     "tests/systems/test_strategy_training.py::test_replicated_step",
-    "tests/systems/test_strategy_training.py::test_mirrored_update",
+    *(
+        f"tests/systems/test_strategy_training.py::test_mirrored_update_equals_one_device_update[{case}]"
+        for case in (
+            "dqn_adam_clip-4",
+            "ppo_target_kl_sgd-1",
+            "td3_sgd-4",
+            "sac_sgd-4",
+            "drqn_adam_clip_xla-2",
+            "impala_sgd-4",
+        )
+    ),
     # checkpoint save and restore through tf.io.gfile on a non-local filesystem (like gs://)
     "tests/systems/test_strategy_training.py::test_ram_output_dir",
     # the compiled path: tf.function + XLA over a whole iteration

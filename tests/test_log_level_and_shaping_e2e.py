@@ -27,15 +27,20 @@ DIAGNOSTIC = re.compile(
 )
 
 
+# The run goes to the session's trainer process (tests/tiny_trainer.py: real file descriptors,
+# as a train.py process has them, without a TensorFlow import of its own).
+TRAINED_SET = None
+
+
 @pytest.fixture(scope="module")
-def debug_run(tmp_path_factory, run_train):
+def debug_run(tmp_path_factory, trained_run):
     output_dir = tmp_path_factory.mktemp("debug_shaping") / "out"
     overrides = (
         "env=MountainCar-v0,max_episode_steps=50,reward_augmentation=mountain_car_energy,"
         "reward_augmentation_kwargs={'scale': 10.0},jit_compile=False"
     )
     args = ["--hparams", "dqn_tiny", "--hparam_override", overrides, "--log_level", "debug"]
-    proc = run_train([*args, "--output_dir", output_dir])
+    proc = trained_run.start([*args, "--output_dir", output_dir]).result(300)
     assert proc.returncode == 0, describe(proc)
     return output_dir / "run_0", proc
 

@@ -14,12 +14,15 @@ def decode(path) -> np.ndarray:
 
 
 ARGS = ["--hparams", "dqn_tiny", "--hparam_override", "eval.video_every=1"]
+# The runs here go to the session's trainer process (tests/tiny_trainer.py: real file
+# descriptors, as a train.py process has them, without a TensorFlow import per run).
+TRAINED_SET = None
 
 
 @pytest.fixture(scope="module")
-def recorded_run(tmp_path_factory, run_train):
+def recorded_run(tmp_path_factory, trained_run):
     out = tmp_path_factory.mktemp("watch") / "out"
-    proc = run_train([*ARGS, "--output_dir", str(out), "--record_video"], timeout=300)
+    proc = trained_run.start([*ARGS, "--output_dir", str(out), "--record_video"]).result(300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return out
 
@@ -33,8 +36,8 @@ def test_training_films_every_evaluation(recorded_run):
     assert frames.shape[0] >= 2
 
 
-def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run, run_train):
-    proc = run_train(
+def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run, trained_run):
+    proc = trained_run.start(
         [
             *ARGS,
             "--output_dir",
@@ -44,9 +47,8 @@ def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run
             "--test_episodes",
             "2",
             "--record_video",
-        ],
-        timeout=300,
-    )
+        ]
+    ).result(300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = re.findall(r"^\s+(\d+)\s+(-?[\d.]+)\s+(\d+)$", proc.stdout, re.M)
     assert len(rows) == 2
