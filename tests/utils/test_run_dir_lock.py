@@ -52,7 +52,9 @@ def try_lock_elsewhere(*run_dirs: Path) -> str:
 
 class Holder:
     """Another process that takes the lock on `run_dir`, says so, then sleeps until killed;
-    with `fork=True` it first forks a child (no exec) that sleeps too and reports its pid."""
+    with `fork=True` it first forks a child (no exec) that sleeps too and reports its pid. The
+    child says when os.fork() has returned in it (its after-fork hooks, which close the lock's
+    descriptor, have run): on a busy machine it may be scheduled well after the parent."""
 
     def __init__(self, run_dir: Path, fork: bool = False):
         code = f"""
@@ -60,14 +62,16 @@ class Holder:
         lock.acquire()
         child = os.fork() if {fork!r} else None
         if child == 0:
+            print("forked", flush=True)
             time.sleep(120)
             os._exit(0)
         print("locked", child, flush=True)
         time.sleep(120)
         """
         self.proc = subprocess.Popen(python(code), stdout=subprocess.PIPE, text=True)
-        words = self.proc.stdout.readline().split()
-        assert words and words[0] == "locked", words
+        lines = [self.proc.stdout.readline().split() for _ in range(2 if fork else 1)]
+        words = next((w for w in lines if w and w[0] == "locked"), None)
+        assert words is not None and (not fork or ["forked"] in lines), lines
         self.child = int(words[1]) if words[1] != "None" else None
 
     def kill(self) -> None:
