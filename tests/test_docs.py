@@ -103,6 +103,8 @@ OUTSIDE_THE_REPO = re.compile(
     r"shared/bench|\.\./shared|\"shared\" / \"bench\"|rl-peers-venv|PEERS_VENV"
     r"|/tmp/envpool|/work/atari|/tmp/atari"
 )
+# In a doc, also any home or /tmp path: a reader cannot follow one to the repository's files.
+OUTSIDE_THE_REPO_IN_DOCS = re.compile(r"~/|/tmp/")
 
 
 def test_no_script_or_doc_names_a_path_outside_the_repo():
@@ -118,7 +120,8 @@ def test_no_script_or_doc_names_a_path_outside_the_repo():
         if path.resolve() == Path(__file__).resolve() or not path.is_file():
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if OUTSIDE_THE_REPO.search(line):
+            in_doc = path.suffix == ".md" and OUTSIDE_THE_REPO_IN_DOCS.search(line)
+            if OUTSIDE_THE_REPO.search(line) or in_doc:
                 found.append(f"{name}:{number}: {line.strip()}")
     assert not found, "paths outside the repository:\n" + "\n".join(found)
 
