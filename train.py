@@ -103,6 +103,7 @@ def _run(args, preemption) -> int:
     from rl import registry
     from rl.cli import hparams_from_args
     from rl.errors import UserError
+    from rl.hparams.compiled_path import runs_compiled
     from rl.utils.run_dir import check_run_dir_shape, check_writable, run_dir_path
 
     if args.list:
@@ -169,7 +170,7 @@ def _run(args, preemption) -> int:
             raise UserError(message)
 
     hparams = hparams_from_args(args, _check_values)  # every name in it checked
-    compiled = hparams.env.startswith("tf/")  # TF-ops env: the compiled engine
+    compiled = runs_compiled(hparams.env)  # TF-ops env: the compiled engine
     from rl.distribute.strategies import training_strategy
 
     agent = hparams.agent if "agent" in hparams.keys() else None

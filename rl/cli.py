@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rl.errors import UserError
+from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
@@ -209,7 +210,7 @@ def hparams_from_args(args: argparse.Namespace, check_values: Callable[[Any], No
         hparams.eval.episodes = args.eval_episodes
     check_values(hparams)
     hparams.freeze()
-    if hparams.env.startswith("tf/"):  # TF-ops env: the compiled engine (rl.engines.compiled)
+    if runs_compiled(hparams.env):  # TF-ops env: the compiled engine (rl.engines.compiled)
         registry.envs.get(hparams.env)  # an unknown tf/ name lists the registered ones
     else:
         check_env_name(hparams.env)

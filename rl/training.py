@@ -15,6 +15,7 @@ from rl.engines.env_checks import check_agent_takes_env
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
+from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import PreemptionNotice
 from rl.utils.run_dir import saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
@@ -36,13 +37,9 @@ class Flags:
     checkpoint: str = "latest"  # what test mode plays: latest, best or an env step
 
 
-def is_compiled(hparams: HParams) -> bool:
-    return hparams.env.startswith("tf/")
-
-
 def engine_name(hparams: HParams, flags: Flags) -> str:
     """ "compiled", "impala", "apex" or "in_process" (see the module docstring)."""
-    if is_compiled(hparams):
+    if runs_compiled(hparams.env):
         return "compiled"
     if flags.num_workers > 1:
         if uses_asynchronous_actors(hparams):
@@ -55,7 +52,7 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
 def check(hparams: HParams, flags: Flags) -> None:
     """UserError, before anything is written, for what the chosen engine cannot do (not an unknown
     agent: a `module:Class` env may register the agent it trains)."""
-    if is_compiled(hparams):
+    if runs_compiled(hparams.env):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
     else:
         check_agent_takes_env(hparams)
@@ -126,7 +123,7 @@ def _check_population(hparams: HParams, run_hparams: Sequence[HParams]) -> None:
     """UserError unless the runs differ from `hparams` only where a population may."""
     from rl.compiled.population import check_members
 
-    if not is_compiled(hparams):
+    if not runs_compiled(hparams.env):
         raise UserError(
             f"a population trains as one compiled program, which needs a TF-ops env "
             f"(tf/...), not {hparams.env!r}; train the trials one by one (--population 1)"
@@ -158,7 +155,7 @@ def test(
             f"{best['step']:,} env steps returned {best['return_mean']:.2f} ± "
             f"{best['return_std']:.2f} over {best['episodes']} episodes"
         )
-    if is_compiled(hparams):
+    if runs_compiled(hparams.env):
 
         def play(test_seed, tensorboard):
             return compiled.play_test(hparams, seed, checkpoint, test_seed, episodes)

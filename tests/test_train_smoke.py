@@ -23,14 +23,14 @@ import rl
 import train
 from rl import registry
 from rl.hparams import HParams
-from rl.training import is_compiled
+from rl.hparams.compiled_path import runs_compiled
 
 TINY_SETS = sorted(name for name in registry.hparams.names() if name.endswith("_tiny"))
 # The same command on a finished run is answered in rl/loop.py before any engine or agent is
 # built (`Run.already_complete`), so it cannot depend on the agent: one set per engine a tiny
 # set trains on (driver, compiled) is enough, and saves a train.py process per other set.
 AGAIN_SETS = {
-    next(name for name in TINY_SETS if is_compiled(registry.get_hparams(name)()) == compiled)
+    next(name for name in TINY_SETS if runs_compiled(registry.get_hparams(name)().env) == compiled)
     for compiled in (False, True)
 }
 CSV_COLUMNS = {"env_steps", "wall_seconds", "eval_return_mean", "eval_return_std"}

@@ -29,6 +29,7 @@ from rl.distribute import (
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
+from rl.hparams.compiled_path import runs_compiled
 from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_precision, compute_in
 from rl.types import Batch, Metrics
@@ -332,7 +333,7 @@ class Agent(tf.Module):
         agent = self.hparams.agent
         if self.precision_refusal:
             raise UserError(f"agent {agent!r}: {self.precision_refusal}")
-        compiled = self.spec.env_id.startswith("tf/")
+        compiled = runs_compiled(self.spec.env_id)
         if precision == "mixed_float16" and (self._distributed or compiled):
             raise UserError(
                 f"precision=mixed_float16 needs loss scaling, which agent {agent!r} has only on "

@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.errors import UserError
+from rl.hparams.compiled_path import runs_compiled
 from rl.models.recurrent import reset_where
 
 
@@ -22,7 +23,7 @@ class RecurrentStateMixin:
     def _build_recurrent_state(self, state_size: int) -> None:
         """Creates `recurrent_state` and the compiled greedy step. Call from `_build`."""
         spec = self.spec
-        if spec.env_id.startswith("tf/"):
+        if runs_compiled(spec.env_id):
             raise UserError(
                 f"agent {self.hparams.agent!r} carries a recurrent state, which the compiled "
                 f"path for TF-ops envs ({spec.env_id!r}) does not support; use a gymnasium env "

@@ -26,6 +26,7 @@ from rl.envs.mujoco import is_mujoco_id, make_mujoco
 from rl.envs.packed_observation import ObsLayout, PackObservation, observation_layout
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError, did_you_mean
+from rl.hparams.compiled_path import runs_compiled
 
 AUTORESET_MODE = AutoresetMode.SAME_STEP
 
@@ -70,7 +71,7 @@ def _gym_id_constructor(env_id: str) -> Any:
 
 def _single_env_thunk(name: str, env_kwargs: dict[str, Any]) -> Callable[[], gym.Env]:
     """Returns a function that builds one env for `name`, or raises UserError."""
-    if name.startswith("tf/"):
+    if runs_compiled(name):
         raise UserError(
             f"env {name!r} is written in TF ops and runs on the compiled path, not as a "
             "gymnasium env (the compiled engine)"

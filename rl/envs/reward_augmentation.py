@@ -23,6 +23,7 @@ import numpy as np
 
 from rl import registry
 from rl.errors import UserError
+from rl.hparams.compiled_path import runs_compiled
 from rl.registry import register_reward_augmentation
 
 TRUE_REWARD = "true_reward"
@@ -130,7 +131,7 @@ def check_reward_augmentation(hparams: Any) -> None:
             )
         return
     factory = registry.get_reward_augmentation(name)
-    if hparams.env.startswith("tf/"):
+    if runs_compiled(hparams.env):
         raise UserError(
             f"reward_augmentation {name!r} wraps gymnasium envs; the TF-ops env "
             f"{hparams.env!r} runs on the compiled path, which has no reward augmentation"

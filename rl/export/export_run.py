@@ -19,6 +19,7 @@ from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export.policy_module import GREEDY, ExportedPolicy
 from rl.hparams import HParams
+from rl.hparams.compiled_path import runs_compiled
 from rl.registry import get_hparams
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join, read_json
 from rl.utils.run_dir import MANIFEST_FILE, saved_hparams
@@ -50,7 +51,7 @@ def export_run(
     manifest_path = join(run_dir, MANIFEST_FILE)
     manifest = read_json(manifest_path) if tf.io.gfile.exists(manifest_path) else {}
     hparams = _run_hparams(run_dir, manifest.get("hparams_set"))
-    if hparams.env.startswith("tf/"):
+    if runs_compiled(hparams.env):
         raise UserError(
             f"{run_dir} was trained on the compiled path ({hparams.env!r}), whose checkpoints "
             "hold a seed stack; export handles runs of gymnasium envs (train one without tf/)"

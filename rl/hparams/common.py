@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rl.errors import UserError
+from rl.hparams.compiled_path import runs_compiled
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 
@@ -75,7 +76,7 @@ def check_evaluation_protocol(protocol: HParams, env: str | None = None) -> None
     for key in ("max_episode_steps", "step_budget"):
         if getattr(protocol, key) is not None and getattr(protocol, key) < 1:
             raise UserError(f"eval.{key} must be >= 1 or None, got {getattr(protocol, key)}")
-    if env is not None and env.startswith("tf/"):
+    if env is not None and runs_compiled(env):
         changed = [k for k, fixed in _COMPILED_PATH_EVAL.items() if getattr(protocol, k) != fixed]
         if changed:
             raise UserError(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl.errors import UserError, did_you_mean
+from rl.hparams.compiled_path import runs_compiled
 from rl.systems.manifests import (
     MAX_JOB_NAME,
     JobSpec,
@@ -140,7 +141,7 @@ def _check_hparams(
         raise UserError("--hparams is required, e.g. --hparams dqn_cartpole (see --list)")
     hparams = hparams_from_args(args, check_values or (lambda hparams: None))
     agent = registry.agents.get(hparams.agent) if "agent" in hparams.keys() else None
-    compiled = hparams.env.startswith("tf/")
+    compiled = runs_compiled(hparams.env)
     _check_pod_strategy(args, shape.strategy, agent, compiled)
     if shape.check_actors is not None:
         shape.check_actors(args, hparams, compiled)

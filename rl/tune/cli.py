@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 from rl.errors import DIVERGED_EXIT, Diverged, UserError, user_error_exit
+from rl.hparams.compiled_path import runs_compiled
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
 
@@ -131,7 +132,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     base = trial_hparams(config, {})  # the set, --hparam_override, --train_steps: all checked
     space.check_against(base, args.hparams)
     check_population_space(space, args.population)
-    if args.population > 1 and not base.env.startswith("tf/"):
+    if args.population > 1 and not runs_compiled(base.env):
         raise UserError(
             f"--population {args.population} trains trials as one compiled program, which needs "
             f"a TF-ops env (tf/...), not {base.env!r}; use --population 1"
