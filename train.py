@@ -214,7 +214,7 @@ def _check_and_run(
             check_resume_compatible(run_dir, hparams, args.allow_hparams_change, declared)
             CheckpointStore(join(run_dir, "checkpoints"), 1).latest()  # damaged pointer -> 2
     else:
-        from rl.loop import select_checkpoint
+        from rl.utils.checkpoint_choice import select_checkpoint
 
         for run_dir in run_dirs:  # --checkpoint latest | best | STEP must exist in every copy
             select_checkpoint(run_dir, args.checkpoint)

@@ -62,7 +62,7 @@ def main() -> None:
 
     from rl.engines.in_process import build_agent
     from rl.evaluation import evaluate, make_eval_env
-    from rl.loop import select_checkpoint
+    from rl.utils.checkpoint_choice import select_checkpoint
     from rl.utils.run_dir import saved_hparams
 
     sys.path.insert(0, str(ROOT / "benchmarks"))

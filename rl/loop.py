@@ -1,6 +1,7 @@
 """The one training loop: what is the same whatever engine trains (resuming, run files, the
-cadence of evaluation, logging and checkpoints, stopping, callbacks, SIGTERM, divergence, test
-mode; docs/architecture.md, "The one loop"). An engine turns env steps into updates.
+cadence of evaluation, logging and checkpoints, stopping, callbacks, SIGTERM, divergence;
+docs/architecture.md, "The one loop"). An engine turns env steps into updates; test mode is
+rl.test_mode.
 """
 
 from __future__ import annotations
@@ -12,22 +13,21 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-import tensorflow as tf
 
 from rl.engines.base import Engine, EvalRequest, Iteration
-from rl.errors import ActorsUnavailable, Diverged, Preempted, UserError
+from rl.errors import ActorsUnavailable, Diverged, Preempted
 from rl.evaluation import EvalResult, write_protocol_summary
 from rl.hparams import HParams
 from rl.preemption import Abandoned, PreemptionNotice
 from rl.utils import compile_cache
 from rl.utils.checkpoint import CheckpointStore
+from rl.utils.checkpoint_choice import best_evaluation
 from rl.utils.files import join, read_json
 from rl.utils.logger import ConsoleSink, CSVSink, Logger, TensorBoardSink
-from rl.utils.run_dir import manifest, write_run_files
+from rl.utils.run_dir import BEST_DIR, manifest, run_label, write_run_files
 from rl.utils.seeding import derive_seed
 
 CONTINUE, STOP = "continue", "stop"
-BEST_DIR = "checkpoints/best"  # under a run dir: the best-evaluated policy (docs/run_directory.md)
 
 
 @dataclass
@@ -63,11 +63,6 @@ class EvaluationCallback(Protocol):
 def next_multiple(step: int, every: int) -> int:
     """The first multiple of `every` above `step`: when a cadence fires next."""
     return (step // every + 1) * every
-
-
-def run_label(run_dir: str) -> str:
-    """ "run_3" for ".../run_3": the name a run's console lines and TensorBoard trial carry."""
-    return run_dir.rstrip("/").split("/")[-1]
 
 
 def copy_index(label: str) -> int:
@@ -454,14 +449,6 @@ def _keep_best(engine: Engine, index: int, run: Run, result: EvalResult) -> None
     run.best_store.save(steps, engine.policy_checkpoint(index), {}, {"evaluation": evaluation})
 
 
-def best_evaluation(store: CheckpointStore) -> dict[str, Any] | None:
-    """The evaluation that made the policy in `store` (a run's `checkpoints/best/`) the best."""
-    pointer = store.latest()
-    if pointer is None:
-        return None
-    return read_json(join(store.directory, pointer["directory"], "trainer.json"))["evaluation"]
-
-
 def _log(engine: Engine, index: int, run: Run, evaluation: dict[str, float]) -> None:
     state, logger = run.state, run.logger
     steps = state["env_steps"]
@@ -479,60 +466,3 @@ def _log(engine: Engine, index: int, run: Run, evaluation: dict[str, float]) -> 
     logger.dump(steps)
     run.next_log = next_multiple(steps, run.hp.log_every)
     run.rate_start, run.rate_steps = run.now, steps
-
-
-# ------------------------------------------------------------------------------ test mode
-def select_checkpoint(run_dir: str, which: str) -> tuple[CheckpointStore, dict[str, Any]]:
-    """The store and pointer of `--checkpoint` (latest, best or a kept env step), or UserError."""
-    store = CheckpointStore(join(run_dir, "checkpoints"), 1)
-    if which == "latest":
-        pointer = store.latest()
-        if pointer is None:
-            raise UserError(
-                f"--training False needs a checkpoint, and {run_dir} has none; "
-                "train first (same command with --training True)"
-            )
-        return store, pointer
-    if which == "best":
-        best = CheckpointStore(join(run_dir, BEST_DIR), 1)
-        pointer = best.latest()
-        if pointer is None:
-            raise UserError(
-                f"--checkpoint best: {run_dir} has no best checkpoint (one is kept from the "
-                "first evaluation on); train first, or use --checkpoint latest"
-            )
-        return best, pointer
-    try:
-        step = int(which)
-    except ValueError:
-        raise UserError(
-            f"--checkpoint must be best, latest or an env step, got {which!r}"
-        ) from None
-    name = f"step_{step:012d}"
-    if not tf.io.gfile.exists(join(store.directory, name, "tf.index")):
-        listed = ", ".join(str(int(n[len("step_") :])) for n in store.step_names()) or "none"
-        raise UserError(
-            f"--checkpoint {step}: {run_dir} keeps no checkpoint at that env step (kept: "
-            f"{listed}; keep_checkpoints decides how many), or use best or latest"
-        )
-    return store, {"step": step, "directory": name}
-
-
-def test(
-    run_dir: str, seed: int, play: Callable[[int, TensorBoardSink], tuple[EvalResult, int]]
-) -> EvalResult:
-    """Test mode's report of `play(test_seed, tensorboard)`: TensorBoard `test/`, a table."""
-    label = run_label(run_dir)
-    tensorboard = TensorBoardSink(run_dir)
-    result, step = play(derive_seed(seed, "test"), tensorboard)
-    print(f"[{label}] checkpoint at {step:,} env steps")
-    print(f"{'episode':>8} {'return':>10} {'length':>8}")
-    for i, (ret, length) in enumerate(zip(result.returns, result.lengths, strict=True)):
-        tensorboard.write({"test/episode_return": ret, "test/episode_length": length}, i)
-        print(f"{i:>8} {ret:>10.2f} {length:>8}")
-    tensorboard.close()
-    print(
-        f"[{label}] test return {result.return_mean:.2f} ± {result.return_std:.2f} "
-        f"over {len(result.returns)} episodes"
-    )
-    return result

@@ -17,7 +17,9 @@ from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import PreemptionNotice
-from rl.utils.run_dir import saved_hparams
+from rl.test_mode import play_and_report
+from rl.utils.checkpoint_choice import best_evaluation, select_checkpoint
+from rl.utils.run_dir import run_label, saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
 from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
 
@@ -147,11 +149,11 @@ def test(
         hparams.override(eval_override)
         hparams.freeze()
     check(hparams, flags)
-    checkpoint = loop.select_checkpoint(run_dir, flags.checkpoint)
+    checkpoint = select_checkpoint(run_dir, flags.checkpoint)
     if flags.checkpoint == "best":
-        best = loop.best_evaluation(checkpoint[0])
+        best = best_evaluation(checkpoint[0])
         print(
-            f"[{loop.run_label(run_dir)}] the best policy: its evaluation at "
+            f"[{run_label(run_dir)}] the best policy: its evaluation at "
             f"{best['step']:,} env steps returned {best['return_mean']:.2f} ± "
             f"{best['return_std']:.2f} over {best['episodes']} episodes"
         )
@@ -167,4 +169,4 @@ def test(
                 flags.render, flags.record_video,
             )  # fmt: skip
 
-    return loop.test(run_dir, seed, play)
+    return play_and_report(run_dir, seed, play)

@@ -48,6 +48,7 @@ RANKS = {
     "workers": 8,
     "engines": 9,
     "loop": 10,
+    "test_mode": 10,
     "training": 11,
     # entry points and tools
     "cli": 12,

@@ -17,6 +17,7 @@ from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import evaluate, make_eval_env
 from rl.utils.checkpoint import CheckpointStore
+from rl.utils.checkpoint_choice import select_checkpoint
 from rl.utils.seeding import derive_seed
 
 
@@ -66,9 +67,9 @@ def test_the_best_is_kept_through_pruning_ties_and_resume(tmp_path):
 
 def test_checkpoint_choice_errors(tmp_path):
     with pytest.raises(UserError, match="has no best checkpoint"):
-        loop.select_checkpoint(str(tmp_path), "best")
+        select_checkpoint(str(tmp_path), "best")
     with pytest.raises(UserError, match="must be best, latest or an env step"):
-        loop.select_checkpoint(str(tmp_path), "newest")
+        select_checkpoint(str(tmp_path), "newest")
 
 
 def test_a_real_run_keeps_the_policy_that_made_the_best_evaluation(tmp_path):
@@ -82,7 +83,7 @@ def test_a_real_run_keeps_the_policy_that_made_the_best_evaluation(tmp_path):
     with open(tmp_path / "run_0/progress.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     returns = [float(r["eval_return_mean"]) for r in rows]
-    store, pointer = loop.select_checkpoint(run_dir, "best")
+    store, pointer = select_checkpoint(run_dir, "best")
     record = json.loads(
         (tmp_path / "run_0/checkpoints/best" / pointer["directory"] / "trainer.json").read_text()
     )["evaluation"]

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl import loop
 from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
@@ -21,6 +20,7 @@ from rl.export.policy_module import GREEDY, ExportedPolicy
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.registry import get_hparams
+from rl.utils.checkpoint_choice import select_checkpoint
 from rl.utils.files import atomic_write_bytes, atomic_write_json, join, read_json
 from rl.utils.run_dir import MANIFEST_FILE, saved_hparams
 
@@ -106,7 +106,7 @@ def _run_hparams(run_dir: str, name: str | None) -> HParams:
 
 def _checkpoint(run_dir: str, step: str) -> tuple[Any, dict[str, Any]]:
     try:
-        return loop.select_checkpoint(run_dir, step)
+        return select_checkpoint(run_dir, step)
     except UserError as error:
         if step == "latest":  # test mode's wording names --training; say it for export
             raise UserError(

@@ -30,6 +30,7 @@ from rl.errors import Diverged, UserError
 from rl.evaluation import EvalResult
 from rl.tune.objective import TrialConfig, evaluations_due, run_score, trial_hparams
 from rl.tune.search_space import Param, SearchSpace
+from rl.utils.checkpoint_choice import select_checkpoint
 from rl.utils.files import atomic_write_json, join, read_json
 
 LINEAGE = "lineage.json"
@@ -251,7 +252,7 @@ def resume_together(runs: list[loop.Run]) -> list[list[loop.Run]]:
         run.pointer, run.saved_step, run.state = None, None, loop.initial_state()
         run.already_complete = False
         if oldest > 0:
-            store, run.pointer = loop.select_checkpoint(run.run_dir, str(oldest))
+            store, run.pointer = select_checkpoint(run.run_dir, str(oldest))
             saved = read_json(join(store.directory, run.pointer["directory"], "trainer.json"))
             run.state = {**run.state, **saved}
             run.saved_step = oldest

@@ -32,6 +32,7 @@ from rl.utils.run_dir_lock import missing_dirs
 
 HPARAMS_FILE = "hparams.json"
 MANIFEST_FILE = "manifest.json"
+BEST_DIR = "checkpoints/best"  # the best-evaluated policy (docs/run_directory.md)
 # Keys that may change between a run and its resumption without --allow_hparams_change:
 # they set how long to train or which compiler runs it, not what is trained.
 RESUMABLE_CHANGES = frozenset({"train_steps", "jit_compile"})
@@ -39,6 +40,11 @@ RESUMABLE_CHANGES = frozenset({"train_steps", "jit_compile"})
 
 def run_dir_path(output_dir: str, copy_index: int) -> str:
     return join(output_dir, f"run_{copy_index}")
+
+
+def run_label(run_dir: str) -> str:
+    """ "run_3" for ".../run_3": the name a run's console lines and TensorBoard trial carry."""
+    return run_dir.rstrip("/").split("/")[-1]
 
 
 def check_writable(output_dir: str) -> None:

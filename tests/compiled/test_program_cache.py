@@ -16,7 +16,7 @@ from compiled_fixtures import frozen_hparams
 
 from rl import training
 from rl.engines.compiled import ProgramCache
-from rl.loop import select_checkpoint
+from rl.utils.checkpoint_choice import select_checkpoint
 
 SEEDS = [3, 4, 5]  # one seed per trial (the tuner's repeat, [0, 0, ...]), here distinct
 FIRST = [dict(lr=1e-3, ent_coef=0.0, gamma=0.99), dict(lr=3e-3, ent_coef=0.01, gamma=0.95),
