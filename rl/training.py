@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rl import loop
+from rl import loop, test_mode
 from rl.engines import compiled, in_process
 from rl.engines.env_checks import check_agent_takes_env
 from rl.errors import UserError
@@ -17,7 +17,6 @@ from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import PreemptionNotice
-from rl.test_mode import play_and_report
 from rl.utils.checkpoint_choice import best_evaluation, select_checkpoint
 from rl.utils.run_dir import run_label, saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
@@ -169,4 +168,4 @@ def test(
                 flags.render, flags.record_video,
             )  # fmt: skip
 
-    return play_and_report(run_dir, seed, play)
+    return test_mode.play_and_report(run_dir, seed, play)

@@ -15,7 +15,7 @@ import pytest
 from conftest import TINY_SET, describe, stderr_lines, tree_hashes
 
 import train
-from rl import loop
+from rl import loop, test_mode
 from rl.cli import build_parser
 from rl.errors import UserError
 
@@ -29,7 +29,7 @@ def _trainer_is_never_reached(monkeypatch):
         raise AssertionError(f"train.main reached the training loop ({args[1:3]}): not caught")
 
     monkeypatch.setattr(loop, "train", refuse)
-    monkeypatch.setattr(loop, "test", refuse)
+    monkeypatch.setattr(test_mode, "play_and_report", refuse)
 
 
 def assert_user_error(capsys, argv: list[str], keywords: list[str], watched: Path) -> str:

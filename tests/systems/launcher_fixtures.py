@@ -14,7 +14,7 @@ from conftest import stderr_lines
 from kube_recorder import RecordingApiServer
 
 import train
-from rl import loop
+from rl import loop, test_mode
 
 
 @pytest.fixture(name="no_local_training")
@@ -25,7 +25,7 @@ def no_local_training_fixture(monkeypatch):
         raise AssertionError("a Kubernetes launch reached the local training loop")
 
     monkeypatch.setattr(loop, "train", refuse)
-    monkeypatch.setattr(loop, "test", refuse)
+    monkeypatch.setattr(test_mode, "play_and_report", refuse)
 
 
 @pytest.fixture(name="api")
