@@ -21,28 +21,23 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.action_functions import greedy
-from rl.agents.function_slots import FunctionSlot, resolve_function
+from rl.agents.function_slots import resolve_function
 from rl.agents.gradient_functions import double_q_learning_target, q_learning_target
-from rl.agents.off_policy_continuous import polyak_update
+from rl.agents.q_learning import QLearning
 from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.models.action_mask import legal_actions, mask_illegal
-from rl.registry import action_functions, gradient_functions, register_agent
-from rl.types import Metrics
+from rl.registry import register_agent
 
 
 @register_agent("dqn")
-class DQN(ReplayAgent):
+class DQN(QLearning, ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
     supports_strategies = True  # `_loss` is a mean over its batch
     masks_actions = True
-    function_slots = {
-        "action_function": FunctionSlot(action_functions, ("q_exploration",)),
-        "loss": FunctionSlot(gradient_functions, ("td_loss",)),
-    }
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -80,12 +75,6 @@ class DQN(ReplayAgent):
         """Extra QNetwork arguments (C51 adds its atoms)."""
         return {"noisy": self.hparams.noisy, "sigma0": self.hparams.noisy_sigma0}
 
-    def _trainable_variables(self) -> list[tf.Variable]:
-        return self.q_network.trainable_variables
-
-    def _sync_target(self, tau: float | tf.Tensor) -> None:
-        polyak_update(self.target_network.variables, self.q_network.variables, tau)
-
     # ------------------------------------------------------------------------ acting
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         legal = self._legal(obs)
@@ -110,12 +99,6 @@ class DQN(ReplayAgent):
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         """[B, A] Q-values of `network` (C51: the means of its return distributions)."""
         return network(obs, noisy=noisy)
-
-    def _current_epsilon(self) -> tf.Tensor:
-        # Uniformly random actions until learning starts (as SB3 and Dopamine do).
-        return tf.where(
-            self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)
-        )
 
     # ---------------------------------------------------------------------- learning
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -153,5 +136,3 @@ class DQN(ReplayAgent):
         return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}
 
     # ----------------------------------------------------------------------- logging
-    def _metrics(self, env_steps: tf.Variable) -> Metrics:
-        return {"train/epsilon": float(self._current_epsilon())}

@@ -16,8 +16,8 @@ import tensorflow as tf
 
 from rl.agents.action_functions import greedy
 from rl.agents.base import Agent
-from rl.agents.dqn import DQN
 from rl.agents.function_slots import resolve_function
+from rl.agents.q_learning import QLearning
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.agents.replay_agent import STEP_FIELDS, mean_over_batches
 from rl.errors import UserError
@@ -65,18 +65,10 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 
 
 @register_agent("drqn")
-class DRQN(RecurrentStateMixin, Agent):
+class DRQN(QLearning, RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
     supports_strategies = True  # `_loss` is a masked mean over items on axis 0
-
-    # DQN's registered functions, learner variables, target update, random actions until
-    # learning starts, and logged epsilon.
-    function_slots = DQN.function_slots
-    _trainable_variables = DQN._trainable_variables
-    _sync_target = DQN._sync_target
-    _current_epsilon = DQN._current_epsilon
-    _metrics = DQN._metrics
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
