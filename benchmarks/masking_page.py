@@ -12,8 +12,10 @@ CPU, evaluation protocol, `eval_curve` [[step, mean return]], `wall_seconds` of 
 loop), with `side`, `final_return`, `env_steps`, and the whole process's `process_wall_seconds`
 and `cpu_seconds`. `--run-ours` runs train.py in its own process, one seed after another, and
 reads the run dir (manifest.json, progress.csv); its CPU seconds are the process's and its
-children's (wait4). The section is rewritten between its markers only; for each side the newest
-record of each seed counts. Standard library only, like benchmarks/pages.py.
+children's (wait4). The section reads only keys the older records have too (the last point of
+`eval_curve` is the final return and its step), CPU seconds aside. It is rewritten between its
+markers only; for each side the newest record of each seed counts. Standard library only, like
+benchmarks/pages.py.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ def newest_by_seed(records: list[dict[str, Any]], side: str) -> list[dict[str, A
 
 def span(values: list[float], digits: int = 0) -> str:
     low, high = min(values), max(values)
-    return f"{low:.{digits}f}" if low == high else f"{low:.{digits}f}-{high:.{digits}f}"
+    return f"{low:,.{digits}f}" if low == high else f"{low:,.{digits}f}-{high:,.{digits}f}"
 
 
 def section(records: list[dict[str, Any]]) -> str:
@@ -150,7 +152,7 @@ def section(records: list[dict[str, Any]]) -> str:
         if not runs:
             lines.append(f"| {name} | 0 | - | - | - | - | - | - | - |")
             continue
-        finals = [r["final_return"] for r in runs]
+        finals = [r["eval_curve"][-1][1] for r in runs]
         mean, half = interval(finals)
         summary[side] = (mean, half)
         command = " ".join(runs[0]["command"]).replace(f"--seed {runs[0]['seed']}", "--seed S")
@@ -160,9 +162,11 @@ def section(records: list[dict[str, Any]]) -> str:
             ", ".join(str(r["seed"]) for r in runs),
             ", ".join(f"{v:.2f}" for v in finals),
             f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}"),
-            span([r["env_steps"] for r in runs]),
+            span([r["eval_curve"][-1][0] for r in runs]),
             span([r["wall_seconds"] for r in runs]),
-            span([r["cpu_seconds"] for r in runs]),
+            span([r["cpu_seconds"] for r in runs])
+            if all("cpu_seconds" in r for r in runs)
+            else "-",
             ", ".join(sorted({r["cpu"]["model"] for r in runs}))
             + f" ({runs[0]['cpu']['count']} cores)",
             f"`{command}`",
