@@ -7,7 +7,10 @@ in-process (cheap: a user mistake returns 2 before any TF graph work).
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
+import heapq
+import itertools
 import json
 import os
 import signal
@@ -278,32 +281,72 @@ class TrainedRuns:
 
     Every run is `train.main(args)` in one long-lived process (tests/tiny_trainer.py), one run
     at a time, with its stdout and stderr in files as a `python train.py` process has them: one
-    TF import for all the runs. `prefetch(sets)` queues those sets on its thread, so that while
-    a test checks one set's run, the next set already trains on the core the tests leave free."""
+    TF import for all the runs. One thread feeds that process: first what a running test waits
+    for (`urgent`: its module's sets, `start` commands), then the session's other sets in the
+    background, so that while tests run, the next sets already train. Under pytest-xdist each
+    worker has such a process and they share the runs: a set is trained by whichever worker
+    takes its lock first, and in the background a worker skips a set the other one is training
+    (the workers start from opposite ends of the list) instead of waiting for it."""
+
+    URGENT, BACKGROUND = 0, 1
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp = tmp_path_factory
         # Made here, in the main thread: the first call creates (or empties) the session's
-        # base dir, and a pool thread racing a test's `tmp_path` there deletes the other's dirs.
+        # base dir, and a feeding thread racing a test's `tmp_path` there deletes the other's.
         tmp_path_factory.getbasetemp()
-        self._lock = threading.Lock()
+        self._ready = threading.Condition()
+        self._queue: list[tuple[int, int, Callable[[], object], Future]] = []  # a heap
+        self._order = itertools.count()
         self._futures: dict[str, Future] = {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trained_runs")
+        self._closed = False
         self._trainer: subprocess.Popen | None = None
+        self._thread = threading.Thread(target=self._feed, name="trained_runs", daemon=True)
+        self._thread.start()
 
-    def _train(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
-        """The set's run, trained by whichever pytest-xdist worker asks first: the workers of
-        one session share a directory, and a worker that asks while another trains the set
-        waits for that run (a lock per set) instead of training it again."""
+    def _feed(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closed:
+                    self._ready.wait()
+                if not self._queue:
+                    return
+                _, _, work, future = heapq.heappop(self._queue)
+            if future.done() or future.running():  # queued twice (moved up), already run
+                continue
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as error:  # the test that reads it sees it
+                    future.set_exception(error)
+
+    def _submit(self, priority: int, work: Callable[[], object], future: Future | None = None):
+        future = future or Future()
+        with self._ready:
+            heapq.heappush(self._queue, (priority, next(self._order), work, future))
+            self._ready.notify()
+        return future
+
+    def _root(self, hparams_set: str) -> Path:
         base = self._tmp.getbasetemp()
         shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
         root = shared / "trained_runs" / hparams_set
         root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    def _train(self, hparams_set: str, wait: bool = True):
+        """The set's run, trained by whichever pytest-xdist worker takes its lock first (the
+        workers of one session share a directory; one that finds the run done reads it). With
+        `wait=False` a set another worker trains now is left to it: None."""
+        root = self._root(hparams_set)
         output_dir, status_file = root / "out", root / "status"
         copies = "2" if hparams_set in COPIES_SETS else "1"
         args = ["--hparams", hparams_set, "--output_dir", str(output_dir), "--copies", copies]
         with open(root / "lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            try:  # released when the file closes
+                fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                return None
             if not status_file.exists():
                 proc = self._run(args, root)
                 status_file.write_text(str(proc.returncode))
@@ -332,26 +375,42 @@ class TrainedRuns:
         return subprocess.CompletedProcess(args, status, stdout, stderr)
 
     def start(self, args: list[str]) -> Future:
-        """Any train.py command, run in the trainer process (after what is queued there) while
+        """Any train.py command, run in the trainer process next (after the run it is on) while
         the test goes on: a Future of its CompletedProcess."""
         logs = self._tmp.mktemp("trainer_run")
-        return self._pool.submit(self._run, [str(a) for a in args], logs)
+        return self._submit(self.URGENT, lambda: self._run([str(a) for a in args], logs))
 
-    def prefetch(self, hparams_sets: list[str]) -> None:
-        with self._lock:
+    def prefetch(self, hparams_sets: list[str], urgent: bool = True) -> None:
+        """Queues the sets' runs: `urgent` ahead of the background ones (a set already queued
+        in the background moves up); in the background, a set another worker trains is
+        skipped."""
+        with self._ready:
             for name in hparams_sets:
-                if name not in self._futures:
-                    self._futures[name] = self._pool.submit(self._train, name)
+                future = self._futures.get(name)
+                if future is None:
+                    future = self._futures[name] = Future()
+                elif not urgent or future.done() or future.running():
+                    continue
+                priority = self.URGENT if urgent else self.BACKGROUND
+                work = functools.partial(self._train, name, wait=urgent)
+                heapq.heappush(self._queue, (priority, next(self._order), work, future))
+            self._ready.notify()
 
     def __call__(self, hparams_set: str) -> tuple[Path, list[str], subprocess.CompletedProcess]:
-        with self._lock:
-            future = self._futures.get(hparams_set)
-            if future is None:  # not prefetched: queued now, behind the prefetched ones
-                future = self._futures[hparams_set] = self._pool.submit(self._train, hparams_set)
-        return future.result()
+        self.prefetch([hparams_set])
+        run = self._futures[hparams_set].result()
+        if run is None:  # another worker was training it: wait for its run, then read it
+            run = self._submit(self.URGENT, lambda: self._train(hparams_set)).result()
+        return run
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._ready:
+            self._closed = True
+            for _, _, _, future in self._queue:
+                future.cancel()
+            self._queue.clear()
+            self._ready.notify()
+        self._thread.join()
         if self._trainer is not None:
             self._trainer.stdin.close()
             self._trainer.wait(timeout=60)
@@ -386,19 +445,22 @@ def _sets_read_by(items: list[pytest.Item]) -> list[str]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _train_the_shared_runs_in_the_background(request):
-    """In one pytest process, the sets that the selected tests read start training when the
-    session starts, one at a time in `trained_run`'s process. Most tests keep one of the two
-    cores busy, so the runs mostly use the other core and are done when needed. Under
-    pytest-xdist a worker does not know which test files it will get, so there each module
-    queues its own sets as it starts (`_train_this_modules_runs_first`)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        request.getfixturevalue("trained_run").prefetch(_sets_read_by(request.session.items))
+    """The sets that the selected tests read start training in the background when the session
+    starts, one at a time in `trained_run`'s process: most tests leave a core free, so the runs
+    are mostly done when needed. Under pytest-xdist a worker does not know which test files it
+    will get, so every worker queues every set, the second one from the end of the list: the
+    two trainer processes meet in the middle, each set trained once."""
+    sets = _sets_read_by(request.session.items)
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        sets.reverse()
+    if sets:
+        request.getfixturevalue("trained_run").prefetch(sets, urgent=False)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _train_this_modules_runs_first(request):
-    """A module's shared runs are queued when it starts, all at once: its first test waits for
-    the first run, and the next ones train while it checks (no-op for runs already queued)."""
+    """A module's shared runs move to the front of the queue when it starts, all at once: its
+    first test waits for the first run, and the next ones train while it checks."""
     module_items = [item for item in request.session.items if item.module is request.module]
     sets = _sets_read_by(module_items)
     if sets:

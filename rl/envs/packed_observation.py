@@ -168,8 +168,8 @@ def _space_leaves(env_id: str, space: gym.Space, prefix: str = "") -> Iterator[t
     elif isinstance(space, gym.spaces.Tuple):
         for index, sub in enumerate(space.spaces):
             yield from _space_leaves(env_id, sub, f"{prefix}{index}/")
-    else:
-        yield prefix.rstrip("/"), space
+    else:  # a bare Discrete space (FrozenLake, Taxi) is one leaf, named as `_leaves` names it
+        yield prefix.rstrip("/") or "observation", space
 
 
 def _leaves(obs: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

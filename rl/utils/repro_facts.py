@@ -47,7 +47,8 @@ def git_state(path: str) -> dict[str, Any]:
     if diff is not None and diff.returncode == 0:
         state["dirty"] = bool(diff.stdout)
         state["diff_sha256"] = hashlib.sha256(diff.stdout).hexdigest() if diff.stdout else None
-    untracked = _git(["ls-files", "--others", "--exclude-standard"], path)
+    # ":/" is the tree's top: from a subdirectory (rl/utils/), the whole tree is counted.
+    untracked = _git(["ls-files", "--others", "--exclude-standard", "--", ":/"], path)
     if untracked is not None and untracked.returncode == 0:
         state["untracked_files"] = len(untracked.stdout.splitlines())
     return state

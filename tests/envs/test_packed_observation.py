@@ -43,6 +43,21 @@ def test_keys_pack_losslessly_where_the_layout_says():
     assert where["camera"].scale == 1 / 255 and where["position"].scale == 1
 
 
+def test_a_bare_discrete_observation_and_infos_mask_pack_as_a_one_hot_and_a_mask():
+    # gymnasium's Taxi: a Discrete(500) state, its action mask in info (an uncaught KeyError
+    # at the first reset before: the leaf was named "" on one side, "observation" on the other).
+    env = gym.make("Taxi-v4")
+    obs, info = env.reset(seed=0)
+    layout = observation_layout("Taxi-v4", env.observation_space, env.action_space, info)
+    assert [(p.key, p.kind, p.categories) for p in layout.parts] == [
+        ("observation", "one_hot", 500),
+        ("action_mask", "action_mask", 0),
+    ]
+    packed = layout.pack(obs, info)
+    assert packed[0] == obs
+    np.testing.assert_array_equal(packed[1:], info["action_mask"])
+
+
 def test_multi_input_torso_reads_each_key_with_its_encoder(tmp_path):
     # The camera goes through a Nature CNN (its 8x8x3x32 first kernel), the Discrete value is
     # one-hot: two observations that differ only there get different features. Every layer is

@@ -72,6 +72,8 @@ def test_git_dirty_flag_flips_when_a_tracked_file_changes(repo):
     (repo / "notes.txt").write_text("untracked\n")  # untracked: not dirty (git describe --dirty)
     untracked = git_state(str(repo))
     assert untracked["dirty"] is False and untracked["untracked_files"] == 1
+    (repo / "pkg").mkdir()  # asked from a subdirectory, as rl/utils/ asks: the whole tree
+    assert git_state(str(repo / "pkg"))["untracked_files"] == 1
 
     (repo / "a.py").write_text("x = 2\n")
     dirty = git_state(str(repo))

@@ -1,0 +1,229 @@
+"""sb3-contrib's MaskablePPO on LegalMoves-v0, beside our `ppo_legal_moves` (docs/masking.md).
+
+    .venv-peers/bin/python -m benchmarks.peers.maskable_ppo --seed 0
+
+Trains `sb3_contrib.MaskablePPO` for the set's env-step budget, evaluates on its schedule and
+protocol, and appends one record to benchmarks/results/masking_beside_maskable_ppo.jsonl, in the
+shape of benchmarks/results/masking_and_observations.jsonl's records (`python -m
+benchmarks.masking_page` reads both sides).
+
+The env is rl/envs/legal_moves.py itself, imported without rl/__init__ (which imports
+TensorFlow): `rl` and `rl.envs` are stood in by empty packages, as tests/utils/
+test_run_dir_lock.py's PRELUDE does, and the module registers `LegalMoves-v0` with gymnasium.
+The mask is the one the env gives, the `action_mask` key of each Dict observation: `LastMask`
+keeps it (and renames the other key, which SB3 cannot take as it is) and
+`sb3_contrib.common.wrappers.ActionMasker` hands it to MaskablePPO. The policy
+(`MultiInputPolicy`) reads the whole Dict observation, mask included, as ours does.
+
+Matched to `ppo_legal_moves` (rl/hparams/legal_moves.py, on `ppo` and `on_policy`):
+  8 envs x 64 steps per rollout (n_envs, n_steps), batch_size 128, n_epochs 10, ent_coef 0,
+  lr 3e-4 constant, gamma 0.99, gae_lambda 0.95, clip_range 0.2, no value clipping
+  (clip_range_vf None), vf_coef 0.5, max_grad_norm 0.5, Adam epsilon 1e-5, advantages
+  normalized per minibatch, no target_kl, separate 64-64 tanh torsos for policy and value, no
+  observation or reward normalization, 50,000 env steps. All of these are SB3's defaults too,
+  except n_envs, n_steps, batch_size and the budget, which are set here.
+SB3's defaults with no counterpart or a different one: orthogonal initialization (gain sqrt 2,
+  0.01 on the policy head, 1 on the value head; ours: Glorot kernels, orthogonal heads 0.01 and
+  1), the PyTorch Adam (ours: Keras').
+Not SB3's default: one torch thread (`--threads`, as benchmarks/peers/sb3_cell.py): on the
+  2-core machine shared with other work, torch's default of 2 threads took 18 times the wall time
+  for these small networks (2,048 steps: 30 s against 1.6 s).
+Evaluation, as ours: every 10,000 env steps (at the first rollout end at or past each multiple,
+  and at the end), 20 episodes, deterministic (the argmax of the masked policy), masks on, as
+  rl-zoo3 evaluates off Atari (sb3_contrib's `evaluate_policy`, one eval env, seeded from the
+  seed and the step). SB3 collects whole rollouts, so its last evaluation is at 50,176 steps
+  (98 x 512) where ours stops at 50,000.
+
+The record's `cpu_seconds` and `process_wall_seconds` are this whole process's (imports
+included, as the recorder measures ours'); `wall_seconds` is the training loop with its
+evaluations, as ours' progress.csv counts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata as md
+import json
+import os
+import resource
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.evaluation import evaluate_policy
+from sb3_contrib.common.wrappers import ActionMasker
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.monitor import Monitor
+
+from benchmarks import machine_info
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results" / "masking_beside_maskable_ppo.jsonl"
+ENV_ID = "LegalMoves-v0"
+BUDGET = 50_000
+EVAL_EVERY = 10_000
+EVAL_EPISODES = 20
+EVAL_SEED_OFFSET = 10_000  # evaluation env seeds: seed + 10,000 + the step (never a train seed)
+HYPERPARAMETERS = {
+    "n_envs": 8, "n_steps": 64, "batch_size": 128, "n_epochs": 10, "learning_rate": 3e-4,
+    "gamma": 0.99, "gae_lambda": 0.95, "clip_range": 0.2, "clip_range_vf": None,
+    "normalize_advantage": True, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5,
+    "target_kl": None,
+    "policy_kwargs": {"net_arch": {"pi": [64, 64], "vf": [64, 64]}, "activation_fn": "tanh",
+                      "optimizer_kwargs": {"eps": 1e-5}},
+}  # fmt: skip
+PACKAGES = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
+
+
+def register_legal_moves() -> None:
+    """Imports rl/envs/legal_moves.py (it registers LegalMoves-v0) without rl/__init__."""
+    for name in ("rl", "rl.envs"):
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [str(ROOT.joinpath(*name.split(".")))]
+            sys.modules[name] = package
+    importlib.import_module("rl.envs.legal_moves")
+
+
+class LastMask(gym.Wrapper):
+    """Keeps the `action_mask` of the latest observation, for `ActionMasker` to read, and renames
+    the `values` key `action_values`: SB3's CombinedExtractor keeps a torch ModuleDict by key, and
+    `values` is one of ModuleDict's methods ("attribute 'values' already exists")."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        spaces = dict(env.observation_space.spaces)
+        self.observation_space = gym.spaces.Dict(
+            {"action_values": spaces["values"], "action_mask": spaces["action_mask"]}
+        )
+
+    def _seen(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.mask = np.asarray(obs["action_mask"], dtype=bool)
+        return {"action_values": obs["values"], "action_mask": obs["action_mask"]}
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return self._seen(obs), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._seen(obs), reward, terminated, truncated, info
+
+
+def last_mask(env: LastMask) -> np.ndarray:
+    """ActionMasker's mask function: the mask of the observation the agent is acting on."""
+    return env.mask
+
+
+def make_env() -> gym.Env:
+    """LegalMoves-v0 with its 20-step limit, episodes recorded, the mask handed to MaskablePPO."""
+    return ActionMasker(LastMask(Monitor(gym.make(ENV_ID))), last_mask)
+
+
+def evaluate(model: MaskablePPO, eval_env: Any, seed: int) -> list[float]:
+    eval_env.seed(seed + EVAL_SEED_OFFSET + int(model.num_timesteps))
+    returns, _ = evaluate_policy(
+        model,
+        eval_env,
+        n_eval_episodes=EVAL_EPISODES,
+        deterministic=True,
+        return_episode_rewards=True,
+        use_masking=True,
+    )
+    return [float(r) for r in returns]
+
+
+def process_wall_seconds() -> float:
+    """Seconds since this process started (/proc/self/stat's start time against uptime)."""
+    stat = Path("/proc/self/stat").read_text()
+    started = int(stat[stat.rindex(")") + 2 :].split()[19]) / os.sysconf("SC_CLK_TCK")
+    return float(Path("/proc/uptime").read_text().split()[0]) - started
+
+
+def versions() -> dict[str, str]:
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pass
+    return found
+
+
+def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
+    torch.set_num_threads(threads)
+    register_legal_moves()
+    hp = dict(HYPERPARAMETERS)
+    n_envs = hp.pop("n_envs")
+    policy_kwargs = dict(hp.pop("policy_kwargs"), activation_fn=torch.nn.Tanh)
+    start = time.monotonic()
+    env = make_vec_env(make_env, n_envs=n_envs, seed=seed)
+    eval_env = make_vec_env(make_env, n_envs=1)
+    model = MaskablePPO(
+        "MultiInputPolicy", env, seed=seed, device="cpu", policy_kwargs=policy_kwargs, **hp
+    )
+    curve = []
+    while model.num_timesteps < budget:
+        target = min(budget, (model.num_timesteps // EVAL_EVERY + 1) * EVAL_EVERY)
+        model.learn(target - model.num_timesteps, reset_num_timesteps=False)
+        returns = evaluate(model, eval_env, seed)
+        curve.append([int(model.num_timesteps), round(float(np.mean(returns)), 4)])
+        print(json.dumps({"step": curve[-1][0], "eval_mean": curve[-1][1]}), file=sys.stderr)
+    wall = time.monotonic() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = machine_info.cpu()
+    return {
+        "side": "sb3-contrib",
+        "command": [".venv-peers/bin/python", "-m", "benchmarks.peers.maskable_ppo",
+                    "--seed", str(seed)] + (["--budget", str(budget)] if budget != BUDGET else [])
+                   + (["--threads", str(threads)] if threads != 1 else []),
+        "hparams_set": None,
+        "algorithm": "sb3_contrib.MaskablePPO",
+        "seed": seed,
+        "env": ENV_ID,
+        "hyperparameters": HYPERPARAMETERS,
+        "overrides": {},
+        "hparams_changes": {},
+        "git": machine_info.git_state(),
+        "cpu": {"count": os.cpu_count(), **{k: cpu[k] for k in ("machine", "model")}},
+        "packages": versions(),
+        "torch_threads": torch.get_num_threads(),
+        "evaluation_protocol": {
+            "episodes": EVAL_EPISODES,
+            "every_steps": EVAL_EVERY,
+            "deterministic": True,
+            "use_masking": True,
+            "eval_envs": 1,
+        },
+        "eval_curve": curve,
+        "final_return": curve[-1][1],
+        "env_steps": int(model.num_timesteps),
+        "wall_seconds": round(wall, 2),
+        "process_wall_seconds": round(process_wall_seconds(), 2),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=int, default=BUDGET, help="env steps")
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the JSONL file to append")
+    args = parser.parse_args(argv)
+    record = run(args.seed, args.budget, args.threads)
+    with args.results.open("a") as f:
+        f.write(json.dumps(record) + "\n")
+    print(f"appended seed {args.seed} to {args.results}: final {record['final_return']}")
+
+
+if __name__ == "__main__":
+    main()
