@@ -232,7 +232,8 @@ def test_qrdqn_sections_are_the_repositorys_code():
 
 def test_function_slots_excerpt_is_dqns_code():
     excerpt = block_after(DOC, "### Choosing a registered function by name")
-    assert_lines_in_order(excerpt, (ROOT / "rl/agents/dqn.py").read_text(), "rl/agents/dqn.py")
+    source = "".join((ROOT / f"rl/agents/{name}.py").read_text() for name in ("q_learning", "dqn"))
+    assert_lines_in_order(excerpt, source, "rl/agents/q_learning.py + dqn.py")
 
 
 def test_show_hparams_sample_is_what_train_prints(capsys):
@@ -249,6 +250,7 @@ def test_show_hparams_sample_is_what_train_prints(capsys):
 FAMILY_MODULES = [
     "rl/agents/base.py",
     "rl/agents/dqn.py",
+    "rl/agents/q_learning.py",
     "rl/agents/replay_agent.py",
     "rl/agents/on_policy.py",
     "rl/agents/actor_critic_agent.py",
