@@ -234,7 +234,8 @@ def _check_and_run(
         checkpoint=args.checkpoint,
     )
     seeds = [args.seed + i for i in range(args.copies)]
-    training.check(hparams, flags)
+    # training.train and training.test check what the engine cannot do (training.check) first
+    # thing, before they write; test mode's checkpoints are checked above for every copy.
     if args.training:  # every copy through the one loop (the compiled engine: one program)
         jobs = [
             lambda: training.train(

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """One command for a machine with a GPU or TPU: does `rl` run there, and how fast.
 
-Prints one table per part and writes every figure to --json (default accelerator_check.json):
+Prints one table per part and writes every figure to --json (default
+benchmarks/results/accelerator_check.json; with --smoke, runs/accelerator_check_smoke.json, which
+git ignores; both under the checkout, wherever the command runs from):
 
 1. devices: what TensorFlow sees (and its CUDA build), and the device the checks ran on;
 2. engines: a tiny run of each engine -- in-process (dqn_tiny), compiled (ppo_tf_tiny), Ape-X
@@ -26,7 +28,7 @@ finish in about 6 minutes on one H100/H200. `--smoke` runs every part with the t
 small sizes on CPU in seconds, so the script cannot rot between device runs
 (tests/test_accelerator_check.py runs it in the default test tier).
 
-    .venv/bin/python benchmarks/accelerator_check.py --json accelerator_check.json
+    .venv/bin/python benchmarks/accelerator_check.py
     .venv/bin/python benchmarks/accelerator_check.py --smoke
 """
 
@@ -48,6 +50,8 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "benchmarks" / "results" / "accelerator_check.json"
+SMOKE_RECORD = ROOT / "runs" / "accelerator_check_smoke.json"  # a check that the script runs
 sys.path.insert(0, str(ROOT))
 
 import tensorflow as tf  # noqa: E402
@@ -366,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="tiny sets, small sizes (CPU, seconds)"
     )
-    parser.add_argument("--json", default="accelerator_check.json", help="where to write figures")
+    parser.add_argument("--json", type=Path, help="where to write figures (default: see above)")
     parser.add_argument("--repeats", type=int, help="timed calls per figure (median)")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS, help="which parts")
     parser.add_argument(
@@ -401,7 +405,9 @@ def main(argv: list[str] | None = None) -> int:
                 run_part(results, part, parts[part])
     finally:
         logger.setLevel(level)
-    Path(args.json).write_text(json.dumps(results, indent=2))
+    out = args.json or (SMOKE_RECORD if args.smoke else RECORD)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
     print_tables(results)
     failed = bool(results.get("errors")) or not all(r["ok"] for r in results.get("engines", []))
     return 1 if failed else 0

@@ -179,6 +179,7 @@ def train(
     seeds: Sequence[int],
     hparams_set: str,
     build_engine: EngineFactory,
+    *,
     group_runs: Callable[[list[Run]], list[list[Run]]] | None = None,
     callbacks: Sequence[EvaluationCallback] = (),
     extra_state: dict[str, Any] | None = None,

@@ -111,12 +111,12 @@ def train(
         seeds,
         hparams_set,
         build,
-        group_runs,
-        callbacks,
-        extra_state,
-        preemption,
-        run_hparams,
-        overrides,
+        group_runs=group_runs,
+        callbacks=callbacks,
+        extra_state=extra_state,
+        preemption=preemption,
+        run_hparams=run_hparams,
+        overrides=overrides,
     )
 
 

@@ -183,7 +183,9 @@ def test_a_population_resumes_a_member_completed_before_the_kill_with_the_others
             return engines[-1]
 
         run_dirs = [str(tmp_path / f"run_{i}") for i in range(2)]
-        return loop.train(hparams(), run_dirs, [0, 1], "dqn_tiny", build, resume_together)
+        return loop.train(
+            hparams(), run_dirs, [0, 1], "dqn_tiny", build, group_runs=resume_together
+        )
 
     with pytest.raises(Killed):
         train_population(KilledAfterTheFirstLastCheckpoint)

@@ -330,8 +330,9 @@ def run_pbt(
     diverged: tuple[str, ...] = ()
     try:
         loop.train(
-            base, run_dirs, seeds, config.hparams_set, engine, resume_together, run_hparams=members
-        )
+            base, run_dirs, seeds, config.hparams_set, engine,
+            group_runs=resume_together, run_hparams=members,
+        )  # fmt: skip
     except Diverged as error:  # those members stopped at their last good checkpoint
         if len(error.run_dirs) == population:
             raise
