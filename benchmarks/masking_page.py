@@ -27,10 +27,11 @@ import math
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.pages import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "masking.md"
@@ -198,15 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         record = run_ours(seed)
         print(f"seed {seed}: final {record['final_return']}, {record['cpu_seconds']} CPU s")
     text = DOC.read_text(encoding="utf-8")
-    new = render(text, section(load()))
-    if args.check:
-        if new != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: {REGENERATE}", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(new, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)}")
-    return 0
+    return write_or_check(DOC, text, render(text, section(load())), args.check, REGENERATE)
 
 
 if __name__ == "__main__":

@@ -378,14 +378,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
     text = DOC.read_text(encoding="utf-8")
-    new = render(text, sections())
-    if args.check:
+    return write_or_check(DOC, text, render(text, sections()), args.check, REGENERATE)
+
+
+def write_or_check(doc: Path, text: str, new: str, check: bool, regenerate: str) -> int:
+    """Writes `new` over `doc` (whose text is `text`), or with `check` only says whether it is
+    stale: exit status 1 and the command that regenerates it."""
+    if check:
         if new != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: {REGENERATE}", file=sys.stderr)
+            print(f"{doc.relative_to(ROOT)} is stale: {regenerate}", file=sys.stderr)
             return 1
         return 0
-    DOC.write_text(new, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)}")
+    doc.write_text(new, encoding="utf-8")
+    print(f"wrote {doc.relative_to(ROOT)}")
     return 0
 
 

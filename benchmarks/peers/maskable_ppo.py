@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata as md
 import json
 import os
 import resource
@@ -63,6 +62,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
 
 from benchmarks import machine_info
+from benchmarks.peers.sb3_cell import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "masking_beside_maskable_ppo.jsonl"
@@ -147,16 +147,6 @@ def process_wall_seconds() -> float:
     return float(Path("/proc/uptime").read_text().split()[0]) - started
 
 
-def versions() -> dict[str, str]:
-    found = {}
-    for name in PACKAGES:
-        try:
-            found[name] = md.version(name)
-        except md.PackageNotFoundError:
-            pass
-    return found
-
-
 def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
     torch.set_num_threads(threads)
     register_legal_moves()
@@ -193,7 +183,7 @@ def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
         "hparams_changes": {},
         "git": machine_info.git_state(),
         "cpu": {"count": os.cpu_count(), **{k: cpu[k] for k in ("machine", "model")}},
-        "packages": versions(),
+        "packages": versions(PACKAGES),
         "torch_threads": torch.get_num_threads(),
         "evaluation_protocol": {
             "episodes": EVAL_EPISODES,

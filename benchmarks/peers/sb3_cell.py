@@ -173,9 +173,10 @@ def evaluate(model: BaseAlgorithm, eval_env: VecEnv, args: argparse.Namespace, d
     }
 
 
-def versions() -> dict[str, str]:
+def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Python's version and each installed package's (a missing one is left out)."""
     found = {"python": platform.python_version()}
-    for name in PACKAGES:
+    for name in packages:
         try:
             found[name] = md.version(name)
         except md.PackageNotFoundError:
