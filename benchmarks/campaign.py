@@ -140,6 +140,8 @@ def ours_outcome(folder: Path) -> dict[str, Any] | None:
             if row.get("eval_return_mean"):
                 curve.append({"step": int(row["env_steps"]), "mean": float(row["eval_return_mean"]),
                               "std": float(row["eval_return_std"])})  # fmt: skip
+                if row.get("eval_success_rate"):  # goal envs
+                    curve[-1]["success_rate"] = float(row["eval_success_rate"])
     hparams = json.loads((run / "hparams.json").read_text())["hparams"]
     return {
         "env_steps": trainer["env_steps"],
@@ -165,7 +167,10 @@ def sb3_outcome(folder: Path) -> dict[str, Any] | None:
         result = json.loads((folder / "sb3" / "result.json").read_text())
     except FileNotFoundError:
         return None
-    curve = [{k: e[k] for k in ("step", "mean", "std", "returns")} for e in result["evals"]]
+    curve = [
+        {k: e[k] for k in ("step", "mean", "std", "returns", "success_rate") if k in e}
+        for e in result["evals"]
+    ]
     detail = {k: result[k] for k in ("zoo", "env_state", "deterministic_eval", "torch_threads",
                                      "resumed_at")}  # fmt: skip
     return {"env_steps": result["env_steps"], "eval_curve": curve,

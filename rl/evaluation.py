@@ -32,6 +32,8 @@ class EvalResult:
     episode_returns: np.ndarray | None = None
     # With a step budget (`eval.step_budget`): episodes cut unfinished when it ran out.
     truncated_episodes: int | None = None
+    # Goal-conditioned envs (info["is_success"] at an episode's last step): 1.0/0.0 per episode.
+    successes: np.ndarray | None = None
 
     @property
     def return_mean(self) -> float:
@@ -55,6 +57,8 @@ class EvalResult:
             metrics[f"{section}/clipped_return_mean"] = float(np.mean(self.episode_returns))
         if self.truncated_episodes is not None:
             metrics[f"{section}/truncated_episodes"] = float(self.truncated_episodes)
+        if self.successes is not None and len(self.successes):
+            metrics[f"{section}/success_rate"] = float(np.mean(self.successes))
         return metrics
 
 
@@ -109,6 +113,7 @@ def evaluate(
     raw_scores = np.zeros(num_envs, np.float64)
     life_returns = np.zeros(num_envs, np.float64)
     episode_returns: list[float] = []
+    successes: dict[int, float] = {}  # env copy -> its episode's final info["is_success"]
     running = np.ones(num_envs, bool)
     # Stand-ins for agents in tests may lack the attribute: they are feed-forward.
     recurrent = getattr(agent, "recurrent", False)
@@ -130,11 +135,13 @@ def evaluate(
         lengths += running
         ended = terminated | truncated
         episode_start = ended  # a recurrent state restarts at every env episode (lost life)
+        final = info.get("final_info") or {}
         for i in np.flatnonzero(ended & running):
             episode_returns.append(float(life_returns[i]))
             life_returns[i] = 0.0
+            if "is_success" in final and final["_is_success"][i]:
+                successes[int(i)] = float(final["is_success"][i])
         if full_games:
-            final = info.get("final_info") or {}
             game_over = np.asarray(final.get("_game_score", np.zeros(num_envs, bool)), bool)
             if game_over.any():
                 raw_scores = np.where(game_over & running, final["game_score"], raw_scores)
@@ -153,7 +160,8 @@ def evaluate(
             f"{num_envs} episodes unfinished, counted with their score so far"
         )
     if not full_games:
-        return EvalResult(returns, lengths, truncated_episodes=truncated)
+        reported = np.array([successes[i] for i in sorted(successes)]) if successes else None
+        return EvalResult(returns, lengths, truncated_episodes=truncated, successes=reported)
     life_sums = np.asarray(episode_returns)
     return EvalResult(raw_scores, lengths, raw_scores, life_sums, truncated_episodes=truncated)
 

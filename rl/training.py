@@ -11,7 +11,7 @@ from typing import Any
 
 from rl import loop, test_mode
 from rl.engines import compiled, in_process
-from rl.engines.env_checks import check_agent_takes_env
+from rl.engines.env_checks import check_agent_takes_env, check_hindsight_replay
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
@@ -53,6 +53,7 @@ def engine_name(hparams: HParams, flags: Flags) -> str:
 def check(hparams: HParams, flags: Flags) -> None:
     """UserError, before anything is written, for what the chosen engine cannot do (not an unknown
     agent: a `module:Class` env may register the agent it trains)."""
+    check_hindsight_replay(hparams, flags.num_workers)
     if runs_compiled(hparams.env):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
     else:

@@ -74,6 +74,18 @@ class TextKeyEnv(gym.Env):
         return self.observation_space.sample(), {}
 
 
+class GoalsWithoutRewardEnv(gym.Env):
+    """Goal keys in its observation but no `compute_reward` (HER cannot relabel it)."""
+
+    observation_space = gym.spaces.Dict(
+        {key: gym.spaces.Box(0.0, 1.0, (2,)) for key in ("achieved_goal", "desired_goal")}
+    )
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return self.observation_space.sample(), {}
+
+
 # --------------------------------------------------------------------- bad names and overrides
 
 BAD_INPUTS = {
@@ -185,6 +197,37 @@ BAD_INPUTS = {
     "test_episodes_zero": (
         ["--training", "False", "--test_episodes", "0"],
         ["--test_episodes", ">= 1"],
+    ),
+    "her_on_an_env_without_goals": (
+        ["--hparams", "sac_tiny", "--hparam_override", "memory=her"],
+        ["memory=her", "'Pendulum-v1' has no achieved_goal or desired_goal", "memory=uniform"],
+    ),
+    "her_on_an_env_without_compute_reward": (
+        [
+            "--hparams",
+            "her_tiny",
+            "--env",
+            "test_cli_errors:GoalsWithoutRewardEnv",
+            "--hparam_override",
+            "env_kwargs={}",
+        ],
+        ["compute_reward", "does not have", "goal-conditioned env"],
+    ),
+    "her_with_n_step_returns": (
+        ["--hparams", "her_tiny", "--hparam_override", "n_step=3"],
+        ["memory=her", "n_step=3", "set n_step=1"],
+    ),
+    "her_strategy_unknown": (
+        ["--hparams", "her_tiny", "--hparam_override", "her_strategy=later"],
+        ["her_strategy='later'", "future, final, episode"],
+    ),
+    "her_for_an_agent_without_transition_replay": (
+        ["--hparams", "drqn_tiny", "--env", "BitFlipping-v0", "--hparam_override", "memory=her"],
+        ["agent 'drqn' cannot learn from memory=her", "set memory=uniform"],
+    ),
+    "her_with_ray_actors": (
+        ["--hparams", "her_tiny", "--num_workers", "2"],
+        ["memory=her", "--num_workers 1"],
     ),
 }
 

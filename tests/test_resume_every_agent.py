@@ -110,6 +110,9 @@ SLOW = {
         # checkpoints packed into one float32 vector (docs/observations.md), the state of a
         # Box-observation DQN; this is the same check on a Dict env end to end.
         pytest.param("dqn_legal_moves_tiny", marks=pytest.mark.slow),
+        # Hindsight replay (a Dict-observation DQN too): whole episodes, their bookkeeping and
+        # the relabelling generator reach the checkpoint, so the resumed run draws the same goals.
+        "her_tiny",
     ],
 )
 def test_stop_and_continue_equals_straight_run(tmp_path, trained_run, capsys, hparams_set):

@@ -58,6 +58,13 @@ def _random_actions(env: VecEnv, count: int) -> list[np.ndarray]:
     return [np.stack([space.sample() for _ in range(env.num_envs)]) for _ in range(count)]
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """Arrays, or the Dict observations of a goal env (a dict of arrays), equal bit for bit."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return np.array_equal(a, b)
+
+
 def pickles_faithfully(make_env: Callable[[], VecEnv], steps: int = 100) -> tuple[bool, str]:
     """(True, how) if a `dumps`/`loads` copy of an env from `make_env` steps bit for bit like an
     identical env never copied, on seeded random actions through episode ends; else (False, why).
@@ -74,7 +81,7 @@ def pickles_faithfully(make_env: Callable[[], VecEnv], steps: int = 100) -> tupl
         for action in actions[steps:]:
             got, want = copy.step(action), twin.step(action)
             for a, b in zip(got[:3], want[:3], strict=True):
-                if not np.array_equal(a, b):
+                if not _equal(a, b):
                     return False, "a pickled copy steps differently"
         original.close()
         twin.close()

@@ -7,9 +7,8 @@ protocol, and appends one record to benchmarks/results/masking_beside_maskable_p
 shape of benchmarks/results/masking_and_observations.jsonl's records (`python -m
 benchmarks.masking_page` reads both sides).
 
-The env is rl/envs/legal_moves.py itself, imported without rl/__init__ (which imports
-TensorFlow): `rl` and `rl.envs` are stood in by empty packages, as tests/utils/
-test_run_dir_lock.py's PRELUDE does, and the module registers `LegalMoves-v0` with gymnasium.
+The env is rl/envs/legal_moves.py itself, imported without TensorFlow (benchmarks/peers/
+rl_envs.py); the module registers `LegalMoves-v0` with gymnasium.
 The mask is the one the env gives, the `action_mask` key of each Dict observation: `LastMask`
 keeps it (and renames the other key, which SB3 cannot take as it is) and
 `sb3_contrib.common.wrappers.ActionMasker` hands it to MaskablePPO. The policy
@@ -42,13 +41,11 @@ evaluations, as ours' progress.csv counts it.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import resource
 import sys
 import time
-import types
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +59,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
 
 from benchmarks import machine_info
+from benchmarks.peers.rl_envs import register_env
 from benchmarks.peers.sb3_cell import versions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,16 +78,6 @@ HYPERPARAMETERS = {
                       "optimizer_kwargs": {"eps": 1e-5}},
 }  # fmt: skip
 PACKAGES = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
-
-
-def register_legal_moves() -> None:
-    """Imports rl/envs/legal_moves.py (it registers LegalMoves-v0) without rl/__init__."""
-    for name in ("rl", "rl.envs"):
-        if name not in sys.modules:
-            package = types.ModuleType(name)
-            package.__path__ = [str(ROOT.joinpath(*name.split(".")))]
-            sys.modules[name] = package
-    importlib.import_module("rl.envs.legal_moves")
 
 
 class LastMask(gym.Wrapper):
@@ -149,7 +137,7 @@ def process_wall_seconds() -> float:
 
 def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
     torch.set_num_threads(threads)
-    register_legal_moves()
+    register_env(ENV_ID)
     hp = dict(HYPERPARAMETERS)
     n_envs = hp.pop("n_envs")
     policy_kwargs = dict(hp.pop("policy_kwargs"), activation_fn=torch.nn.Tanh)

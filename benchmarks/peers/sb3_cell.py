@@ -41,10 +41,11 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize, sync_envs_normalization
 
 from benchmarks.peers import env_state, zoo
+from benchmarks.peers.rl_envs import register_env
 
 EVAL_SEED_OFFSET = 10_000  # evaluation env seeds: seed + 10,000 + the step (never a train seed)
 PACKAGES = ("torch", "stable-baselines3", "sb3-contrib", "rl-zoo3", "gymnasium", "numpy",
-            "mujoco", "ale-py", "box2d")  # fmt: skip
+            "mujoco", "gymnasium-robotics", "ale-py", "box2d")  # fmt: skip
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -156,14 +157,22 @@ def evaluate(model: BaseAlgorithm, eval_env: VecEnv, args: argparse.Namespace, d
         sync_envs_normalization(model.get_env(), eval_env)
     eval_env.seed(args.seed + EVAL_SEED_OFFSET + int(model.num_timesteps))
     start = time.perf_counter()
+    successes: list[float] = []
+
+    def record_success(step_locals: dict[str, Any], _: dict[str, Any]) -> None:
+        """A goal env's final `is_success`, as SB3's EvalCallback reads it."""
+        if step_locals["done"] and "is_success" in step_locals["info"]:
+            successes.append(float(step_locals["info"]["is_success"]))
+
     returns, lengths = evaluate_policy(
         model,
         eval_env,
         n_eval_episodes=args.eval_episodes,
         deterministic=det,
         return_episode_rewards=True,
+        callback=record_success,
     )
-    return {
+    result = {
         "step": int(model.num_timesteps),
         "mean": float(np.mean(returns)),
         "std": float(np.std(returns)),
@@ -171,6 +180,9 @@ def evaluate(model: BaseAlgorithm, eval_env: VecEnv, args: argparse.Namespace, d
         "lengths": [int(n) for n in lengths],
         "eval_seconds": round(time.perf_counter() - start, 3),
     }
+    if successes:
+        result["success_rate"] = float(np.mean(successes))
+    return result
 
 
 def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
@@ -189,6 +201,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     args.dir.mkdir(parents=True, exist_ok=True)
     folder = args.dir / "checkpoints"
     overrides = json.loads(args.hyperparams)
+    register_env(args.env)
     built = zoo.build(
         args.algo, args.env, args.seed, args.budget, args.dir, args.zoo_key, overrides
     )

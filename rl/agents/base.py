@@ -57,6 +57,8 @@ class Agent(tf.Module):
     masks_actions: bool = False
     # Why the agent cannot take Dict/Tuple observations (None: it can; docs/observations.md).
     structured_obs_refusal: str | None = None
+    # Whether it can learn from a hindsight replay (memory=her; docs/goal_conditioned.md).
+    replays_with_hindsight: bool = False
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())

@@ -35,6 +35,7 @@ class MADDPG(OffPolicyContinuousAgent):
     """N deterministic actors (one per row of the agent axis) and N centralized critics."""
 
     loss_metrics = ("loss", "actor_loss", "q_mean")
+    replays_with_hindsight = False  # its transitions hold every agent's observation, no goals
     # Stateless noise only: the agent keeps no per-env noise state.
     function_slots = {"action_function": FunctionSlot(action_functions, ("action_noise",))}
     supports_strategies = True  # every critic's and actor's loss is a mean over the batch

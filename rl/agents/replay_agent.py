@@ -1,7 +1,8 @@
 """Shared plumbing of agents that learn from a replay memory (DQN family, DDPG/TD3, SAC, MADDPG).
 
 Transitions pass through an `NStepAccumulator` into the registered replay, except uint8 frame
-stacks (Atari): a `FrameReplay` stores each frame once. `update` runs `gradient_steps`
+stacks (Atari), where a `FrameReplay` stores each frame once, and hindsight replay (`memory=her`),
+which keeps whole episodes to relabel their goals. `update` runs `gradient_steps`
 pre-sampled batches in one compiled call, then writes the |TD errors| back as priorities.
 """
 
@@ -14,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.envs.goals import goal_reward_function, goal_slices
 from rl.envs.spec import EnvSpec
 from rl.hparams import as_schedule
 from rl.memory import NStepAccumulator
@@ -21,6 +23,7 @@ from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
 from rl.types import Batch, Metrics
 
+HINDSIGHT_MEMORY = "her"  # rl/memory/hindsight.py
 STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
 
@@ -65,6 +68,7 @@ class ReplayAgent(Agent):
     """Subclasses call `_build_replay` and implement `_train_on_batches` ("td_error": [K, B])."""
 
     loss_metrics: tuple[str, ...] = ("loss", "grad_norm", "q_mean")  # logged as train/<name>
+    replays_with_hindsight = True  # single transitions: HER can give them new goals
 
     def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
         hp, spec = self.hparams, self.spec
@@ -82,7 +86,19 @@ class ReplayAgent(Agent):
         # At the current env step; every priority update passes the schedules' values then.
         alpha, epsilon = self._priority_exponent_and_floor()
         options = {"alpha": alpha, "epsilon": epsilon}
-        if uses_frame_replay(spec, hp.memory):
+        if hp.memory == HINDSIGHT_MEMORY:
+            # Whole episodes per env copy, relabelled at sampling (n_step is 1: env_checks).
+            achieved_goal, desired_goal = goal_slices(spec)
+            self.replay = memory_cls(
+                capacity=hp.buffer_size, obs_shape=spec.obs_shape, obs_dtype=spec.obs_dtype,
+                action_shape=action_shape, action_dtype=action_dtype, num_envs=spec.num_envs,
+                achieved_goal=achieved_goal, desired_goal=desired_goal,
+                compute_reward=goal_reward_function(hp.env, hp.env_kwargs),
+                strategy=hp.her_strategy, n_sampled_goal=hp.her_n_sampled_goal, gamma=hp.gamma,
+                seed=self.seed,
+            )  # fmt: skip
+            self.n_step = None
+        elif uses_frame_replay(spec, hp.memory):
             # Frame stacks (Atari): the replay takes raw steps and does the n-step returns too.
             self.replay = FrameReplay(
                 hp.buffer_size, spec.obs_shape, action_shape, np.dtype(action_dtype),

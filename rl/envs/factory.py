@@ -185,6 +185,11 @@ def make_vector_env(
     return vec_env, spec
 
 
+def make_env(name: str, env_kwargs: dict[str, Any] | None = None) -> gym.Env:
+    """One copy of env `name` as its constructor builds it: no time limit of ours, no packing."""
+    return _single_env_thunk(name, dict(env_kwargs or {}))()
+
+
 def check_env_name(name: str, env_kwargs: dict[str, Any] | None = None) -> None:
     """UserError if `name` resolves to no env, or its constructor refuses an `env_kwargs` key."""
     _single_env_thunk(name, dict(env_kwargs or {}))

@@ -20,6 +20,7 @@ from rl.hparams import (  # noqa: F401
     dqn,
     dqn_compiled,
     dqn_family,
+    goal_conditioned,
     impala,
     legal_moves,
     lunarlander,

@@ -210,10 +210,27 @@ def add_replay_keys(
     hp: HParams, *, buffer_size: int, batch_size: int, learning_starts: int
 ) -> HParams:
     """Replay keys of the transition-replay agents: defaults differ per family, meanings do not."""
-    hp.add("memory", "uniform", "Replay memory: uniform or prioritized (train.py --list).")
+    hp.add(
+        "memory",
+        "uniform",
+        "Replay memory: uniform, prioritized or her (hindsight replay of a goal-conditioned "
+        "env; docs/goal_conditioned.md).",
+    )
     hp.add("buffer_size", buffer_size, "Replay capacity in transitions.")
     hp.add("batch_size", batch_size, "Transitions per gradient step.")
-    return hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
+    hp.add("learning_starts", learning_starts, "Uniformly random env steps before learning.")
+    hp.add(
+        "her_strategy",
+        "future",
+        "memory=her: which achieved goal replaces a transition's goal: future (one reached later "
+        "in its episode), final (the episode's last) or episode (any of the episode's).",
+    )
+    return hp.add(
+        "her_n_sampled_goal",
+        4,
+        "memory=her: relabelled transitions per real one; a batch has a fraction "
+        "1 - 1/(her_n_sampled_goal + 1) of them (0.8 at 4).",
+    )
 
 
 def add_prioritized_replay_keys(hp: HParams) -> HParams:

@@ -1,7 +1,9 @@
 """Replay memories and transition builders; importing this package registers the replays by name
-("uniform", "prioritized"), built with `get_memory(name)(capacity=..., fields=..., seed=...)`.
+("uniform", "prioritized", "her"), built with `get_memory(name)(capacity=..., fields=..., seed=...)`
+(hindsight replay takes the env's goal slices and reward function instead of `fields`).
 """
 
+from rl.memory.hindsight import HindsightReplay
 from rl.memory.n_step import NStepAccumulator
 from rl.memory.prioritized import PrioritizedReplay
 from rl.memory.ring_storage import FieldSpec, RingStorage
@@ -11,6 +13,7 @@ from rl.memory.uniform import Replay, UniformReplay
 
 __all__ = [
     "FieldSpec",
+    "HindsightReplay",
     "NStepAccumulator",
     "PrioritizedReplay",
     "Replay",

@@ -107,6 +107,8 @@ class CSVSink(Sink):
         "train_raw_score_mean",
         # The best eval_return_mean so far (the policy kept in checkpoints/best/).
         "best_eval_return_mean",
+        # Goal-conditioned envs (empty elsewhere): episodes ending with info["is_success"].
+        "eval_success_rate",
     )
 
     def __init__(self, path: str, resume_at_step: int | None = None) -> None:
@@ -143,6 +145,7 @@ class CSVSink(Sink):
             "eval_clipped_return_mean": _fmt(values.get("eval/clipped_return_mean")),
             "train_raw_score_mean": _fmt(values.get("train/raw_score_mean")),
             "best_eval_return_mean": _fmt(values.get("eval/best_return_mean")),
+            "eval_success_rate": _fmt(values.get("eval/success_rate")),
         }
 
 

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import importlib
 import re
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,6 +29,7 @@ SUPPORTED: dict[str, tuple[str, str]] = {
     "tensorflow": ("2.20", "2.22"),  # 2.20: the TPU image (tensorflow-tpu); 2.21: CPU and GPU
     "keras": ("3.10", "4"),  # Keras 3, which TF 2.20 and 2.21 bring
     "ray": ("2.60", "2.61"),  # the one minor tested: Ray's internals move every release
+    "gymnasium_robotics": ("1.4", "1.5"),  # its MuJoCo helpers, patched for MuJoCo 4 below
 }
 # The key under which a TF checkpoint stores its object graph beside the variables. Part of the
 # checkpoint format, which TF keeps readable across versions, so it needs no version check.
@@ -75,6 +77,37 @@ def require(name: str) -> None:
     if name not in _checked:
         check_version(name, importlib.import_module(name).__version__)
         _checked.add(name)
+
+
+# --- gymnasium-robotics -------------------------------------------------------------------------
+
+
+class _JointTypesAsInts(types.ModuleType):
+    """The `mujoco` module with `mjtJoint`'s members as plain ints (everything else forwarded)."""
+
+    def __init__(self, mujoco: types.ModuleType) -> None:
+        super().__init__(mujoco.__name__)
+        self._mujoco = mujoco
+        members = {name: int(value) for name, value in mujoco.mjtJoint.__members__.items()}
+        self.mjtJoint = types.SimpleNamespace(**members)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mujoco, name)
+
+
+def fix_robotics_joint_types() -> None:
+    """Lets gymnasium-robotics 1.4 build its Fetch tasks on MuJoCo 4. Its joint helpers assert
+    `model.jnt_type[j] in (mjtJoint.mjJNT_HINGE, mjtJoint.mjJNT_SLIDE)`; MuJoCo 4's enums no longer
+    equal a numpy integer on their left, so every Fetch task fails at its first reset. The helpers
+    are given a `mujoco` whose joint types are plain ints (same values); idempotent."""
+    require("gymnasium_robotics")
+    import mujoco
+    from gymnasium_robotics.utils import mujoco_utils
+
+    if release(mujoco.__version__) >= (4,) and not isinstance(
+        mujoco_utils.mujoco, _JointTypesAsInts
+    ):
+        mujoco_utils.mujoco = _JointTypesAsInts(mujoco)
 
 
 # --- TensorFlow ---------------------------------------------------------------------------------
