@@ -328,7 +328,45 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
             ]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", campaign_stats.markdown(stats(path), "final")]
+        lines += success_rate_table(done)
     return "\n".join(lines)
+
+
+def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
+    """For goal envs (evaluations that report `success_rate`): per entry and side, the mean success
+    rate over seeds at each evaluation step, and the seeds' final success rates."""
+    reporting = [r for r in done if r["eval_curve"] and "success_rate" in r["eval_curve"][-1]]
+    if not reporting:
+        return []
+    steps = sorted({p["step"] for r in reporting for p in r["eval_curve"]})
+    lines = [
+        "",
+        "Success rate (share of evaluation episodes ending with `info[\"is_success\"]`), mean "
+        "over seeds at each evaluation step (SB3 evaluates where its training chunk ends, at "
+        "the same steps here), then each seed's final one:",
+        "",
+        "| entry | side | " + " | ".join(f"{s:,}" for s in steps) + " | final per seed |",
+        "|" + "---|" * (len(steps) + 3),
+    ]
+    for entry in sorted({r["entry"] for r in reporting}):
+        for side in ("ours", "sb3"):
+            runs = sorted(
+                (r for r in reporting if r["entry"] == entry and r["side"] == side),
+                key=lambda r: r["seed"],
+            )
+            if not runs:
+                continue
+            at = [{p["step"]: p["success_rate"] for p in r["eval_curve"]} for r in runs]
+            means = [
+                f"{statistics.fmean(a[s] for a in at if s in a):.2f}"
+                if any(s in a for a in at)
+                else "-"
+                for s in steps
+            ]
+            finals = ", ".join(f"{r['eval_curve'][-1]['success_rate']:.2f}" for r in runs)
+            lines.append(f"| `{entry}` | {side} | " + " | ".join(means) + f" | {finals} |")
+    return lines
+
 
 
 # ------------------------------------------------------------------------------ GPU proxy

@@ -136,10 +136,12 @@ def evaluate(
         ended = terminated | truncated
         episode_start = ended  # a recurrent state restarts at every env episode (lost life)
         final = info.get("final_info") or {}
+        # A vector env's info: each key's values, and "_key" flags of the copies that set it.
+        reports_success = np.asarray(final.get("_is_success", np.zeros(num_envs, bool)), bool)
         for i in np.flatnonzero(ended & running):
             episode_returns.append(float(life_returns[i]))
             life_returns[i] = 0.0
-            if "is_success" in final and final["_is_success"][i]:
+            if reports_success[i]:
                 successes[int(i)] = float(final["is_success"][i])
         if full_games:
             game_over = np.asarray(final.get("_game_score", np.zeros(num_envs, bool)), bool)

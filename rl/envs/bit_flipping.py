@@ -6,9 +6,10 @@ The state is `n_bits` bits, the goal another `n_bits` bits; action i flips bit i
 sees a reward of 0 once `n_bits` is more than a few; relabelling goals with states actually reached
 (`memory=her`, docs/goal_conditioned.md) is what makes it learnable. Observations are a Dict with
 gymnasium-robotics' goal keys (`observation`, `achieved_goal`, `desired_goal`) and the env has its
-batched `compute_reward`, as a `GoalEnv` does. An episode lasts `n_bits` steps (enough to flip every
-bit once) and never terminates early, like the Fetch tasks; `info["is_success"]` says whether the
-state matches the goal.
+batched `compute_reward`, as a `GoalEnv` does. An episode ends when the state matches the goal
+(every action flips a bit, so the agent could not stay there) or after `n_bits` steps, enough to
+flip every bit once; `info["is_success"]` says whether the state matches the goal. As in SB3's
+BitFlippingEnv, hindsight replay keeps a transition's stored `terminated` when it relabels it.
 
 Registered as `BitFlipping-v0` with gymnasium on `import rl` and in rl's env registry.
 """
@@ -27,7 +28,7 @@ DEFAULT_BITS = 8
 
 
 class BitFlipping(gym.Env):
-    """Flip bits until the state equals the goal; -1 per step away from it, 0 at it."""
+    """Flip bits until the state equals the goal; -1 per step away from it, 0 on reaching it."""
 
     def __init__(self, n_bits: int = DEFAULT_BITS) -> None:
         if int(n_bits) < 1:
@@ -63,7 +64,8 @@ class BitFlipping(gym.Env):
     def step(self, action: int):
         self._state[int(action)] ^= 1
         reward = float(self.compute_reward(self._state, self._goal, None))
-        return self._observation(), reward, False, False, {"is_success": reward == 0.0}
+        success = reward == 0.0
+        return self._observation(), reward, success, False, {"is_success": success}
 
 
 if ENV_ID not in gym.registry:  # importing twice (e.g. under pytest) must not re-register

@@ -83,6 +83,29 @@ def test_a_campaign_table_names_cpu_jobs_and_the_cells_beside(tmp_path):
     assert "No campaign has records yet" in pages.campaign_section([], lambda _: [])
 
 
+def test_a_goal_env_campaign_shows_the_success_rate_over_steps_per_side(tmp_path):
+    def cell(side, seed, rates):
+        curve = [{"step": 2000 * (i + 1), "mean": -10.0, "success_rate": r}
+                 for i, r in enumerate(rates)]  # fmt: skip
+        return {
+            "key": f"{side}{seed}", "entry": "sac_her", "env": "FetchReach-v4", "side": side,
+            "seed": seed, "status": "ok", "cpu_seconds": 1.0, "jobs": 1,
+            "machine": {"model": "Some CPU"}, "load_1min": {"max": 1.0},
+            "concurrent_cells": [], "eval_curve": curve,
+        }  # fmt: skip
+
+    records = [cell("ours", 0, [0.0, 0.5]), cell("ours", 1, [0.2, 1.0]),
+               cell("sb3", 0, [0.4, 0.9])]  # fmt: skip
+    path = tmp_path / "her.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = pages.campaign_section([path], lambda _: [])
+    assert "| entry | side | 2,000 | 4,000 | final per seed |" in text
+    assert "| `sac_her` | ours | 0.10 | 0.75 | 0.50, 1.00 |" in text
+    assert "| `sac_her` | sb3 | 0.40 | 0.90 | 0.90 |" in text
+    path.write_text(json.dumps(cell("ours", 0, [0.0])).replace(', "success_rate": 0.0', ""))
+    assert "Success rate" not in pages.campaign_section([path], lambda _: [])
+
+
 def test_render_replaces_only_between_the_markers():
     text = f"head\n{pages.begin('a')}\nold\n{pages.end('a')}\ntail\n"
     assert pages.render(text, {"a": "new\n"}) == (
