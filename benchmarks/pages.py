@@ -341,7 +341,7 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
     steps = sorted({p["step"] for r in reporting for p in r["eval_curve"]})
     lines = [
         "",
-        "Success rate (share of evaluation episodes ending with `info[\"is_success\"]`), mean "
+        'Success rate (share of evaluation episodes ending with `info["is_success"]`), mean '
         "over seeds at each evaluation step (SB3 evaluates where its training chunk ends, at "
         "the same steps here), then each seed's final one:",
         "",
@@ -366,7 +366,6 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
             finals = ", ".join(f"{r['eval_curve'][-1]['success_rate']:.2f}" for r in runs)
             lines.append(f"| `{entry}` | {side} | " + " | ".join(means) + f" | {finals} |")
     return lines
-
 
 
 # ------------------------------------------------------------------------------ GPU proxy
