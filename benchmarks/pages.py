@@ -338,12 +338,19 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
     reporting = [r for r in done if r["eval_curve"] and "success_rate" in r["eval_curve"][-1]]
     if not reporting:
         return []
-    steps = sorted({p["step"] for r in reporting for p in r["eval_curve"]})
+
+    def scheduled(record: dict[str, Any], step: int) -> int:
+        """The campaign's evaluation step an evaluation stands for: ours evaluates at the end
+        of the update at or past it (2,048 for 2,000 with 64-step updates)."""
+        every = record.get("spec", {}).get("eval_every")
+        return step if not every else every * max(1, round(step / every))
+
+    steps = sorted({scheduled(r, p["step"]) for r in reporting for p in r["eval_curve"]})
     lines = [
         "",
         'Success rate (share of evaluation episodes ending with `info["is_success"]`), mean '
-        "over seeds at each evaluation step (SB3 evaluates where its training chunk ends, at "
-        "the same steps here), then each seed's final one:",
+        "over seeds at each scheduled evaluation (ours evaluates at the end of the update at or "
+        "past it: 2,048 for 2,000), then each seed's final one:",
         "",
         "| entry | side | " + " | ".join(f"{s:,}" for s in steps) + " | final per seed |",
         "|" + "---|" * (len(steps) + 3),
@@ -356,7 +363,9 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
             )
             if not runs:
                 continue
-            at = [{p["step"]: p["success_rate"] for p in r["eval_curve"]} for r in runs]
+            at = [
+                {scheduled(r, p["step"]): p["success_rate"] for p in r["eval_curve"]} for r in runs
+            ]
             means = [
                 f"{statistics.fmean(a[s] for a in at if s in a):.2f}"
                 if any(s in a for a in at)

@@ -18,7 +18,10 @@ from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.models import Critics
+from rl.models.multi_input import refuse_keys_with_encoders
+from rl.models.running_normalizer import ObservationNormalizer
 from rl.models.torch_init import torch_init
+from rl.types import Batch
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -42,6 +45,10 @@ class OffPolicyContinuousAgent(ReplayAgent):
             )
         self.action_low = tf.constant(spec.action_low, tf.float32)
         self.action_high = tf.constant(spec.action_high, tf.float32)
+        self.obs_normalizer = None  # MADDPG has no normalize_obs key
+        if "normalize_obs" in hp and hp.normalize_obs:
+            refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
+            self.obs_normalizer = ObservationNormalizer(spec.obs_shape, name="obs_normalizer")
         self._build_networks()
         self._build_replay(tuple(spec.action_shape), np.float32, n_step=1)
 
@@ -53,13 +60,21 @@ class OffPolicyContinuousAgent(ReplayAgent):
         action = tf.zeros([1, *spec.action_shape], tf.float32)
         for name in ("critics", "critics_target"):
             critics = Critics(
-                hp.model, hp.hidden_sizes, hp.activation, num_critics, spec.obs_layout, name=name
-            )
+                hp.model, hp.hidden_sizes, hp.activation, num_critics, spec.obs_layout,
+                self.obs_normalizer, name=name,
+            )  # fmt: skip
             critics(obs, action)
             setattr(self, name, critics)
         if "torch_init" in hp and hp.torch_init:  # SAC, TD3/DDPG (MADDPG has no such key)
             torch_init(self.actor, self.critics)
         polyak_update(self.critics_target.variables, self.critics.variables, 1.0)
+
+    def _observe(self, transition: Batch) -> None:
+        """The observations acted on update the running statistics (VecNormalize's order:
+        every training observation once, the next ones normalized with them)."""
+        if self.obs_normalizer is not None:
+            self.obs_normalizer.update(transition["obs"])
+        super()._observe(transition)
 
     def _trainable_variables(self) -> list[tf.Variable]:
         return self.critics.trainable_variables

@@ -35,7 +35,9 @@ class SAC(OffPolicyContinuousAgent):
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
-        self.actor = GaussianActor(spec, hp.model, hp.hidden_sizes, hp.activation, name="actor")
+        self.actor = GaussianActor(
+            spec, hp.model, hp.hidden_sizes, hp.activation, self.obs_normalizer, name="actor"
+        )
         self.actor(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))
         self._build_critics(hp.num_critics)
         self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)

@@ -43,7 +43,9 @@ class TD3(OffPolicyContinuousAgent):
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
 
         def actor(name: str) -> DeterministicActor:
-            net = DeterministicActor(spec, hp.model, hp.hidden_sizes, hp.activation, name=name)
+            net = DeterministicActor(
+                spec, hp.model, hp.hidden_sizes, hp.activation, self.obs_normalizer, name=name
+            )
             net(obs)
             return net
 

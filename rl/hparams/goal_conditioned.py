@@ -2,8 +2,9 @@
 docs/goal_conditioned.md).
 
 - `sac_her_fetchreach`: rl-zoo3's SAC + HER entry for FetchReach (its sac.yml): 20k steps, gamma
-  0.95, lr 1e-3, batch 256, 64x64 networks, 1,000 warm-up steps, future goals x 4. One difference:
-  the zoo also normalizes observations and rewards (VecNormalize); these sets do not.
+  0.95, lr 1e-3, batch 256, 64x64 networks, 1,000 warm-up steps, future goals x 4, observations
+  normalized (`normalize: true`). One difference: the zoo's VecNormalize also scales rewards;
+  these sets keep the sparse -1/0 rewards as they are.
 - `td3_her_fetchreach`: the same with TD3 (the zoo has no TD3 entry for FetchReach).
 - `dqn_her_bit_flipping`: DQN + HER on the HER paper's bit-flipping task, 12 bits.
 - `her_tiny` (DQN, BitFlipping) and `sac_her_tiny` (SAC, FetchReach): smoke tests, not learning.
@@ -26,14 +27,14 @@ def fetch_reach_protocol(hp: HParams) -> HParams:
     episodes (success rate: the final step's `is_success`)."""
     hp.update(env=FETCH_REACH, memory="her", her_strategy="future", her_n_sampled_goal=4)
     hp.update(train_steps=20_000, gamma=0.95, lr=1e-3, batch_size=256, learning_starts=1_000)
-    hp.update(buffer_size=1_000_000, hidden_sizes=[64, 64], torch_init=True)
+    hp.update(buffer_size=1_000_000, hidden_sizes=[64, 64], torch_init=True, normalize_obs=True)
     hp.eval.update(every_steps=2_000, episodes=20)
     return hp
 
 
 @register_hparams("sac_her_fetchreach")
 def sac_her_fetchreach() -> HParams:
-    """SAC + HER on FetchReach-v4: rl-zoo3's entry, without its VecNormalize."""
+    """SAC + HER on FetchReach-v4: rl-zoo3's entry (its reward scaling aside)."""
     return fetch_reach_protocol(sac())
 
 

@@ -32,12 +32,20 @@ def off_policy_continuous() -> HParams:
 
 
 def add_torch_init_key(hp: HParams) -> HParams:
-    """`torch_init` for the agents whose networks it re-initializes (SAC, TD3/DDPG)."""
-    return hp.add(
+    """`torch_init` and `normalize_obs` for the agents whose networks they change (SAC,
+    TD3/DDPG)."""
+    hp.add(
         "torch_init",
         False,
         "Initialize actor and critics as PyTorch's defaults (Linear: U(+-1/sqrt(fan_in)) kernels "
         "and biases), as SB3's SAC, TD3 and DDPG; False: Keras' Glorot kernels and zero biases.",
+    )
+    return hp.add(
+        "normalize_obs",
+        False,
+        "Standardize observations by running mean/variance of the training envs' observations, "
+        "clipped to +-10 (SB3's VecNormalize norm_obs), inside the actor and critics; replay "
+        "keeps them raw.",
     )
 
 

@@ -5,6 +5,10 @@
 - `GaussianActor`: obs -> (mean, log_std) of the pre-tanh Gaussian, log_std clipped to
   [-20, 2] as in SAC's reference code (Haarnoja et al. 2018, https://arxiv.org/abs/1801.01290).
 - `Critics`: C independent Q(s, a) networks, each on concat(obs, action); outputs [C, B].
+
+Each may read its observations through an `ObservationNormalizer` (`normalize_obs`): one layer
+that the actor, the critics and their targets share, so the statistics are one set of variables
+and the replay keeps raw observations, as SB3's replay keeps them under VecNormalize.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import tensorflow as tf
 from rl.envs.packed_observation import ObsLayout
 from rl.envs.spec import EnvSpec
 from rl.models.multi_input import make_torso
+from rl.models.running_normalizer import ObservationNormalizer
 
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
@@ -25,13 +30,25 @@ def num_action_dims(spec: EnvSpec) -> int:
     return math.prod(int(dim) for dim in spec.action_shape)
 
 
+def observed(obs: tf.Tensor, normalizer: ObservationNormalizer | None) -> tf.Tensor:
+    """The float32 observations a network reads: normalized where it has a normalizer."""
+    return normalizer(obs) if normalizer is not None else tf.cast(obs, tf.float32)
+
+
 class DeterministicActor(tf.keras.Model):
     """mu(s) in [low, high]: center + half_range * tanh(head(torso(obs)))."""
 
     def __init__(
-        self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
+        self,
+        spec: EnvSpec,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        obs_normalizer: ObservationNormalizer | None = None,
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.obs_normalizer = obs_normalizer
         self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
         self.head = tf.keras.layers.Dense(num_action_dims(spec), name="action")
         self.action_shape = tuple(spec.action_shape)
@@ -41,7 +58,8 @@ class DeterministicActor(tf.keras.Model):
         self.scale = tf.reshape((high - low) / 2.0, [-1])
 
     def call(self, obs: tf.Tensor) -> tf.Tensor:
-        flat = self.center + self.scale * tf.tanh(self.head(self.torso(tf.cast(obs, tf.float32))))
+        features = self.torso(observed(obs, self.obs_normalizer))
+        flat = self.center + self.scale * tf.tanh(self.head(features))
         return tf.reshape(flat, [tf.shape(obs)[0], *self.action_shape])
 
 
@@ -49,15 +67,22 @@ class GaussianActor(tf.keras.Model):
     """obs -> (mean [B, A], log_std [B, A]) of the Gaussian before the tanh squashing."""
 
     def __init__(
-        self, spec: EnvSpec, torso: str, hidden_sizes: Sequence[int], activation: str, **kwargs
+        self,
+        spec: EnvSpec,
+        torso: str,
+        hidden_sizes: Sequence[int],
+        activation: str,
+        obs_normalizer: ObservationNormalizer | None = None,
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.obs_normalizer = obs_normalizer
         self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
         self.mean_head = tf.keras.layers.Dense(num_action_dims(spec), name="mean")
         self.log_std_head = tf.keras.layers.Dense(num_action_dims(spec), name="log_std")
 
     def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        features = self.torso(tf.cast(obs, tf.float32))
+        features = self.torso(observed(obs, self.obs_normalizer))
         log_std = tf.clip_by_value(self.log_std_head(features), LOG_STD_MIN, LOG_STD_MAX)
         return self.mean_head(features), log_std
 
@@ -72,10 +97,12 @@ class Critics(tf.keras.Model):
         activation: str,
         num_critics: int = 2,
         obs_layout: ObsLayout | None = None,
+        obs_normalizer: ObservationNormalizer | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.num_critics = num_critics
+        self.obs_normalizer = obs_normalizer
         torso_name = torso
         # Named attributes: tf.train.Checkpoint would silently miss layers in a Keras list.
         for i in range(num_critics):
@@ -84,10 +111,10 @@ class Critics(tf.keras.Model):
             setattr(self, f"torso_{i}", torso)
             setattr(self, f"head_{i}", tf.keras.layers.Dense(1, name=f"q{i}"))
 
-    @staticmethod
-    def _inputs(obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+    def _inputs(self, obs: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
         """Every critic reads [B, obs features + action features], both flattened, float32."""
         batch = tf.shape(obs)[0]
+        obs = observed(obs, self.obs_normalizer)
         flat = [tf.reshape(tf.cast(x, tf.float32), [batch, -1]) for x in (obs, action)]
         return tf.concat(flat, axis=-1)
 

@@ -85,13 +85,15 @@ def test_a_campaign_table_names_cpu_jobs_and_the_cells_beside(tmp_path):
 
 def test_a_goal_env_campaign_shows_the_success_rate_over_steps_per_side(tmp_path):
     def cell(side, seed, rates):
-        curve = [{"step": 2000 * (i + 1), "mean": -10.0, "success_rate": r}
+        # Ours evaluates at the end of the update at or past each scheduled step.
+        steps = [2048, 4032] if side == "ours" else [2000, 4000]
+        curve = [{"step": steps[i], "mean": -10.0, "success_rate": r}
                  for i, r in enumerate(rates)]  # fmt: skip
         return {
             "key": f"{side}{seed}", "entry": "sac_her", "env": "FetchReach-v4", "side": side,
             "seed": seed, "status": "ok", "cpu_seconds": 1.0, "jobs": 1,
             "machine": {"model": "Some CPU"}, "load_1min": {"max": 1.0},
-            "concurrent_cells": [], "eval_curve": curve,
+            "concurrent_cells": [], "eval_curve": curve, "spec": {"eval_every": 2000},
         }  # fmt: skip
 
     records = [cell("ours", 0, [0.0, 0.5]), cell("ours", 1, [0.2, 1.0]),
