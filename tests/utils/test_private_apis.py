@@ -62,7 +62,9 @@ def test_the_installed_versions_are_supported():
 def test_pyproject_declares_the_supported_versions():
     # pip then never installs a version whose internals rl does not know.
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    lines = project["dependencies"] + project["optional-dependencies"]["ray"]
+    extras = project["optional-dependencies"]
+    lines = project["dependencies"] + extras["ray"] + extras["robotics"]
     declared = {Requirement(line).name: Requirement(line).specifier for line in lines}
     for name, (low, high) in private_apis.SUPPORTED.items():
-        assert declared[name] == SpecifierSet(f">={low},<{high}"), name
+        distribution = name.replace("_", "-")  # gymnasium_robotics: gymnasium-robotics
+        assert declared[distribution] == SpecifierSet(f">={low},<{high}"), name
