@@ -16,7 +16,7 @@ import tensorflow as tf
 from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
-from rl.export.policy_module import GREEDY, ExportedPolicy
+from rl.export.policy_module import GREEDY, ExportedPolicy, observation_specs
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.registry import get_hparams
@@ -136,6 +136,11 @@ def _metadata(manifest: dict[str, Any], hparams: HParams, agent, step: int) -> d
             "shape": list(spec.obs_shape),
             "dtype": np.dtype(spec.obs_dtype).name,
             "frame_stack": spec.frame_stack,
+            # The functions' observation inputs: "observation" alone, or one per Dict/Tuple key.
+            "inputs": [
+                {"name": s.name, "shape": s.shape.as_list(), "dtype": s.dtype.name}
+                for s in observation_specs(spec)
+            ],
         },
         "action": {
             "type": spec.action_type,

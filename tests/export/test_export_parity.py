@@ -28,6 +28,7 @@ from rl.engines.in_process import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export import export_run
+from rl.export.policy_module import input_name
 from rl.registry import get_hparams
 from rl.utils.checkpoint import CheckpointStore
 
@@ -46,8 +47,10 @@ FAMILIES = {
     "sac": ("sac_tiny", {}, 200),
     "ppo_recurrent": ("ppo_recurrent_tiny", {}, 128),
     "atari_cnn": ("ppo_atari_tiny", {"eval.step_budget": 200}, 64),
+    # A Dict observation with an action mask: one input per key, packed in the graph.
+    "dict_obs": ("dqn_legal_moves_tiny", {}, 200),
 }
-FEED_FORWARD_TFLITE = ("dqn", "ppo_discrete", "ppo_continuous", "sac", "atari_cnn")
+FEED_FORWARD_TFLITE = ("dqn", "ppo_discrete", "ppo_continuous", "sac", "atari_cnn", "dict_obs")
 # Families whose policy head another family here exports (discrete argmax: dqn; the rest of
 # C51's head is its learner's): with -m slow only.
 SLOW_FAMILIES = ("c51", "ppo_discrete")
@@ -72,12 +75,40 @@ def family_hparams(name: str):
     return set_name, hp
 
 
-def fixed_observations(spec) -> np.ndarray:
+def fixed_observations(spec) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """(the export's inputs by name, the packed observations the agent in memory reads): the one
+    "observation", or one input per key of a Dict observation (a mask with a legal action)."""
     rng = np.random.default_rng(2026)
-    shape = (NUM_OBS, *spec.obs_shape)
-    if spec.obs_dtype == np.uint8:
-        return rng.integers(0, 256, shape, dtype=np.uint8)
-    return rng.normal(size=shape).astype(spec.obs_dtype)
+    if spec.obs_layout is None:
+        shape = (NUM_OBS, *spec.obs_shape)
+        if spec.obs_dtype == np.uint8:
+            obs = rng.integers(0, 256, shape, dtype=np.uint8)
+        else:
+            obs = rng.normal(size=shape).astype(spec.obs_dtype)
+        return {"observation": obs}, obs
+    inputs, pieces = {}, []
+    for part in spec.obs_layout.parts:
+        name = input_name(part.key)
+        if part.kind == "one_hot":
+            value = rng.integers(part.start, part.start + part.categories, NUM_OBS)
+            inputs[name], packed = value, (value - part.start)[:, None]
+        elif part.kind == "action_mask":
+            mask = rng.random((NUM_OBS, *part.shape)) < 0.5
+            mask[np.arange(NUM_OBS), rng.integers(0, part.shape[-1], NUM_OBS)] = True
+            inputs[name] = packed = mask.astype(np.float32)
+        else:
+            inputs[name] = packed = rng.normal(size=(NUM_OBS, *part.shape)).astype(np.float32)
+        pieces.append(packed.reshape(NUM_OBS, -1).astype(np.float32))
+    return inputs, np.concatenate(pieces, axis=1)
+
+
+def save_inputs(path: Path, inputs: dict[str, np.ndarray], rows: int = NUM_OBS) -> str:
+    """The loader's observations file: .npy for the one "observation", else .npz by name."""
+    if list(inputs) == ["observation"]:
+        np.save(path.with_suffix(".npy"), inputs["observation"][:rows])
+        return str(path.with_suffix(".npy"))
+    np.savez(path.with_suffix(".npz"), **{k: v[:rows] for k, v in inputs.items()})
+    return str(path.with_suffix(".npz"))
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +130,8 @@ def exported(request, tmp_path_factory):
         agent = build_agent(hp, spec, 0)
         store = CheckpointStore(f"{run_dir}/checkpoints", 1)
         store.restore(tf.train.Checkpoint(agent=agent), store.latest())
-        obs = fixed_observations(spec)
-        np.save(root / f"{name}_obs.npy", obs)
+        inputs, obs = fixed_observations(spec)
+        obs_path = save_inputs(root / f"{name}_obs", inputs)
         memory = {"greedy": agent.greedy_actions(obs, np.ones(NUM_OBS, bool))}
         if agent.recurrent:
             memory["greedy_second"] = agent.greedy_actions(obs[::-1].copy())
@@ -110,8 +141,7 @@ def exported(request, tmp_path_factory):
                 tf.constant(obs), zeros, tf.constant(7, tf.int64)
             )[0].numpy()
         results[name] = {"memory": memory, "export": saved, "agent": agent, "spec": spec}
-        results[name]["run_dir"] = run_dir
-        obs_path = str(root / f"{name}_obs.npy")
+        results[name].update(run_dir=run_dir, inputs=inputs)
         cases.append(
             {
                 "name": name,
@@ -124,14 +154,14 @@ def exported(request, tmp_path_factory):
         if name in FEED_FORWARD_TFLITE:
             lite = export_run(run_dir, fmt="tflite")
             results[name]["tflite_export"] = lite
-            np.save(root / f"{name}_obs_{TFLITE_BATCH}.npy", obs[:TFLITE_BATCH])
+            lite_obs = save_inputs(root / f"{name}_obs_{TFLITE_BATCH}", inputs, TFLITE_BATCH)
             cases.append(
                 {
                     "name": name,
                     "path": lite.path,
                     "format": "tflite",
                     "signature": lite.signatures[0],  # what python -m rl.export prints
-                    "observations": str(root / f"{name}_obs_{TFLITE_BATCH}.npy"),
+                    "observations": lite_obs,
                     "output": str(root / f"{name}_tflite.npz"),
                 }
             )
@@ -173,6 +203,9 @@ def test_greedy_actions_are_bit_equal_in_a_tensorflow_only_process(exported, fam
         assert np.abs(loaded["state"]).max() > 0
     else:  # any batch size
         assert loaded["greedy_one"].shape == (1, *spec.action_shape)
+    if spec.action_masked:  # the mask fed as its own input reached the masked argmax
+        mask = result["inputs"]["action_mask"]
+        assert mask[np.arange(NUM_OBS), loaded["greedy"]].all()
 
 
 @pytest.mark.parametrize("family", families(FAMILIES))
@@ -194,14 +227,16 @@ def test_signatures_and_metadata(exported, family):
     assert metadata["hparams"]["train_steps"]["value"] == hp.train_steps
     assert metadata["observation"]["shape"] == list(spec.obs_shape)
     assert metadata["observation"]["dtype"] == np.dtype(spec.obs_dtype).name
+    inputs = [i["name"] for i in metadata["observation"]["inputs"]]
+    assert inputs == list(result["inputs"])  # "observation", or the Dict's keys in order
     assert metadata["action"]["type"] == spec.action_type
     assert len(metadata["git_revision"] or "0" * 40) == 40
     assert sorted(metadata["signatures"]) == sorted(expected)
 
 
 @pytest.mark.parametrize(
-    "family", families(f for f in FAMILIES if f not in ("dqn", "c51"))
-)  # the stochastic policies
+    "family", families(f for f in FAMILIES if f not in ("dqn", "c51", "dict_obs"))
+)  # the stochastic policies (dict_obs is a DQN)
 def test_sample_action_depends_on_the_seed_alone(exported, family):
     samples = exported[family]["loaded"]["samples"]  # seeds 7, 7, 8
     np.testing.assert_array_equal(samples[0], samples[1])
@@ -219,7 +254,9 @@ def test_litert_runs_the_tflite_file_by_its_signature_name_at_any_batch(exported
     assert lite["signatures"].tolist() == ["greedy_action"]
     with open(Path(result["tflite_export"].path).with_name("metadata.json")) as f:
         assert json.load(f)["signatures"] == ["greedy_action"]
-    assert lite["input_shape"].tolist() == [-1, *spec.obs_shape]
+    assert lite["input_names"].tolist() == sorted(result["inputs"])
+    if spec.obs_layout is None:
+        assert lite["input_shape"].tolist() == [-1, *spec.obs_shape]
     assert lite["greedy"].shape == (TFLITE_BATCH, *spec.action_shape)
     assert lite["greedy_one"].shape == (1, *spec.action_shape)
     for actions in (lite["greedy"], lite["greedy_one"]):
