@@ -225,6 +225,10 @@ BAD_INPUTS = {
         ["--hparams", "drqn_tiny", "--env", "BitFlipping-v0", "--hparam_override", "memory=her"],
         ["agent 'drqn' cannot learn from memory=her", "set memory=uniform"],
     ),
+    "fetch_video": (
+        ["--hparams", "sac_her_tiny", "--record_video", "True"],
+        ["FetchReach-v4 cannot be rendered or recorded", "without --record_video"],
+    ),
     "her_with_ray_actors": (
         ["--hparams", "her_tiny", "--num_workers", "2"],
         ["memory=her", "--num_workers 1"],

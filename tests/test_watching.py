@@ -36,6 +36,20 @@ def test_training_films_every_evaluation(recorded_run):
     assert frames.shape[0] >= 2
 
 
+def test_a_dict_observation_env_is_filmed_as_the_env_renders_it(tmp_path, trained_run):
+    # MiniGrid's observation is a Dict (packed for the agent); the film is the env's own frames.
+    pytest.importorskip("minigrid")
+    out = tmp_path / "out"
+    args = ["--hparams", "ppo_minigrid_tiny", "--output_dir", str(out), "--record_video"]
+    proc = trained_run.start(args).result(300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    videos = sorted((out / "run_0" / "videos").iterdir())
+    assert [v.name for v in videos][:1] == ["eval_step000000128_ep00.mp4"]
+    frames = decode(videos[-1])
+    assert frames.ndim == 4 and frames.shape[-1] == 3 and frames.shape[0] >= 2
+    assert frames.std() > 0  # a picture, not a blank
+
+
 def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run, trained_run):
     proc = trained_run.start(
         [

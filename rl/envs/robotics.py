@@ -43,8 +43,21 @@ def register_robotics_ids() -> None:
     fix_robotics_joint_types()
 
 
+def check_renderable(env_name: str) -> None:
+    """UserError for a Fetch task asked to render: MuJoCo draws through Mesa, which crashes
+    beside TensorFlow's LLVM, and the child process that draws the locomotion envs' frames
+    (rl/envs/mujoco_frames.py) cannot rebuild these tasks yet."""
+    if env_name in TASKS:
+        raise UserError(
+            f"{env_name} cannot be rendered or recorded by rl yet; train it without "
+            "--record_video and --render"
+        )
+
+
 def make_fetch(gym_id: str, **kwargs) -> gym.Env:
     """`gym.make(gym_id)` once gymnasium-robotics has registered it (50-step episodes)."""
+    if kwargs.get("render_mode") is not None:
+        check_renderable(gym_id)
     register_robotics_ids()
     return gym.make(gym_id, **kwargs)
 
