@@ -225,6 +225,10 @@ BAD_INPUTS = {
         ["--hparams", "drqn_tiny", "--env", "BitFlipping-v0", "--hparam_override", "memory=her"],
         ["agent 'drqn' cannot learn from memory=her", "set memory=uniform"],
     ),
+    "her_replay_smaller_than_an_episode": (
+        ["--hparams", "sac_her_tiny", "--hparam_override", "buffer_size=40"],
+        ["memory=her keeps whole episodes", "50 steps", "buffer_size=40", "above 50"],
+    ),
     "fetch_video": (
         ["--hparams", "sac_her_tiny", "--record_video", "True"],
         ["FetchReach-v4 cannot be rendered or recorded", "without --record_video"],

@@ -62,3 +62,10 @@ def check_hindsight_replay(hparams: HParams, num_workers: int) -> None:
         )
     spec = single_env_spec(hparams.env, hparams.env_kwargs)
     check_goal_env(hparams.env, hparams.env_kwargs, spec)
+    longest = hparams.max_episode_steps or spec.max_episode_steps
+    if longest and hparams.buffer_size // hparams.num_envs <= longest:
+        raise UserError(
+            f"memory=her keeps whole episodes, up to {longest} steps per env copy here, but "
+            f"buffer_size={hparams.buffer_size} holds {hparams.buffer_size // hparams.num_envs} "
+            f"per copy; raise buffer_size above {longest * hparams.num_envs}"
+        )
