@@ -1,7 +1,8 @@
 """Learning tests (`-m slow`) of hindsight replay (docs/goal_conditioned.md): seed 0 of each set,
-its whole budget, must reach a success rate of 0.9 (the share of 20 or 50 greedy evaluation
-episodes that end at the goal, `info["is_success"]`) at some evaluation. Without relabelling,
-these sparse-reward tasks stay near 0: the first evaluations, before learning, show it.
+its whole budget; the last evaluation's success rate (the share of its 20 or 50 greedy episodes
+that end at the goal, `info["is_success"]`) must be at least 0.9. The same sets with
+`memory=uniform` stay near 0 on these sparse rewards (seed 0 of dqn_her_bit_flipping: 0.00 at
+10,000 steps), so a relabelling that does nothing fails here.
 """
 
 import csv
@@ -16,11 +17,10 @@ SUCCESS = 0.9
 @pytest.mark.parametrize(
     "hparams_set", ["sac_her_fetchreach", "td3_her_fetchreach", "dqn_her_bit_flipping"]
 )
-def test_seed0_reaches_a_success_rate_of_0_9(tmp_path, hparams_set):
+def test_seed0_ends_with_a_success_rate_of_at_least_0_9(tmp_path, hparams_set):
     if "fetch" in hparams_set:
         pytest.importorskip("gymnasium_robotics")
     train_and_read_state(tmp_path, hparams_set, 0)
     with (tmp_path / "run_0" / "progress.csv").open() as f:
         rates = [float(row["eval_success_rate"]) for row in csv.DictReader(f)]
-    assert rates[0] < 0.5, rates  # before learning: the goal is rarely reached
-    assert max(rates) >= SUCCESS, rates
+    assert rates[-1] >= SUCCESS, rates
