@@ -175,9 +175,10 @@ def _run(args, preemption) -> int:
 
     agent = hparams.agent if "agent" in hparams.keys() else None
     strategy = training_strategy(args.strategy, agent, compiled, args.training)
+    from rl.cli import worker_flags
     from rl.workers.checks import check_num_workers
 
-    check_num_workers(args, hparams, compiled, strategy)
+    check_num_workers(worker_flags(args), hparams, compiled, strategy)
     check_writable(args.output_dir)
 
     run_dirs = [run_dir_path(args.output_dir, i) for i in range(args.copies)]

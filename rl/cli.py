@@ -11,6 +11,7 @@ from rl.errors import UserError
 from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import DEFAULT_GRACE_SECONDS
 from rl.utils.command_line import UserErrorParser, add_bool_flag
+from rl.workers.flags import WorkerFlags
 from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
 
 
@@ -263,6 +264,19 @@ def winner_override(path: str, hparams_set: str) -> str:
 
 # The flags that set one hparam each, applied after --hparam_override (see hparams_from_args).
 _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "eval_episodes"}
+
+
+def worker_flags(args: argparse.Namespace) -> WorkerFlags:
+    """The worker and Ray-actor flags of a parsed train.py command line."""
+    return WorkerFlags(
+        num_workers=args.num_workers,
+        training=args.training,
+        record_video=args.record_video,
+        ray_address=args.ray_address,
+        actor_resources=args.actor_resources,
+        max_actor_restarts=args.max_actor_restarts,
+        actor_wait_timeout=args.actor_wait_timeout,
+    )
 
 
 def overrides_as_given(args: argparse.Namespace) -> dict[str, Any]:

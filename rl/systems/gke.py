@@ -58,6 +58,7 @@ def check_gpus(gpus_per_worker: int, gpu_type: str | None) -> None:
 
 def check_actor_agent(args: argparse.Namespace, hparams: Any, compiled: bool) -> None:
     """Only training replay agents (Ape-X) and IMPALA have Ray actors."""
+    from rl.cli import worker_flags
     from rl.workers.checks import check_num_workers, uses_apex, uses_asynchronous_actors
 
     if not args.training or not (uses_apex(hparams) or uses_asynchronous_actors(hparams)):
@@ -66,7 +67,7 @@ def check_actor_agent(args: argparse.Namespace, hparams: Any, compiled: bool) ->
             f"--sys gke --num_workers {args.num_workers} renders Ray actors, which only replay "
             f"agents and IMPALA train with, not {what}; use --num_workers 1"
         )
-    check_num_workers(args, hparams, compiled, "default")
+    check_num_workers(worker_flags(args), hparams, compiled, "default")
 
 
 def actor_shape(args: argparse.Namespace, gpus: int, device: str) -> JobShape:

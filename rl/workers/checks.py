@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from argparse import Namespace
 
 from rl import registry
 from rl.agents.replay_agent import ReplayAgent
@@ -14,6 +13,7 @@ from rl.envs.atari import is_atari_id
 from rl.errors import UserError
 from rl.hparams import HParams
 from rl.workers.exploration import check_exploration
+from rl.workers.flags import WorkerFlags
 
 
 def uses_apex(hparams: HParams) -> bool:
@@ -26,7 +26,7 @@ def uses_asynchronous_actors(hparams: HParams) -> bool:
     return bool(getattr(registry.get_agent(hparams.agent), "asynchronous_actors", False))
 
 
-def check_num_workers(args: Namespace, hparams: HParams, compiled: bool, strategy: str) -> None:
+def check_num_workers(args: WorkerFlags, hparams: HParams, compiled: bool, strategy: str) -> None:
     """Raises UserError for a --num_workers the run cannot use, naming the fix."""
     n = args.num_workers
     if n < 1:
