@@ -217,8 +217,8 @@ def _check_and_run(
     else:
         from rl.utils.checkpoint_choice import select_checkpoint
 
-        for run_dir in run_dirs:  # --checkpoint latest | best | STEP must exist in every copy
-            select_checkpoint(run_dir, args.checkpoint)
+        # --checkpoint latest | best | STEP must exist in every copy; each copy plays this one.
+        checkpoints = [select_checkpoint(run_dir, args.checkpoint) for run_dir in run_dirs]
 
     from rl import training
     from rl.cli import overrides_as_given
@@ -252,8 +252,14 @@ def _check_and_run(
     else:
         jobs = [
             lambda i=i: training.test(
-                hparams, run_dirs[i], seeds[i], args.test_episodes, flags, args.hparam_override
-            )
+                hparams,
+                run_dirs[i],
+                seeds[i],
+                args.test_episodes,
+                checkpoints[i],
+                flags,
+                args.hparam_override,
+            )  # fmt: skip
             for i in range(args.copies)
         ]
     registry.get_system(args.sys)(jobs)

@@ -18,7 +18,8 @@ from rl.evaluation import EvalResult
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.preemption import PreemptionNotice
-from rl.utils.checkpoint_choice import best_evaluation, select_checkpoint
+from rl.utils.checkpoint import CheckpointStore
+from rl.utils.checkpoint_choice import best_evaluation
 from rl.utils.run_dir import run_label, saved_hparams
 from rl.workers.checks import uses_apex, uses_asynchronous_actors
 from rl.workers.waiting import DEFAULT_ACTOR_WAIT_SECONDS
@@ -141,10 +142,12 @@ def test(
     run_dir: str,
     seed: int,
     episodes: int,
+    checkpoint: tuple[CheckpointStore, dict[str, Any]],
     flags: Flags | None = None,
     eval_override: str = "",
 ) -> EvalResult:
-    """Test mode: `flags.checkpoint` of `run_dir` with its saved hparams and `eval_override`."""
+    """Test mode: `checkpoint` (the store and pointer that `select_checkpoint` chose for
+    `flags.checkpoint`) of `run_dir`, with its saved hparams and `eval_override`."""
     flags = flags or Flags()
     hparams = saved_hparams(run_dir, defaults=hparams) or hparams
     if eval_override:
@@ -152,7 +155,6 @@ def test(
         hparams.override(eval_override)
         hparams.freeze()
     check(hparams, flags)
-    checkpoint = select_checkpoint(run_dir, flags.checkpoint)
     if flags.checkpoint == "best":
         best = best_evaluation(checkpoint[0])
         print(
