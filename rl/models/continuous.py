@@ -35,8 +35,9 @@ def observed(obs: tf.Tensor, normalizer: ObservationNormalizer | None) -> tf.Ten
     return normalizer(obs) if normalizer is not None else tf.cast(obs, tf.float32)
 
 
-class DeterministicActor(tf.keras.Model):
-    """mu(s) in [low, high]: center + half_range * tanh(head(torso(obs)))."""
+class ActorTorso(tf.keras.Model):
+    """What both actors share: a registered torso over the observations, normalized first where
+    the agent normalizes them (`normalize_obs`); each actor adds its heads in `_build_heads`."""
 
     def __init__(
         self,
@@ -50,6 +51,19 @@ class DeterministicActor(tf.keras.Model):
         super().__init__(**kwargs)
         self.obs_normalizer = obs_normalizer
         self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
+        self._build_heads(spec)
+
+    def _build_heads(self, spec: EnvSpec) -> None:
+        raise NotImplementedError
+
+    def features(self, obs: tf.Tensor) -> tf.Tensor:
+        return self.torso(observed(obs, self.obs_normalizer))
+
+
+class DeterministicActor(ActorTorso):
+    """mu(s) in [low, high]: center + half_range * tanh(head(torso(obs)))."""
+
+    def _build_heads(self, spec: EnvSpec) -> None:
         self.head = tf.keras.layers.Dense(num_action_dims(spec), name="action")
         self.action_shape = tuple(spec.action_shape)
         low = tf.constant(spec.action_low, tf.float32)
@@ -58,31 +72,19 @@ class DeterministicActor(tf.keras.Model):
         self.scale = tf.reshape((high - low) / 2.0, [-1])
 
     def call(self, obs: tf.Tensor) -> tf.Tensor:
-        features = self.torso(observed(obs, self.obs_normalizer))
-        flat = self.center + self.scale * tf.tanh(self.head(features))
+        flat = self.center + self.scale * tf.tanh(self.head(self.features(obs)))
         return tf.reshape(flat, [tf.shape(obs)[0], *self.action_shape])
 
 
-class GaussianActor(tf.keras.Model):
+class GaussianActor(ActorTorso):
     """obs -> (mean [B, A], log_std [B, A]) of the Gaussian before the tanh squashing."""
 
-    def __init__(
-        self,
-        spec: EnvSpec,
-        torso: str,
-        hidden_sizes: Sequence[int],
-        activation: str,
-        obs_normalizer: ObservationNormalizer | None = None,
-        **kwargs,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.obs_normalizer = obs_normalizer
-        self.torso = make_torso(torso, hidden_sizes, activation, spec.obs_layout)
+    def _build_heads(self, spec: EnvSpec) -> None:
         self.mean_head = tf.keras.layers.Dense(num_action_dims(spec), name="mean")
         self.log_std_head = tf.keras.layers.Dense(num_action_dims(spec), name="log_std")
 
     def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        features = self.torso(observed(obs, self.obs_normalizer))
+        features = self.features(obs)
         log_std = tf.clip_by_value(self.log_std_head(features), LOG_STD_MIN, LOG_STD_MAX)
         return self.mean_head(features), log_std
 
