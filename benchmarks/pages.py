@@ -347,7 +347,6 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
 
     steps = sorted({scheduled(r, p["step"]) for r in reporting for p in r["eval_curve"]})
     lines = [
-        "",
         'Success rate (share of evaluation episodes ending with `info["is_success"]`), mean '
         "over seeds at each scheduled evaluation (ours evaluates at the end of the update at or "
         "past it: 2,048 for 2,000), then each seed's final one:",
@@ -374,7 +373,7 @@ def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
             ]
             finals = ", ".join(f"{r['eval_curve'][-1]['success_rate']:.2f}" for r in runs)
             lines.append(f"| `{entry}` | {side} | " + " | ".join(means) + f" | {finals} |")
-    return lines
+    return [*lines, ""]
 
 
 # ------------------------------------------------------------------------------ GPU proxy
