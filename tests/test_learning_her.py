@@ -1,8 +1,8 @@
 """Learning tests (`-m slow`) of hindsight replay (docs/goal_conditioned.md): seed 0 of each set,
 its whole budget; the last evaluation's success rate (the share of its 20 or 50 greedy episodes
-that end at the goal, `info["is_success"]`) must be at least 0.9. The same sets with
-`memory=uniform` stay near 0 on these sparse rewards (seed 0 of dqn_her_bit_flipping: 0.00 at
-10,000 steps), so a relabelling that does nothing fails here.
+that end at the goal, `info["is_success"]`) must be at least 0.9. The rewards are sparse (-1
+until the goal) and random exploration rarely reaches the goal, so these sets depend on the
+relabelled goals to learn within their budgets.
 """
 
 import csv

@@ -18,12 +18,11 @@ from rl.agents.base import Agent
 from rl.envs.goals import goal_reward_function, goal_slices
 from rl.envs.spec import EnvSpec
 from rl.hparams import as_schedule
-from rl.memory import NStepAccumulator
+from rl.memory import NStepAccumulator, hindsight
 from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
 from rl.types import Batch, Metrics
 
-HINDSIGHT_MEMORY = "her"  # rl/memory/hindsight.py
 STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
 
@@ -86,7 +85,7 @@ class ReplayAgent(Agent):
         # At the current env step; every priority update passes the schedules' values then.
         alpha, epsilon = self._priority_exponent_and_floor()
         options = {"alpha": alpha, "epsilon": epsilon}
-        if hp.memory == HINDSIGHT_MEMORY:
+        if hp.memory == hindsight.NAME:
             # Whole episodes per env copy, relabelled at sampling (n_step is 1: env_checks).
             achieved_goal, desired_goal = goal_slices(spec)
             self.replay = memory_cls(

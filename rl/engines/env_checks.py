@@ -12,7 +12,7 @@ from rl.envs.goals import check_goal_env
 from rl.errors import UserError
 from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
-from rl.memory.hindsight import STRATEGIES
+from rl.memory import hindsight
 
 
 def check_agent_takes_env(hparams: HParams) -> None:
@@ -29,7 +29,7 @@ def check_agent_takes_env(hparams: HParams) -> None:
 def check_hindsight_replay(hparams: HParams, num_workers: int) -> None:
     """UserError, naming the fix, for a `memory=her` run that cannot relabel goals: an agent
     without transition replay, n-step returns, Ray actors, an env without goals."""
-    if "memory" not in hparams or hparams.memory != "her":
+    if "memory" not in hparams or hparams.memory != hindsight.NAME:
         return
     if runs_compiled(hparams.env):
         raise UserError(
@@ -43,10 +43,10 @@ def check_hindsight_replay(hparams: HParams, num_workers: int) -> None:
             "that replay single transitions (dqn, c51, qrdqn, sac, td3, ddpg): pick one of them "
             "or set memory=uniform"
         )
-    if hparams.her_strategy not in STRATEGIES:
+    if hparams.her_strategy not in hindsight.STRATEGIES:
         raise UserError(
             f"her_strategy={hparams.her_strategy!r} is not a HER strategy; use one of "
-            f"{', '.join(STRATEGIES)}"
+            f"{', '.join(hindsight.STRATEGIES)}"
         )
     if hparams.her_n_sampled_goal < 0:
         raise UserError(f"her_n_sampled_goal must be >= 0, got {hparams.her_n_sampled_goal}")

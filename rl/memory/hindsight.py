@@ -34,6 +34,7 @@ from rl.memory.array_state import load_arrays
 from rl.registry import register_memory
 from rl.types import Batch
 
+NAME = "her"  # memory=her
 STRATEGIES = ("future", "final", "episode")
 # (achieved goals [N, G], desired goals [N, G]) -> rewards [N]: the env's `compute_reward`.
 RewardFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -42,7 +43,7 @@ ROW_FIELDS = (
 )  # fmt: skip
 
 
-@register_memory("her")
+@register_memory(NAME)
 class HindsightReplay:
     """Episodes per env copy; batches relabelled with achieved goals (`STRATEGIES`)."""
 
