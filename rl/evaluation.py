@@ -178,7 +178,7 @@ class SampledActions:
     """`agent.greedy_actions`, sampled (`Agent.sampled_policy_step`) with randomness from `rng`."""
 
     def __init__(self, agent: Agent, num_envs: int, rng: np.random.Generator) -> None:
-        self._step = tf.function(agent.sampled_policy_step)
+        self._step = tf.function(agent.sampled_policy_step, autograph=False)
         self._state = np.zeros([num_envs, agent.policy_state_size], np.float32)
         self._rng = rng
 

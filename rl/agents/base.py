@@ -111,10 +111,13 @@ class Agent(tf.Module):
             lambda obs: self._act(obs, explore=False),
             input_signature=[obs_spec],
             jit_compile=self.compiler.acting,
+            autograph=False,
         )
         # The collect loop steps Python envs, so XLA acting is a nested compiled function.
         self._compiled_act_with_info = (
-            tf.function(self._act_with_info, jit_compile=True) if self.compiler.acting else None
+            tf.function(self._act_with_info, jit_compile=True, autograph=False)
+            if self.compiler.acting
+            else None
         )
 
     # ----------------------------------------------------------------------- public API
@@ -371,9 +374,12 @@ class Agent(tf.Module):
 
     def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
         """The learner's `tf.function`, XLA per `self.compiler` on one device only (TF refuses an
-        XLA program reading other replicas' variables: `_replica_xla` compiles each replica)."""
+        XLA program reading other replicas' variables: `_replica_xla` compiles each replica).
+        Traced as written, without autograph: the agents write their loops and branches as
+        `tf.while_loop` and `tf.cond`, and autograph's conversion of a learner costs ~5 CPU
+        seconds of every process that builds it (half of a tiny DQN run)."""
         jit = self.compiler.learner and not self._distributed
-        return tf.function(fn, input_signature=input_signature, jit_compile=jit)
+        return tf.function(fn, input_signature=input_signature, jit_compile=jit, autograph=False)
 
     def _trainable_variables(self) -> list[tf.Variable]:
         raise NotImplementedError

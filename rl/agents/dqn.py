@@ -106,8 +106,7 @@ class DQN(QLearning, ReplayAgent):
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         hp = self.hparams
-        if self.gradient_steps % hp.target_update_period == 0:
-            self._sync_target(self._hparam_at("tau", self.gradient_steps))
+        self._sync_target_when_due()
         if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
             self.q_network.resample_noise(self.generator)
             self.target_network.resample_noise(self.generator)

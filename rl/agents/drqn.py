@@ -120,9 +120,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
             for key, (shape, dtype) in self.replay.builder.fields().items()
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
-        self._train_fn = self._learner_function(
-            tf.autograph.experimental.do_not_convert(self._train_on_batches), [batch_spec]
-        )
+        self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -169,14 +167,8 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         return {f"train/{key}": float(out[key]) for key in ("loss", "grad_norm", "q_mean")}
 
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hp = self.hparams
-
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            tf.cond(
-                tf.equal(self.gradient_steps % hp.target_update_period, 0),
-                lambda: self._sync_target_op(self._hparam_at("tau", self.gradient_steps)),
-                lambda: tf.constant(False),
-            )
+            self._sync_target_when_due()
             eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
             loss, grad_norm, aux = self._gradient_step(
                 self._loss, self.q_network.trainable_variables, sample
@@ -190,11 +182,6 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
             }
 
         return mean_over_batches(batch, train_step, ("loss", "grad_norm", "q_mean"), "priority")
-
-    def _sync_target_op(self, tau: float) -> tf.Tensor:
-        """`_sync_target` as a tf.cond branch (branches must return a tensor)."""
-        self._sync_target(tau)
-        return tf.constant(True)
 
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
         return tf.reduce_sum(batch["mask"])

@@ -64,10 +64,7 @@ class Impala(ActorCriticAgent):
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
         self._batch_spec = self._build_rollout(self.unroll_length, with_value=False)
-        # Traced without autograph: `update_epochs` writes its loops as tf.while_loop.
-        self._train_fn = self._learner_function(
-            tf.autograph.experimental.do_not_convert(self._train), [self._batch_spec]
-        )
+        self._train_fn = self._learner_function(self._train, [self._batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)

@@ -72,10 +72,7 @@ class OffPAC(ActorCriticAgent):
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        # Traced without autograph: `update_epochs` writes its loop as tf.while_loop.
-        self._train_fn = self._learner_function(
-            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
-        )
+        self._train_fn = self._learner_function(self._train, [batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)

@@ -142,10 +142,7 @@ class OnPolicyAgent(ActorCriticAgent):
         # Each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
         batch_spec = self._build_rollout(num_steps, with_value=True)
-        # Traced without autograph (see `repeat`): `_train` writes its loops as tf.while_loop.
-        self._train_fn = self._learner_function(
-            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
-        )
+        self._train_fn = self._learner_function(self._train, [batch_spec])
 
     def _build_estimator(self) -> None:
         self.estimator = get_advantage_estimator(self.hparams.advantage_estimator)

@@ -107,9 +107,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         batch_spec = self._build_rollout(num_steps, with_value=True)
         self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
         batch_spec["state_in"] = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
-        self._train_fn = self._learner_function(
-            tf.autograph.experimental.do_not_convert(self._train), [batch_spec]
-        )
+        self._train_fn = self._learner_function(self._train, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

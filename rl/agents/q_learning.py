@@ -31,6 +31,18 @@ class QLearning:
     def _sync_target(self, tau: float | tf.Tensor) -> None:
         polyak_update(self.target_network.variables, self.q_network.variables, tau)
 
+    def _sync_target_when_due(self) -> None:
+        """Inside the learner (TF code): the target moves by `tau` every `target_update_period`
+        gradient steps, counted before this step. A `tf.cond`: the learner is traced without
+        autograph, whose conversion would cost seconds per process."""
+
+        def sync() -> tf.Tensor:
+            self._sync_target(self._hparam_at("tau", self.gradient_steps))
+            return tf.constant(True)  # a branch must return a tensor
+
+        due = tf.equal(self.gradient_steps % self.hparams.target_update_period, 0)
+        tf.cond(due, sync, lambda: tf.constant(False))
+
     def _current_epsilon(self) -> tf.Tensor:
         return tf.where(
             self.env_steps < self.hparams.learning_starts, 1.0, self.epsilon(self.env_steps)

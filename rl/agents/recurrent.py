@@ -45,6 +45,7 @@ class RecurrentStateMixin:
                 tf.TensorSpec([None, self.state_size], tf.float32),
                 tf.TensorSpec([None], tf.bool),
             ],
+            autograph=False,
         )
 
     # ------------------------------------------------------------------ training state

@@ -152,7 +152,9 @@ class ReplayAgent(Agent):
         if type(self)._td_errors is ReplayAgent._td_errors or not len(batch["reward"]):
             return None
         if self._td_error_fn is None:
-            self._td_error_fn = tf.function(self._td_errors, input_signature=[self._sample_spec])
+            self._td_error_fn = tf.function(
+                self._td_errors, input_signature=[self._sample_spec], autograph=False
+            )
         sample = {**batch, "weights": np.ones(len(batch["reward"]), np.float32)}
         return np.abs(self._td_error_fn(sample).numpy())
 

@@ -27,8 +27,6 @@ class CompiledRun:
     """One seed: the agent, the training envs' variables and the compiled iteration/evaluation;
     init, generator and env seeds derive from `seed` exactly as in the in-process engine."""
 
-    autograph: bool = False  # trace `_iteration` without autograph (faster) unless it needs it
-
     def __init__(self, hparams: HParams, env: TFEnv, seed: int) -> None:
         self.hp = hparams
         self.env = env
@@ -47,7 +45,7 @@ class CompiledRun:
         self.iteration = tf.function(
             self._iteration,
             jit_compile=whole_program_xla(hparams.jit_compile),
-            autograph=self.autograph,
+            autograph=False,  # TF code as written: autograph's conversion costs seconds
         )
         self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
 

@@ -20,9 +20,6 @@ from rl.errors import UserError
 class CompiledDQN(CompiledRun):
     """A single-seed compiled DQN run (the replay is part of its checkpoint)."""
 
-    # The agent's `_train_on_batches` is written for autograph (a `tf.range` loop).
-    autograph = True
-
     def _check_agent(self) -> None:
         hp = self.hp
         if not isinstance(self.agent, DQN):

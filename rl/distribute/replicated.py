@@ -136,7 +136,7 @@ def all_workers_agree(strategy: tf.distribute.Strategy, flag: bool) -> bool:
 def _count_votes(strategy: tf.distribute.Strategy) -> Callable[[tf.Tensor], tf.Tensor]:
     """A compiled sum of every replica's vote (collectives run eagerly are slow and warn)."""
 
-    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)], autograph=False)
     def count(vote: tf.Tensor) -> tf.Tensor:
         per_replica = strategy.run(lambda: tf.identity(vote))
         return strategy.reduce(SUM, per_replica, axis=None)

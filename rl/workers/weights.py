@@ -31,10 +31,12 @@ class PolicyWeights:
         (dtype,) = {v.dtype for v in variables}  # the flat array has one
         sizes = [v.shape.num_elements() for v in variables]
         self._read = tf.function(
-            lambda: tf.concat([tf.reshape(v, [-1]) for v in variables], 0), input_signature=[]
+            lambda: tf.concat([tf.reshape(v, [-1]) for v in variables], 0),
+            input_signature=[],
+            autograph=False,
         )
 
-        @tf.function(input_signature=[tf.TensorSpec([sum(sizes)], dtype)])
+        @tf.function(input_signature=[tf.TensorSpec([sum(sizes)], dtype)], autograph=False)
         def load(flat: tf.Tensor) -> None:
             for variable, part in zip(variables, tf.split(flat, sizes), strict=True):
                 variable.assign(tf.reshape(part, variable.shape))
