@@ -253,12 +253,11 @@ class Runner:
                 cmd, cwd=folder, env=env, log=folder / "log.txt",
                 attempt_file=folder / f"attempt-{number}.json",
                 others=lambda: self.others(cell.id),
+                facts={"git": machine_info.git_state()},  # the code it runs, read before it starts
             )  # fmt: skip
         finally:
             with self.lock:
                 self.running.discard(cell.id)
-        attempt["git"] = machine_info.git_state()
-        (folder / f"attempt-{number}.json").write_text(json.dumps(attempt))
         outcome = (ours_outcome if cell.side == "ours" else sb3_outcome)(folder)
         ok = attempt["returncode"] == 0 and outcome is not None
         ok = ok and outcome["env_steps"] >= cell.budget
@@ -295,7 +294,8 @@ class Runner:
             "jobs": self.jobs,
             "machine": self.machine,
             "versions": outcome.get("versions") or self.ours_versions,
-            "git": machine_info.git_state(),
+            "git": attempts_of(folder)[0].get("git"),  # the code that began the cell (and
+            # each attempt's own in "attempts": a resumed cell may run on a later revision)
             "command": shlex.join(shown(c) for c in cmd),
             "detail": outcome.get("detail"),
             "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -77,10 +77,13 @@ def run_metered(
     attempt_file: Path,
     others: Callable[[], set[str]] = set,
     every: float = 2.0,
+    facts: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Runs `cmd` (output appended to `log`), returns this attempt's measurements and keeps
-    `attempt_file` up to date with them. `others`: the ids of cells running beside it now."""
+    `attempt_file` up to date with them. `others`: the ids of cells running beside it now.
+    `facts`: what is known at the start (the git revision), kept even if the runner is killed."""
     attempt: dict[str, Any] = {
+        **(facts or {}),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "complete": False,
         "wall_seconds": 0.0,

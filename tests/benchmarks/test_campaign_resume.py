@@ -87,6 +87,10 @@ def test_killed_cell_resumes_to_the_uninterrupted_result(side: str, tmp_path: Pa
     assert resumed["env_steps"] == expected["env_steps"] >= cell.budget
     assert resumed["resumes"] == 1 and len(resumed["attempts"]) == 2
     assert not resumed["attempts"][0]["complete"] and resumed["attempts"][1]["complete"]
+    # each attempt names the code it ran, the killed one too (read before it started), and the
+    # record the code that began the cell
+    assert all(a["git"]["revision"] for a in resumed["attempts"])
+    assert resumed["git"] == resumed["attempts"][0]["git"]
     if side == "sb3":
         assert resumed["detail"]["resumed_at"] == [step]
         assert resumed["detail"]["env_state"]["mode"] == "pickle"
