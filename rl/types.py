@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import tensorflow as tf
 
@@ -10,3 +12,6 @@ Batch = dict[str, np.ndarray]
 TensorBatch = dict[str, tf.Tensor]
 # Scalars to log, keyed by a "section/name" path (e.g. "train/loss").
 Metrics = dict[str, float]
+# Hparam name -> the tensor a trace reads instead of the set's value, or None (the set's): a
+# population member's numbers (rl.compiled.population).
+HparamTensors = Callable[[str], tf.Tensor | None]

@@ -14,7 +14,7 @@ import tensorflow as tf
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent
 from rl.registry import register_agent
-from rl.types import TensorBatch
+from rl.types import HparamTensors, TensorBatch
 
 
 @register_agent("a2c")
@@ -27,11 +27,16 @@ class A2C(OnPolicyAgent):
             self.model.orthogonal_torsos(math.sqrt(2.0))
 
     def _loss(
-        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+        self,
+        minibatch: TensorBatch,
+        log_prob: tf.Tensor,
+        entropy: tf.Tensor,
+        value: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         mask = minibatch["mask"]
         policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
         critic_loss = value_loss(value, minibatch["return"], mask=mask)
         entropy = entropy_bonus(entropy, mask)
-        loss = self._actor_critic_loss(policy_loss, critic_loss, entropy)
+        loss = self._actor_critic_loss(policy_loss, critic_loss, entropy, member)
         return loss, {"policy_loss": policy_loss, "value_loss": critic_loss, "entropy": entropy}

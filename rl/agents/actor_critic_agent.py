@@ -15,7 +15,7 @@ from rl.models import ActorCritic
 from rl.models.running_normalizer import RewardScaler
 from rl.models.torch_init import torch_init
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
-from rl.types import Batch
+from rl.types import Batch, HparamTensors
 
 # What `observe` passes on to `RolloutBuffer.add`.
 ROLLOUT_FIELDS = "obs action reward next_obs terminated truncated log_prob value".split()
@@ -28,11 +28,16 @@ class ActorCriticAgent(Agent):
     stochastic_policy = True  # pi(.|s): a categorical or a Gaussian
 
     def _actor_critic_loss(
-        self, policy_loss: tf.Tensor, critic_loss: tf.Tensor, entropy: tf.Tensor
+        self,
+        policy_loss: tf.Tensor,
+        critic_loss: tf.Tensor,
+        entropy: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tf.Tensor:
-        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy` at this gradient step."""
-        vf_coef = self._hparam_at("vf_coef", self.gradient_steps)
-        ent_coef = self._hparam_at("ent_coef", self.gradient_steps)
+        """`policy_loss + vf_coef * critic_loss - ent_coef * entropy` at this gradient step
+        (a population `member`'s coefficients if given)."""
+        vf_coef = self._hparam_at("vf_coef", self.gradient_steps, member)
+        ent_coef = self._hparam_at("ent_coef", self.gradient_steps, member)
         return policy_loss + vf_coef * critic_loss - ent_coef * entropy
 
     def _build_actor_critic(self) -> None:

@@ -32,7 +32,7 @@ from rl.hparams import HParams, as_schedule
 from rl.hparams.compiled_path import runs_compiled
 from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_precision, compute_in
-from rl.types import Batch, Metrics
+from rl.types import Batch, HparamTensors, Metrics
 from rl.utils import private_apis
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
@@ -82,7 +82,7 @@ class Agent(tf.Module):
         self.generator = tf.random.Generator.from_seed(seed)
         self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
-        self._hparam_tensors: Callable[[str], tf.Tensor | None] = _no_hparam_tensors
+        self._hparam_tensors: HparamTensors = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
         self._check_precision(hparams.precision)
         self.optimizer = make_optimizer(
@@ -299,20 +299,25 @@ class Agent(tf.Module):
             self._replica_xla,
         )
 
-    def read_hparams_from(self, tensors: Callable[[str], tf.Tensor | None]) -> None:
+    def read_hparams_from(self, tensors: HparamTensors) -> None:
         """From now on, hparam `name` is `tensors(name)` wherever that is not None: one trace
         serves population members that differ only in those numbers (rl.compiled.population)."""
         self._hparam_tensors = tensors
 
-    def _hparam_at(self, name: str, step: tf.Tensor | tf.Variable) -> tf.Tensor:
-        """Hparam `name` (a number or a schedule) at `step`, as float32 (TF code)."""
-        tensor = self._hparam_tensors(name)
+    def _hparam_at(
+        self, name: str, step: tf.Tensor | tf.Variable, member: HparamTensors | None = None
+    ) -> tf.Tensor:
+        """Hparam `name` (a number or a schedule) at `step`, as float32 (TF code). `member`: a
+        population member's tensors, read instead of this agent's own (`read_hparams_from`)."""
+        tensor = (member or self._hparam_tensors)(name)
         return as_schedule(getattr(self.hparams, name))(step) if tensor is None else tensor
 
-    def _hparam_now(self, name: str, step: tf.Tensor | tf.Variable) -> float | tf.Tensor | None:
+    def _hparam_now(
+        self, name: str, step: tf.Tensor | tf.Variable, member: HparamTensors | None = None
+    ) -> float | tf.Tensor | None:
         """Hparam `name` at `step`: constants stay Python floats (baked into the graph), None
-        stays None, a schedule is a tensor."""
-        tensor = self._hparam_tensors(name)
+        stays None, a schedule is a tensor. `member` as in `_hparam_at`."""
+        tensor = (member or self._hparam_tensors)(name)
         if tensor is not None:
             return tensor
         value = getattr(self.hparams, name)

@@ -24,7 +24,7 @@ from rl.rollout.minibatches import minibatch_indices
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
-from rl.types import Metrics, TensorBatch
+from rl.types import HparamTensors, Metrics, TensorBatch
 
 
 def repeat(
@@ -234,10 +234,16 @@ class OnPolicyAgent(ActorCriticAgent):
         return self._minibatch_loss(minibatch)
 
     def loss_from_outputs(
-        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+        self,
+        minibatch: TensorBatch,
+        log_prob: tf.Tensor,
+        entropy: tf.Tensor,
+        value: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds)."""
-        return self._loss(minibatch, log_prob, entropy, value)
+        """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds), with
+        a population `member`'s hparam tensors if given (`_loss`)."""
+        return self._loss(minibatch, log_prob, entropy, value, member)
 
     def minibatch_step(
         self, minibatch: TensorBatch
@@ -245,10 +251,12 @@ class OnPolicyAgent(ActorCriticAgent):
         """The optimizer step `update`'s epochs take per minibatch of `training_samples`
         (advantages normalized per minibatch when `normalize_advantage`): (loss, grad norm,
         aux). Public so that one step can be compiled on its own (benchmarks/xla_programs.py)."""
-        loss_fn, inputs = self._step_loss_and_inputs(self._normalized(minibatch))
+        loss_fn, inputs = self._step_loss_and_inputs(self.normalized(minibatch))
         return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
 
-    def _normalized(self, minibatch: TensorBatch) -> TensorBatch:
+    def normalized(self, minibatch: TensorBatch) -> TensorBatch:
+        """The minibatch a loss reads: advantages normalized over it (masked) when
+        `normalize_advantage`, before any strategy splits it (as SB3: per minibatch)."""
         if not self.hparams.normalize_advantage:
             return minibatch
         return {**minibatch, "advantage": normalize(minibatch["advantage"], minibatch["mask"])}
@@ -271,7 +279,7 @@ class OnPolicyAgent(ActorCriticAgent):
             }
 
         def minibatch(indices: tf.Tensor, k: tf.Tensor) -> TensorBatch:
-            return self._normalized(gathered(indices, k))
+            return self.normalized(gathered(indices, k))
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             return self.minibatch_step(gathered(indices, k))
@@ -309,7 +317,14 @@ class OnPolicyAgent(ActorCriticAgent):
         return self._loss(minibatch, log_prob, distribution.entropy(), value)
 
     def _loss(
-        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+        self,
+        minibatch: TensorBatch,
+        log_prob: tf.Tensor,
+        entropy: tf.Tensor,
+        value: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0)."""
+        """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0).
+        `member`: a population member's hparam tensors, read instead of this agent's own
+        (`Agent._hparam_at`): one trace computes every member's loss (rl.compiled)."""
         raise NotImplementedError

@@ -18,7 +18,7 @@ from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_los
 from rl.agents.on_policy import OnPolicyAgent
 from rl.distribute import replicated_loss
 from rl.registry import register_agent
-from rl.types import Metrics, TensorBatch
+from rl.types import HparamTensors, Metrics, TensorBatch
 
 
 @register_agent("ppo")
@@ -57,18 +57,23 @@ class PPO(OnPolicyAgent):
         return kl_too_far
 
     def _loss(
-        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+        self,
+        minibatch: TensorBatch,
+        log_prob: tf.Tensor,
+        entropy: tf.Tensor,
+        value: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         mask = minibatch["mask"]
-        clip_range = self._hparam_at("clip_range", self.gradient_steps)
+        clip_range = self._hparam_at("clip_range", self.gradient_steps, member)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
-        clip_range_vf = self._hparam_now("clip_range_vf", self.gradient_steps)
+        clip_range_vf = self._hparam_now("clip_range_vf", self.gradient_steps, member)
         returns, old_value = minibatch["return"], minibatch["old_value"]
         critic_loss = value_loss(value, returns, old_value, clip_range_vf, mask)
         entropy = entropy_bonus(entropy, mask)
-        loss = self._actor_critic_loss(policy_loss, critic_loss, entropy)
+        loss = self._actor_critic_loss(policy_loss, critic_loss, entropy, member)
         return loss, {
             "policy_loss": policy_loss,
             "value_loss": critic_loss,

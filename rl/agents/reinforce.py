@@ -16,7 +16,7 @@ import tensorflow as tf
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent
 from rl.registry import register_agent
-from rl.types import TensorBatch
+from rl.types import HparamTensors, TensorBatch
 
 
 @register_agent("reinforce")
@@ -35,14 +35,19 @@ class Reinforce(OnPolicyAgent):
         return tf.cast(tf.math.cumsum(ended, axis=0, reverse=True) > 0, tf.float32)
 
     def _loss(
-        self, minibatch: TensorBatch, log_prob: tf.Tensor, entropy: tf.Tensor, value: tf.Tensor
+        self,
+        minibatch: TensorBatch,
+        log_prob: tf.Tensor,
+        entropy: tf.Tensor,
+        value: tf.Tensor,
+        member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp, mask = self.hparams, minibatch["mask"]
         policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
         entropy = entropy_bonus(entropy, mask)
-        loss = policy_loss - self._hparam_at("ent_coef", self.gradient_steps) * entropy
+        loss = policy_loss - self._hparam_at("ent_coef", self.gradient_steps, member) * entropy
         aux = {"policy_loss": policy_loss, "entropy": entropy}
         if hp.baseline:
             aux["value_loss"] = value_loss(value, minibatch["return"], mask=mask)
-            loss += self._hparam_at("vf_coef", self.gradient_steps) * aux["value_loss"]
+            loss += self._hparam_at("vf_coef", self.gradient_steps, member) * aux["value_loss"]
         return loss, aux

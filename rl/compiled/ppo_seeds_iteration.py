@@ -20,7 +20,6 @@ from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import (
     explained_variance,
     minibatch_indices,
-    normalize,
     update_epochs,
 )
 from rl.compiled.base import checkpoint_values
@@ -264,9 +263,7 @@ class CompiledPPOSeeds:
             params, values = tf.unstack(params), tf.unstack(values)
         losses, auxes = [], []
         for s, agent in enumerate(self.agents):
-            mb = {key: value[s] for key, value in per_seed.items()}
-            if self.hp.normalize_advantage:  # per seed, per minibatch
-                mb["advantage"] = normalize(mb["advantage"], mb["mask"])
+            mb = agent.normalized({key: value[s] for key, value in per_seed.items()})
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
                     loss, aux = agent.minibatch_loss(mb)
@@ -285,17 +282,13 @@ class CompiledPPOSeeds:
         }
 
     def _member_loss(self, minibatch, log_prob, entropy, value, members: dict) -> tuple:
-        """One seed's loss under `per_seed_map`: the template agent's `_loss`, reading this
-        seed's population values (`members`, key -> scalar) instead of member 0's."""
+        """One seed's loss under `per_seed_map`: the template agent's loss on the seed's own
+        minibatch, with the seed's population values (`members`, key -> scalar)."""
         template = self.agents[0]
-        if self.hp.normalize_advantage:  # per seed, per minibatch
-            minibatch = {**minibatch, "advantage": normalize(minibatch["advantage"],
-                                                             minibatch["mask"])}  # fmt: skip
-        template.read_hparams_from(members.get)
-        try:
-            loss, aux = template.loss_from_outputs(minibatch, log_prob, entropy, value)
-        finally:
-            template.read_hparams_from(self.population.reader(0))
+        minibatch = template.normalized(minibatch)
+        loss, aux = template.loss_from_outputs(
+            minibatch, log_prob, entropy, value, member=members.get
+        )
         return loss, {
             name: tf.cast(aux.get(name, 0.0), tf.float32) for name in template.loss_metrics
         }

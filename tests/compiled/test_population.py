@@ -15,13 +15,15 @@ from rl.compiled.population import check_members, varying_keys
 from rl.errors import UserError
 
 ITERATIONS = 3
-# Three members: every population key differs between them.
+# Three members: every population key differs between them. A tiny run's policy moves less than
+# 1% per update (approx KL ~1e-5), so only member 2's clip_range is small enough to clip: that a
+# member's clip_range reaches its loss is seen at all (a tiny run never clips at 0.1-0.3).
 MEMBERS = (
     dict(lr=1e-3, ent_coef=0.0, clip_range=0.2, gamma=0.99, gae_lambda=0.95, vf_coef=0.5,
          max_grad_norm=0.5),
     dict(lr=3e-4, ent_coef=0.01, clip_range=0.1, gamma=0.95, gae_lambda=0.8, vf_coef=1.0,
          max_grad_norm=5.0),
-    dict(lr=2e-3, ent_coef=0.001, clip_range=0.3, gamma=0.999, gae_lambda=1.0, vf_coef=0.2,
+    dict(lr=2e-3, ent_coef=0.001, clip_range=0.002, gamma=0.999, gae_lambda=1.0, vf_coef=0.2,
          max_grad_norm=1.0),
 )  # fmt: skip
 
@@ -52,6 +54,14 @@ def test_every_population_key_is_a_tensor_of_the_program(population):
     assert sorted(joint.population.keys) == sorted(MEMBERS[0])
     assert joint.iteration.experimental_get_tracing_count() == 1
     np.testing.assert_allclose(joint.population.get("gamma").numpy(), [0.99, 0.95, 0.999])
+
+
+def test_each_member_clips_at_its_own_clip_range(population):
+    """The loss is traced once for all members and reads each member's clip_range: only member
+    2's (0.002) is small enough to clip in a tiny run."""
+    _, _, metrics = population
+    clip_fraction = np.array([[m["clip_fraction"] for m in it] for it in metrics])  # [iter, S]
+    assert np.all(clip_fraction[:, :2] == 0) and np.all(clip_fraction[:, 2] > 0), clip_fraction
 
 
 # Slow (~6 s of CPU a member): the default tier checks that every member's hparams reach it
