@@ -162,20 +162,6 @@ class OnPolicyAgent(ActorCriticAgent):
         self.rollout.reset()
         return {f"train/{name}": float(value) for name, value in out.items()}
 
-    def _advantages(self, batch: TensorBatch) -> tuple[tf.Tensor, tf.Tensor]:
-        """(advantages, returns) [T, N] from the rollout, with truncation bootstrapped."""
-        rollout = Rollout.from_batch(batch)
-        if self.uses_value:
-            final_values, bootstrap = bootstrap_values(rollout, self.model)
-            values = batch["value"]
-        else:  # no baseline: truncated and unfinished episodes are worth their rewards only
-            final_values = values = tf.zeros_like(batch["reward"])
-            bootstrap = tf.zeros([rollout.num_envs])
-        gamma = self._hparam_now("gamma", self.gradient_steps)
-        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
-        discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
-        return self.estimate_advantages(rewards, values, discounts, bootstrap)
-
     def _loss_weight(self, batch: TensorBatch) -> tf.Tensor:
         return tf.reduce_sum(batch["mask"])
 
@@ -195,20 +181,49 @@ class OnPolicyAgent(ActorCriticAgent):
         """The flattened [T * N] samples an update's epochs draw minibatches from: obs, action,
         old_log_prob, old_value (under the weights that acted), advantage, return, mask."""
         # No update has run since the rollout started: these are the acting-time numbers.
-        evaluation = reevaluate(Rollout.from_batch(batch), self.model)
-        batch = {**batch, "log_prob": evaluation.log_prob, "value": evaluation.value}
-        advantages, returns = self._advantages(batch)
-        mask = self._sample_mask(batch)
-        steps = Rollout.from_batch(batch).flatten()
-        return {
-            "obs": steps["obs"],
-            "action": steps["action"],
-            "old_log_prob": steps["log_prob"],
-            "old_value": steps["value"],
-            "advantage": flatten_steps(advantages),
-            "return": flatten_steps(returns),
-            "mask": flatten_steps(mask),
+        rollout = Rollout.from_batch(batch)
+        evaluation = reevaluate(rollout, self.model)
+        final_values = bootstrap = None
+        if self.uses_value:
+            final_values, bootstrap = bootstrap_values(rollout, self.model)
+        return self.samples_from_outputs(
+            batch, evaluation.log_prob, evaluation.value, final_values, bootstrap
+        )
+
+    def samples_from_outputs(
+        self,
+        batch: TensorBatch,
+        log_prob: tf.Tensor,
+        value: tf.Tensor,
+        final_values: tf.Tensor | None,
+        bootstrap: tf.Tensor | None,
+        gamma: tf.Tensor | None = None,
+        gae_lambda: tf.Tensor | None = None,
+    ) -> dict[str, tf.Tensor]:
+        """`training_samples` given the model's outputs on the [T, N] rollout `batch`, computed
+        elsewhere (many seeds' in one batched pass, rl/compiled): log_prob and value [T, N],
+        V(final_obs) [T, N] and V(last_next_obs) [N] (None without a baseline). `gamma` and
+        `gae_lambda`: [N] numbers per env column (a population's) replacing the agent's."""
+        if not self.uses_value:  # no baseline: truncated and unfinished episodes are worth
+            value = final_values = tf.zeros_like(batch["reward"])  # their rewards only
+            bootstrap = tf.zeros_like(batch["reward"][0])
+        if gamma is None:
+            gamma = self._hparam_now("gamma", self.gradient_steps)
+        rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
+        discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
+        advantages, returns = self.estimate_advantages(
+            rewards, value, discounts, bootstrap, gae_lambda
+        )
+        columns = {
+            "obs": batch["obs"],
+            "action": batch["action"],
+            "old_log_prob": log_prob,
+            "old_value": value,
+            "advantage": advantages,
+            "return": returns,
+            "mask": self._sample_mask(batch),
         }
+        return {key: flatten_steps(column) for key, column in columns.items()}
 
     def estimate_advantages(
         self,
@@ -224,10 +239,6 @@ class OnPolicyAgent(ActorCriticAgent):
             own = self._hparam_now("gae_lambda", self.gradient_steps)
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
-
-    def sample_mask(self, batch: TensorBatch) -> tf.Tensor:
-        """[T, N] weights of the samples in the loss (1 = use)."""
-        return self._sample_mask(batch)
 
     def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """(loss, aux) of one minibatch of `training_samples` under the current weights."""

@@ -32,7 +32,6 @@ from rl.compiled.stacked_generators import StackedGenerators
 from rl.compiled.stacked_variables import NotStackable, SeedStack, per_seed_map
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams, as_schedule
-from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.utils.compiler import whole_program_xla
 
 
@@ -149,44 +148,30 @@ class CompiledPPOSeeds:
         return metrics
 
     def _samples_batched(self, transitions: dict, last_next_obs: tf.Tensor, weights) -> dict:
-        """`OnPolicyAgent.training_samples` for all seeds at once, the forward passes batched; the
-        estimator runs on [T, S * N] columns (estimators are per column)."""
-        template, hp, stacked = self.agents[0], self.hp, weights.stacked
-        by_seed = self._by_seed_time_major
-        obs, action = by_seed(transitions["obs"]), by_seed(transitions["action"])
-        params, values = self.forward.actor_critic(stacked, obs)  # [S, T * N, ...]
-        log_prob = template.model.distribution(params).log_prob(action)
-        reward, truncated = transitions["reward"], transitions["truncated"]
+        """The template's `samples_from_outputs` for all seeds at once: the forward passes
+        batched over the stack, advantages on [T, S * N] columns (estimators are per column,
+        gamma and gae_lambda per member's columns), then [S, T * N, ...] by seed."""
+        template, stacked, by_seed = self.agents[0], weights.stacked, self._by_seed_time_major
+        params, values = self.forward.actor_critic(stacked, by_seed(transitions["obs"]))
+        log_prob = template.model.distribution(params).log_prob(by_seed(transitions["action"]))
+        final_values = bootstrap = None
         if template.uses_value:
             final_values = self.forward.value(stacked, by_seed(transitions["final_obs"]))
-            bootstrap = self.forward.value(stacked, self._by_seed(last_next_obs))
-            final_values, value_columns = self._time_major(final_values), self._time_major(values)
-            bootstrap = tf.reshape(bootstrap, [-1])
-        else:  # no baseline: truncated and unfinished episodes are worth their rewards only
-            final_values = value_columns = tf.zeros_like(reward)
-            bootstrap = tf.zeros_like(reward[0])
-            values = tf.zeros_like(log_prob)
+            final_values = self._time_major(final_values)
+            bootstrap = tf.reshape(self.forward.value(stacked, self._by_seed(last_next_obs)), [-1])
         columns = self.spec.num_envs  # per seed: a population's numbers per env column
-        gamma = self.population.per_column("gamma", columns)
-        gamma = hp.gamma if gamma is None else gamma
-        rewards = fold_truncation(reward, truncated, final_values, gamma)
-        discounts = episode_discounts(transitions["terminated"], truncated, gamma)
-        advantages, returns = template.estimate_advantages(
-            rewards,
-            value_columns,
-            discounts,
+        samples = template.samples_from_outputs(
+            transitions,
+            self._time_major(log_prob),
+            self._time_major(values),
+            final_values,
             bootstrap,
+            gamma=self.population.per_column("gamma", columns),
             gae_lambda=self.population.per_column("gae_lambda", columns),
         )
-        mask = template.sample_mask(transitions)  # [T, N] per env column
+        time_major = [self.num_steps, self.num_seeds * columns]  # `flatten_steps` undone
         return {
-            "obs": obs,
-            "action": action,
-            "old_log_prob": log_prob,
-            "old_value": values,
-            "advantage": by_seed(advantages),
-            "return": by_seed(returns),
-            "mask": by_seed(mask),
+            key: by_seed(tf.reshape(x, [*time_major, *x.shape[1:]])) for key, x in samples.items()
         }
 
     def _by_seed(self, rows: tf.Tensor) -> tf.Tensor:

@@ -242,10 +242,10 @@ def test_truncated_step_bootstraps_from_the_final_observation_value():
         "last_next_obs": tf.ones([2, 4]),
     }
     gamma = agent.hparams.gamma
-    _, returns = agent._advantages(batch)
+    returns = agent.training_samples(batch)["return"]  # [T * N]
     v_final = float(agent.model.value(final_obs[0, :1])[0])
     # Env 0 truncated: 1 + gamma V(final_obs); env 1 terminated: 1 (no bootstrap at all).
-    np.testing.assert_allclose(returns.numpy()[0], [1 + gamma * v_final, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(returns.numpy(), [1 + gamma * v_final, 1.0], rtol=1e-5)
 
 
 def test_box_actions_sample_a_gaussian_and_greedy_is_the_clipped_mean():
