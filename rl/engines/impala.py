@@ -8,7 +8,7 @@ the single-process batch shape) it learns, V-trace correcting for the actors' ol
 Acting and learning overlap and a slow actor delays nobody: that makes it IMPALA rather than the
 lockstep env workers. Policy lag: the learner's weights version minus the unroll's.
 
-Actors, evaluation, checkpoints and resume are the Ape-X engine's (the superclass). Unrolls in
+Actors, evaluation, checkpoints and resume are rl/engines/ray_actors.py's. Unrolls in
 flight at a stop are lost and episodes restart on resume: resume is not exact, and the run may
 overshoot `train_steps` by one call's unrolls per actor.
 """
@@ -16,12 +16,11 @@ overshoot `train_steps` by one call's unrolls per actor.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from rl.engines.apex import IDLE_WAIT_SECONDS, ApexEngine
 from rl.engines.base import Iteration
+from rl.engines.ray_actors import IDLE_WAIT_SECONDS, RayActorsEngine
 from rl.rollout import Rollout, concatenate
 from rl.utils.logger import Sink
 from rl.workers.impala_actor import ImpalaActor, actor_hparams
@@ -35,15 +34,15 @@ def concatenate_unrolls(unrolls: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     return concatenate(rollouts, axis="envs").numpy().as_batch()
 
 
-class ImpalaEngine(ApexEngine):
+class ImpalaEngine(RayActorsEngine):
     """One run (seed) as an IMPALA learner here with `num_workers` asynchronous actors."""
 
     actor_class = ImpalaActor
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def start(self, states: Sequence[dict]) -> None:
         self.pending: list[tuple[dict, int]] = []  # (unroll, weights version) not learned from yet
         self.lags: list[int] = []
+        super().start(states)
 
     def restored_parts(self) -> str:
         return "learner"
