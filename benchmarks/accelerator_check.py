@@ -28,8 +28,8 @@ finish in about 6 minutes on one H100/H200. `--smoke` runs every part with the t
 small sizes on CPU in seconds, so the script cannot rot between device runs
 (tests/test_accelerator_check.py runs it in the default test tier).
 
-    .venv/bin/python benchmarks/accelerator_check.py
-    .venv/bin/python benchmarks/accelerator_check.py --smoke
+    .venv/bin/python -m benchmarks.accelerator_check
+    .venv/bin/python -m benchmarks.accelerator_check --smoke
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "benchmarks" / "results" / "accelerator_check.json"
 SMOKE_RECORD = ROOT / "runs" / "accelerator_check_smoke.json"  # a check that the script runs
-sys.path.insert(0, str(ROOT))
 
 import tensorflow as tf  # noqa: E402
 

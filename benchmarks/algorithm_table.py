@@ -15,11 +15,11 @@ docs/benchmarks.md's tables are generated from the same records by `python -m be
 which a run here calls at the end. `MUJOCO_ROWS` (run only when named with --sets) train the
 whole budget instead, with no early stop: final return, first evaluation at the threshold, curves.
 
-    nice -n 5 .venv/bin/python benchmarks/algorithm_table.py                  # everything
-    nice -n 5 .venv/bin/python benchmarks/algorithm_table.py --sets dqn_acrobot ppo_acrobot
-    .venv/bin/python benchmarks/algorithm_table.py --render-only              # print the table
-    .venv/bin/python benchmarks/algorithm_table.py --runs                     # each cached run
-    .venv/bin/python benchmarks/algorithm_table.py --sets td3_mountaincar_continuous \
+    nice -n 5 .venv/bin/python -m benchmarks.algorithm_table                  # everything
+    nice -n 5 .venv/bin/python -m benchmarks.algorithm_table --sets dqn_acrobot ppo_acrobot
+    .venv/bin/python -m benchmarks.algorithm_table --render-only              # print the table
+    .venv/bin/python -m benchmarks.algorithm_table --runs                     # each cached run
+    .venv/bin/python -m benchmarks.algorithm_table --sets td3_mountaincar_continuous \
         --budget td3_mountaincar_continuous=50000 --only ours --seeds 0
 
 Wall seconds count from the start of the training loop (ours: tracing and XLA compilation
@@ -55,7 +55,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "algorithm_table.jsonl"
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
-PEERS_SCRIPT = ROOT / "benchmarks" / "sb3_zoo_peers.py"
+PEERS_MODULE = "benchmarks.sb3_zoo_peers"  # run by .venv-peers with the repository on PYTHONPATH
+PEERS_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 # The eval protocol per env: the ONE definition both sides use (sb3_zoo_peers.py copies it into
 # benchmarks/peers/sb3_solve.py's EVAL table; ours passes it as hparam overrides). every: env
@@ -281,7 +282,7 @@ def snapshot_tree() -> tuple[Path, dict[str, Any]]:
 def cpu() -> dict[str, Any]:
     """The CPU model and flags, cores, memory and kernel (machine_info.py, beside this file; run
     as a script, benchmarks/ is on the path)."""
-    import machine_info
+    from benchmarks import machine_info
 
     return machine_info.cpu()
 
@@ -410,9 +411,10 @@ def versions_ours() -> dict[str, str]:
 
 def zoo_entry(algo: str, env: str) -> Any:
     proc = subprocess.run(
-        [str(PEERS_PYTHON), str(PEERS_SCRIPT), "--print_zoo", algo, env],
+        [str(PEERS_PYTHON), "-m", PEERS_MODULE, "--print_zoo", algo, env],
         capture_output=True,
         text=True,
+        env=PEERS_ENV,
     )
     if proc.returncode != 0:
         raise SystemExit(f"sb3_zoo_peers.py --print_zoo {algo} {env} failed:\n{proc.stderr}")
@@ -420,7 +422,7 @@ def zoo_entry(algo: str, env: str) -> Any:
 
 
 def run_sb3(row: Row, seed: int, budget: int, timeout: float) -> dict[str, Any]:
-    cmd = [str(PEERS_PYTHON), str(PEERS_SCRIPT), "--algo", row.algo, "--env", row.env]
+    cmd = [str(PEERS_PYTHON), "-m", PEERS_MODULE, "--algo", row.algo, "--env", row.env]
     cmd += ["--seed", str(seed), "--budget", str(budget), "--horizon", "zoo"]
     cmd += ["--no_stop"] if row.full_budget else []
     record: dict[str, Any] = {
@@ -432,13 +434,13 @@ def run_sb3(row: Row, seed: int, budget: int, timeout: float) -> dict[str, Any]:
         "budget": budget,
         "protocol": PROTOCOL[row.env],
         "zoo_entry": zoo_entry(row.algo, row.env),
-        "command": shlex.join(["sb3_zoo_peers.py", *cmd[2:]]),
+        "command": shlex.join(["sb3_zoo_peers.py", *cmd[3:]]),
         "machine": cpu(),
         "machine_before": machine(),
     }
     # a scratch cwd: mujoco writes its deprecation warnings to ./MUJOCO_LOG.TXT
     with tempfile.TemporaryDirectory(prefix="algorithm_table_sb3_") as scratch:
-        proc = timed_subprocess(cmd, timeout, cwd=Path(scratch))
+        proc = timed_subprocess(cmd, timeout, env=PEERS_ENV, cwd=Path(scratch))
     record["machine_after"] = machine()
     record.update({k: proc[k] for k in ("status", "process_seconds", "cpu_seconds")})
     if proc["status"] != "ok":
@@ -639,8 +641,8 @@ def render(
         "## Algorithm table: our sets vs Stable-Baselines3 (generated)",
         "",
         "```",
-        "nice -n 5 .venv/bin/python benchmarks/algorithm_table.py            # run what is missing",
-        ".venv/bin/python benchmarks/algorithm_table.py --render-only        # redraw from cache",
+        "nice -n 5 .venv/bin/python -m benchmarks.algorithm_table            # run what is missing",
+        ".venv/bin/python -m benchmarks.algorithm_table --render-only        # redraw from cache",
         "```",
         "",
         "Per row: our hparams set and SB3 with rl-baselines3-zoo hyperparameters "
@@ -711,7 +713,7 @@ def render(
     lines += [
         "",
         "Per run (steps and wall seconds to the threshold, final eval, CPU seconds, load): "
-        "`.venv/bin/python benchmarks/algorithm_table.py --runs` prints them from the cache.",
+        "`.venv/bin/python -m benchmarks.algorithm_table --runs` prints them from the cache.",
     ]
     if loads:
         lines += [

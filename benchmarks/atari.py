@@ -3,8 +3,8 @@
 settings) for the same frame budget, one after the other; raw scores of full games, frames/s,
 wall, and a video of our final policy.
 
-    .venv/bin/python benchmarks/atari.py              # 2M frames, seed 0, in runs/atari_benchmark
-    .venv/bin/python benchmarks/atari.py --frames 20000 --eval_games 2 --output_dir runs/atari_tiny
+    .venv/bin/python -m benchmarks.atari              # 2M frames, seed 0, in runs/atari_benchmark
+    .venv/bin/python -m benchmarks.atari --frames 20000 --eval_games 2 --output_dir runs/atari_tiny
 
 Ours: train.py --hparams ppo_breakout --train_steps frames/4, the set as registered except that
 its lr and clip-range schedules (linear to 0 over the 10M-step run) are rescaled to end at the
@@ -53,7 +53,6 @@ def run(cmd: list[str], log: Path) -> float:
 
 def train_scalars(run_dir: Path, tag: str) -> list[tuple[int, float]]:
     """(env steps, value of `tag`) at every log point of train.py's TensorBoard train/ dir."""
-    sys.path.insert(0, str(ROOT))
     import rl  # noqa: F401 - imports TensorFlow with its load-time log lines kept off stderr
 
     # isort: split

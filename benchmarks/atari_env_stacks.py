@@ -2,8 +2,8 @@
 """Atari env stacks, random actions: ours (as `ppo_breakout` builds it) against gymnasium's
 AsyncVectorEnv baseline and, where it imports, envpool: emulator frames/s.
 
-    .venv/bin/python benchmarks/atari_env_stacks.py --steps 500 --repeats 5
-    .venv-envpool/bin/python benchmarks/atari_env_stacks.py    # + envpool
+    .venv/bin/python -m benchmarks.atari_env_stacks --steps 500 --repeats 5
+    .venv-envpool/bin/python -m benchmarks.atari_env_stacks    # + envpool
 
 (.venv-envpool: envpool beside our pins, made as benchmarks/envpool_atari.py says.)
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,7 +39,6 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from rl import registry  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402

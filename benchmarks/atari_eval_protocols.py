@@ -10,14 +10,13 @@ on the same games, and prints per protocol the raw score, the mean game length a
 games ran into the time limit (stalls), then the training games' raw scores at the log points
 up to the checkpoint (TensorBoard `raw_score_mean` in its train/ dir, over each log window).
 
-    .venv/bin/python benchmarks/atari.py --frames 500000 --output_dir runs/atari_500k
-    .venv/bin/python benchmarks/atari_eval_protocols.py runs/atari_500k/ours/run_0
+    .venv/bin/python -m benchmarks.atari --frames 500000 --output_dir runs/atari_500k
+    .venv/bin/python -m benchmarks.atari_eval_protocols runs/atari_500k/ours/run_0
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -57,16 +56,13 @@ def main() -> None:
         "--protocols", default="all", help="comma-separated protocol names (default: all)"
     )
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     import tensorflow as tf
 
+    from benchmarks.atari import train_scalars
     from rl.engines.in_process import build_agent
     from rl.evaluation import evaluate, make_eval_env
     from rl.utils.checkpoint_choice import select_checkpoint
     from rl.utils.run_dir import saved_hparams
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from atari import train_scalars
 
     hparams = saved_hparams(str(args.run_dir))
     store, pointer = select_checkpoint(str(args.run_dir), args.checkpoint)

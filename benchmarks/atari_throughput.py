@@ -19,8 +19,8 @@ are far slower than TF's default oneDNN ones. This measures, for each hparams se
 In-process parts alternate the two compilers within one process and quote medians of --repeats
 (the dev machine's 2 cores are shared: never compare numbers from different runs).
 
-    .venv/bin/python benchmarks/atari_throughput.py --sets ppo_breakout dqn_pong
-    .venv/bin/python benchmarks/atari_throughput.py --sets sac_pendulum --parts update,loop
+    .venv/bin/python -m benchmarks.atari_throughput --sets ppo_breakout dqn_pong
+    .venv/bin/python -m benchmarks.atari_throughput --sets sac_pendulum --parts update,loop
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 import tensorflow as tf  # noqa: E402
 
 import rl  # noqa: E402,F401

@@ -12,8 +12,8 @@ Then, for each:
             each later one only the chunks the --add transitions since the previous one changed
             (plus the priorities, which change everywhere); median over --saves saves.
 
-    .venv/bin/python benchmarks/checkpoint_io.py                       # 1M transitions each
-    .venv/bin/python benchmarks/checkpoint_io.py --transitions 100000  # a quick look
+    .venv/bin/python -m benchmarks.checkpoint_io                       # 1M transitions each
+    .venv/bin/python -m benchmarks.checkpoint_io --transitions 100000  # a quick look
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 

@@ -8,8 +8,8 @@ threshold 475). Wall seconds count from the start of the training loop and inclu
 XLA compilation and evaluation (benchmarks/solve.py explains the accounting); the process
 column is the whole train.py subprocess, TF import included.
 
-    .venv/bin/python benchmarks/compiled_dqn.py --seeds 0 1 2
-    .venv/bin/python benchmarks/compiled_dqn.py --seeds 0 --no_sb3
+    .venv/bin/python -m benchmarks.compiled_dqn --seeds 0 1 2
+    .venv/bin/python -m benchmarks.compiled_dqn --seeds 0 --no_sb3
 """
 
 from __future__ import annotations
@@ -19,13 +19,10 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from compiled_ppo import run_ours as run_compiled  # noqa: E402
-from solve import PEERS_PYTHON, run_sb3  # noqa: E402
-from solve import run_ours as run_python_path  # noqa: E402
+from benchmarks.compiled_ppo import run_ours as run_compiled  # noqa: E402
+from benchmarks.solve import PEERS_PYTHON, run_sb3  # noqa: E402
+from benchmarks.solve import run_ours as run_python_path  # noqa: E402
 
 
 def timed(fn, *args) -> dict:

@@ -20,8 +20,8 @@ time to solve CartPole vs Stable-Baselines3 PPO.
    and warm (rl/utils/compile_cache.py; the cache filled by one untimed run of another seed
    before the timed runs, as any earlier run of the set on this machine fills it).
 
-    .venv/bin/python benchmarks/compiled_ppo.py
-    .venv/bin/python benchmarks/compiled_ppo.py --seeds 0 --no_sb3
+    .venv/bin/python -m benchmarks.compiled_ppo
+    .venv/bin/python -m benchmarks.compiled_ppo --seeds 0 --no_sb3
 """
 
 from __future__ import annotations
@@ -38,13 +38,11 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import tensorflow as tf  # noqa: E402
-from solve import PEERS_PYTHON, PROTOCOL, run_sb3  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks.solve import PEERS_PYTHON, PROTOCOL, run_sb3  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.compiled import CompiledPPO  # noqa: E402
 from rl.envs.tf import make_tf_env  # noqa: E402

@@ -12,10 +12,10 @@ when the machine is shared). With the set's early stop (default), `--copies 8` r
 seed has reached 475 (or the budget), `--copies 1` until seed 0 has; `--no_early_stop` trains
 every seed for the whole budget on both sides (the same work per seed).
 
-    .venv/bin/python benchmarks/compiled_seeds.py
-    .venv/bin/python benchmarks/compiled_seeds.py --no_early_stop --repeats 3
-    .venv/bin/python benchmarks/compiled_seeds.py --sequential   # + the 8 seeds one by one
-    .venv/bin/python benchmarks/compiled_seeds.py --cache warm   # compile cache warmed first
+    .venv/bin/python -m benchmarks.compiled_seeds
+    .venv/bin/python -m benchmarks.compiled_seeds --no_early_stop --repeats 3
+    .venv/bin/python -m benchmarks.compiled_seeds --sequential   # + the 8 seeds one by one
+    .venv/bin/python -m benchmarks.compiled_seeds --cache warm   # compile cache warmed first
 
 `--cache warm` (rl/utils/compile_cache.py): every configuration runs once untimed with seed 100
 first, filling an XLA compile cache the timed runs load from (as an earlier run of the same

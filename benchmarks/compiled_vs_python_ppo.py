@@ -13,8 +13,8 @@ run's wall seconds (training loop incl. tracing/compilation and evaluations, as
 benchmarks/solve.py counts). The summary gives mean +- std over seeds of the final return and
 a Welch t statistic of the difference, so "the same within seed noise" is a number.
 
-    .venv/bin/python benchmarks/compiled_vs_python_ppo.py                    # seeds 0 1 2
-    .venv/bin/python benchmarks/compiled_vs_python_ppo.py --seeds 0 --budget 51200
+    .venv/bin/python -m benchmarks.compiled_vs_python_ppo                    # seeds 0 1 2
+    .venv/bin/python -m benchmarks.compiled_vs_python_ppo --seeds 0 --budget 51200
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ it; docs/benchmarks.md, "Env stacks"):
 
     python3 -m venv .venv-envpool
     .venv-envpool/bin/pip install -r requirements.txt envpool==1.2.5
-    .venv-envpool/bin/python benchmarks/envpool_atari.py
+    .venv-envpool/bin/python -m benchmarks.envpool_atari
 
 Both sides are set up so that nothing random is left: no sticky actions, no no-op starts, no
 FIRE reset, no episodic life, raw rewards (with those off, Breakout plays the same game for
@@ -22,14 +22,11 @@ step the newest 84x84 frame, the reward and the game-over flag are compared:
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envpool  # noqa: E402
 

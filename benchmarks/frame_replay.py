@@ -8,18 +8,15 @@ Fills a FrameReplay of --capacity rows with synthetic 84x84x4 frame stacks (epis
 next to a plain UniformReplay holding obs and next_obs stacks (its memory is computed from its
 field sizes; allocating it at full capacity would need gigabytes).
 
-    .venv/bin/python benchmarks/frame_replay.py --capacity 100000
+    .venv/bin/python -m benchmarks.frame_replay --capacity 100000
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from benchmarks.timing import median_seconds  # noqa: E402

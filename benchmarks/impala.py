@@ -8,8 +8,8 @@ updates/s, the mean policy lag (asynchronous runs), the env step at which the gr
 first reached 475 and the last evaluation. Single-process and asynchronous runs alternate, so
 a change of machine load hits both.
 
-    .venv/bin/python benchmarks/impala.py                          # CartPole, 1 repeat
-    .venv/bin/python benchmarks/impala.py --substeps 600 --repeats 2
+    .venv/bin/python -m benchmarks.impala                          # CartPole, 1 repeat
+    .venv/bin/python -m benchmarks.impala --substeps 600 --repeats 2
 
 `--substeps K` trains on benchmarks/workers.py's SubstepCartPole (the same dynamics integrated
 with K Euler substeps: ~1 ms of Python per step at 600), where acting, not learning, is the
@@ -23,7 +23,6 @@ import argparse
 import csv
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
@@ -101,5 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rl, and benchmarks.workers
     main()

@@ -18,7 +18,7 @@ Each generated section sits between its markers (`<!-- pages:NAME:begin ... -->`
 - `gpu_proxy`: benchmarks/results/xla_gpu_compiler_proxy_*.json
   (benchmarks/xla_gpu_compiler_proxy.py), one table per device.
 
-The XLA programs section has its own generator (benchmarks/xla_programs.py docs).
+The XLA programs section has its own generator (`python -m benchmarks.xla_programs docs`).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ checkpoint, send SIGTERM, time the exit (status 75 expected) and read the step i
 saved; then start the same command again and read the step it resumes from (stopping it with
 another SIGTERM once it has). Steps lost = saved - resumed (0 expected).
 
-    .venv/bin/python benchmarks/preemption.py
+    .venv/bin/python -m benchmarks.preemption
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ shows its compiled update call on top; an actor-bound one shows env steps and ac
 Tracing and compilation fall in the first calls, so profile enough steps for the steady state
 to dominate, or compare two budgets.
 
-    .venv/bin/python benchmarks/profile_train.py --hparams sac_halfcheetah \
+    .venv/bin/python -m benchmarks.profile_train --hparams sac_halfcheetah \
         --hparam_override train_steps=20480
 """
 
@@ -18,13 +18,11 @@ import argparse
 import cProfile
 import os
 import pstats
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _rows(

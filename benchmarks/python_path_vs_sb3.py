@@ -148,12 +148,13 @@ def run_ours(
     algo: str, extra: str, seed: int, threads: int, budget: int, root: Path = ROOT
 ) -> dict:
     """One worker process; `root` is the checkout whose `rl` package it imports."""
-    cmd = [sys.executable, __file__, "--worker", algo, "--seed", str(seed)]
+    cmd = [sys.executable, "-m", "benchmarks.python_path_vs_sb3", "--worker", algo]
+    cmd += ["--seed", str(seed)]
     cmd += ["--budget", str(budget)]
     cmd += ["--threads", str(threads), "--root", str(root)]
     if extra:
         cmd += ["--hparam_override", extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"worker failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -184,7 +185,8 @@ def run_sb3(algo: str, seed: int, threads: int, budget: int) -> dict:
         "--throughput", "--threads", str(threads),
     ]  # fmt: skip
     with tempfile.TemporaryDirectory() as cwd:  # MuJoCo writes MUJOCO_LOG.TXT where it runs
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}  # sb3_zoo_peers imports benchmarks.*
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"sb3_solve.py failed:\n{proc.stderr[-3000:]}")
     line = json.loads(proc.stdout.strip().splitlines()[-1])

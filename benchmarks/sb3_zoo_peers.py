@@ -185,8 +185,7 @@ def extend() -> None:
     """Adds our pairs, the A2C/DDPG classes and the shared eval protocol to sb3_solve."""
     from stable_baselines3 import A2C, DDPG
 
-    sys.path.insert(0, str(HERE))
-    from algorithm_table import PROTOCOL  # stdlib-only at import time
+    from benchmarks.algorithm_table import PROTOCOL  # stdlib-only at import time
 
     for key, entry in ZOO_ADDITIONS.items():
         if key in sb3_solve.ZOO:

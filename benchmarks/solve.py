@@ -6,7 +6,7 @@ stopping at the threshold, and prints a table with medians. With --sb3 it also r
 benchmarks/peers/sb3_solve.py in .venv-peers (benchmarks/peers/setup.sh) for the same
 algo/env/seeds right after each of our runs (one process at a time) and prints the ratios.
 
-    .venv/bin/python benchmarks/solve.py --hparams dqn_cartpole --seeds 0 1 2 --sb3 dqn
+    .venv/bin/python -m benchmarks.solve --hparams dqn_cartpole --seeds 0 1 2 --sb3 dqn
 
 Wall seconds count from the start of the training loop (after TF import and env/agent
 construction; tracing and XLA compilation inside the loop are counted) and include

@@ -19,7 +19,7 @@ Per hparams set (gradient_steps=1, so one learner call is one gradient step) the
 On a CPU the replicas share the same cores, so a strategy only adds the all-reduce and the
 split: expect it to be slower. The numbers say how much.
 
-    .venv/bin/python benchmarks/strategies.py --hparams dqn_cartpole td3_pendulum
+    .venv/bin/python -m benchmarks.strategies --hparams dqn_cartpole td3_pendulum
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,7 +118,8 @@ def _mwms(hparams_set: str, calls: int, repeats: int) -> dict:
             {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
         )
         env["CUDA_VISIBLE_DEVICES"] = ""
-        command = [sys.executable, __file__, "--worker", "mwms", "--hparams", hparams_set]
+        command = [sys.executable, "-m", "benchmarks.strategies", "--worker", "mwms"]
+        command += ["--hparams", hparams_set]
         command += ["--calls", str(calls), "--repeats", str(repeats)]
         procs.append(
             subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
@@ -130,7 +130,8 @@ def _mwms(hparams_set: str, calls: int, repeats: int) -> dict:
 
 def _in_subprocess(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
     """A fresh process per mode: 2 logical CPUs must be set before TF starts."""
-    command = [sys.executable, __file__, "--worker", mode, "--hparams", hparams_set]
+    command = [sys.executable, "-m", "benchmarks.strategies", "--worker", mode]
+    command += ["--hparams", hparams_set]
     command += ["--calls", str(calls), "--repeats", str(repeats)]
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -16,8 +16,8 @@ random actions precomputed in numpy, through
   numpy + MLP  the same, acting with the same MLP (greedy) through one `tf.function` call per
            vector step: the host round trip the compiled path removes.
 
-    .venv/bin/python benchmarks/tf_env_throughput.py
-    .venv/bin/python benchmarks/tf_env_throughput.py --num_envs 1,1024 --policy greedy
+    .venv/bin/python -m benchmarks.tf_env_throughput
+    .venv/bin/python -m benchmarks.tf_env_throughput --num_envs 1,1024 --policy greedy
 """
 
 from __future__ import annotations
@@ -27,10 +27,8 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402

@@ -9,18 +9,15 @@ For an hparams set, builds the same env and agent as train.py and times, as medi
   update     one `agent.update()` call (sampling K batches + K gradient steps in one call)
 and prints a table plus the implied cost of one training env step.
 
-    .venv/bin/python benchmarks/throughput.py --hparams dqn_cartpole
+    .venv/bin/python -m benchmarks.throughput --hparams dqn_cartpole
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import rl  # noqa: E402,F401

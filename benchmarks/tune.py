@@ -17,10 +17,10 @@ would: a population's program reads its values from variables, so it is the same
 new values and loads from the cache; a sequential trial's values are constants of its program,
 so only the parts that do not read them (the greedy evaluation) load.
 
-    .venv/bin/python benchmarks/tune.py                       # 32 ppo_tf_cartpole trials
-    .venv/bin/python benchmarks/tune.py --trials 8 --repeats 1 --train_steps 10240
-    .venv/bin/python benchmarks/tune.py --seed_shards 0       # population: one program/core
-    .venv/bin/python benchmarks/tune.py --cache warm          # a second study on this machine
+    .venv/bin/python -m benchmarks.tune                       # 32 ppo_tf_cartpole trials
+    .venv/bin/python -m benchmarks.tune --trials 8 --repeats 1 --train_steps 10240
+    .venv/bin/python -m benchmarks.tune --seed_shards 0       # population: one program/core
+    .venv/bin/python -m benchmarks.tune --cache warm          # a second study on this machine
 
 `--pbt` compares population-based training (`--pbt`) with random search on the SAME members
 (the same initial values and seeds, rounds turned off by a `--pbt_interval` past the budget) and
@@ -28,20 +28,20 @@ the same env steps, on ppo_tf_cartpole and tf/Acrobot-v1, for `--study_seeds` se
 prints each study's winner's fresh-seed score (its values, or PBT's schedules, re-trained on 5
 fresh seeds). docs/tuning.md, "Population-based training".
 
-    .venv/bin/python benchmarks/tune.py --pbt                 # 2 tasks x 3 seeds x 2 modes
+    .venv/bin/python -m benchmarks.tune --pbt                 # 2 tasks x 3 seeds x 2 modes
 
 `--compile_only` times the population program's first call (trace + XLA compile, no cache)
 and counts its graph's ops (nested functions included) for each `--sizes` member count, each
 in a fresh process: the numbers behind docs/tuning.md, "Compile cost".
 
-    .venv/bin/python benchmarks/tune.py --compile_only --sizes 1,8,32,128
+    .venv/bin/python -m benchmarks.tune --compile_only --sizes 1,8,32,128
 
 `--population N` runs only `--population N`, with the compile cache on and empty (a first
 study on this machine, the default), and prints each batch's seconds (from its first trial's
 ask to its last trial's tell): the first batch traces, compiles and builds its program; later
 batches of N trials reuse it (`rl.engines.compiled.ProgramCache`). docs/tuning.md, "Populations".
 
-    .venv/bin/python benchmarks/tune.py --trials 32 --population 8
+    .venv/bin/python -m benchmarks.tune --trials 32 --population 8
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ def sample_trials(count: int, seed: int) -> list[dict]:
     """`count` value sets drawn at random from the `ppo` space's population keys."""
     import optuna
 
-    sys.path.insert(0, str(ROOT))
     import rl  # noqa: F401  (fills the registries)
     from rl import registry
     from rl.tune.objective import distributions, suggest
@@ -183,7 +182,6 @@ def compile_seconds(args: argparse.Namespace, size: int) -> dict:
     """Builds a `size`-member population of `args.hparams` (random values) and times the build
     (its agents, eagerly), its first iteration call (trace + compile) and a second one; counts
     the traced graph's ops."""
-    sys.path.insert(0, str(ROOT))
     import tensorflow as tf
 
     from rl import registry
@@ -223,8 +221,9 @@ def compile_table(args: argparse.Namespace) -> None:
     print(f"{'members':>7} | {'build s':>7} {'trace s':>7} {'first call s':>12} "
           f"{'next call s':>11} {'first - next':>12} | {'ops':>7}")  # fmt: skip
     for size in [int(n) for n in args.sizes.split(",")]:
-        cmd = [sys.executable, __file__, "--_measure", str(size), "--hparams", args.hparams]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        cmd = [sys.executable, "-m", "benchmarks.tune", "--_measure", str(size)]
+        cmd += ["--hparams", args.hparams]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
         if proc.returncode != 0:
             raise SystemExit(f"measuring {size} members failed:\n{proc.stderr[-3000:]}")
         r = json.loads(proc.stdout.splitlines()[-1])

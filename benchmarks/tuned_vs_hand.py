@@ -2,7 +2,7 @@
 """A tuned set against its hand-tuned parent on fresh seeds: median env steps to a threshold and
 the IQM of the final evaluation with a 95% bootstrap confidence interval.
 
-    .venv/bin/python benchmarks/tuned_vs_hand.py --sets ppo_cartpole ppo_cartpole_tuned \\
+    .venv/bin/python -m benchmarks.tuned_vs_hand --sets ppo_cartpole ppo_cartpole_tuned \\
         --seeds 10 --first_seed 20000 --train_steps 50000
 
 Each set trains `--seeds` copies (`train.py --copies N --seed S`, one process per set, the

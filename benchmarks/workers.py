@@ -14,7 +14,7 @@ last dropped: actor start-up, final evaluation) of
 and the table gives, per cell, the median over --repeats runs and Ray / pool.
 
     git worktree add runs/rl-pool 927cd17 && ln -s "$PWD/.venv" runs/rl-pool/.venv
-    .venv/bin/python benchmarks/workers.py --pool_tree runs/rl-pool --repeats 3
+    .venv/bin/python -m benchmarks.workers --pool_tree runs/rl-pool --repeats 3
 
 Run it on an otherwise idle machine: actors and learner share its cores. `SubstepCartPole`
 below (CartPole with a costly step) is also the env-bound task of benchmarks/impala.py.

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 import tensorflow as tf
-import xla_bundle as xb
+
+from benchmarks import xla_bundle as xb
 
 
 @dataclasses.dataclass

@@ -25,7 +25,7 @@ and prints milliseconds per gradient step (median of --repeats timed calls after
 with the device's name. It runs on CPU too (slowly): that is how it is tested before a device
 call. It is not part of the test suite: neither JAX nor PyTorch is a dependency of `rl`.
 
-    python3 benchmarks/xla_gpu_compiler_proxy.py --json $OUT/proxy.json
+    python3 -m benchmarks.xla_gpu_compiler_proxy --json $OUT/proxy.json
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
-from timing import median_seconds  # benchmarks/timing.py (this script's folder is on sys.path)
+
+from benchmarks.timing import median_seconds
 
 STEP_SIZE = 1e-4
 

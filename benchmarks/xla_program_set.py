@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
-from xla_export import Program
 
 import rl  # noqa: F401  (fills the registries)
+from benchmarks.xla_export import Program
 from rl import registry
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
 from rl.compiled.population import POPULATION_KEYS

@@ -25,7 +25,8 @@ from typing import Any
 
 import jax
 import numpy as np
-import xla_bundle as xb
+
+from benchmarks import xla_bundle as xb
 
 jax.config.update("jax_enable_x64", True)  # int64 variables (step counters, RNG state) stay so
 

@@ -8,13 +8,10 @@ still drives them. A failing part failing the check stays in the default tier.""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-from conftest import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT))
-from benchmarks import accelerator_check  # noqa: E402
+from benchmarks import accelerator_check
 
 
 def run_smoke(tmp_path, capsys, *args: str) -> tuple[dict, str]:

@@ -4,13 +4,12 @@ reach the threshold, missing/partial/stale rows said out loud, the cache key."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks import algorithm_table as at
 
-import algorithm_table as at  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 ROW = at.Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000)
 

@@ -90,7 +90,7 @@ def test_ci_runs_the_xla_replay_step_after_tpu_compat():
     assert 'wait "$xla_step" || failed+=(' in ci
     assert ci.index(".ci/tpu-compat ||") < ci.index(".ci/xla-replay >")
     step = (CI_SCRIPT.parent / "xla-replay").read_text(encoding="utf-8")
-    assert '"$VENV/bin/python" benchmarks/xla_programs.py run --backend cpu --check' in step
+    assert '"$VENV/bin/python" -m benchmarks.xla_programs run --backend cpu --check' in step
     lines = (ROOT / "requirements-xla.txt").read_text(encoding="utf-8").splitlines()
     pins = [line for line in lines if line.strip() and not line.startswith("#")]
     assert sorted(pin.split("==")[0] for pin in pins) == ["jax", "jaxlib", "numpy"]

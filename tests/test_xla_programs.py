@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks import xla_bundle as xb
+from benchmarks import xla_programs
 
-import xla_bundle as xb  # noqa: E402
-import xla_programs  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 # The first line and the ENTRY line of a TF module (a variable updated in a while loop),
 # trimmed: the variable is the last parameter and comes back as the last output.
@@ -94,6 +93,6 @@ def test_docs_section_is_generated_from_the_records():
     text = xla_programs.DOC.read_text(encoding="utf-8")
     section = text.split(xla_programs.BEGIN, 1)[1].split(xla_programs.END, 1)[0]
     assert section == "\n" + xla_programs.docs_section(loaded), (
-        "docs/benchmarks.md's XLA programs section is stale: python3 "
-        "benchmarks/xla_programs.py docs"
+        "docs/benchmarks.md's XLA programs section is stale: python3 -m "
+        "benchmarks.xla_programs docs"
     )
