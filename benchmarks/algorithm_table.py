@@ -9,15 +9,15 @@ env's protocol from `PROTOCOL` below (greedy evaluation of N episodes every K en
 at the first evaluation whose mean reaches the threshold). Every run is appended as one JSON
 line to benchmarks/results/algorithm_table.jsonl (with the CPU, the machine's load average,
 times, versions, commit), and a run already there is not
-repeated, so the table fills in over several sessions. `--render-only` prints the table from
-the records and says which rows are missing, partial or stale (the set changed since its runs);
-docs/benchmarks.md's tables are generated from the same records by `python -m benchmarks.pages`,
-which a run here calls at the end. `MUJOCO_ROWS` (run only when named with --sets) train the
-whole budget instead, with no early stop: final return, first evaluation at the threshold, curves.
+repeated, so the table fills in over several sessions. docs/benchmarks.md's tables are
+generated from the records by `python -m benchmarks.pages`, which a run here calls at the end;
+`--status` says which rows are missing, partial or stale (the set changed since its runs).
+`MUJOCO_ROWS` (run only when named with --sets) train the whole budget instead, with no early
+stop: final return and curves.
 
     nice -n 5 .venv/bin/python -m benchmarks.algorithm_table                  # everything
     nice -n 5 .venv/bin/python -m benchmarks.algorithm_table --sets dqn_acrobot ppo_acrobot
-    .venv/bin/python -m benchmarks.algorithm_table --render-only              # print the table
+    .venv/bin/python -m benchmarks.algorithm_table --status                   # what is missing
     .venv/bin/python -m benchmarks.algorithm_table --runs                     # each cached run
     .venv/bin/python -m benchmarks.algorithm_table --sets td3_mountaincar_continuous \
         --budget td3_mountaincar_continuous=50000 --only ours --seeds 0
@@ -51,6 +51,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchmarks import machine_info  # standard library only, like this module
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "algorithm_table.jsonl"
@@ -122,17 +124,6 @@ MUJOCO_ROWS: tuple[Row, ...] = (
     ),
     Row("ddpg_halfcheetah", "ddpg", "HalfCheetah-v5", 300_000, 1_000_000, full_budget=True),
 )
-# rl-zoo3's published results at 1M steps (DLR-RM/rl-baselines3-zoo benchmark.md @ 0088472: one
-# trained agent each on the v3 envs, its deterministic policy's mean over 150k evaluation steps),
-# quoted beside ours for scale; DDPG has no MuJoCo v3 row there.
-ZOO_PUBLISHED_1M: dict[tuple[str, str], float] = {
-    ("sac", "HalfCheetah-v5"): 9535, ("sac", "Hopper-v5"): 2326,
-    ("sac", "Walker2d-v5"): 3863, ("sac", "Ant-v5"): 4616,
-    ("td3", "HalfCheetah-v5"): 9656, ("td3", "Hopper-v5"): 3606,
-    ("td3", "Walker2d-v5"): 4718, ("td3", "Ant-v5"): 5813,
-    ("ppo", "HalfCheetah-v5"): 5819, ("ppo", "Hopper-v5"): 2410,
-    ("ppo", "Walker2d-v5"): 3479, ("ppo", "Ant-v5"): 1327,
-}  # fmt: skip
 ALL_ROWS = ROWS + MUJOCO_ROWS
 
 
@@ -279,14 +270,6 @@ def snapshot_tree() -> tuple[Path, dict[str, Any]]:
     return tree, {"commit": commit, "overlay": overlay}
 
 
-def cpu() -> dict[str, Any]:
-    """The CPU model and flags, cores, memory and kernel (machine_info.py, beside this file; run
-    as a script, benchmarks/ is on the path)."""
-    from benchmarks import machine_info
-
-    return machine_info.cpu()
-
-
 def machine() -> dict[str, Any]:
     return {
         "loadavg": [round(x, 2) for x in os.getloadavg()],
@@ -352,7 +335,7 @@ def run_ours(
         "protocol": PROTOCOL[row.env],
         "hparams_override": override,
         "tree": tree_info,
-        "machine": cpu(),
+        "machine": machine_info.cpu(),
     }
     with tempfile.TemporaryDirectory(prefix="algorithm_table_") as out:
         cmd = [sys.executable, str(tree / "train.py"), "--hparams", row.set, "--seed", str(seed)]
@@ -435,7 +418,7 @@ def run_sb3(row: Row, seed: int, budget: int, timeout: float) -> dict[str, Any]:
         "protocol": PROTOCOL[row.env],
         "zoo_entry": zoo_entry(row.algo, row.env),
         "command": shlex.join(["sb3_zoo_peers.py", *cmd[3:]]),
-        "machine": cpu(),
+        "machine": machine_info.cpu(),
         "machine_before": machine(),
     }
     # a scratch cwd: mujoco writes its deprecation warnings to ./MUJOCO_LOG.TXT
@@ -571,39 +554,6 @@ def collect(
     return Side(records, missing, failed, changed)
 
 
-def fmt_steps(value: float | None, side: Side, budget: int) -> str:
-    if not side.done:
-        return "-"
-    if value is None:
-        return f"not reached in {budget:,}"
-    return f"{value:,.0f}"
-
-
-def fmt_wall(value: float | None, side: Side) -> str:
-    if not side.done:
-        return "-"
-    return "-" if value is None else f"{value:,.1f}"
-
-
-def ratio(a: float | None, b: float | None) -> str:
-    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
-
-
-def verdict(ours: Side, sb3: Side) -> str:
-    if not ours.done or not sb3.done:
-        return "-"
-    if len(ours.done) != len(sb3.done):
-        return "seeds differ"
-    if ours.solved() != sb3.solved():
-        return "ours solves more" if ours.solved() > sb3.solved() else "**SB3 solves more**"
-    steps = [side.median("env_steps_to_threshold") for side in (ours, sb3)]
-    if None in steps:
-        return "neither reaches it" if ours.solved() == 0 else "tie on seeds"
-    # CPU seconds, steadier than wall seconds on a shared machine
-    cpu_ours, cpu_sb3 = ours.median_total("cpu"), sb3.median_total("cpu")
-    return "ours cheaper" if cpu_ours < cpu_sb3 else "**SB3 cheaper**"
-
-
 def notes(ours: Side, sb3: Side, seeds: list[int]) -> str:
     parts = []
     for name, side in (("ours", ours), ("SB3", sb3)):
@@ -627,100 +577,27 @@ def current_values(
     }
 
 
-def render(
+def render_status(
     rows: list[Row],
     seeds: list[int],
     budgets: dict[str, int],
     results: list[dict[str, Any]],
     current: dict[str, dict[str, Any] | None],
 ) -> str:
-    """The generated section: protocol, one line per row, one line per run. `current`: each
-    set's hparams values now (a run measured with other values is marked stale)."""
+    """One line per row (`--status`): seeds recorded per side, and what is missing, partial,
+    failed or stale (the set's values changed since it was measured). The tables themselves are
+    docs/benchmarks.md's (`python -m benchmarks.pages`)."""
     cache = latest(results)
-    lines = [
-        "## Algorithm table: our sets vs Stable-Baselines3 (generated)",
-        "",
-        "```",
-        "nice -n 5 .venv/bin/python -m benchmarks.algorithm_table            # run what is missing",
-        ".venv/bin/python -m benchmarks.algorithm_table --render-only        # redraw from cache",
-        "```",
-        "",
-        "Per row: our hparams set and SB3 with rl-baselines3-zoo hyperparameters "
-        "(benchmarks/sb3_zoo_peers.py on benchmarks/peers/sb3_solve.py, `--horizon zoo`), "
-        f"seeds {', '.join(map(str, seeds))}, ours then SB3 per seed. Both stop at the first "
-        "greedy evaluation whose mean reaches the threshold, or at the budget. *final eval*: "
-        "mean ± std over seeds (population std) of each seed's last evaluation mean (the one "
-        "that reached the threshold, or the last one "
-        "within the budget). *steps* / *wall s*: median over seeds of env steps and wall "
-        "seconds at that evaluation, a seed that did not reach it counting as slower than all "
-        "(so a number needs most seeds to reach it). *ratio*: ours / SB3 (< 1: ours needs "
-        "fewer). *CPU s*: median CPU seconds of the whole run's process tree (imports and "
-        "setup included; the run stops at the threshold), steadier than wall seconds on a shared "
-        "machine. Wall seconds start at the training loop (ours: tracing and XLA compilation "
-        "included) / `model.learn()`, and include evaluation. Ours evaluates at the first update "
-        "boundary at or past each multiple of N env steps (on-policy sets: after a whole rollout, "
-        "e.g. every 16,384 steps for ppo_lunarlander), SB3's callback at the first vector step "
-        "past it, so ours can only report coarser step counts there. *budget (zoo)*: the env "
-        "steps each side may use, and the zoo's n_timesteps for the pair (SB3 runs with "
-        "`--horizon zoo`: schedules keep the zoo's horizon whatever the budget). Every run, with "
-        "the load average before and after it: benchmarks/results/algorithm_table.jsonl.",
-        "",
-        "| env | protocol: greedy episodes / every N env steps / threshold |",
-        "|---|---|",
-    ]
-    for env in dict.fromkeys(row.env for row in rows):
-        p = PROTOCOL[env]
-        lines.append(f"| {env} | {p['episodes']:.0f} / {p['every']:,.0f} / {p['threshold']:g} |")
-    lines += [
-        "",
-        "| set | env | budget (zoo) | ours final eval | ours solved | ours steps | ours wall s "
-        "| ours CPU s | SB3 final eval | SB3 solved | SB3 steps | SB3 wall s | SB3 CPU s "
-        "| steps ratio | wall ratio | CPU ratio | cheaper (CPU s) | missing / partial |",
-        "|" + "---|" * 18,
-    ]
-    loads = []
+    lines = []
     for row in rows:
         budget = budgets[row.set]
         ours = collect(row, "ours", seeds, budget, cache, current.get(row.set))
         sb3 = collect(row, "sb3", seeds, budget, cache, None)
-        o_steps, s_steps = (side.median("env_steps_to_threshold") for side in (ours, sb3))
-        o_wall, s_wall = (side.median("wall_seconds_to_threshold") for side in (ours, sb3))
-        o_cpu, s_cpu = (side.median("cpu_seconds") for side in (ours, sb3))
-        cells = [
-            f"`{row.set}`",
-            row.env,
-            f"{budget:,} ({row.zoo_steps:,})",
-            ours.final(),
-            f"{ours.solved()}/{len(ours.done)}" if ours.done else "-",
-            fmt_steps(o_steps, ours, budget),
-            fmt_wall(o_wall, ours),
-            fmt_wall(o_cpu, ours),
-            sb3.final(),
-            f"{sb3.solved()}/{len(sb3.done)}" if sb3.done else "-",
-            fmt_steps(s_steps, sb3, budget),
-            fmt_wall(s_wall, sb3),
-            fmt_wall(s_cpu, sb3),
-            ratio(o_steps, s_steps),
-            ratio(o_wall, s_wall),
-            ratio(o_cpu, s_cpu),
-            verdict(ours, sb3),
-            notes(ours, sb3, seeds) or "",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-        for side in (ours, sb3):
-            for r in side.records:
-                loads += [*r["machine_before"]["loadavg"][:1], *r["machine_after"]["loadavg"][:1]]
-    lines += [
-        "",
-        "Per run (steps and wall seconds to the threshold, final eval, CPU seconds, load): "
-        "`.venv/bin/python -m benchmarks.algorithm_table --runs` prints them from the cache.",
-    ]
-    if loads:
-        lines += [
-            "",
-            f"1-minute load averages around these runs ranged {min(loads):.1f}-{max(loads):.1f}, "
-            "so wall seconds are noisy (compare the CPU s column too).",
-        ]
+        state = notes(ours, sb3, seeds) or "complete"
+        lines.append(
+            f"{row.set} ({row.env}, {budget:,} steps): ours {len(ours.done)}, SB3 "
+            f"{len(sb3.done)} of {len(seeds)} seeds; {state}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -742,108 +619,6 @@ def render_runs(
         for side, label in (("ours", "ours"), ("sb3", "SB3")):
             records = collect(row, side, seeds, budgets[row.set], cache, None).records
             lines += [detail_line(row, label, r) for r in records]
-    return "\n".join(lines) + "\n"
-
-
-CURVE_STEPS = (50_000, 100_000, 150_000, 200_000, 250_000, 300_000)
-
-
-def eval_at(history: list[dict[str, float]], step: int, every: float) -> str:
-    """The evaluation at `step`: the first at or past it within one interval (ours evaluates at
-    the first update boundary past each multiple, SB3 at it)."""
-    found = next((h for h in history if step <= h["step"] < step + every), None)
-    return "-" if found is None else f"{found['mean']:,.0f}"
-
-
-def first_steps(side: Side) -> str:
-    """Per seed: the first evaluation at the threshold, or `-`."""
-    if not side.done:
-        return "-"
-    return " / ".join(
-        f"{r['env_steps_to_threshold'] // 1000}k" if r["solved"] else "-" for r in side.done
-    )
-
-
-def render_full_budget(
-    rows: list[Row],
-    seeds: list[int],
-    budgets: dict[str, int],
-    results: list[dict[str, Any]],
-    current: dict[str, dict[str, Any] | None],
-) -> str:
-    """The MuJoCo section: both sides train the whole budget; final evaluation, steps to the
-    threshold, wall and CPU seconds, rl-zoo3's published 1M-step result, and each run's curve."""
-    cache = latest(results)
-    lines = [
-        "### MuJoCo at 300k env steps (generated)",
-        "",
-        "```",
-        "B=benchmarks/algorithm_table.py",
-        "nice -n 5 .venv/bin/python $B --sets SET --only ours         # seeds 0-2",
-        "nice -n 5 .venv/bin/python $B --sets SET --only sb3 --seeds 0",
-        "# SET: a row's set (each row below ran so)",
-        "```",
-        "",
-        "Both sides train the whole budget (no early stop) and evaluate 10 deterministic episodes "
-        "every 10k env steps (`PROTOCOL`). *final*: mean ± std over seeds (population std) of "
-        "the last evaluation, seeds in brackets. *first >= threshold*: per seed, the first "
-        "evaluation reaching the env's threshold (gymnasium's reward_threshold). *wall s* / "
-        "*CPU s*: medians over seeds of the whole run (wall from the training loop's start, CPU "
-        "of the process tree). *zoo 1M*: rl-zoo3's published result at 1M steps (one trained "
-        "agent on the v3 env, mean over 150k evaluation steps), for scale, not at this budget.",
-        "",
-        "| set | env | threshold | ours final | SB3 final | ours first >= threshold "
-        "| SB3 first >= threshold | ours wall s | ours CPU s | SB3 wall s | SB3 CPU s | zoo 1M "
-        "| missing / partial |",
-        "|" + "---|" * 13,
-    ]
-    curves, not_run = [], []
-    for row in rows:
-        budget = budgets[row.set]
-        ours = collect(row, "ours", seeds, budget, cache, current.get(row.set))
-        sb3 = collect(row, "sb3", seeds, budget, cache, None)
-        if not ours.records and not sb3.records:
-            not_run.append(f"`{row.set}`")
-            continue
-        published = ZOO_PUBLISHED_1M.get((row.algo, row.env))
-        cells = [
-            f"`{row.set}`",
-            row.env,
-            f"{PROTOCOL[row.env]['threshold']:,.0f}",
-            f"{ours.final()} ({len(ours.done)})" if ours.done else "-",
-            f"{sb3.final()} ({len(sb3.done)})" if sb3.done else "-",
-            first_steps(ours),
-            first_steps(sb3),
-            *(fmt_wall(s.median_total(f), s) for s in (ours, sb3) for f in ("wall", "cpu")),
-            f"{published:,.0f}" if published else "-",
-            notes(ours, sb3, seeds) or "",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-        every = PROTOCOL[row.env]["every"]
-        for side_name, side in (("ours", ours), ("SB3", sb3)):
-            for r in side.done:
-                points = [eval_at(r["eval_history"], step, every) for step in CURVE_STEPS]
-                before, after = r["machine_before"], r["machine_after"]
-                load = f"{before['loadavg'][0]:.1f} / {after['loadavg'][0]:.1f}"
-                curves.append(
-                    f"| `{row.set}` | {side_name} | {r['seed']} | "
-                    + " | ".join(points)
-                    + f" | {r['wall_seconds_total']:,.0f} | {r['cpu_seconds']:,.0f} | {load} "
-                    f"| {before['time_utc'][:16].replace('T', ' ')} |"
-                )
-    if not_run:
-        lines += ["", f"Not run yet at {budgets[rows[0].set]:,} steps: {', '.join(not_run)}."]
-    lines += [
-        "",
-        "Per run, the evaluation mean at each step (load = 1-minute load average before / after "
-        "the run, on 2 cores):",
-        "",
-        "| set | side | seed | "
-        + " | ".join(f"{s // 1000}k" for s in CURVE_STEPS)
-        + " | wall s | CPU s | load | measured (UTC) |",
-        "|" + "---|" * (7 + len(CURVE_STEPS)),
-        *curves,
-    ]
     return "\n".join(lines) + "\n"
 
 
@@ -898,7 +673,9 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", choices=names, default=default, metavar="SET")
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--only", choices=("ours", "sb3"), help="run one side only")
-    parser.add_argument("--render-only", action="store_true", help="no runs, print the table")
+    parser.add_argument(
+        "--status", action="store_true", help="no runs: which rows are missing, partial, stale"
+    )
     parser.add_argument("--runs", action="store_true", help="print each cached run, no runs")
     parser.add_argument(
         "--budget", nargs="*", default=[], metavar="SET=STEPS", help="env-step budget overrides"
@@ -924,7 +701,7 @@ def main() -> None:
 
     tree, tree_info = snapshot_tree()
     print(f"[algorithm_table] our side runs {tree} ({tree_info})", flush=True)
-    if not args.render_only:
+    if not args.status:
         sides = [args.only] if args.only else ["ours", "sb3"]
         current = current_values(rows, budgets, tree)
         for row in rows:
@@ -951,12 +728,9 @@ def main() -> None:
                         f"load={record['machine_after']['loadavg']}",
                         flush=True,
                     )
-    if args.render_only:
-        # every row, run or not, with the stale ones named
+    if args.status:  # every row, run or not, with the stale ones named
         current = current_values(list(ALL_ROWS), budgets, tree)
-        results = load_results()
-        print(render(list(ROWS), list(SEEDS), budgets, results, current))
-        print(render_full_budget(list(MUJOCO_ROWS), list(SEEDS), budgets, results, current))
+        print(render_status(list(ALL_ROWS), args.seeds, budgets, load_results(), current), end="")
     elif not args.no_render:
         subprocess.run([sys.executable, "-m", "benchmarks.pages"], cwd=ROOT, check=True)
 

@@ -204,6 +204,16 @@ def algorithm_table_section(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CURVE_STEPS = (50_000, 100_000, 150_000, 200_000, 250_000, 300_000)
+
+
+def eval_at(history: list[dict[str, float]], step: int, every: float) -> str:
+    """The evaluation at `step`: the first at or past it within one interval (ours evaluates at
+    the first update boundary past each multiple, SB3 at it)."""
+    found = next((h for h in history if step <= h["step"] < step + every), None)
+    return "-" if found is None else f"{found['mean']:,.0f}"
+
+
 def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> list[str]:
     lines = [
         "### MuJoCo at 300k env steps: our sets beside Stable-Baselines3",
@@ -241,7 +251,7 @@ def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> 
         every = at.PROTOCOL[row.env]["every"]
         for label, side in (("ours", ours), ("SB3", sb3)):
             for r in side.done:
-                points = [at.eval_at(r["eval_history"], s, every) for s in at.CURVE_STEPS]
+                points = [eval_at(r["eval_history"], s, every) for s in CURVE_STEPS]
                 start, stop = span(r)
                 curves.append(
                     f"| `{row.set}` | {label} | {r['seed']} | " + " | ".join(points) + " | "
@@ -253,9 +263,9 @@ def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> 
         "its CPU seconds and when it ran:",
         "",
         "| set | side | seed | "
-        + " | ".join(f"{s // 1000}k" for s in at.CURVE_STEPS)
+        + " | ".join(f"{s // 1000}k" for s in CURVE_STEPS)
         + " | CPU s | ran (UTC) |",
-        "|" + "---|" * (5 + len(at.CURVE_STEPS)),
+        "|" + "---|" * (5 + len(CURVE_STEPS)),
         *curves,
     ]
     return lines

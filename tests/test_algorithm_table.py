@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from benchmarks import algorithm_table as at
+from benchmarks import pages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,10 +59,9 @@ def test_median_counts_a_seed_that_did_not_reach_the_threshold_as_slowest():
         two_of_three.records[:1] + [record("ours", s, False, 0, 9, -400) for s in (1, 2)]
     )
     assert one_of_three.median("env_steps_to_threshold") is None
-    assert at.fmt_steps(None, one_of_three, 100_000) == "not reached in 100,000"
 
 
-def test_render_names_missing_partial_failed_and_stale_rows():
+def test_status_names_missing_partial_failed_and_stale_rows():
     results = [
         record("ours", 0, True, 10_000, 10.0, -90.0, lr=2e-3),
         record("ours", 1, True, 20_000, 20.0, -92.0),
@@ -72,19 +72,14 @@ def test_render_names_missing_partial_failed_and_stale_rows():
     other = at.Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000)
     budgets = {ROW.set: ROW.budget, other.set: other.budget}
     current = {ROW.set: {"lr": 1e-3, "new_key": 0}, other.set: None}
-    text = at.render([ROW, other], [0, 1, 2], budgets, results, current)
-    line = next(x for x in text.splitlines() if x.startswith("| `dqn_acrobot`"))
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[4] == "2/2" and cells[5] == "15,000" and cells[6] == "15.0"
-    assert cells[9] == "2/2" and cells[10] == "45,000" and cells[11] == "90.0"
-    assert cells[7] == "15.0" and cells[12] == "90.0"  # CPU seconds
-    assert cells[13:16] == ["0.33", "0.17", "0.17"]  # ours / SB3: steps, wall, CPU
-    assert cells[16] == "ours cheaper"  # by median CPU seconds
-    assert "SB3: seeds 2 not run (partial)" in cells[17]
-    assert "ours: seed 2 timeout" in cells[17]
+    text = at.render_status([ROW, other], [0, 1, 2], budgets, results, current)
+    line = next(x for x in text.splitlines() if x.startswith("dqn_acrobot"))
+    assert "ours 2, SB3 2 of 3 seeds" in line
+    assert "SB3: seeds 2 not run (partial)" in line
+    assert "ours: seed 2 timeout" in line
     # the one value that changed is named; keys only one side has are not a change
-    assert "STALE, the set changed since measured (lr: 0.002 -> 0.001)" in cells[17]
-    other_line = next(x for x in text.splitlines() if x.startswith("| `ppo_acrobot`"))
+    assert "STALE, the set changed since measured (lr: 0.002 -> 0.001)" in line
+    other_line = next(x for x in text.splitlines() if x.startswith("ppo_acrobot"))
     assert "ours: not run; SB3: not run" in other_line
     runs = at.render_runs([ROW, other], [0, 1, 2], budgets, results)
     assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", runs)
@@ -133,8 +128,8 @@ def test_a_full_budget_row_trains_past_the_threshold_and_finds_where_it_crossed(
     assert at.first_at_threshold(history, 4_800.0)["step"] == 20_032
     assert at.first_at_threshold(history, 9_000.0) is None
     # ours evaluates at the first update boundary past a multiple, SB3 at it
-    assert at.eval_at(history, 20_000, 10_000) == "5,000"
-    assert at.eval_at(history, 50_000, 10_000) == "-"
+    assert pages.eval_at(history, 20_000, 10_000) == "5,000"
+    assert pages.eval_at(history, 50_000, 10_000) == "-"
 
 
 def test_a_later_spelling_of_the_same_setting_is_not_a_change():
@@ -143,34 +138,3 @@ def test_a_later_spelling_of_the_same_setting_is_not_a_change():
         {"tau": "constant(0.005)", "jit_compile": "auto", "lr": 3e-4},
     ) == ["lr: 0.001 -> 0.0003"]
     assert at.changed_values({"jit_compile": False}, {"jit_compile": "auto"})
-
-
-def test_the_mujoco_section_reports_finals_crossings_and_curves():
-    row = next(r for r in at.MUJOCO_ROWS if r.set == "sac_halfcheetah")
-
-    def run(side, seed, finals, crossed):
-        history = [{"step": 50_000 * (i + 1), "mean": m, "wall": 100.0 * (i + 1)}
-                   for i, m in enumerate(finals)]  # fmt: skip
-        return {
-            **record(side, seed, crossed is not None, crossed, 1.0, finals[-1], budget=300_000),
-            "set": row.set, "env": row.env, "protocol": at.PROTOCOL[row.env],
-            "eval_history": history, "wall_seconds_total": 600.0 + seed, "cpu_seconds": 500.0,
-        }  # fmt: skip
-
-    results = [
-        run("ours", 0, [3000, 5000, 6000, 7000, 7500, 8000], 100_000),
-        run("ours", 1, [2000, 4000, 4500, 4600, 4700, 4000], None),
-        run("sb3", 0, [3500, 6000, 7000, 8000, 9000, 9800], 100_000),
-    ]
-    budgets = {r.set: r.budget for r in at.ALL_ROWS}
-    text = at.render_full_budget(list(at.MUJOCO_ROWS), [0, 1, 2], budgets, results, {})
-    line = next(x for x in text.splitlines() if x.startswith("| `sac_halfcheetah` | Half"))
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    # mean and population std of 8000 and 4000
-    assert cells[3:7] == ["6000.0 ± 2000.0 (2)", "9800.0 ± 0.0 (1)", "100k / -", "100k"]
-    assert cells[7] == "600.5" and cells[11] == "9,535"
-    assert "ours: seeds 2 not run (partial)" in cells[12]
-    assert (
-        "| `sac_halfcheetah` | ours | 1 | 2,000 | 4,000 | 4,500 | 4,600 | 4,700 | 4,000 |" in text
-    )
-    assert "Not run yet at 300,000 steps: `sac_hopper`" in text

@@ -59,6 +59,35 @@ def test_a_row_gives_seeds_per_side_cpu_seconds_and_the_cpu_its_records_name():
     assert "MuJoCo rows with no record: `sac_halfcheetah`" in text
 
 
+def test_the_mujoco_section_reports_finals_cpu_seconds_and_curves():
+    row = next(r for r in at.MUJOCO_ROWS if r.set == "sac_halfcheetah")
+
+    def mujoco_run(side, seed, finals, start, stop):
+        history = [{"step": 50_000 * (i + 1), "mean": m} for i, m in enumerate(finals)]
+        return {
+            **run(side, seed, start, stop, cpu=500.0 + seed, final=finals[-1]),
+            "set": row.set, "env": row.env, "budget": 300_000,
+            "protocol": at.PROTOCOL[row.env], "eval_history": history,
+        }  # fmt: skip
+
+    results = [
+        mujoco_run("ours", 0, [3000, 5000, 6000, 7000, 7500, 8000], "01:00", "02:00"),
+        mujoco_run("ours", 1, [2000, 4000, 4500, 4600, 4700, 4000], "02:00", "03:00"),
+        mujoco_run("sb3", 0, [3500, 6000, 7000, 8000, 9000, 9800], "02:30", "04:00"),
+    ]
+    text = pages.algorithm_table_section(results)
+    line = next(x for x in text.splitlines() if x.startswith("| `sac_halfcheetah` | Half"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # mean and population std of 8000 and 4000; one SB3 run: its value alone
+    assert cells[2:5] == ["2 / 1", "6000.0 ± 2000.0", "9800.0"]
+    assert cells[5:8] == ["500", "500", "1.00"]  # median CPU seconds, ours / SB3
+    assert cells[11] == "ours 1: sac_halfcheetah/sb3/seed0; SB3 0: sac_halfcheetah/ours/seed1"
+    curve = "| `sac_halfcheetah` | ours | 1 | 2,000 | 4,000 | 4,500 | 4,600 | 4,700 | 4,000 |"
+    assert curve in text
+    assert "MuJoCo rows with no record: `sac_hopper`" in text
+    assert pages.eval_at(results[0]["eval_history"], 100_000, 10_000) == "5,000"
+
+
 def test_a_campaign_table_names_cpu_jobs_and_the_cells_beside(tmp_path):
     def cell(side, seed, cpu, beside):
         return {
