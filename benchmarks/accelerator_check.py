@@ -59,8 +59,8 @@ import rl  # noqa: E402,F401
 import train  # noqa: E402
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
+from rl.agents.build import build_agent  # noqa: E402
 from rl.compiled import CompiledPPO  # noqa: E402
-from rl.engines.in_process import build_agent  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402
 from rl.envs.tf import make_tf_env  # noqa: E402
 from rl.hparams import HParams  # noqa: E402

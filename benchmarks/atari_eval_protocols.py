@@ -59,7 +59,7 @@ def main() -> None:
     import tensorflow as tf
 
     from benchmarks.atari import train_scalars
-    from rl.engines.in_process import build_agent
+    from rl.agents.build import build_agent
     from rl.evaluation import evaluate, make_eval_env
     from rl.utils.checkpoint_choice import select_checkpoint
     from rl.utils.run_dir import saved_hparams

@@ -42,7 +42,7 @@ import tensorflow as tf  # noqa: E402
 import rl  # noqa: E402,F401
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
-from rl.engines.in_process import build_agent  # noqa: E402
+from rl.agents.build import build_agent  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402
 from rl.hparams import HParams  # noqa: E402
 from rl.rollout.driver import Driver  # noqa: E402

@@ -45,7 +45,7 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
     import rl  # noqa: F401
     from benchmarks.timing import median_seconds
     from rl import registry
-    from rl.engines.in_process import build_agent
+    from rl.agents.build import build_agent
     from rl.envs import make_vector_env
 
     hp = registry.get_hparams(hparams_set)()

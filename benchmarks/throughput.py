@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import rl  # noqa: E402,F401
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
-from rl.engines.in_process import build_agent  # noqa: E402
+from rl.agents.build import build_agent  # noqa: E402
 from rl.envs import make_vector_env  # noqa: E402
 from rl.rollout.driver import Driver  # noqa: E402
 

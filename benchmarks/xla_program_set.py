@@ -25,9 +25,9 @@ import tensorflow as tf
 import rl  # noqa: F401  (fills the registries)
 from benchmarks.xla_export import Program
 from rl import registry
+from rl.agents.build import build_agent
 from rl.compiled import CompiledPPO, CompiledPPOSeeds
 from rl.compiled.population import POPULATION_KEYS
-from rl.engines.in_process import build_agent
 from rl.envs import make_vector_env
 from rl.envs.tf import make_tf_env
 from rl.hparams import HParams

@@ -13,7 +13,7 @@ from test_loop import ScriptedEngine, hparams
 
 import rl  # noqa: F401
 from rl import loop, training
-from rl.engines.in_process import build_agent
+from rl.agents.build import build_agent
 from rl.errors import UserError
 from rl.evaluation import evaluate, make_eval_env
 from rl.utils.checkpoint import CheckpointStore

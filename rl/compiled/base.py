@@ -13,14 +13,14 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.base import Agent
+from rl.agents.build import build_agent
 from rl.compiled.collect import collect, greedy_episodes
 from rl.compiled.env_variables import EnvVariables
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams
-from rl.registry import get_agent
 from rl.utils import private_apis
 from rl.utils.compiler import whole_program_xla
-from rl.utils.seeding import derive_seed, seed_everything
+from rl.utils.seeding import derive_seed
 
 
 class CompiledRun:
@@ -33,8 +33,7 @@ class CompiledRun:
         self.seed = seed
         num_envs = hparams.num_envs
         self.spec = env.spec(num_envs)
-        seed_everything(derive_seed(seed, "init"), hparams.deterministic)
-        self.agent: Agent = get_agent(hparams.agent)(self.spec, hparams, derive_seed(seed, "agent"))
+        self.agent: Agent = build_agent(hparams, self.spec, seed)
         self._check_agent()
         self.env_vars = EnvVariables(env, num_envs, derive_seed(seed, "train_env", 0))
         self.num_steps = self.agent.steps_per_iteration  # T vector steps per iteration

@@ -14,7 +14,6 @@ chief writes the run dir, the others a scratch dir (docs/distributed.md).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
 from collections.abc import Sequence
@@ -23,23 +22,21 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.base import Agent
+from rl.agents.build import build_agent
 from rl.distribute import WorkerRole, all_workers_agree, worker_role
 from rl.distribute.strategies import shared_strategy
 from rl.engines.base import CheckpointParts, EvalRequest, Iteration, OneAgentEngine
 from rl.envs import make_vector_env
 from rl.envs.reward_augmentation import reward_augmentation_from_hparams
-from rl.envs.spec import EnvSpec
 from rl.errors import UserError
 from rl.evaluation import EvalResult, eval_env_kwargs, evaluate, fresh_episode_policy, make_eval_env
 from rl.hparams import HParams
 from rl.memory.array_state import under_prefix, with_prefix
-from rl.registry import get_agent
 from rl.rollout.driver import Driver
 from rl.utils.checkpoint import CheckpointStore
 from rl.utils.files import join
 from rl.utils.logger import TensorBoardSink
-from rl.utils.seeding import derive_seed, seed_everything
+from rl.utils.seeding import derive_seed
 from rl.utils.video import (
     VideoRecorder,
     check_render_possible,
@@ -47,16 +44,6 @@ from rl.utils.video import (
     use_offscreen_rendering,
     write_frame_strip_summary,
 )
-
-
-def build_agent(
-    hparams: HParams, spec: EnvSpec, seed: int, strategy: tf.distribute.Strategy | None = None,
-    *worker_names: Any,
-) -> Agent:  # fmt: skip
-    """The run's agent, initialized from `seed`, built under `strategy`'s scope if given."""
-    seed_everything(derive_seed(seed, "init"), hparams.deterministic)
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        return get_agent(hparams.agent)(spec, hparams, derive_seed(seed, "agent", *worker_names))
 
 
 def make_render_env(hparams: HParams, render_mode: str):

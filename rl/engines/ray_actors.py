@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.build import build_agent
 from rl.engines.base import EvalRequest, Iteration, OneAgentEngine
-from rl.engines.in_process import build_agent
 from rl.envs import make_vector_env
 from rl.evaluation import EvalResult
 from rl.hparams import HParams

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rl.engines.in_process import build_agent
+from rl.agents.build import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export.policy_module import GREEDY, ExportedPolicy, observation_specs

@@ -24,7 +24,7 @@ from conftest import describe, params_selected, train_env
 
 import rl  # noqa: F401
 from rl import training
-from rl.engines.in_process import build_agent
+from rl.agents.build import build_agent
 from rl.errors import UserError
 from rl.evaluation import make_eval_env
 from rl.export import export_run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rl import registry
-from rl.engines.in_process import build_agent
+from rl.agents.build import build_agent
 from rl.envs import make_vector_env
 from rl.utils.compiler import choose_compiler, is_convolutional, whole_program_xla
 
