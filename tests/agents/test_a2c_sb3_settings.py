@@ -66,7 +66,7 @@ def test_a2c_total_loss_weighs_the_value_loss_as_sb3():
         "return": tf.constant([1.5, 3.0]),
         "mask": tf.ones([2]),
     }
-    loss, aux = agent._loss(
+    loss, aux = agent.loss_from_outputs(
         minibatch,
         log_prob=tf.constant([-1.0, -2.0]),
         entropy=tf.constant([0.6, 0.7]),
