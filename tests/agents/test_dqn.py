@@ -135,13 +135,13 @@ def test_driver_passes_act_with_info_extras_to_observe():
         return action, {"value": tf.cast(action, tf.float32) * 10.0, "log_prob": -tf.ones([1])}
 
     agent.act_with_info = act_with_info
-    original_observe = agent._observe
+    original_observe = agent.observe
 
     def observe(transition):
         seen.append((transition["action"].copy(), transition["value"], transition["log_prob"]))
         original_observe({k: v for k, v in transition.items() if k not in ("value", "log_prob")})
 
-    agent._observe = observe
+    agent.observe = observe
     driver = Driver(env, spec, agent)
     driver.reset(seed=0)
     driver.collect(5)

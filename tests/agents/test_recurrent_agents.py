@@ -61,19 +61,19 @@ def make_agent(hparams_set: str, spec: EnvSpec, overrides: str = ""):
 
 def record_observations(agent) -> list[dict]:
     seen = []
-    original = agent._observe
+    original = agent.observe
 
     def observe(transition):
         seen.append({k: np.array(v, copy=True) for k, v in transition.items()})
         original(transition)
 
-    agent._observe = observe
+    agent.observe = observe
     return seen
 
 
 def core_state(agent, obs: np.ndarray, state: np.ndarray) -> np.ndarray:
     """The state after one core step (it does not depend on the action taken)."""
-    return agent._greedy_step(tf.constant(obs), tf.constant(state))[1].numpy()
+    return agent.greedy_policy_step(tf.constant(obs), tf.constant(state))[1].numpy()
 
 
 @pytest.mark.parametrize("hparams_set", ["ppo_recurrent_tiny", "drqn_tiny"])
