@@ -179,8 +179,9 @@ def align(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray]:
     return grid, values
 
 
-def _experiment_title(output_dir: str) -> str:
-    """'<hparams set> · <env>' from run_0's manifest/hparams JSON, else the directory name."""
+def experiment_title(output_dir: str) -> str:
+    """The figure's title, '<hparams set> · <env>' from run_0's manifest/hparams JSON, else the
+    directory name: public so a notebook that draws its own figure titles it as rl.plot does."""
     name = output_dir.rstrip("/").split("/")[-1] or output_dir
     try:
         runs = sorted(tf.io.gfile.glob(join(output_dir, "run_*", "manifest.json")))
@@ -211,7 +212,7 @@ def plot_runs(
     summary = summarize([c.values[-1] for c in curves], resamples=resamples, seed=seed)
     png_path = out or join(output_dir, PNG_NAME)
     png = _render_png(
-        curves, grid, mean, band_low, band_high, metric, _experiment_title(output_dir), summary
+        curves, grid, mean, band_low, band_high, metric, experiment_title(output_dir), summary
     )
     if os.path.dirname(png_path):
         tf.io.gfile.makedirs(os.path.dirname(png_path))

@@ -130,9 +130,9 @@ def test_title_names_the_hparams_set_and_env(three_copies):
     (three_copies / "run_0" / "manifest.json").write_text(json.dumps({"hparams_set": "dqn_x"}))
     hparams = {"hparams": {"env": {"type": "str", "value": "CartPole-v1", "doc": ""}}}
     (three_copies / "run_0" / "hparams.json").write_text(json.dumps(hparams))
-    assert plot._experiment_title(str(three_copies)) == "dqn_x · CartPole-v1"
+    assert plot.experiment_title(str(three_copies)) == "dqn_x · CartPole-v1"
     (three_copies / "run_0" / "manifest.json").write_text("{}")
-    assert plot._experiment_title(str(three_copies)) == "runs"
+    assert plot.experiment_title(str(three_copies)) == "runs"
 
 
 def test_reads_and_writes_through_gfile():
