@@ -307,6 +307,38 @@ def test_nothing_outside_rl_agents_touches_a_protected_agent_member(where):
     assert not offenders, offenders
 
 
+def protected_names_of_agents() -> set[str]:
+    """Every `_name` rl/agents defines: its methods' and the attributes it sets on `self`."""
+    names = set()
+    for path in (PACKAGE / "agents").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name) and node.value.id == "self":
+                    names.add(node.attr)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def test_no_test_touches_a_protected_agent_member():
+    """Tests read agents through what users and algorithm authors use (`train_on_batch`, `loss`,
+    `learner_variables`, ...), so a refactor inside an agent does not break them. Only a test's
+    own subclass may call its parent's hooks (`super()._update()`)."""
+    protected = protected_names_of_agents()
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Attribute) and node.attr in protected):
+                continue
+            holder = node.value
+            if isinstance(holder, ast.Name) and holder.id in ("self", "cls"):
+                continue
+            if isinstance(holder, ast.Call) and getattr(holder.func, "id", None) == "super":
+                continue
+            offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not offenders, offenders
+
+
 def test_no_module_cites_a_file_outside_the_repository():
     offenders = [
         str(path.relative_to(ROOT))

@@ -26,7 +26,7 @@ class A2C(OnPolicyAgent):
         if self.hparams.orthogonal_init:
             self.model.orthogonal_torsos(math.sqrt(2.0))
 
-    def _loss(
+    def loss(
         self,
         minibatch: TensorBatch,
         log_prob: tf.Tensor,

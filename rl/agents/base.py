@@ -40,9 +40,11 @@ from rl.utils.gradient_clipping import clip_by_global_norm
 
 
 class Agent(tf.Module):
-    """Base of all agents. Subclasses: fill the `_hooks`; never override public methods."""
+    """Base of all agents. Subclasses fill the `_hooks` and write their algorithm's `loss`
+    (public: tests and tools evaluate it on a batch of their own); they never override the
+    other public methods."""
 
-    # Whether every gradient step passes a batch-wise loss to `_gradient_step`.
+    # Whether every gradient step passes a batch-wise loss to `gradient_step`.
     supports_strategies: bool = False
     # Why an agent can never run under a strategy (None: it just does not yet).
     strategy_refusal: str | None = None
@@ -59,6 +61,9 @@ class Agent(tf.Module):
     structured_obs_refusal: str | None = None
     # Whether it can learn from a hindsight replay (memory=her; docs/goal_conditioned.md).
     replays_with_hindsight: bool = False
+    # The learner's compiled update on one batch, made by `_build`: `update` runs it on what the
+    # agent gathered; tests and tools run it on a batch of their own.
+    train_on_batch: Callable[..., dict[str, tf.Tensor]]
 
     def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
         super().__init__(name=type(self).__name__.lower())
@@ -80,7 +85,7 @@ class Agent(tf.Module):
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = tf.random.Generator.from_seed(seed)
-        self._diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
+        self.diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: HparamTensors = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
@@ -107,14 +112,14 @@ class Agent(tf.Module):
         if self._distributed:
             self._check_replica_batch()
         obs_spec = tf.TensorSpec([None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype))
-        self._greedy_fn = tf.function(
+        self.greedy_function = tf.function(
             lambda obs: self._act(obs, explore=False),
             input_signature=[obs_spec],
             jit_compile=self.compiler.acting,
             autograph=False,
         )
         # The collect loop steps Python envs, so XLA acting is a nested compiled function.
-        self._compiled_act_with_info = (
+        self.compiled_act_with_info = (
             tf.function(self._act_with_info, jit_compile=True, autograph=False)
             if self.compiler.acting
             else None
@@ -148,8 +153,8 @@ class Agent(tf.Module):
         `episode_start` [num_envs] resets a `recurrent` agent's carried state."""
         if episode_start is not None:
             self._start_episodes(episode_start)
-        if self._compiled_act_with_info is not None:
-            return self._compiled_act_with_info(obs)
+        if self.compiled_act_with_info is not None:
+            return self.compiled_act_with_info(obs)
         return self._act_with_info(obs)
 
     def greedy_actions(
@@ -195,8 +200,8 @@ class Agent(tf.Module):
         if not ready:
             return {}
         metrics = self._update()
-        if self._diagnostics is not None:
-            metrics = {**metrics, **self._diagnostics.pop(int(self.gradient_steps.numpy()))}
+        if self.diagnostics is not None:
+            metrics = {**metrics, **self.diagnostics.pop(int(self.gradient_steps.numpy()))}
         return metrics
 
     @property
@@ -228,7 +233,7 @@ class Agent(tf.Module):
             part.load_state_dict(under_prefix(f"{name}/", state))
 
     # ------------------------------------------------------------- helpers for subclasses
-    def _gradient_step(
+    def gradient_step(
         self,
         loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
         variables: list[tf.Variable],
@@ -242,21 +247,21 @@ class Agent(tf.Module):
             loss, grad_norm, aux = self._minimize_across_replicas(
                 self.optimizer, loss_fn, variables, batch
             )
-            if self._diagnostics is not None:  # no generator inside replicas: nothing to rewind
+            if self.diagnostics is not None:  # no generator inside replicas: nothing to rewind
                 loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
-                self._diagnostics.record(loss, loss_after, grad_norm)
+                self.diagnostics.record(loss, loss_after, grad_norm)
         else:
             if batch is not None:
                 loss_fn = functools.partial(loss_fn, batch)
-            if self._diagnostics is not None:
+            if self.diagnostics is not None:
                 rng_before = self.generator.state.read_value()
             loss, grad_norm, aux = self._minimize(self.optimizer, loss_fn, variables)
-            if self._diagnostics is not None:  # before the counter: schedules see the same step
+            if self.diagnostics is not None:  # before the counter: schedules see the same step
                 rng_after = self.generator.state.read_value()
                 self.generator.state.assign(rng_before)
                 loss_after, _ = loss_fn()
                 self.generator.state.assign(rng_after)
-                self._diagnostics.record(loss, loss_after, grad_norm)
+                self.diagnostics.record(loss, loss_after, grad_norm)
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
@@ -408,7 +413,7 @@ class Agent(tf.Module):
 
     def _greedy_actions(self, obs: np.ndarray, episode_start: np.ndarray | None) -> np.ndarray:
         del episode_start  # feed-forward: every step stands alone
-        return self._greedy_fn(obs).numpy()
+        return self.greedy_function(obs).numpy()
 
     def _observe(self, transition: Batch) -> None:
         raise NotImplementedError

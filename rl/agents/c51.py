@@ -52,7 +52,7 @@ class C51(DQN):
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         return categorical_q_values(network(obs, noisy=noisy), self.support)
 
-    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_logits_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
             next_q_policy = self._q_values(self.q_network, sample["next_obs"])
@@ -62,7 +62,7 @@ class C51(DQN):
             sample["reward"], sample["discount"], next_logits_target, next_q_policy, self.support
         )
         logits = self.q_network(sample["obs"])
-        loss, per_sample = self._loss_function(
+        loss, per_sample = self.loss_function(
             logits, sample["action"], target_probs, sample["weights"]
         )
         q_mean = tf.reduce_mean(categorical_q_values(logits, self.support))

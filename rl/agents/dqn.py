@@ -36,7 +36,7 @@ from rl.registry import register_agent
 class DQN(QLearning, ReplayAgent):
     """Deep Q-Network agent for discrete actions."""
 
-    supports_strategies = True  # `_loss` is a mean over its batch
+    supports_strategies = True  # `loss` is a mean over its batch
     masks_actions = True
 
     # ---------------------------------------------------------------------- building
@@ -66,8 +66,8 @@ class DQN(QLearning, ReplayAgent):
         self.target_network = q_network("target_network")
         self._sync_target(tau=1.0)
         self.epsilon = as_schedule(hp.epsilon)
-        self._action_function = resolve_function(self, "action_function")
-        self._loss_function = resolve_function(self, "loss")
+        self.action_function = resolve_function(self, "action_function")
+        self.loss_function = resolve_function(self, "loss")
 
         self._build_replay((), np.int64, hp.n_step)
 
@@ -85,8 +85,8 @@ class DQN(QLearning, ReplayAgent):
         q_values = self._masked(self._q_values(self.q_network, obs), legal)
         epsilon = self._current_epsilon()
         if legal is None:
-            return self._action_function(q_values, self.generator, epsilon)
-        return self._action_function(q_values, self.generator, epsilon, legal=legal)
+            return self.action_function(q_values, self.generator, epsilon)
+        return self.action_function(q_values, self.generator, epsilon, legal=legal)
 
     def _legal(self, obs: tf.Tensor) -> tf.Tensor | None:
         """[B, A] legal actions where the env masks them, else None."""
@@ -110,15 +110,15 @@ class DQN(QLearning, ReplayAgent):
         if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
             self.q_network.resample_noise(self.generator)
             self.target_network.resample_noise(self.generator)
-        loss, grad_norm, aux = self._gradient_step(
-            self._loss, self.q_network.trainable_variables, sample
+        loss, grad_norm, aux = self.gradient_step(
+            self.loss, self.q_network.trainable_variables, sample
         )
         return {"loss": loss, "grad_norm": grad_norm, **aux}
 
     def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
-        return self._loss(sample)[1]["td_error"]
+        return self.loss(sample)[1]["td_error"]
 
-    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_legal = self._legal(sample["next_obs"])  # max over the next state's legal actions
         next_q_target = self._masked(self.target_network(sample["next_obs"]), next_legal)
         if self.hparams.double_q:
@@ -129,7 +129,7 @@ class DQN(QLearning, ReplayAgent):
         else:
             td_target = q_learning_target(sample["reward"], sample["discount"], next_q_target)
         q_values = self.q_network(sample["obs"])
-        loss, td_error = self._loss_function(
+        loss, td_error = self.loss_function(
             q_values, sample["action"], td_target, sample["weights"]
         )
         return loss, {"td_error": td_error, "q_mean": tf.reduce_mean(q_values)}

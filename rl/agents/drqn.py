@@ -68,7 +68,7 @@ def time_major(x: tf.Tensor) -> tf.Tensor:
 class DRQN(QLearning, RecurrentStateMixin, Agent):
     """Recurrent Q-network agent for discrete actions (DRQN with R2D2's sequence replay)."""
 
-    supports_strategies = True  # `_loss` is a masked mean over items on axis 0
+    supports_strategies = True  # `loss` is a masked mean over items on axis 0
 
     # ---------------------------------------------------------------------- building
     def _build(self) -> None:
@@ -94,8 +94,8 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         self.target_network = q_network("target_network")
         self._sync_target(1.0)
         self.epsilon = as_schedule(hp.epsilon)
-        self._action_function = resolve_function(self, "action_function")
-        self._loss_function = resolve_function(self, "loss")
+        self.action_function = resolve_function(self, "action_function")
+        self.loss_function = resolve_function(self, "loss")
         self.per_beta = as_schedule(hp.per_beta)
         self.per_alpha = as_schedule(hp.per_alpha)  # of the env step, like per_beta
         self.per_epsilon = as_schedule(hp.per_epsilon)
@@ -120,7 +120,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
             for key, (shape, dtype) in self.replay.builder.fields().items()
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
-        self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
+        self.train_on_batch = self._learner_function(self._train_on_batches, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -132,7 +132,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         self.recurrent_state.assign(state_out)
         if not explore:
             return greedy(q_values)
-        return self._action_function(q_values, self.generator, self._current_epsilon())
+        return self.action_function(q_values, self.generator, self._current_epsilon())
 
     def _greedy_step(self, obs: tf.Tensor, state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         q_values, state = self.q_network.step(obs, state)
@@ -159,7 +159,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         beta = float(self.per_beta(self.env_steps))
         batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
         indices = batch.pop("indices")
-        out = self._train_fn(batch)
+        out = self.train_on_batch(batch)
         if self.replay.prioritized:
             alpha = float(self.per_alpha(self.env_steps))
             epsilon = float(self.per_epsilon(self.env_steps))
@@ -170,8 +170,8 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             self._sync_target_when_due()
             eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
-            loss, grad_norm, aux = self._gradient_step(
-                self._loss, self.q_network.trainable_variables, sample
+            loss, grad_norm, aux = self.gradient_step(
+                self.loss, self.q_network.trainable_variables, sample
             )
             priority = sequence_priority(aux["td_error"], sample["mask"], eta)
             return {
@@ -186,7 +186,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
         return tf.reduce_sum(batch["mask"])
 
-    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Masked TD loss of one batch of items [B, T]; aux "td_error" is [B, T]."""
         obs = time_major(sample["obs"])  # [T + 1, B, ...]
         steps = tf.shape(obs)[0] - 1
@@ -213,7 +213,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         td_target = sequence_n_step_targets(reward, discount, valid, values, self.hparams.n_step)
         q_values = flat(q_all[:-1])  # [T * B, A]
         weights = flat(mask * sample["weights"][None, :])
-        loss, td_error = self._loss_function(
+        loss, td_error = self.loss_function(
             q_values, flat(time_major(sample["action"])), flat(td_target), weights
         )
         # The loss averages over all T * B entries; the mean over the learning steps is wanted.

@@ -63,8 +63,8 @@ class Impala(ActorCriticAgent):
         self.estimator = get_advantage_estimator(hp.advantage_estimator)
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
-        self._batch_spec = self._build_rollout(self.unroll_length, with_value=False)
-        self._train_fn = self._learner_function(self._train, [self._batch_spec])
+        self.batch_spec = self._build_rollout(self.unroll_length, with_value=False)
+        self.train_on_batch = self._learner_function(self._train, [self.batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
@@ -75,7 +75,7 @@ class Impala(ActorCriticAgent):
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:
         data = self.rollout.data()
-        out = self._train_fn({key: data[key] for key in UNROLL_FIELDS})
+        out = self.train_on_batch({key: data[key] for key in UNROLL_FIELDS})
         self.rollout.reset()
         return {f"train/{name}": float(value) for name, value in out.items()}
 
@@ -86,7 +86,7 @@ class Impala(ActorCriticAgent):
         def step(envs: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             # Whole unrolls of the chosen env copies, env-major: a strategy never splits time.
             rows = rollout.select_envs(envs[k]).batch_major()
-            return self._gradient_step(self._env_major_loss, self._trainable_variables(), rows)
+            return self.gradient_step(self._env_major_loss, self._trainable_variables(), rows)
 
         return update_epochs(
             hp.n_epochs,
@@ -98,10 +98,10 @@ class Impala(ActorCriticAgent):
         )
 
     def _env_major_loss(self, rows: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`_minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's)."""
-        return self._minibatch_loss(Rollout.from_batch_major(rows).as_batch())
+        """`minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's)."""
+        return self.minibatch_loss(Rollout.from_batch_major(rows).as_batch())
 
-    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp = self.hparams
         rollout = Rollout.from_batch(minibatch)  # [T, B]; its log_prob is mu's, recorded
         now = reevaluate(rollout, self.model)  # pi(a|x), V(x), H(pi(.|x)) with the current weights

@@ -43,7 +43,7 @@ class MADDPG(OffPolicyContinuousAgent):
     # ---------------------------------------------------------------------- building
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
-        self._action_function = resolve_function(self, "action_function")
+        self.action_function = resolve_function(self, "action_function")
         if len(spec.obs_shape) != 2 or len(spec.action_shape) != 2:
             raise UserError(
                 f"agent 'maddpg' needs a multi-agent env with observations [n_agents, obs_dim] "
@@ -107,7 +107,7 @@ class MADDPG(OffPolicyContinuousAgent):
         return [v for actor in self._actors(target) for v in getattr(actor, attr)]
 
     # ------------------------------------------------------------------------ acting
-    def _joint_action(self, obs: tf.Tensor, target: bool = False) -> tf.Tensor:
+    def joint_action(self, obs: tf.Tensor, target: bool = False) -> tf.Tensor:
         """[B, N, A]: agent i's actor on observation row i only (decentralized execution)."""
         actors = self._actors(target)
         if self.num_actors == 1 and self.num_agents > 1:  # shared: all rows in one batch
@@ -117,17 +117,17 @@ class MADDPG(OffPolicyContinuousAgent):
         return tf.stack([actor(obs[:, i]) for i, actor in enumerate(actors)], axis=1)
 
     def _policy_action(self, obs: tf.Tensor) -> tf.Tensor:
-        return self._joint_action(obs)
+        return self.joint_action(obs)
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
-        action = self._joint_action(obs)
+        action = self.joint_action(obs)
         sigma = self._hparam_at("action_noise_std", self.env_steps)
-        return self._action_function(
+        return self.action_function(
             action, self.generator, sigma, self.action_low, self.action_high
         )
 
     # ---------------------------------------------------------------------- learning
-    def _own_q(self, obs: tf.Tensor, joint_actions: tf.Tensor) -> tf.Tensor:
+    def own_q(self, obs: tf.Tensor, joint_actions: tf.Tensor) -> tf.Tensor:
         """[N, B]: critic i at joint action i, the N joint actions batched ([N*B]) through all heads
         and each head's own block kept (the diagonal of [N, N, B])."""
         n = self.num_agents
@@ -140,7 +140,7 @@ class MADDPG(OffPolicyContinuousAgent):
         return tf.reduce_sum(q_all * tf.eye(n)[:, :, None], axis=1)
 
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        next_action = self._joint_action(sample["next_obs"], target=True)
+        next_action = self.joint_action(sample["next_obs"], target=True)
         next_q = self.critics_target(sample["next_obs"], next_action)
         td_target = maddpg_critic_target(sample["reward"], sample["discount"], next_q)
 
@@ -150,9 +150,9 @@ class MADDPG(OffPolicyContinuousAgent):
         loss, aux = self._critic_step(sample, tf.transpose(td_target), critic_loss_fn)
 
         def actor_loss_fn(part):
-            policy_action = self._joint_action(part["obs"])
+            policy_action = self.joint_action(part["obs"])
             joint = maddpg_joint_actions(part["action"], policy_action)
-            return maddpg_actor_loss(self._own_q(part["obs"], joint)), {}
+            return maddpg_actor_loss(self.own_q(part["obs"], joint)), {}
 
         actor_batch = {"obs": sample["obs"], "action": sample["action"]}
         actor_variables = self._actor_variables(trainable=True)

@@ -100,7 +100,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
             # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
             return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 
-        loss, _, aux = self._gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
+        loss, _, aux = self.gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
         aux["td_error"] = tf.transpose(aux["td_error"])
         return loss, aux
 
@@ -120,7 +120,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`Agent._gradient_step` for a non-base optimizer, without counting a gradient step."""
+        """`Agent.gradient_step` for a non-base optimizer, without counting a gradient step."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         if self._distributed:
             loss, _, aux = self._minimize_across_replicas(optimizer, loss_fn, variables, batch)

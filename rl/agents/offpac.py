@@ -72,7 +72,7 @@ class OffPAC(ActorCriticAgent):
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        self._train_fn = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self._learner_function(self._train, [batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
@@ -92,7 +92,7 @@ class OffPAC(ActorCriticAgent):
             return {}
         batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps)
         del batch["indices"], batch["weights"]  # uniform replay: every weight is 1
-        out = self._train_fn(batch)
+        out = self.train_on_batch(batch)
         metrics = {f"train/{name}": float(value) for name, value in out.items()}
         metrics["train/replay_size"] = float(len(self.replay))
         return metrics
@@ -102,14 +102,14 @@ class OffPAC(ActorCriticAgent):
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             segments = {name: value[indices[k]] for name, value in batch.items()}  # [B, T, ...]
-            return self._gradient_step(self._loss, self._trainable_variables(), segments)
+            return self.gradient_step(self.loss, self._trainable_variables(), segments)
 
         # One pass over the K sampled batches, in order.
         return update_epochs(
             1, steps, lambda: tf.range(steps), step, self.loss_metrics, tf.constant(0.0)
         )
 
-    def _loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""
         hp = self.hparams
         rollout = Rollout.from_batch_major(segments)  # [T, B], log_prob = log b(a|s)

@@ -5,7 +5,7 @@
    equal the acting-time numbers, and one batched pass keeps acting free of the value head;
 2. truncation is folded into the rewards, then the registered advantage estimator ("gae":
    https://arxiv.org/abs/1506.02438; "discounted_returns": Williams 1992);
-3. `n_epochs` shuffled passes of minibatches; the subclass's `_loss` is the objective,
+3. `n_epochs` shuffled passes of minibatches; the subclass's `loss` is the objective,
    `_update_stop_rule` may end early (PPO's `target_kl`).
 """
 
@@ -122,14 +122,14 @@ def normalize(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
 
 
 class OnPolicyAgent(ActorCriticAgent):
-    """Base of the policy-gradient agents; subclasses implement `_loss` (and may `_sample_mask`)."""
+    """Base of the policy-gradient agents; subclasses implement `loss` (and may `sample_mask`)."""
 
     masks_actions = True  # the model masks illegal logits (acting and loss alike)
 
     uses_value: bool = True  # whether the value head is trained (REINFORCE without baseline: no)
     stops_early: bool = False  # whether an update may end before its epochs (PPO's target_kl)
     supports_strategies = True  # minibatch losses are masked means (see `_loss_weight`)
-    # `_loss` aux outputs logged as train/<name>.
+    # `loss` aux outputs logged as train/<name>.
     loss_metrics: tuple[str, ...] = ("policy_loss", "value_loss", "entropy")
 
     # ---------------------------------------------------------------------- building
@@ -142,7 +142,7 @@ class OnPolicyAgent(ActorCriticAgent):
         # Each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
         batch_spec = self._build_rollout(num_steps, with_value=True)
-        self._train_fn = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self._learner_function(self._train, [batch_spec])
 
     def _build_estimator(self) -> None:
         self.estimator = get_advantage_estimator(self.hparams.advantage_estimator)
@@ -158,7 +158,7 @@ class OnPolicyAgent(ActorCriticAgent):
 
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:
-        out = self._train_fn(self.rollout.data())
+        out = self.train_on_batch(self.rollout.data())
         self.rollout.reset()
         return {f"train/{name}": float(value) for name, value in out.items()}
 
@@ -168,7 +168,7 @@ class OnPolicyAgent(ActorCriticAgent):
     def _learner_batch_size(self) -> int:
         return self.num_samples // self.num_minibatches
 
-    def _sample_mask(self, batch: TensorBatch) -> tf.Tensor:
+    def sample_mask(self, batch: TensorBatch) -> tf.Tensor:
         """[T, N] weights of the samples in the loss (1 = use); every sample by default."""
         return tf.ones_like(batch["reward"])
 
@@ -221,7 +221,7 @@ class OnPolicyAgent(ActorCriticAgent):
             "old_value": value,
             "advantage": advantages,
             "return": returns,
-            "mask": self._sample_mask(batch),
+            "mask": self.sample_mask(batch),
         }
         return {key: flatten_steps(column) for key, column in columns.items()}
 
@@ -240,10 +240,6 @@ class OnPolicyAgent(ActorCriticAgent):
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
 
-    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """(loss, aux) of one minibatch of `training_samples` under the current weights."""
-        return self._minibatch_loss(minibatch)
-
     def loss_from_outputs(
         self,
         minibatch: TensorBatch,
@@ -253,8 +249,8 @@ class OnPolicyAgent(ActorCriticAgent):
         member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds), with
-        a population `member`'s hparam tensors if given (`_loss`)."""
-        return self._loss(minibatch, log_prob, entropy, value, member)
+        a population `member`'s hparam tensors if given (`loss`)."""
+        return self.loss(minibatch, log_prob, entropy, value, member)
 
     def minibatch_step(
         self, minibatch: TensorBatch
@@ -263,7 +259,7 @@ class OnPolicyAgent(ActorCriticAgent):
         (advantages normalized per minibatch when `normalize_advantage`): (loss, grad norm,
         aux). Public so that one step can be compiled on its own (benchmarks/xla_programs.py)."""
         loss_fn, inputs = self._step_loss_and_inputs(self.normalized(minibatch))
-        return self._gradient_step(loss_fn, self._trainable_variables(), inputs)
+        return self.gradient_step(loss_fn, self._trainable_variables(), inputs)
 
     def normalized(self, minibatch: TensorBatch) -> TensorBatch:
         """The minibatch a loss reads: advantages normalized over it (masked) when
@@ -313,7 +309,7 @@ class OnPolicyAgent(ActorCriticAgent):
         self, minibatch: TensorBatch
     ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
         """A gradient step's loss and input, in the layout a strategy splits along axis 0."""
-        return self._minibatch_loss, minibatch
+        return self.minibatch_loss, minibatch
 
     def _update_stop_rule(
         self, minibatch: Callable[[tf.Tensor, tf.Tensor], TensorBatch]
@@ -321,13 +317,13 @@ class OnPolicyAgent(ActorCriticAgent):
         """`update_epochs`' `stop_before`, or None: every epoch runs in full."""
         return None
 
-    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         params, value = self.model(minibatch["obs"])
         distribution = self.model.distribution(params)
         log_prob = distribution.log_prob(self.model.flatten_action(minibatch["action"]))
-        return self._loss(minibatch, log_prob, distribution.entropy(), value)
+        return self.loss(minibatch, log_prob, distribution.entropy(), value)
 
-    def _loss(
+    def loss(
         self,
         minibatch: TensorBatch,
         log_prob: tf.Tensor,

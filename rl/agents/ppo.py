@@ -56,7 +56,7 @@ class PPO(OnPolicyAgent):
 
         return kl_too_far
 
-    def _loss(
+    def loss(
         self,
         minibatch: TensorBatch,
         log_prob: tf.Tensor,

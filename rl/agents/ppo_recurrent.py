@@ -107,7 +107,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         batch_spec = self._build_rollout(num_steps, with_value=True)
         self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
         batch_spec["state_in"] = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
-        self._train_fn = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self._learner_function(self._train, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -147,7 +147,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
     # ---------------------------------------------------------------------- learning
     def _update(self) -> Metrics:
-        out = self._train_fn({**self.rollout.data(), "state_in": self.rollout_states.array})
+        out = self.train_on_batch({**self.rollout.data(), "state_in": self.rollout_states.array})
         self.rollout.reset()
         return {f"train/{name}": float(value) for name, value in out.items()}
 
@@ -179,7 +179,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             "episode_start": episode_start,
         }
 
-    def _to_sequences(self, x: tf.Tensor) -> tf.Tensor:
+    def to_sequences(self, x: tf.Tensor) -> tf.Tensor:
         """[T, N, ...] -> [L, (T / L) * N, ...]: sequence c * N + e is env e's c-th piece."""
         length = self.sequence_length
         chunks = self.steps_per_iteration // length
@@ -188,7 +188,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         x = tf.transpose(x, [1, 0, 2, *range(3, 3 + len(rest))])
         return tf.reshape(x, [length, self.num_sequences, *rest])
 
-    def _sequences(self, batch: TensorBatch) -> tuple[TensorBatch, TensorBatch]:
+    def training_sequences(self, batch: TensorBatch) -> tuple[TensorBatch, TensorBatch]:
         """(`SEQUENCE_FIELDS` [L, sequences, ...] + "initial_state", `_replay_rollout`'s output)."""
         replayed = self._replay_rollout(batch)
         columns = {
@@ -198,18 +198,18 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             "old_value": replayed["value"],
             "advantage": replayed["advantage"],
             "return": replayed["return"],
-            "mask": self._sample_mask(batch),
+            "mask": self.sample_mask(batch),
             "episode_start": replayed["episode_start"],
         }
-        sequences = {key: self._to_sequences(columns[key]) for key in SEQUENCE_FIELDS}
+        sequences = {key: self.to_sequences(columns[key]) for key in SEQUENCE_FIELDS}
         # Each sequence starts from the acting-time state of its first step.
         chunk_starts = batch["state_in"][:: self.sequence_length]  # [T / L, N, S]
         sequences["initial_state"] = tf.reshape(chunk_starts, [self.num_sequences, self.state_size])
         return sequences, replayed
 
     def _train(self, batch: TensorBatch) -> dict[str, tf.Tensor]:
-        sequences, replayed = self._sequences(batch)
-        mask = self._sample_mask(batch)
+        sequences, replayed = self.training_sequences(batch)
+        mask = self.sample_mask(batch)
         metrics = self._update_epochs(sequences, self.num_sequences)
         metrics["explained_variance"] = explained_variance(replayed["return"], replayed["value"])
         metrics["advantage_mean"] = masked_mean(replayed["advantage"], mask)
@@ -230,10 +230,10 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
     def _sequence_major_loss(
         self, minibatch: TensorBatch
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`_minibatch_loss` of a `sequence_major` minibatch (the gradient step's layout)."""
-        return self._minibatch_loss(sequence_major(minibatch))
+        """`minibatch_loss` of a `sequence_major` minibatch (the gradient step's layout)."""
+        return self.minibatch_loss(sequence_major(minibatch))
 
-    def _minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """PPO's loss on sequences: unroll from the stored states, then the per-step loss."""
         params, value, _ = self.model.unroll(
             minibatch["obs"], minibatch["initial_state"], minibatch["episode_start"]
@@ -246,4 +246,4 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             key: tf.reshape(minibatch[key], [n])
             for key in ("old_log_prob", "old_value", "advantage", "return", "mask")
         }
-        return self._loss(flat, log_prob, distribution.entropy(), tf.reshape(value, [n]))
+        return self.loss(flat, log_prob, distribution.entropy(), tf.reshape(value, [n]))

@@ -51,7 +51,7 @@ class QRDQN(DQN):
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         return quantile_q_values(network(obs, noisy=noisy))
 
-    def _loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         next_quantiles_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
             next_q_policy = self._q_values(self.q_network, sample["next_obs"])
@@ -61,7 +61,7 @@ class QRDQN(DQN):
             sample["reward"], sample["discount"], next_quantiles_target, next_q_policy
         )
         quantiles = self.q_network(sample["obs"])
-        loss, per_sample = self._loss_function(
+        loss, per_sample = self.loss_function(
             quantiles,
             sample["action"],
             target,

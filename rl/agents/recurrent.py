@@ -37,7 +37,7 @@ class RecurrentStateMixin:
             trainable=False,
             name="recurrent_state",
         )
-        self._greedy_state: tf.Tensor | None = None
+        self.greedy_state: tf.Tensor | None = None
         self._greedy_step_fn = tf.function(
             self._greedy_step_with_starts,
             input_signature=[
@@ -60,13 +60,13 @@ class RecurrentStateMixin:
     def _greedy_actions(self, obs: np.ndarray, episode_start: np.ndarray | None) -> np.ndarray:
         obs = np.asarray(obs)
         batch = obs.shape[0]
-        state = self._greedy_state
+        state = self.greedy_state
         if state is None or state.shape[0] != batch:
             state = tf.zeros([batch, self.state_size])
             episode_start = np.ones(batch, bool)
         elif episode_start is None:
             episode_start = np.zeros(batch, bool)
-        action, self._greedy_state = self._greedy_step_fn(
+        action, self.greedy_state = self._greedy_step_fn(
             obs, state, np.asarray(episode_start, bool)
         )
         return action.numpy()

@@ -27,14 +27,14 @@ class Reinforce(OnPolicyAgent):
     def uses_value(self) -> bool:  # type: ignore[override]
         return self.hparams.baseline
 
-    def _sample_mask(self, batch: TensorBatch) -> tf.Tensor:
+    def sample_mask(self, batch: TensorBatch) -> tf.Tensor:
         if self.hparams.baseline:
             return tf.ones_like(batch["reward"])
         ended = tf.cast(tf.logical_or(batch["terminated"], batch["truncated"]), tf.float32)
         # 1 where an episode end lies at or after step t in the same env (complete return).
         return tf.cast(tf.math.cumsum(ended, axis=0, reverse=True) > 0, tf.float32)
 
-    def _loss(
+    def loss(
         self,
         minibatch: TensorBatch,
         log_prob: tf.Tensor,

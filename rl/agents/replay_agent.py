@@ -121,7 +121,7 @@ class ReplayAgent(Agent):
             for key, (shape, dtype) in fields.items()
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
-        self._train_fn = self._learner_function(self._train_on_batches, [batch_spec])
+        self.train_on_batch = self._learner_function(self._train_on_batches, [batch_spec])
         # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
         self._sample_spec = {
             key: tf.TensorSpec([None, *value.shape[2:]], value.dtype)
@@ -163,7 +163,7 @@ class ReplayAgent(Agent):
         return self._train_on_batches(batch)
 
     def _update(self) -> Metrics:
-        out = self._sample_and_train()
+        out = self.sample_and_train()
         return {f"train/{name}": float(out[name]) for name in self.loss_metrics}
 
     def _ready_to_update(self) -> bool:
@@ -173,13 +173,13 @@ class ReplayAgent(Agent):
             and int(self.env_steps.numpy()) >= hp.learning_starts
         )
 
-    def _sample_and_train(self) -> dict[str, tf.Tensor]:
+    def sample_and_train(self) -> dict[str, tf.Tensor]:
         """K sampled batches, one compiled call, priorities written back."""
         hp = self.hparams
         beta = float(self.per_beta(self.env_steps))
         batch = self.replay.sample(hp.batch_size, num_batches=hp.gradient_steps, beta=beta)
         indices = batch.pop("indices")
-        out = self._train_fn(batch)
+        out = self.train_on_batch(batch)
         if hp.memory == "prioritized":
             alpha, epsilon = self._priority_exponent_and_floor()
             self.replay.update_priorities(indices, np.abs(out["td_error"].numpy()), alpha, epsilon)

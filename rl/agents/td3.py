@@ -35,9 +35,9 @@ class TD3(OffPolicyContinuousAgent):
 
     def _build_networks(self) -> None:
         hp, spec = self.hparams, self.spec
-        self._action_function = resolve_function(self, "action_function")
+        self.action_function = resolve_function(self, "action_function")
         # Stateful noise (OU) keeps `noise_state` per env copy, zeroed at episode ends.
-        self._noise_is_stateful = (
+        self.noise_is_stateful = (
             action_functions.role(hp.action_function) == "stateful_action_noise"
         )
         obs = tf.zeros([1, *spec.obs_shape], spec.obs_dtype)
@@ -68,19 +68,19 @@ class TD3(OffPolicyContinuousAgent):
         action = self.actor(obs)
         sigma = self._hparam_at("action_noise_std", self.env_steps)
         low, high = self.action_low, self.action_high
-        if not self._noise_is_stateful:
-            return self._action_function(action, self.generator, sigma, low, high)
+        if not self.noise_is_stateful:
+            return self.action_function(action, self.generator, sigma, low, high)
         # Read after `obs` exists: `observe` zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
         theta = self._hparam_now("ou_theta", self.env_steps)
-        noisy, state = self._action_function(action, self.generator, state, theta, sigma, low, high)
+        noisy, state = self.action_function(action, self.generator, state, theta, sigma, low, high)
         self.noise_state.assign(state)
         return noisy
 
     def _observe(self, transition: Batch) -> None:
         super()._observe(transition)
-        if self._noise_is_stateful:
+        if self.noise_is_stateful:
             done = np.logical_or(transition["terminated"], transition["truncated"])
             if done.any():
                 keep = (~done).astype(np.float32).reshape([-1] + [1] * len(self.spec.action_shape))
@@ -126,7 +126,7 @@ class TD3(OffPolicyContinuousAgent):
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 
     def _metrics(self, env_steps: tf.Variable) -> dict[str, float]:
-        if not self._noise_is_stateful:
+        if not self.noise_is_stateful:
             return {}
         return {"train/ou_state_abs": float(tf.reduce_mean(tf.abs(self.noise_state)))}
 

@@ -233,7 +233,7 @@ class CompiledPPOSeeds:
     def _minibatch_losses(
         self, stacked: list[tf.Tensor], minibatch: dict[str, tf.Tensor]
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """[S] losses (each seed's own `_loss` on its minibatch and weights) and [S] aux."""
+        """[S] losses (each seed's own `loss` on its minibatch and weights) and [S] aux."""
         if self.batched:  # one batched pass, and the template's loss vectorized over seeds
             params, values = self.forward.actor_critic(stacked, minibatch["obs"])
             distribution = self.agents[0].model.distribution(params)
@@ -252,7 +252,7 @@ class CompiledPPOSeeds:
             with self.stack.seed_scope(s, weights):
                 if self.forward is None:
                     loss, aux = agent.minibatch_loss(mb)
-                else:  # `_minibatch_loss` with the batched pass's outputs
+                else:  # `minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
                     loss, aux = agent.loss_from_outputs(

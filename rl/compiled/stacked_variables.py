@@ -81,7 +81,7 @@ class SeedStack(tf.Module):
     def gradient_step(
         self, loss_fn: Callable[[list[tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step for every seed (`Agent._gradient_step` per seed): `loss_fn(stacked
+        """One optimizer step for every seed (`Agent.gradient_step` per seed): `loss_fn(stacked
         weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms, aux)."""
         template = self.agents[0]
         if self.member_lr is None:

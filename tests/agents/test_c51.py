@@ -212,7 +212,7 @@ def test_agent_loss_and_priorities_match_numpy_double_q_c51():
     per_sample = -(m * log_p).sum(-1)
 
     agent.replay.sample = lambda *args, **kwargs: batch  # the next update trains on `batch`
-    out = agent._sample_and_train()
+    out = agent.sample_and_train()
     np.testing.assert_allclose(out["td_error"].numpy()[0], per_sample, rtol=1e-4)
     assert float(out["loss"]) == pytest.approx(float(np.mean(s["weights"] * per_sample)), rel=1e-4)
     # Rainbow's priority: the per-sample loss, stored as (loss + epsilon)^alpha.
@@ -232,8 +232,8 @@ def test_rainbow_updates_reduce_the_loss_on_a_fixed_batch():
     batch = agent.replay.sample(16, num_batches=1)
     batch.pop("indices")
     repeated = {k: tf.repeat(v, 8, axis=0) for k, v in batch.items()}
-    first = float(agent._train_fn(repeated)["loss"])  # mean over gradient steps 0..7
-    later = float(agent._train_fn(repeated)["loss"])  # steps 8..15 on the same batch
+    first = float(agent.train_on_batch(repeated)["loss"])  # mean over gradient steps 0..7
+    later = float(agent.train_on_batch(repeated)["loss"])  # steps 8..15 on the same batch
     assert later < first
 
 

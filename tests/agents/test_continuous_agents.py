@@ -143,9 +143,9 @@ def test_update_lowers_the_critic_loss_on_a_fixed_batch(hparams_set):
     agent, _ = collected(hparams_set, "learning_starts=0,lr=0.01,memory=uniform")
     batch = agent.replay.sample(16, num_batches=1)
     batch.pop("indices")
-    first = float(agent._train_fn(batch)["loss"])
+    first = float(agent.train_on_batch(batch)["loss"])
     repeated = {k: tf.repeat(v, 32, axis=0) for k, v in batch.items()}
-    last = float(agent._train_fn(repeated)["loss"])
+    last = float(agent.train_on_batch(repeated)["loss"])
     assert last < first
     assert int(agent.gradient_steps.numpy()) == 33
 

@@ -107,9 +107,9 @@ def test_update_reduces_loss_on_a_fixed_batch_and_syncs_target():
     driver.collect(100)
     batch = agent.replay.sample(16, num_batches=1)
     batch.pop("indices")
-    first = float(agent._train_fn(batch)["loss"])
+    first = float(agent.train_on_batch(batch)["loss"])
     repeated = {k: tf.repeat(v, 32, axis=0) for k, v in batch.items()}
-    last = float(agent._train_fn(repeated)["loss"])
+    last = float(agent.train_on_batch(repeated)["loss"])
     assert last < first
     # target_update_period=1000: synced only at gradient step 0, so the target equals the
     # online weights from before the first step, not the current ones.

@@ -59,7 +59,7 @@ def test_a_registered_action_function_chosen_by_override_drives_dqn_actions(regi
     # Before learning_starts, epsilon_greedy explores with epsilon 1: both CartPole actions.
     assert set(default.act(obs, explore=True).numpy()) == {0, 1}
     chosen, _ = make_agent("dqn_tiny", "action_function=always_last")
-    assert chosen._action_function is always_last_action
+    assert chosen.action_function is always_last_action
     np.testing.assert_array_equal(chosen.act(obs, explore=True).numpy(), np.ones(64))
     # Evaluation stays greedy on the Q-values (not the exploring function).
     greedy = tf.argmax(chosen.q_network(obs), axis=-1).numpy()
@@ -80,9 +80,9 @@ def test_td3_calls_the_named_noise_function_and_keeps_state_only_for_stateful_no
     obs = random_obs(spec, 5)
     explored = agent.act(obs, explore=True).numpy()
     np.testing.assert_array_equal(explored, agent.act(obs, explore=False).numpy())
-    assert not agent._noise_is_stateful
+    assert not agent.noise_is_stateful
     ou, _ = make_agent("td3_tiny", "action_function=ornstein_uhlenbeck", "Pendulum-v1")
-    assert ou._action_function is ornstein_uhlenbeck and ou._noise_is_stateful
+    assert ou.action_function is ornstein_uhlenbeck and ou.noise_is_stateful
 
 
 # ------------------------------------------------------------------------- gradient functions
@@ -107,13 +107,13 @@ def test_the_loss_override_swaps_the_loss_the_dqn_agent_minimises():
     # TD errors 3 and 0.5. Huber (delta 1): 3 - 0.5 = 2.5 and 0.5 * 0.25 = 0.125, mean 1.3125.
     # td_mse: 0.5 * 9 = 4.5 and 0.125, mean 2.3125.
     huber, sample = zeroed_dqn("")
-    assert huber._loss_function is td_huber
-    loss, aux = huber._loss(sample)
+    assert huber.loss_function is td_huber
+    loss, aux = huber.loss(sample)
     np.testing.assert_allclose(aux["td_error"].numpy(), [3.0, 0.5])
     assert float(loss) == pytest.approx(1.3125)
     mse, sample = zeroed_dqn("loss=td_mse")
-    assert mse._loss_function is td_mse
-    loss, _ = mse._loss(sample)
+    assert mse.loss_function is td_mse
+    loss, _ = mse.loss(sample)
     assert float(loss) == pytest.approx(2.3125)
 
 

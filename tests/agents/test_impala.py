@@ -108,8 +108,8 @@ def test_agent_loss_is_vtrace_on_the_current_network():
         + hp.vf_coef.value(0) * 0.5 * np.mean((values - vs) ** 2)
         - hp.ent_coef.value(0) * np.mean(entropy)
     )
-    batch = {k: tf.constant(data[k]) for k in agent._batch_spec}
-    loss, aux = agent._minibatch_loss(batch)
+    batch = {k: tf.constant(data[k]) for k in agent.batch_spec}
+    loss, aux = agent.minibatch_loss(batch)
     assert loss.numpy() == pytest.approx(expected, rel=1e-4)
     assert aux["rho_mean"].numpy() == pytest.approx(np.mean(np.exp(log_rhos)), rel=1e-4)
     assert aux["rho_clip_fraction"].numpy() == pytest.approx(np.mean(np.exp(log_rhos) > 1.2))

@@ -142,12 +142,12 @@ def test_padded_action_entries_are_always_zero():
 
 
 def test_own_q_is_critic_i_at_agent_is_joint_action():
-    # The batched diagonal of `_own_q` against a direct loop over agents.
+    # The batched diagonal of `own_q` against a direct loop over agents.
     agent, _, spec = make_agent()
     obs = tf.constant(random_obs(spec, 3))
     rng = np.random.default_rng(1)
     joint = tf.constant(rng.uniform(0, 1, size=(2, 3, *spec.action_shape)), tf.float32)
-    own = agent._own_q(obs, joint).numpy()
+    own = agent.own_q(obs, joint).numpy()
     for i in range(2):
         np.testing.assert_allclose(own[i], agent.critics(obs, joint[i]).numpy()[i], rtol=1e-5)
 
@@ -182,10 +182,10 @@ def test_actor_gradient_ignores_the_agents_own_replayed_action():
     obs = tf.constant(random_obs(spec, 8))
     rng = np.random.default_rng(2)
     replayed = rng.uniform(0, 1, size=(8, *spec.action_shape)).astype(np.float32)
-    policy = agent._joint_action(obs)
+    policy = agent.joint_action(obs)
 
     def own_q(actions):
-        return agent._own_q(obs, maddpg_joint_actions(tf.constant(actions), policy)).numpy()
+        return agent.own_q(obs, maddpg_joint_actions(tf.constant(actions), policy)).numpy()
 
     base = own_q(replayed)
     mine = replayed.copy()

@@ -150,7 +150,7 @@ def test_sigma_learns_noise_is_resampled_per_step_and_both_are_checkpointed(tmp_
     agent.q_network.resample_noise(agent.generator)
     agent.target_network.resample_noise(agent.generator)
     with tf.GradientTape() as tape:
-        loss, _ = agent._loss(sample)
+        loss, _ = agent.loss(sample)
     for grad in tape.gradient(loss, sigmas):
         assert float(tf.reduce_sum(tf.abs(grad))) > 0.0
     # An update moves the sigmas and leaves the online and target nets with their own noise.

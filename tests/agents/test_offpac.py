@@ -146,7 +146,7 @@ def test_agent_loss_on_a_hand_made_segment():
         "log_prob": tf.fill([1, 3], LN(0.25)),
         "last_next_obs": tf.zeros([1, 4]),
     }
-    loss, aux = agent._loss(segment)
+    loss, aux = agent.loss(segment)
     # rho_bar = c = 1, delta = r = 1: v - V = [1 + 0.5 (1 + 0.5), 1 + 0.5, 1] = [1.75, 1.5, 1];
     # A = r + 0.5 v' = [1.75, 1.5, 1]. policy loss = ln 2 * 4.25 / 3 = 0.981958;
     # value loss = 0.5 (1.75^2 + 1.5^2 + 1) / 3 = 1.052083; entropy ln 2 = 0.693147.
@@ -171,7 +171,7 @@ def test_update_fills_the_replay_and_runs_every_gradient_step_in_one_call():
         sizes.append(agent.update()["train/replay_size"])
     assert sizes == [4.0, 6.0, 8.0, 8.0]  # capped at replay_capacity
     assert int(agent.gradient_steps.numpy()) == 4 * hp.gradient_steps
-    assert agent._train_fn.experimental_get_tracing_count() == 1
+    assert agent.train_on_batch.experimental_get_tracing_count() == 1
     # A checkpoint holds the replay and the partial segment (cut as truncations).
     driver.collect(5)
     agent.end_all_episodes()

@@ -179,10 +179,10 @@ def test_update_runs_all_epochs_and_minibatches_in_one_call(hparams_set):
     assert int(agent.gradient_steps.numpy()) == hp.n_epochs * rollout // hp.batch_size
     assert {"train/loss", "train/policy_loss", "train/entropy"} <= set(metrics)
     assert len(agent.rollout) == 0  # emptied for the next rollout
-    assert agent._train_fn.experimental_get_tracing_count() == 1
+    assert agent.train_on_batch.experimental_get_tracing_count() == 1
     driver.collect(agent.steps_per_iteration)
     agent.update()
-    assert agent._train_fn.experimental_get_tracing_count() == 1  # no retracing
+    assert agent.train_on_batch.experimental_get_tracing_count() == 1  # no retracing
 
 
 def test_ppo_lr_and_clip_range_anneal_inside_the_compiled_update():
@@ -200,7 +200,7 @@ def test_ppo_improves_the_surrogate_on_its_own_rollout():
     agent, driver = make_agent("ppo_tiny", "lr=1e-2,clip_range=0.3,n_epochs=8")
     driver.collect(agent.steps_per_iteration)
     data = {k: v.copy() for k, v in agent.rollout.data().items()}
-    first = agent._train_fn(data)
+    first = agent.train_on_batch(data)
     # After 8 epochs the policy moved: the clipped objective is active on some samples.
     assert float(first["clip_fraction"]) > 0.0
     assert float(first["approx_kl"]) > 0.0
@@ -217,11 +217,11 @@ def test_reinforce_without_baseline_drops_unfinished_episode_tails():
     }
     # Steps 0, 1 of env 0 have complete returns; everything else is unfinished.
     np.testing.assert_array_equal(
-        agent._sample_mask(batch).numpy(), [[1, 0], [1, 0], [0, 0], [0, 0]]
+        agent.sample_mask(batch).numpy(), [[1, 0], [1, 0], [0, 0], [0, 0]]
     )
-    assert agent._trainable_variables() == agent.model.policy_variables
+    assert agent.learner_variables() == agent.model.policy_variables
     with_baseline, _ = make_agent("reinforce_tiny", "baseline=True")
-    assert with_baseline._sample_mask(batch).numpy().all()
+    assert with_baseline.sample_mask(batch).numpy().all()
 
 
 def test_truncated_step_bootstraps_from_the_final_observation_value():
@@ -265,7 +265,7 @@ def test_gaussian_log_std_is_trained_and_checkpointed(tmp_path):
     # optimizer never moved the policy's spread.
     agent, driver = make_agent("a2c_tiny", "log_std_init=-0.5")
     log_std = agent.model.log_std
-    assert any(v is log_std for v in agent._trainable_variables())
+    assert any(v is log_std for v in agent.learner_variables())
     assert any(v is log_std for v in agent.model.policy_variables)
     np.testing.assert_allclose(log_std.numpy(), [-0.5])
     driver.collect(agent.steps_per_iteration)

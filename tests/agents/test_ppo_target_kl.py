@@ -45,7 +45,7 @@ def test_kl_past_the_limit_after_the_first_minibatch_stops_after_one_step():
         assert int(agent.gradient_steps.numpy()) == update  # counts the steps taken only
         if update == 1:  # the one step's KL: under the weights that collected
             assert 0.0 <= metrics["train/approx_kl"] < 1e-6
-    assert agent._train_fn.experimental_get_tracing_count() == 1
+    assert agent.train_on_batch.experimental_get_tracing_count() == 1
 
 
 def test_the_stopped_update_equals_the_same_steps_without_a_stop():

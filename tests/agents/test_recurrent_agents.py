@@ -120,18 +120,18 @@ def test_greedy_state_is_its_own_and_restarts_where_told():
     zeros = np.zeros([2, agent.state_size], np.float32)
     agent.greedy_actions(obs)  # first call: zero state
     after_one = core_state(agent, obs, zeros)
-    np.testing.assert_allclose(agent._greedy_state.numpy(), after_one, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(agent.greedy_state.numpy(), after_one, rtol=1e-5, atol=1e-6)
     # Row 1 starts an episode, row 0 continues.
     agent.greedy_actions(obs, np.array([False, True]))
     expected = core_state(agent, obs, np.stack([after_one[0], zeros[1]]))
-    np.testing.assert_allclose(agent._greedy_state.numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(agent.greedy_state.numpy(), expected, rtol=1e-5, atol=1e-6)
     # No flags: every row continues.
     agent.greedy_actions(obs)
     expected = core_state(agent, obs, expected)
-    np.testing.assert_allclose(agent._greedy_state.numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(agent.greedy_state.numpy(), expected, rtol=1e-5, atol=1e-6)
     # Another batch size (another evaluation env): fresh zeros.
     agent.greedy_actions(obs[:1])
-    np.testing.assert_allclose(agent._greedy_state.numpy(), after_one[:1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(agent.greedy_state.numpy(), after_one[:1], rtol=1e-5, atol=1e-6)
     # Greedy play never touches the training envs' state.
     np.testing.assert_array_equal(agent.recurrent_state.numpy(), training_state)
     env.close()
@@ -162,7 +162,7 @@ def test_sequence_minibatches_reproduce_the_acting_log_probs(core_first, scale):
     acting_log_prob, acting_value = batch["log_prob"].copy(), batch["value"].copy()
     assert batch["truncated"].any() and batch["terminated"].sum() + batch["truncated"].sum() > 4
     assert acting_log_prob.min() < -1.0  # far from uniform (log 0.5 = -0.69)
-    sequences, replayed = tf.function(agent._sequences)(batch)
+    sequences, replayed = tf.function(agent.training_sequences)(batch)
     # The learner's replay of whole chunks gives the acting-time numbers...
     np.testing.assert_allclose(replayed["log_prob"], acting_log_prob, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(replayed["value"], acting_value, rtol=1e-5, atol=1e-5)
@@ -171,10 +171,10 @@ def test_sequence_minibatches_reproduce_the_acting_log_probs(core_first, scale):
         sequences["obs"], sequences["initial_state"], sequences["episode_start"]
     )
     log_prob = agent.model.distribution(params).log_prob(sequences["action"])
-    np.testing.assert_allclose(log_prob, agent._to_sequences(acting_log_prob), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(value, agent._to_sequences(acting_value), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(log_prob, agent.to_sequences(acting_log_prob), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(value, agent.to_sequences(acting_value), rtol=1e-5, atol=1e-5)
     # Hence PPO's ratio is exactly 1 on the first minibatch: nothing clipped, KL 0.
-    _, aux = agent._minibatch_loss(sequences)
+    _, aux = agent.minibatch_loss(sequences)
     assert float(aux["clip_fraction"]) == 0.0
     assert abs(float(aux["approx_kl"])) < 1e-6
     env.close()
@@ -206,8 +206,8 @@ def test_normalized_rollouts_start_with_ratio_one_and_scaled_rewards():
     for t in range(step + 1):
         expected = scaler(np.ones(2), done[t])
     np.testing.assert_allclose(reward[step], expected, rtol=1e-6)
-    sequences, _ = tf.function(agent._sequences)(batch)
-    _, aux = agent._minibatch_loss(sequences)
+    sequences, _ = tf.function(agent.training_sequences)(batch)
+    _, aux = agent.minibatch_loss(sequences)
     assert float(aux["clip_fraction"]) == 0.0
     assert abs(float(aux["approx_kl"])) < 1e-6
     env.close()
@@ -235,7 +235,7 @@ def test_drqn_sequence_loss_by_hand():
     # Make the target network differ from the online one.
     for variable in agent.target_network.trainable_variables:
         variable.assign(variable * 0.5)
-    loss, aux = agent._loss({k: tf.constant(v) for k, v in sample.items()})
+    loss, aux = agent.loss({k: tf.constant(v) for k, v in sample.items()})
     # By hand: step each network through each item from its stored state.
     total, count = 0.0, 0
     for b in range(batch):

@@ -88,7 +88,7 @@ def update_priorities_at(agent, env_step: int) -> tuple[np.ndarray, np.ndarray]:
     indices = batch["indices"][0]
     agent.replay.sample = lambda *args, **kwargs: dict(batch)
     try:
-        td_error = np.abs(agent._sample_and_train()["td_error"].numpy()[0])
+        td_error = np.abs(agent.sample_and_train()["td_error"].numpy()[0])
     finally:
         del agent.replay.sample  # the replay's own method again
     return td_error, agent.replay.get_priorities(indices)

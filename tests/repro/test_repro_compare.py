@@ -25,6 +25,14 @@ class _Model(tf.Module):
         self.w = tf.Variable(w)
 
 
+class _KerasLikeOptimizer(tf.Module):
+    """Holds the weights under the attribute name a Keras optimizer uses."""
+
+    def __init__(self, variables: list[tf.Variable]) -> None:
+        super().__init__()
+        self._trainable_variables = variables
+
+
 def _save(
     run_dir,
     step: int = 10,
@@ -37,11 +45,10 @@ def _save(
     objects = {"model": model}
     if optimizer:  # as a Keras optimizer does: the weights are also in a list of its own, which
         # is the shorter path (optimizer/_trainable_variables/0 vs net/inner/model/w), so the key
-        net, inner, holder = tf.Module(), tf.Module(), tf.Module()
+        net, inner = tf.Module(), tf.Module()
         inner.model = model
         net.inner = inner
-        holder._trainable_variables = [model.w]
-        objects = {"net": net, "optimizer": holder}
+        objects = {"net": net, "optimizer": _KerasLikeOptimizer([model.w])}
     store = CheckpointStore(str(run_dir / "checkpoints"), keep=10)
     state = {"env_steps": step, "wall_seconds": 1.5, **(trainer or {})}
     numpy_state = {"replay": np.array(replay, np.int64)}

@@ -158,7 +158,7 @@ def segment_batch(hp, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def learner_batch(hp, agent, spec, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """A batch for the agent's `_train_fn`, with the keys of its input signature."""
+    """A batch for the agent's `train_on_batch`, with the keys of its input signature."""
     if hp.agent in ("dqn", "c51", "td3", "ddpg", "sac", "maddpg"):
         return dqn_batch(hp, spec, rng)
     if hp.agent == "drqn":
@@ -172,7 +172,7 @@ def learner_batch(hp, agent, spec, rng: np.random.Generator) -> dict[str, np.nda
     if hp.agent == "ppo_recurrent":  # the acting-time state each step started from
         shape = [*batch["reward"].shape, agent.state_size]
         batch["state_in"] = rng.normal(scale=0.5, size=shape).astype(np.float32)
-    keys = agent._train_fn.input_signature[0].keys()
+    keys = agent.train_on_batch.input_signature[0].keys()
     return {key: batch[key] for key in keys}
 
 
@@ -206,10 +206,10 @@ def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
     before = variables(single)
     rng = np.random.default_rng(seed)
     batch = learner_batch(hp, single, spec, rng)
-    out_single = {k: v.numpy() for k, v in single._train_fn(batch).items()}
-    out_mirrored = {k: v.numpy() for k, v in mirrored._train_fn(batch).items()}
+    out_single = {k: v.numpy() for k, v in single.train_on_batch(batch).items()}
+    out_mirrored = {k: v.numpy() for k, v in mirrored.train_on_batch(batch).items()}
     after_single, after_mirrored = variables(single), variables(mirrored)
-    kernel = mirrored._trainable_variables()[0]
+    kernel = mirrored.learner_variables()[0]
     replicas = [v.numpy() for v in kernel.value.values]
     return {
         "outputs": {

@@ -28,6 +28,13 @@ def test_choose_compiler(setting, convolutional, device, learner, acting):
     assert ("auto" in choice.reason) == (setting == "auto")
 
 
+def built_with_xla(function) -> bool:
+    """Whether a tf.function (with an input signature) was made with jit_compile=True: TF marks
+    its graph `_XlaMustCompile`, which the public FunctionDef shows (traced, never run)."""
+    attrs = function.get_concrete_function().function_def.attr
+    return "_XlaMustCompile" in attrs and attrs["_XlaMustCompile"].b
+
+
 def test_convolutional_models_and_the_compiled_path():
     assert is_convolutional("auto", (84, 84, 4)) and is_convolutional("cnn", (84, 84, 4))
     assert not is_convolutional("auto", (4,)) and not is_convolutional("mlp", (8,))
@@ -53,7 +60,7 @@ def test_agents_build_their_learner_with_the_resolved_choice(hparams_set, overri
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     agent = build_agent(hp, spec, 0)
     assert agent.compiler.learner is learner_xla
-    assert agent._train_fn._jit_compile is learner_xla  # what the learner is built with
+    assert built_with_xla(agent.train_on_batch) is learner_xla  # what the learner is built with
     assert agent.metrics()["compiler/learner_xla"] == float(learner_xla)
     env.close()
 
@@ -71,12 +78,12 @@ def test_xla_acting_runs_in_the_collect_loop_and_evaluation(monkeypatch):
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     agent = build_agent(hp, spec, 0)
-    assert agent.compiler.acting and agent._greedy_fn._jit_compile
+    assert agent.compiler.acting and built_with_xla(agent.greedy_function)
     driver = Driver(env, spec, agent)
     driver.reset(0)
     driver.collect(16)
     assert int(agent.env_steps.numpy()) == 16 * hp.num_envs
-    assert agent._compiled_act_with_info.experimental_get_tracing_count() == 1
+    assert agent.compiled_act_with_info.experimental_get_tracing_count() == 1
     actions = agent.greedy_actions(env.reset(seed=0)[0])
     assert actions.shape == (hp.num_envs,) and np.all((0 <= actions) & (actions < spec.num_actions))
     env.close()
