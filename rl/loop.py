@@ -254,7 +254,7 @@ def _train_group(
             advanced = {}
             for i, run in live:
                 advanced[i] = _record_iteration(run, iterations[i])
-                _check_finite_loss(run, iterations[i].metrics)
+                check_finite_loss(run, iterations[i].metrics)
             live = [(i, run) for i, run in live if run.diverged is None]
             _evaluate_log_and_save(engine, live, advanced, callbacks, preemption)
     finally:
@@ -330,7 +330,7 @@ def _checkpoint_and_stop(engine: Engine, runs: list[Run], preemption: Preemption
     raise Preempted("SIGTERM: every run saved its checkpoint")
 
 
-def _check_finite_loss(run: Run, metrics: dict[str, float]) -> None:
+def check_finite_loss(run: Run, metrics: dict[str, float]) -> None:
     """Stops `run` (unsaved) at its first non-finite loss metric (`halt_on_nonfinite`)."""
     if not run.hp.halt_on_nonfinite:
         return

@@ -44,6 +44,12 @@ class Registry(Generic[T]):
         self._roles[name] = role
         return obj
 
+    def unregister(self, name: str) -> None:
+        """Forgets `name`, if registered: a component that lived for a while (a test's, a
+        generated set that a tuning study registered and is done with)."""
+        self._items.pop(name, None)
+        self._roles.pop(name, None)
+
     def get(self, name: str) -> T:
         """Returns the object registered as `name`; a miss is a `UserError` with suggestions."""
         try:

@@ -42,6 +42,11 @@ def test_duplicate_and_bad_names_are_programming_errors():
         reg.register("a_widget", 2)
     with pytest.raises(ValueError, match="must match"):
         reg.register("CamelCase", 3)
+    reg.unregister("a_widget")  # forgotten: the name takes another object, its role too
+    assert "a_widget" not in reg and reg.names() == []
+    reg.register("a_widget", 2, role="other")
+    assert reg.get("a_widget") == 2 and reg.role("a_widget") == "other"
+    reg.unregister("never_registered")  # nothing to forget is not an error
 
 
 def test_every_kind_has_a_registry_and_the_core_parts_are_registered():

@@ -20,21 +20,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 
-def _forget_earlier_tracing() -> None:
-    """TF warns when 5 of a function's last calls traced it, counting per Python function over
-    the whole process; the runs before this one (other agents of the same class) would count
-    toward a warning that a fresh `python train.py` never prints."""
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-    polymorphic_function._frequent_tracing_detector_manager = (
-        polymorphic_function._FrequentTracingDetectorManager()
-    )
-
-
 def _run_with_output_to(args: list[str], stdout: str, stderr: str) -> int:
     import train
+    from rl.utils.private_apis import forget_retracing_history
 
-    _forget_earlier_tracing()
+    # TF warns when 5 of a function's last calls traced it, counting per Python function over
+    # the whole process: the runs before this one (other agents of the same class) would count
+    # toward a warning that a fresh `python train.py` never prints.
+    forget_retracing_history()
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -46,7 +46,7 @@ class CompiledRun:
             jit_compile=whole_program_xla(hparams.jit_compile),
             autograph=False,  # TF code as written: autograph's conversion costs seconds
         )
-        self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
+        self.evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
 
     # --------------------------------------------------------------------------- hooks
     def _check_agent(self) -> None:
@@ -79,14 +79,14 @@ class CompiledRun:
     def evaluate(self, seed: int, num_envs: int) -> tuple[np.ndarray, np.ndarray]:
         """(returns, lengths) of one greedy episode in each of `num_envs` fresh envs reset with
         `seed`: one compiled call (traced once per `num_envs`, the seed is a tensor)."""
-        if num_envs not in self._evaluators:
-            self._evaluators[num_envs] = tf.function(
+        if num_envs not in self.evaluators:
+            self.evaluators[num_envs] = tf.function(
                 lambda s, n=num_envs: self._evaluate(s, n),
                 input_signature=[tf.TensorSpec([], tf.int64)],
                 jit_compile=whole_program_xla(self.hp.jit_compile),
                 autograph=False,
             )
-        returns, lengths = self._evaluators[num_envs](tf.constant(seed, tf.int64))
+        returns, lengths = self.evaluators[num_envs](tf.constant(seed, tf.int64))
         return returns.numpy().astype(np.float64), lengths.numpy().astype(np.int64)
 
     def _evaluate(self, seed: tf.Tensor, num_envs: int) -> tuple[tf.Tensor, tf.Tensor]:

@@ -91,7 +91,7 @@ class CompiledPPOSeeds:
         self.iteration = tf.function(
             self._iteration, jit_compile=whole_program_xla(hparams.jit_compile), autograph=False
         )
-        self._evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
+        self.evaluators: dict[int, tf.types.experimental.GenericFunction] = {}
         self.exploit_explore = tf.function(self._exploit_explore, autograph=False)
 
     # ------------------------------------------------------------------------ acting
@@ -300,14 +300,14 @@ class CompiledPPOSeeds:
     def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per seed (returns, lengths) of one greedy episode in each of `num_envs` fresh envs
         reset with that seed's `seeds[s]`: one compiled call for all seeds."""
-        if num_envs not in self._evaluators:
-            self._evaluators[num_envs] = tf.function(
+        if num_envs not in self.evaluators:
+            self.evaluators[num_envs] = tf.function(
                 lambda s, n=num_envs: self._evaluate(s, n),
                 input_signature=[tf.TensorSpec([self.num_seeds], tf.int64)],
                 jit_compile=whole_program_xla(self.hp.jit_compile),
                 autograph=False,
             )
-        returns, lengths = self._evaluators[num_envs](tf.constant(seeds, tf.int64))
+        returns, lengths = self.evaluators[num_envs](tf.constant(seeds, tf.int64))
         returns = returns.numpy().astype(np.float64)
         lengths = lengths.numpy().astype(np.int64)
         return [(returns[s], lengths[s]) for s in range(self.num_seeds)]

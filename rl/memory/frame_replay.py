@@ -182,6 +182,11 @@ class FrameReplay:
         self._priorities.tree.update(env * self.rows_per_env + slot, values)
 
     # ---------------------------------------------------------------------- sampling
+    def drawable_indices(self) -> np.ndarray:
+        """The `indices` (as `sample` returns them) of every transition that can be drawn now:
+        what `update_priorities` accepts."""
+        return np.flatnonzero(self._valid.reshape(-1))
+
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
         """Each field [num_batches, batch_size, ...] with weights and indices, as `Replay`'s."""
         total = self._priorities.tree.total

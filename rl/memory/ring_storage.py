@@ -61,6 +61,11 @@ class RingStorage:
         self.size = min(self.size + batch_size, self.capacity)
         return indices
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the field arrays (allocated at full capacity when the storage is made)."""
+        return sum(array.nbytes for array in self._arrays.values())
+
     def gather(self, indices: np.ndarray) -> Batch:
         """Rows at `indices` (any shape S) for every field, each shaped [*S, *field_shape]."""
         indices = np.asarray(indices)

@@ -45,26 +45,28 @@ class Sampler(Protocol):
 
 
 class Replay:
-    """A replay memory: `RingStorage` + `Sampler` + the numpy RNG the sampler draws from."""
+    """A replay memory: `RingStorage` + `Sampler` + the numpy RNG the sampler draws from. The
+    two parts are public: `storage.gather(indices)` reads rows without drawing (and without
+    moving the RNG), `sampler` holds the priorities a prioritized replay draws by."""
 
     def __init__(self, storage: RingStorage, sampler: Sampler, seed: int) -> None:
         clash = sorted(set(storage.fields) & set(RESERVED_FIELDS))
         if clash:
             raise ValueError(f"replay field names {clash} are reserved for sample() outputs")
-        self._storage = storage
-        self._sampler = sampler
+        self.storage = storage
+        self.sampler = sampler
         self._rng = np.random.Generator(np.random.PCG64(seed))
 
     @property
     def capacity(self) -> int:
-        return self._storage.capacity
+        return self.storage.capacity
 
     @property
     def size(self) -> int:
-        return self._storage.size
+        return self.storage.size
 
     def __len__(self) -> int:
-        return self._storage.size
+        return self.storage.size
 
     def add_batch(
         self, batch: Mapping[str, np.ndarray], priorities: np.ndarray | None = None
@@ -79,22 +81,22 @@ class Replay:
                     f"{sorted(batch_sizes, key=str)} items"
                 )
         # Checked above, before anything is written, so a bad call leaves the replay unchanged.
-        indices = self._storage.add_batch(batch)
-        self._sampler.on_add(indices, priorities)
+        indices = self.storage.add_batch(batch)
+        self.sampler.on_add(indices, priorities)
         return indices
 
     def sample(self, batch_size: int, num_batches: int = 1, beta: float = 0.4) -> Batch:
         """Every field shaped [num_batches, batch_size, ...], plus "indices" for `update_priorities`
         and importance "weights" in (0, 1] (ones for uniform replay)."""
-        if self._storage.size == 0:
+        if self.storage.size == 0:
             raise ValueError("cannot sample from an empty replay; add transitions first")
         if int(batch_size) < 1 or int(num_batches) < 1:
             raise ValueError(
                 f"batch_size and num_batches must be >= 1, got {batch_size} and {num_batches}"
             )
         shape = (int(num_batches), int(batch_size))
-        indices, weights = self._sampler.sample(self._rng, self._storage.size, shape, beta)
-        out = self._storage.gather(indices)
+        indices, weights = self.sampler.sample(self._rng, self.storage.size, shape, beta)
+        out = self.storage.gather(indices)
         out["indices"] = indices
         out["weights"] = weights
         return out
@@ -114,28 +116,28 @@ class Replay:
             raise ValueError(
                 f"update_priorities got {indices.size} indices but {priorities.size} priorities"
             )
-        self._sampler.update_priorities(indices, priorities, self._storage.size, alpha, epsilon)
+        self.sampler.update_priorities(indices, priorities, self.storage.size, alpha, epsilon)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Plain numpy arrays (no pickle); field arrays are views: save before the next add."""
         return {
-            **self._storage.state_dict(),
-            "sampler": np.array(self._sampler.name),
+            **self.storage.state_dict(),
+            "sampler": np.array(self.sampler.name),
             "rng_state": np.array(json.dumps(self._rng.bit_generator.state)),
-            **with_prefix(SAMPLER_PREFIX, self._sampler.state_dict(self._storage.size)),
+            **with_prefix(SAMPLER_PREFIX, self.sampler.state_dict(self.storage.size)),
         }
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         sampler = str(state["sampler"])
-        if sampler != self._sampler.name:
+        if sampler != self.sampler.name:
             raise ValueError(
-                f"checkpoint holds a {sampler!r} replay, cannot load it into {self._sampler.name!r}"
+                f"checkpoint holds a {sampler!r} replay, cannot load it into {self.sampler.name!r}"
             )
         rng_state = json.loads(str(state["rng_state"]))
         if rng_state.get("bit_generator") != "PCG64":
             raise ValueError(f"checkpoint replay RNG is {rng_state.get('bit_generator')!r}")
-        self._storage.load_state_dict(state)
-        self._sampler.load_state_dict(under_prefix(SAMPLER_PREFIX, state), self._storage.size)
+        self.storage.load_state_dict(state)
+        self.sampler.load_state_dict(under_prefix(SAMPLER_PREFIX, state), self.storage.size)
         self._rng.bit_generator.state = rng_state
 
 

@@ -134,6 +134,19 @@ def op_determinism_enabled() -> bool | None:
     return bool(getter()) if getter is not None else None
 
 
+def forget_retracing_history() -> None:
+    """Resets TF's count of recent retracings, which it keeps per Python function for the whole
+    process and warns on after 5: a process that runs `train.main` once per request (the test
+    session's trainer, tests/tiny_trainer.py) then warns only where a fresh `python train.py`
+    would. A declared test hook: nothing in rl calls it."""
+    require("tensorflow")
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    polymorphic_function._frequent_tracing_detector_manager = (
+        polymorphic_function._FrequentTracingDetectorManager()
+    )
+
+
 def module_attributes(module: Any, predicate: Callable[[Any], bool]) -> tuple[Any, ...]:
     """Every value in `module`'s attributes, recursively through nested modules, lists and
     dicts, for which `predicate` holds: the walk behind `tf.Module.submodules`, which offers no

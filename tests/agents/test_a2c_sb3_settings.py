@@ -22,7 +22,7 @@ def _agent(hparams_set: str, overrides: str = ""):
 
 
 def _dense_layers(torso) -> list:
-    return [layer for layer in torso._flatten_layers() if isinstance(layer, tf.keras.layers.Dense)]
+    return [layer for layer in torso.body.layers if isinstance(layer, tf.keras.layers.Dense)]
 
 
 def _assert_orthogonal(kernel: np.ndarray, gain: float) -> None:

@@ -153,7 +153,7 @@ def test_update_lowers_the_critic_loss_on_a_fixed_batch(hparams_set):
 @pytest.mark.parametrize("hparams_set", ["td3_tiny", "sac_tiny"])
 def test_prioritized_replay_gets_td_priorities(hparams_set):
     agent, _ = collected(hparams_set, "learning_starts=0,memory=prioritized,gradient_steps=4")
-    sampler = agent.replay._sampler
+    sampler = agent.replay.sampler
     before = sampler.tree.get(np.arange(len(agent.replay))).copy()
     np.testing.assert_allclose(before, 1.0)  # new rows: max priority 1
     agent.update()

@@ -47,9 +47,7 @@ def test_truncation_bootstraps_and_termination_does_not():
     env.step = recording_step
     driver.collect(60)
     replay = agent.replay
-    stored = {
-        k: replay._storage.gather(np.arange(len(replay)))[k] for k in ("next_obs", "discount")
-    }
+    stored = {k: replay.storage.gather(np.arange(len(replay)))[k] for k in ("next_obs", "discount")}
     assert "truncated" in endings
     # Every episode end recorded by the env appears as a transition with the right discount.
     for final, reset, ending in zip(finals, resets, endings, strict=False):
@@ -67,12 +65,12 @@ def test_n_step_transitions_reach_replay_with_gamma_power():
     driver = Driver(env, spec, agent)
     driver.reset(seed=1)
     driver.collect(40)
-    discount = agent.replay._storage.gather(np.arange(len(agent.replay)))["discount"]
+    discount = agent.replay.storage.gather(np.arange(len(agent.replay)))["discount"]
     # Mid-episode rows cover 3 steps: discount 0.5^3; CartPole rewards are 1 per step, so their
     # reward is 1 + 0.5 + 0.25 = 1.75.
     full = discount == np.float32(0.125)
     assert full.sum() > 0
-    reward = agent.replay._storage.gather(np.arange(len(agent.replay)))["reward"]
+    reward = agent.replay.storage.gather(np.arange(len(agent.replay)))["reward"]
     np.testing.assert_allclose(reward[full], 1.75)
 
 

@@ -18,13 +18,12 @@ from rl.errors import UserError
 
 
 @pytest.fixture
-def register(monkeypatch):
-    """Registers a function for one test only: the registry's tables are restored afterwards."""
+def register(request):
+    """Registers a function for one test only: it is unregistered afterwards."""
 
     def register_for_test(reg: registry.Registry, name: str, function, role: str) -> None:
-        monkeypatch.setattr(reg, "_items", dict(reg._items))
-        monkeypatch.setattr(reg, "_roles", dict(reg._roles))
         reg.register(name, function, role=role)
+        request.addfinalizer(lambda: reg.unregister(name))
 
     return register_for_test
 

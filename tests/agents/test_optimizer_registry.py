@@ -31,16 +31,15 @@ def test_an_unknown_optimizer_is_a_user_error_with_suggestions():
     )
 
 
-def test_an_agent_builds_the_optimizer_its_hparams_name(monkeypatch):
+def test_an_agent_builds_the_optimizer_its_hparams_name(request):
     built = []
 
     def recording_sgd(lr: float, epsilon: float) -> tf.keras.optimizers.Optimizer:
         built.append((lr, epsilon))
         return tf.keras.optimizers.SGD(learning_rate=lr)
 
-    monkeypatch.setattr(registry.optimizers, "_items", dict(registry.optimizers._items))
-    monkeypatch.setattr(registry.optimizers, "_roles", dict(registry.optimizers._roles))
     registry.register_optimizer("recording_sgd", recording_sgd)
+    request.addfinalizer(lambda: registry.optimizers.unregister("recording_sgd"))
     hp = registry.get_hparams("dqn_tiny")().override("optimizer=recording_sgd,lr=0.125")
     hp.freeze()
     _, spec = make_vector_env("CartPole-v1", 1, seed=0)

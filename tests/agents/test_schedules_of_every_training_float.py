@@ -178,22 +178,21 @@ def test_ppo_clip_range_vf(monkeypatch):
     assert values == [A, B]
 
 
-def register_recording(monkeypatch, functions, name: str, arg: str, seen: list[dict]) -> str:
+def register_recording(request, functions, name: str, arg: str, seen: list[dict]) -> str:
     """Registers (for this test only) a recording twin of registered function `name` under
     `recording_<name>`, with the same role, so a set can name it; returns that name."""
-    monkeypatch.setattr(functions, "_items", dict(functions._items))
-    monkeypatch.setattr(functions, "_roles", dict(functions._roles))
     twin = f"recording_{name}"
     functions.register(
         twin, recording(functions.get(name), (arg,), seen), role=functions.role(name)
     )
+    request.addfinalizer(lambda: functions.unregister(twin))
     return twin
 
 
-def test_td3_ou_theta_follows_the_env_step(monkeypatch):
+def test_td3_ou_theta_follows_the_env_step(request):
     # ou_theta is exploration: a schedule of the env step, read as each action is chosen.
     seen: list[dict] = []
-    register_recording(monkeypatch, registry.action_functions, "ornstein_uhlenbeck", "theta", seen)
+    register_recording(request, registry.action_functions, "ornstein_uhlenbeck", "theta", seen)
     agent, _ = make_agent(
         "td3_tiny",
         "action_function=recording_ornstein_uhlenbeck,ou_theta=piecewise([100], [0.5, 0.125]),"
@@ -208,11 +207,9 @@ def test_td3_ou_theta_follows_the_env_step(monkeypatch):
         assert seen[-1] == {"theta": 0.125}
 
 
-def test_qrdqn_kappa(monkeypatch):
+def test_qrdqn_kappa(request):
     seen: list[dict] = []
-    register_recording(
-        monkeypatch, registry.gradient_functions, "quantile_huber_loss", "kappa", seen
-    )
+    register_recording(request, registry.gradient_functions, "quantile_huber_loss", "kappa", seen)
     agent, driver = make_agent(
         "qrdqn_tiny",
         "loss=recording_quantile_huber_loss,kappa=piecewise([3], [2.0, 0.5]),learning_starts=0,"

@@ -71,7 +71,7 @@ def test_evaluation_plays_one_greedy_episode_per_env(ppo):
     again, _ = ppo.evaluate(seed=7, num_envs=5)
     assert np.array_equal(returns, again)  # greedy + same seed: same episodes
     ppo.evaluate(seed=8, num_envs=5)  # a new seed is a tensor: no retracing
-    assert ppo._evaluators[5].experimental_get_tracing_count() == 1
+    assert ppo.evaluators[5].experimental_get_tracing_count() == 1
 
 
 def test_evaluation_matches_a_python_loop(ppo):

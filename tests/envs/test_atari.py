@@ -17,7 +17,10 @@ from rl.utils.video import play_episode
 def test_standard_preprocessing_settings():
     env = make_atari("ALE/Pong-v5")
     ale = env.unwrapped.ale
-    assert env.unwrapped._frameskip == 1  # AtariPreprocessing does the skip + max-pool
+    env.reset(seed=0)
+    frame = ale.getEpisodeFrameNumber()
+    env.unwrapped.step(0)  # the ALE env itself advances one frame: AtariPreprocessing does the
+    assert ale.getEpisodeFrameNumber() == frame + 1  # skip + max-pool
     assert ale.getFloat("repeat_action_probability") == pytest.approx(0.25)
     preprocessing = env.get_wrapper_attr("noop_max"), env.get_wrapper_attr("frame_skip")
     assert preprocessing == (30, 4)

@@ -115,7 +115,7 @@ def test_memory_is_about_one_frame_per_transition():
     # 1 frame + action (8) + reward (4) + 3 flags + 2 float64 sum-tree nodes per leaf (<= 64).
     assert frame_bytes < per_row < frame_bytes + 100, per_row
     plain = UniformReplay(1000, {"obs": (shape, np.uint8), "next_obs": (shape, np.uint8)}, seed=0)
-    plain_bytes = sum(a.nbytes for a in plain._storage._arrays.values()) / plain.capacity
+    plain_bytes = plain.storage.nbytes / plain.capacity
     assert plain_bytes == 8 * frame_bytes  # what the frame replay avoids: 8 copies
 
 
@@ -159,7 +159,7 @@ def test_state_dict_round_trip_continues_identically():
     replay, oracle = make(200, n_step=2, prioritized=True, seed=3)
     streams = [StackedStream(0, [5, 8], {1}), StackedStream(1, [6], set())]
     feed(replay, oracle, streams, steps=150)
-    rows = np.flatnonzero(replay._valid.reshape(-1))[::7]
+    rows = replay.drawable_indices()[::7]
     replay.update_priorities(rows, np.linspace(0.1, 3.0, len(rows)))
 
     buffer = io.BytesIO()
@@ -187,7 +187,7 @@ def test_prioritized_draws_follow_priorities_and_weights_are_normalized():
     replay, oracle = make(1000, n_step=1, num_envs=1, prioritized=True, seed=1)
     emitted = feed(replay, oracle, [StackedStream(0, [1000], set())], steps=11)
     assert len(replay) == 10 == len(emitted) - 1  # the 11th step waits for its next obs
-    rows = np.flatnonzero(replay._valid[0])  # slots K-1 .. K+8: steps 0..9
+    rows = replay.drawable_indices()  # one env copy: slots K-1 .. K+8, steps 0..9
     assert list(rows) == list(range(K - 1, K + 9))
     favourite = K - 1 + 2  # step 2
     replay.update_priorities(rows, np.where(rows == favourite, 9.0, 1.0))

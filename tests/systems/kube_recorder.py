@@ -42,7 +42,7 @@ class RecordingApiServer:
         self.fail_kinds = fail_kinds
         self.reason, self.message = reason, message  # of that failure's Status body
         self.max_requests = max_requests
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # held while a request is recorded
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,7 +53,7 @@ class RecordingApiServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
-                with recorder._lock:
+                with recorder.lock:
                     over = len(recorder.requests) >= recorder.max_requests
                     if not over:
                         recorder.requests.append(
@@ -110,6 +110,10 @@ class RecordingApiServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+    def close_unstarted(self) -> None:
+        """Frees the port of a server never entered: its kubeconfig then points at nothing."""
+        self._server.server_close()
 
     def write_kubeconfig(self, path: Path, namespace: str = "default") -> Path:
         """A kubeconfig with context `recorder` (current) pointing here and `elsewhere`."""

@@ -149,7 +149,7 @@ def test_refused_jobset_is_one_line(tmp_path, monkeypatch, capsys):
 def test_unreachable_api_is_one_line(tmp_path, monkeypatch, capsys):
     server = RecordingApiServer()
     path = server.write_kubeconfig(tmp_path / "kubeconfig")  # never started: nothing listens
-    server._server.server_close()
+    server.close_unstarted()
     monkeypatch.setenv("KUBECONFIG", str(path))
     status, out, err = run_train(capsys, [*BASE, "--tpu", "v5e-4"])
     assert status == 2 and len(err) == 1, err

@@ -53,5 +53,4 @@ def test_the_generated_set_loads_and_trains(tmp_path):
         [result] = training.train(hparams, [str(tmp_path / "run")], [3], "ppo_tiny_tuned")
         assert result.env_steps == 256 and result.last_eval_return is not None
     finally:  # the test's own registration, so that other tests see the registry as it was
-        registry.hparams._items.pop("ppo_tiny_tuned", None)
-        registry.hparams._roles.pop("ppo_tiny_tuned", None)
+        registry.hparams.unregister("ppo_tiny_tuned")

@@ -203,12 +203,12 @@ def test_a_diverged_member_stops_alone_and_the_others_finish_the_schedule(
     """Member 1's loss turns non-finite in its first iteration (injected where the loop checks
     it, as `halt_on_nonfinite` stops a run): the round at 128 ranks the other three, the study
     ends (exit 0, nothing on stderr) and the winner is one of them; if all diverge, exit 3."""
-    check = loop._check_finite_loss
+    check = loop.check_finite_loss
 
     def member_1_diverges(run, metrics):
         check(run, {**metrics, "loss": math.nan} if run.run_dir.endswith("member_1") else metrics)
 
-    monkeypatch.setattr(loop, "_check_finite_loss", member_1_diverges)
+    monkeypatch.setattr(loop, "check_finite_loss", member_1_diverges)
     out = tmp_path / "pbt"
     argv = ["--hparams", "ppo_tf_tiny", "--space", "ppo", "--keys", "lr", "--population", "4"]
     argv += ["--pbt", "--pbt_interval", "128", "--train_steps", "256", "--last_k", "1"]
@@ -229,7 +229,7 @@ def test_a_diverged_member_stops_alone_and_the_others_finish_the_schedule(
     assert lineage["winner"] in (0, 2, 3)
     assert not (out / "members" / "member_1" / "progress.csv").exists()  # never evaluated
 
-    monkeypatch.setattr(loop, "_check_finite_loss", lambda run, m: check(run, {"loss": math.nan}))
+    monkeypatch.setattr(loop, "check_finite_loss", lambda run, m: check(run, {"loss": math.nan}))
     assert cli.main([*argv, "--select", "False", "--output_dir", str(tmp_path / "all")]) == 3
     stderr = capsys.readouterr().err
     assert stderr.startswith("python -m rl.tune: ") and stderr.count("\n") == 1

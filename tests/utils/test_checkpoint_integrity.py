@@ -11,7 +11,6 @@ import pytest
 import tensorflow as tf
 
 from rl.errors import UserError
-from rl.utils import checkpoint as checkpoint_module
 from rl.utils.checkpoint import CheckpointStore, read_numpy_state
 from rl.utils.chunks import CHUNK_BYTES, blocks
 
@@ -26,11 +25,6 @@ def _state(step: int) -> tuple[tf.train.Checkpoint, dict[str, np.ndarray]]:
     rows = min(step, ROWS)
     replay[:rows] = np.arange(rows, dtype=np.float32)[:, None]
     return tf.train.Checkpoint(v=variable), {"replay/obs": replay, "rng": np.array(step)}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_warnings():
-    checkpoint_module._warned.clear()
 
 
 def test_blocks_cover_the_array_in_c_order():

@@ -76,11 +76,11 @@ class Acrobot(TFEnv):
     num_reset_draws = 4
     default_max_episode_steps = 500
 
-    def _initial_physics(self, uniform):
+    def initial_physics(self, uniform):
         state = uniform_between(tf.cast(uniform, tf.float64), -0.1, 0.1)
         return tf.cast(tf.cast(state, tf.float32), self.dtype)
 
-    def _dynamics(self, physics, action):
+    def dynamics(self, physics, action):
         torque = tf.gather(tf.constant(AVAIL_TORQUE, self.dtype), tf.cast(action, tf.int32))
         y0 = tf.unstack(physics, axis=1)
         dt2 = DT / 2.0

@@ -111,13 +111,13 @@ def uniform_draws(key: tf.Tensor, episode: tf.Tensor, count: int, dtype: tf.DTyp
 
 class TFEnv:
     """Base of the TF-ops envs: reset, step, time limit and auto-reset around three hooks a subclass
-    fills: `_initial_physics` (uniforms -> state: gymnasium's `reset`), `_dynamics` (state, action
+    fills: `initial_physics` (uniforms -> state: gymnasium's `reset`), `dynamics` (state, action
     -> next state, reward, terminated: its `step` without the time limit) and `_observe`."""
 
     env_id: ClassVar[str]
     observation_spec: ClassVar[BoxSpec]
     action_spec: ClassVar[DiscreteSpec | BoxSpec]
-    num_reset_draws: ClassVar[int]  # uniforms `_initial_physics` consumes per env
+    num_reset_draws: ClassVar[int]  # uniforms `initial_physics` consumes per env
     default_max_episode_steps: ClassVar[int]  # gymnasium's registered time limit
 
     def __init__(self, max_episode_steps: int | None = None, dtype: tf.DType = tf.float32):
@@ -137,7 +137,7 @@ class TFEnv:
         (a new seed does not retrace); `num_envs` is a Python int, since it fixes the shapes."""
         key = env_keys(seed, num_envs)
         episode = tf.zeros([num_envs], tf.uint32)
-        physics = self._initial_physics(
+        physics = self.initial_physics(
             uniform_draws(key, episode, self.num_reset_draws, self.dtype)
         )
         state = EnvState(physics, tf.zeros([num_envs], tf.int32), key, episode)
@@ -145,14 +145,14 @@ class TFEnv:
 
     def step(self, state: EnvState, action: tf.Tensor) -> tuple[EnvState, TimeStep]:
         """One step of every env; envs whose episode ended are reset within the same step."""
-        physics, reward, terminated = self._dynamics(state.physics, action)
+        physics, reward, terminated = self.dynamics(state.physics, action)
         elapsed = state.elapsed + 1
         truncated = elapsed >= self.max_episode_steps
         final_obs = self._observe(physics)
         done = tf.logical_or(terminated, truncated)
 
         episode = state.episode + tf.cast(done, tf.uint32)
-        fresh = self._initial_physics(
+        fresh = self.initial_physics(
             uniform_draws(state.key, episode, self.num_reset_draws, self.dtype)
         )
         physics = tf.where(done[:, None], fresh, physics)
@@ -191,11 +191,11 @@ class TFEnv:
         )
 
     # ----------------------------------------------------------------- hooks for subclasses
-    def _initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
+    def initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
         """[N, num_reset_draws] uniforms in [0, 1) -> [N, P] initial physics."""
         raise NotImplementedError
 
-    def _dynamics(
+    def dynamics(
         self, physics: tf.Tensor, action: tf.Tensor
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """-> (next physics [N, k], reward [N] (any float dtype), terminated [N] bool)."""

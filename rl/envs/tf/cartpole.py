@@ -38,10 +38,10 @@ class CartPole(TFEnv):
     num_reset_draws = 4
     default_max_episode_steps = 500
 
-    def _initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
+    def initial_physics(self, uniform: tf.Tensor) -> tf.Tensor:
         return uniform_between(uniform, -0.05, 0.05)
 
-    def _dynamics(self, physics, action):
+    def dynamics(self, physics, action):
         x, x_dot, theta, theta_dot = tf.unstack(physics, axis=1)
         force = tf.where(tf.equal(tf.cast(action, tf.int32), 1), FORCE_MAG, -FORCE_MAG)
         force = tf.cast(force, self.dtype)

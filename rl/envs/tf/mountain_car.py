@@ -31,7 +31,7 @@ class _Car(TFEnv):
     num_reset_draws = 1
     GOAL_POSITION: ClassVar[float]
 
-    def _initial_physics(self, uniform):
+    def initial_physics(self, uniform):
         position = uniform_between(uniform[:, 0], -0.6, -0.4)
         return tf.stack([position, tf.zeros_like(position)], axis=1)
 
@@ -60,7 +60,7 @@ class MountainCar(_Car):
     FORCE = 0.001
     GOAL_POSITION = 0.5
 
-    def _dynamics(self, physics, action):
+    def dynamics(self, physics, action):
         position, velocity = tf.unstack(physics, axis=1)
         push = tf.cast(tf.cast(action, tf.int32) - 1, self.dtype)
         velocity = velocity + (push * self.FORCE + tf.cos(3 * position) * (-GRAVITY))
@@ -78,7 +78,7 @@ class MountainCarContinuous(_Car):
     POWER = 0.0015
     GOAL_POSITION = 0.45
 
-    def _dynamics(self, physics, action):
+    def dynamics(self, physics, action):
         position, velocity = tf.unstack(physics, axis=1)
         action = tf.cast(action[:, 0], self.dtype)
         force = tf.clip_by_value(action, -1.0, 1.0)

@@ -40,12 +40,12 @@ class Pendulum(TFEnv):
     num_reset_draws = 2
     default_max_episode_steps = 200
 
-    def _initial_physics(self, uniform):
+    def initial_physics(self, uniform):
         th = uniform_between(uniform[:, 0], -math.pi, math.pi)
         thdot = uniform_between(uniform[:, 1], -1.0, 1.0)
         return tf.stack([th, thdot], axis=1)
 
-    def _dynamics(self, physics, action):
+    def dynamics(self, physics, action):
         th, thdot = tf.unstack(physics, axis=1)
         # gymnasium's torque is a float32 scalar (`np.clip(u, ...)[0]`), so its two torque terms
         # are float32 products that join the float64 state arithmetic afterwards.
