@@ -5,13 +5,13 @@ For every row (an hparams set, the SB3 algorithm it is compared with, an env and
 budget) and every seed, runs `train.py` with early stop at the env's threshold and, right after
 it, the SB3 peer (benchmarks/sb3_zoo_peers.py: rl-baselines3-zoo hyperparameters, in
 .venv-peers, made by benchmarks/peers/setup.sh), one process at a time. Both sides use the
-env's protocol from `PROTOCOL` below (greedy evaluation of N episodes every K env steps, stop
-at the first evaluation whose mean reaches the threshold). Every run is appended as one JSON
-line to benchmarks/results/algorithm_table.jsonl (with the CPU, the machine's load average,
-times, versions, commit), and a run already there is not
-repeated, so the table fills in over several sessions. docs/benchmarks.md's tables are
-generated from the records by `python -m benchmarks.pages`, which a run here calls at the end;
-`--status` says which rows are missing, partial or stale (the set changed since its runs).
+env's protocol, `PROTOCOL` in benchmarks/algorithm_rows.py (greedy evaluation of N episodes
+every K env steps, stop at the first evaluation whose mean reaches the threshold). Every run
+is appended as one JSON line to benchmarks/results/algorithm_table.jsonl (with the CPU, the
+machine's load average, times, versions, commit), and a run already there is not repeated,
+so the table fills in over several sessions. docs/benchmarks.md's tables are generated from
+the records by `python -m benchmarks.pages`, which a run here calls at the end; `--status`
+says which rows are missing, partial or stale (the set changed since its runs).
 `MUJOCO_ROWS` (run only when named with --sets) train the whole budget instead, with no early
 stop: final return and curves.
 
@@ -27,15 +27,14 @@ included) or of `model.learn()` (SB3), include evaluation, and stop at the evalu
 reached the threshold. Two runs at once on a 2-core machine slow each other: the records' start
 and end times show which runs overlapped (docs/benchmarks.md lists them).
 
-This module imports only the standard library at the top: sb3_zoo_peers.py (peers venv, no
-TensorFlow) imports `PROTOCOL` from it.
+The rows and the protocol are benchmarks/algorithm_rows.py's; the records and what is read from
+them, benchmarks/algorithm_records.py's.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import fcntl
 import hashlib
 import json
 import os
@@ -43,97 +42,33 @@ import platform
 import resource
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks import machine_info  # standard library only, like this module
+from benchmarks.algorithm_records import (
+    append_result,
+    hparams_values,
+    latest,
+    load_results,
+    needs_rerun,
+    render_runs,
+    render_status,
+    wanted_key,
+)
+from benchmarks.algorithm_rows import ALL_ROWS, PROTOCOL, ROWS, SEEDS, Row, overrides
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "algorithm_table.jsonl"
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
 PEERS_MODULE = "benchmarks.sb3_zoo_peers"  # run by .venv-peers with the repository on PYTHONPATH
 PEERS_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-# The eval protocol per env: the ONE definition both sides use (sb3_zoo_peers.py copies it into
-# benchmarks/peers/sb3_solve.py's EVAL table; ours passes it as hparam overrides). every: env
-# steps between evaluations; episodes: greedy episodes per evaluation; threshold: stop when the
-# mean reaches it.
-PROTOCOL: dict[str, dict[str, float]] = {
-    "CartPole-v1": {"every": 5000, "episodes": 10, "threshold": 475.0},
-    "Acrobot-v1": {"every": 5000, "episodes": 10, "threshold": -100.0},
-    "LunarLander-v3": {"every": 10000, "episodes": 10, "threshold": 200.0},
-    "Pendulum-v1": {"every": 2000, "episodes": 5, "threshold": -200.0},
-    "MountainCarContinuous-v0": {"every": 5000, "episodes": 10, "threshold": 90.0},
-    # MuJoCo: the zoo's 10 deterministic episodes; thresholds are gymnasium's reward_threshold
-    # (Walker2d has none: Hopper's).
-    "HalfCheetah-v5": {"every": 10000, "episodes": 10, "threshold": 4800.0},
-    "Hopper-v5": {"every": 10000, "episodes": 10, "threshold": 3800.0},
-    "Walker2d-v5": {"every": 10000, "episodes": 10, "threshold": 3800.0},
-    "Ant-v5": {"every": 10000, "episodes": 10, "threshold": 6000.0},
-}
-SEEDS = (0, 1, 2)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the table: our set against SB3's `algo` on `env`, `budget` env steps each."""
-
-    set: str
-    algo: str
-    env: str
-    budget: int
-    zoo_steps: int  # the zoo's n_timesteps for the pair (reference for the budget)
-    # True: no early stop, both sides train the whole budget and the table reports the final
-    # evaluation (MuJoCo, where a return keeps rising long past any threshold).
-    full_budget: bool = False
-
-
-# Cheapest first: the default run order.
-ROWS: tuple[Row, ...] = (
-    Row("ppo_cartpole", "ppo", "CartPole-v1", 100_000, 100_000),
-    Row("dqn_cartpole", "dqn", "CartPole-v1", 100_000, 50_000),
-    Row("a2c_cartpole", "a2c", "CartPole-v1", 500_000, 500_000),
-    Row("sac_pendulum", "sac", "Pendulum-v1", 30_000, 20_000),
-    Row("td3_pendulum", "td3", "Pendulum-v1", 30_000, 20_000),
-    Row("ddpg_pendulum", "ddpg", "Pendulum-v1", 30_000, 20_000),
-    Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000),
-    Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000),
-    Row("a2c_acrobot", "a2c", "Acrobot-v1", 500_000, 500_000),
-    Row("sac_mountaincar_continuous", "sac", "MountainCarContinuous-v0", 50_000, 50_000),
-    Row("td3_mountaincar_continuous", "td3", "MountainCarContinuous-v0", 100_000, 300_000),
-    Row("ddpg_mountaincar_continuous", "ddpg", "MountainCarContinuous-v0", 100_000, 300_000),
-    Row("dqn_lunarlander", "dqn", "LunarLander-v3", 200_000, 100_000),
-    Row("ppo_lunarlander", "ppo", "LunarLander-v3", 1_000_000, 1_000_000),
-)
-
-# MuJoCo at 300k env steps, the budget this machine allows (~1 h of a core for ours, ~1.7 h for
-# SB3 per run): run only when named with --sets, they have their own generated section.
-_MUJOCO_ENVS = {"halfcheetah": "HalfCheetah-v5", "hopper": "Hopper-v5",
-                "walker2d": "Walker2d-v5", "ant": "Ant-v5"}  # fmt: skip
-MUJOCO_ROWS: tuple[Row, ...] = (
-    *(
-        Row(f"{algo}_{name}", algo, env, 300_000, 1_000_000, full_budget=True)
-        for algo in ("sac", "td3", "ppo")
-        for name, env in _MUJOCO_ENVS.items()
-    ),
-    Row("ddpg_halfcheetah", "ddpg", "HalfCheetah-v5", 300_000, 1_000_000, full_budget=True),
-)
-ALL_ROWS = ROWS + MUJOCO_ROWS
-
 
 # ------------------------------------------------------------------------------ one run each
-def overrides(env: str, budget: int, full_budget: bool = False) -> str:
-    """Our side of the protocol: the hparam overrides that make train.py follow PROTOCOL[env]."""
-    p = PROTOCOL[env]
-    stop = "" if full_budget else f"stop_at_eval_return={p['threshold']},"
-    protocol = f"eval.every_steps={p['every']},eval.episodes={p['episodes']}"
-    return f"{stop}{protocol},train_steps={budget}"
 
 
 def first_at_threshold(history: list[dict[str, float]], threshold: float) -> dict | None:
@@ -170,40 +105,6 @@ def hparams_json(tree: Path, runs: list[tuple[str, str]]) -> dict[tuple[str, str
         raise SystemExit(f"building hparams in {tree} failed:\n{proc.stderr[-3000:]}")
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     return {tuple(k.split("|", 1)): v for k, v in found.items()}
-
-
-def hparams_values(text: str) -> dict[str, Any]:
-    """hparams.json -> {dotted key: value}, docs and types dropped: what a run was given."""
-
-    def flat(entries: dict[str, Any], prefix: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, entry in entries.items():
-            if entry["type"] == "hparams":
-                out.update(flat(entry["value"], f"{prefix}{name}."))
-            else:
-                out[prefix + name] = entry["value"]
-        return out
-
-    return flat(json.loads(text)["hparams"], "")
-
-
-def same_value(key: str, measured: Any, current: Any) -> bool:
-    """Equal, or the same setting in a later spelling: a float that became a schedule
-    `constant(x)`, and `jit_compile` True that became `auto` (XLA for every set in these tables:
-    MLP torsos on CPU, rl/utils/compiler.py)."""
-    if measured == current or current == f"constant({measured!r})":
-        return True
-    return key == "jit_compile" and measured is True and current == "auto"
-
-
-def changed_values(measured: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Keys whose value differs between a run and the set now. Keys only one side has are
-    code changes (a new option keeps its old behaviour by default), not a changed set."""
-    return [
-        f"{k}: {measured[k]} -> {current[k]}"
-        for k in sorted(set(measured) & set(current))
-        if not same_value(k, measured[k], current[k])
-    ]
 
 
 # ------------------------------------------------------------------------------ the code we run
@@ -451,120 +352,9 @@ def run_sb3(row: Row, seed: int, budget: int, timeout: float) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ the cache
-def load_results(path: Path = RESULTS) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def append_result(record: dict[str, Any], path: Path = RESULTS) -> None:
-    """One locked append, so an `--only ours` and an `--only sb3` runner can share the file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.write(json.dumps(record, sort_keys=True) + "\n")
-        f.flush()
-
-
-def key(record: dict[str, Any]) -> tuple:
-    return (
-        record["side"],
-        record["set"],
-        record["env"],
-        record["seed"],
-        record["budget"],
-        json.dumps(record["protocol"], sort_keys=True),
-    )
-
-
-def latest(results: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
-    """The last record per key (a later run of the same thing replaces an earlier one)."""
-    table: dict[tuple, dict[str, Any]] = {}
-    for record in results:
-        table[key(record)] = record
-    return table
-
-
-def wanted_key(side: str, row: Row, seed: int, budget: int) -> tuple:
-    probe = {"side": side, "set": row.set, "env": row.env, "seed": seed, "budget": budget}
-    return key({**probe, "protocol": PROTOCOL[row.env]})
 
 
 # ------------------------------------------------------------------------------ rendering
-@dataclass
-class Side:
-    """One side of a row, summarized over the seeds that have an ok record."""
-
-    records: list[dict[str, Any]]
-    missing: list[int]
-    failed: list[str]
-    changed: list[str]  # hparams values that differ between the runs and the set now
-
-    @property
-    def done(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["status"] == "ok"]
-
-    def solved(self) -> int:
-        return sum(1 for r in self.done if r["solved"])
-
-    def median_total(self, field: str) -> float | None:
-        """Median over seeds of a whole run's `wall` (training loop) or `cpu` seconds."""
-        name = {"wall": "wall_seconds_total", "cpu": "cpu_seconds"}[field]
-        return statistics.median(r[name] for r in self.done) if self.done else None
-
-    def median(self, field: str) -> float | None:
-        """Median over seeds with a not-reached seed counted as infinitely slow: a number only
-        when most seeds reached the threshold."""
-        done = self.done
-        if not done:
-            return None
-        values = [r[field] if r["solved"] else float("inf") for r in done]
-        value = statistics.median(values)
-        return None if value == float("inf") else value
-
-    def final(self) -> str:
-        finals = [r["final_eval_mean"] for r in self.done if r["final_eval_mean"] is not None]
-        if not finals:
-            return "-"
-        return f"{statistics.fmean(finals):.1f} ± {statistics.pstdev(finals):.1f}"
-
-
-def collect(
-    row: Row,
-    side: str,
-    seeds: list[int],
-    budget: int,
-    cache: dict,
-    current: dict[str, Any] | None,
-) -> Side:
-    """The records of one side of a row; `current`: the set's hparams values now (ours)."""
-    records, missing, failed, changed = [], [], [], []
-    for seed in seeds:
-        record = cache.get(wanted_key(side, row, seed, budget))
-        if record is None:
-            missing.append(seed)
-            continue
-        records.append(record)
-        if record["status"] != "ok":
-            failed.append(f"seed {seed} {record['status']} after {record['process_seconds']:.0f} s")
-        elif current is not None and "hparams_values" in record:
-            for change in changed_values(record["hparams_values"], current):
-                if change not in changed:
-                    changed.append(change)
-    return Side(records, missing, failed, changed)
-
-
-def notes(ours: Side, sb3: Side, seeds: list[int]) -> str:
-    parts = []
-    for name, side in (("ours", ours), ("SB3", sb3)):
-        if len(side.missing) == len(seeds):
-            parts.append(f"{name}: not run")
-        elif side.missing:
-            parts.append(f"{name}: seeds {', '.join(map(str, side.missing))} not run (partial)")
-        parts += [f"{name}: {text}" for text in side.failed]
-    if ours.changed:
-        parts.append(f"ours: STALE, the set changed since measured ({'; '.join(ours.changed)})")
-    return "; ".join(parts)
 
 
 def current_values(
@@ -577,83 +367,7 @@ def current_values(
     }
 
 
-def render_status(
-    rows: list[Row],
-    seeds: list[int],
-    budgets: dict[str, int],
-    results: list[dict[str, Any]],
-    current: dict[str, dict[str, Any] | None],
-) -> str:
-    """One line per row (`--status`): seeds recorded per side, and what is missing, partial,
-    failed or stale (the set's values changed since it was measured). The tables themselves are
-    docs/benchmarks.md's (`python -m benchmarks.pages`)."""
-    cache = latest(results)
-    lines = []
-    for row in rows:
-        budget = budgets[row.set]
-        ours = collect(row, "ours", seeds, budget, cache, current.get(row.set))
-        sb3 = collect(row, "sb3", seeds, budget, cache, None)
-        state = notes(ours, sb3, seeds) or "complete"
-        lines.append(
-            f"{row.set} ({row.env}, {budget:,} steps): ours {len(ours.done)}, SB3 "
-            f"{len(sb3.done)} of {len(seeds)} seeds; {state}"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def render_runs(
-    rows: list[Row], seeds: list[int], budgets: dict[str, int], results: list[dict[str, Any]]
-) -> str:
-    """One line per cached run of the early-stopping rows (`--runs`): what the table's medians
-    are taken over."""
-    cache = latest(results)
-    lines = [
-        "Per run (steps / wall s to the threshold, or `-` if not reached; load = 1-minute load "
-        "average before / after the run; CPU s = the run's process tree):",
-        "",
-        "| set | side | seed | steps | wall s | final eval | total steps | total wall s | CPU s "
-        "| load | measured (UTC) |",
-        "|" + "---|" * 11,
-    ]
-    for row in rows:
-        for side, label in (("ours", "ours"), ("sb3", "SB3")):
-            records = collect(row, side, seeds, budgets[row.set], cache, None).records
-            lines += [detail_line(row, label, r) for r in records]
-    return "\n".join(lines) + "\n"
-
-
-def detail_line(row: Row, side_name: str, r: dict[str, Any]) -> str:
-    load = f"{r['machine_before']['loadavg'][0]:.1f} / {r['machine_after']['loadavg'][0]:.1f}"
-    when = r["machine_before"]["time_utc"][:16].replace("T", " ")
-    if r["status"] != "ok":
-        cells = [f"`{row.set}`", side_name, str(r["seed"]), r["status"], "", "", "", ""]
-        cells += [f"{r['process_seconds']:.0f} (process)", f"{r['cpu_seconds']:.0f}", load, when]
-        return "| " + " | ".join(cells) + " |"
-    solved = r["solved"]
-    cells = [
-        f"`{row.set}`",
-        side_name,
-        str(r["seed"]),
-        f"{r['env_steps_to_threshold']:,}" if solved else "-",
-        f"{r['wall_seconds_to_threshold']:.1f}" if solved else "-",
-        f"{r['final_eval_mean']:.1f}" if r["final_eval_mean"] is not None else "-",
-        f"{r['env_steps_total']:,}",
-        f"{r['wall_seconds_total']:.1f}",
-        f"{r['cpu_seconds']:.0f}",
-        load,
-        when,
-    ]
-    return "| " + " | ".join(cells) + " |"
-
-
 # ------------------------------------------------------------------------------ main
-def needs_rerun(cached: dict[str, Any], current: dict[str, Any] | None) -> bool:
-    """A cached run is redone when it failed (a crash, not a timeout) or, for ours, when the set's
-    values changed since (the new run replaces it in the table; the old line stays in the file)."""
-    if cached["status"] == "failed":
-        return True
-    measured = cached.get("hparams_values")
-    return bool(measured and current and changed_values(measured, current))
 
 
 def parse_budgets(items: list[str]) -> dict[str, int]:

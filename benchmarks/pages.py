@@ -34,8 +34,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import algorithm_table as at
 from benchmarks import campaign_stats
+from benchmarks.algorithm_records import Side, collect, latest, load_results
+from benchmarks.algorithm_rows import ALL_ROWS, MUJOCO_ROWS, PROTOCOL, ROWS, SEEDS, Row
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -101,7 +102,7 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
 
-def final(side: at.Side) -> str:
+def final(side: Side) -> str:
     """Mean ± population std of the runs' last evaluations; one run: its value alone."""
     if len(side.done) == 1 and side.done[0]["final_eval_mean"] is not None:
         return f"{side.done[0]['final_eval_mean']:.1f}"
@@ -126,14 +127,14 @@ def load_range(records: list[dict[str, Any]]) -> str:
 # ------------------------------------------------------------------------------ algorithm table
 def algorithm_table_section(results: list[dict[str, Any]]) -> str:
     """Both tables of benchmarks/results/algorithm_table.jsonl, and the runs' overlaps."""
-    cache = at.latest(results)
+    cache = latest(results)
     ran = [r for r in results if "machine_before" in r and "machine_after" in r]
-    budgets = {row.set: row.budget for row in at.ALL_ROWS}
-    seeds = list(at.SEEDS)
+    budgets = {row.set: row.budget for row in ALL_ROWS}
+    seeds = list(SEEDS)
     sides = {}
-    for row in at.ALL_ROWS:
+    for row in ALL_ROWS:
         pair = tuple(
-            at.collect(row, side, seeds, budgets[row.set], cache, None) for side in ("ours", "sb3")
+            collect(row, side, seeds, budgets[row.set], cache, None) for side in ("ours", "sb3")
         )
         if pair[0].done or pair[1].done:
             sides[row] = pair
@@ -148,9 +149,9 @@ def algorithm_table_section(results: list[dict[str, Any]]) -> str:
         "| env | greedy episodes / every N env steps / threshold |",
         "|---|---|",
     ]
-    early = [row for row in at.ROWS if row in sides]
+    early = [row for row in ROWS if row in sides]
     for env in dict.fromkeys(row.env for row in early):
-        p = at.PROTOCOL[env]
+        p = PROTOCOL[env]
         lines.append(f"| {env} | {p['episodes']:.0f} / {p['every']:,.0f} / {p['threshold']:g} |")
     lines += [
         "",
@@ -195,10 +196,10 @@ def algorithm_table_section(results: list[dict[str, Any]]) -> str:
             overlap_cell([("ours", r) for r in ours.done] + [("SB3", r) for r in sb3.done], ran),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    mujoco = [row for row in at.MUJOCO_ROWS if row in sides]
+    mujoco = [row for row in MUJOCO_ROWS if row in sides]
     if mujoco:
         lines += ["", *mujoco_lines(mujoco, sides, ran)]
-    not_run = [f"`{row.set}`" for row in at.MUJOCO_ROWS if row not in sides]
+    not_run = [f"`{row.set}`" for row in MUJOCO_ROWS if row not in sides]
     if not_run:
         lines += ["", f"MuJoCo rows with no record: {', '.join(not_run)}."]
     return "\n".join(lines) + "\n"
@@ -214,7 +215,7 @@ def eval_at(history: list[dict[str, float]], step: int, every: float) -> str:
     return "-" if found is None else f"{found['mean']:,.0f}"
 
 
-def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> list[str]:
+def mujoco_lines(rows: list[Row], sides: dict, ran: list[dict[str, Any]]) -> list[str]:
     lines = [
         "### MuJoCo at 300k env steps: our sets beside Stable-Baselines3",
         "",
@@ -248,7 +249,7 @@ def mujoco_lines(rows: list[at.Row], sides: dict, ran: list[dict[str, Any]]) -> 
             overlap_cell([("ours", r) for r in ours.done] + [("SB3", r) for r in sb3.done], ran),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-        every = at.PROTOCOL[row.env]["every"]
+        every = PROTOCOL[row.env]["every"]
         for label, side in (("ours", ours), ("SB3", sb3)):
             for r in side.done:
                 points = [eval_at(r["eval_history"], s, every) for s in CURVE_STEPS]
@@ -414,7 +415,7 @@ def sections(
     """Every generated section's text, from the records as they are now; `campaigns=False` leaves
     out the campaigns' section, whose statistics need rliable (the peers venv)."""
     generated = {
-        "algorithm_table": algorithm_table_section(at.load_results()),
+        "algorithm_table": algorithm_table_section(load_results()),
         "gpu_proxy": gpu_proxy_section(sorted(RESULTS.glob("xla_gpu_compiler_proxy_*.json"))),
     }
     if campaigns:

@@ -13,7 +13,7 @@ Runs in the peers venv (SB3 + PyTorch, no TensorFlow; benchmarks/peers/setup.sh 
 It imports sb3_solve.py as a module (that file stays unchanged), adds to its `ZOO`,
 `ALGOS` and `EVAL` tables, and calls its `main()`, so the training loop, the periodic greedy
 evaluation with early stop, the timing and the one JSON line it prints are exactly sb3_solve's.
-The eval protocol of every env comes from benchmarks/algorithm_table.py (`PROTOCOL`), the one
+The eval protocol of every env comes from benchmarks/algorithm_rows.py (`PROTOCOL`), the one
 place it is defined for both sides of the comparison.
 
 Hyperparameters below are rl-baselines3-zoo's (https://github.com/DLR-RM/rl-baselines3-zoo),
@@ -185,7 +185,7 @@ def extend() -> None:
     """Adds our pairs, the A2C/DDPG classes and the shared eval protocol to sb3_solve."""
     from stable_baselines3 import A2C, DDPG
 
-    from benchmarks.algorithm_table import PROTOCOL  # stdlib-only at import time
+    from benchmarks.algorithm_rows import PROTOCOL  # stdlib-only at import time
 
     for key, entry in ZOO_ADDITIONS.items():
         if key in sb3_solve.ZOO:

@@ -8,11 +8,22 @@ from pathlib import Path
 
 from benchmarks import algorithm_table as at
 from benchmarks import pages
+from benchmarks.algorithm_records import (
+    Side,
+    changed_values,
+    key,
+    latest,
+    needs_rerun,
+    render_runs,
+    render_status,
+    wanted_key,
+)
+from benchmarks.algorithm_rows import PROTOCOL, ROWS, Row, overrides
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-ROW = at.Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000)
+ROW = Row("dqn_acrobot", "dqn", "Acrobot-v1", 100_000, 100_000)
 
 
 def record(side, seed, solved, steps, wall, final, status="ok", lr=1e-3, budget=100_000):
@@ -22,7 +33,7 @@ def record(side, seed, solved, steps, wall, final, status="ok", lr=1e-3, budget=
         "env": ROW.env,
         "seed": seed,
         "budget": budget,
-        "protocol": at.PROTOCOL[ROW.env],
+        "protocol": PROTOCOL[ROW.env],
         "status": status,
         "solved": solved,
         "env_steps_to_threshold": steps if solved else None,
@@ -39,7 +50,7 @@ def record(side, seed, solved, steps, wall, final, status="ok", lr=1e-3, budget=
 
 
 def side(records, missing=()):
-    return at.Side(records, list(missing), [], False)
+    return Side(records, list(missing), [], False)
 
 
 def test_median_counts_a_seed_that_did_not_reach_the_threshold_as_slowest():
@@ -69,10 +80,10 @@ def test_status_names_missing_partial_failed_and_stale_rows():
         record("sb3", 0, True, 40_000, 80.0, -95.0),
         record("sb3", 1, True, 50_000, 100.0, -97.0),
     ]
-    other = at.Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000)
+    other = Row("ppo_acrobot", "ppo", "Acrobot-v1", 500_000, 1_000_000)
     budgets = {ROW.set: ROW.budget, other.set: other.budget}
     current = {ROW.set: {"lr": 1e-3, "new_key": 0}, other.set: None}
-    text = at.render_status([ROW, other], [0, 1, 2], budgets, results, current)
+    text = render_status([ROW, other], [0, 1, 2], budgets, results, current)
     line = next(x for x in text.splitlines() if x.startswith("dqn_acrobot"))
     assert "ours 2, SB3 2 of 3 seeds" in line
     assert "SB3: seeds 2 not run (partial)" in line
@@ -81,46 +92,46 @@ def test_status_names_missing_partial_failed_and_stale_rows():
     assert "STALE, the set changed since measured (lr: 0.002 -> 0.001)" in line
     other_line = next(x for x in text.splitlines() if x.startswith("ppo_acrobot"))
     assert "ours: not run; SB3: not run" in other_line
-    runs = at.render_runs([ROW, other], [0, 1, 2], budgets, results)
+    runs = render_runs([ROW, other], [0, 1, 2], budgets, results)
     assert re.search(r"\| `dqn_acrobot` \| SB3 \| 1 \| 50,000 \| 100\.0 \|", runs)
     assert len(runs.splitlines()) == 4 + 5  # heading, blank, header, rule; five runs
 
 
 def test_results_for_another_budget_or_protocol_are_not_reused():
-    cache = at.latest([record("ours", 0, True, 10_000, 10.0, -90.0)])
-    assert at.wanted_key("ours", ROW, 0, 100_000) in cache
-    assert at.wanted_key("ours", ROW, 0, 50_000) not in cache
-    assert at.wanted_key("sb3", ROW, 0, 100_000) not in cache
+    cache = latest([record("ours", 0, True, 10_000, 10.0, -90.0)])
+    assert wanted_key("ours", ROW, 0, 100_000) in cache
+    assert wanted_key("ours", ROW, 0, 50_000) not in cache
+    assert wanted_key("sb3", ROW, 0, 100_000) not in cache
     changed = {**record("ours", 0, True, 1, 1.0, 0.0), "protocol": {"every": 1}}
-    assert at.key(changed) != at.wanted_key("ours", ROW, 0, 100_000)
+    assert key(changed) != wanted_key("ours", ROW, 0, 100_000)
 
 
 def test_protocol_reaches_train_py_as_overrides():
-    assert at.overrides("Pendulum-v1", 30_000) == (
+    assert overrides("Pendulum-v1", 30_000) == (
         "stop_at_eval_return=-200.0,eval.every_steps=2000,eval.episodes=5,train_steps=30000"
     )
-    assert {row.env for row in at.ROWS} <= set(at.PROTOCOL)
+    assert {row.env for row in ROWS} <= set(PROTOCOL)
 
 
 def test_every_row_has_a_zoo_entry_for_the_sb3_side():
     # the SB3 side: benchmarks/sb3_zoo_peers.py's additions to benchmarks/peers/sb3_solve.py
     solve = ROOT / "benchmarks" / "peers" / "sb3_solve.py"
     text = solve.read_text() + (ROOT / "benchmarks" / "sb3_zoo_peers.py").read_text()
-    for row in at.ROWS:
+    for row in ROWS:
         assert f'("{row.algo}", "{row.env}")' in text, row
 
 
 def test_a_failed_or_stale_run_is_redone_a_timeout_is_not():
     current = {"lr": 1e-3, "new_key": 0}
-    assert not at.needs_rerun(record("ours", 0, True, 1, 1.0, 0.0), current)
-    assert at.needs_rerun(record("ours", 0, True, 1, 1.0, 0.0, lr=2e-3), current)
-    assert at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="failed"), current)
-    assert not at.needs_rerun(record("ours", 0, False, 1, 1.0, None, status="timeout"), current)
-    assert not at.needs_rerun(record("sb3", 0, True, 1, 1.0, 0.0), None)
+    assert not needs_rerun(record("ours", 0, True, 1, 1.0, 0.0), current)
+    assert needs_rerun(record("ours", 0, True, 1, 1.0, 0.0, lr=2e-3), current)
+    assert needs_rerun(record("ours", 0, False, 1, 1.0, None, status="failed"), current)
+    assert not needs_rerun(record("ours", 0, False, 1, 1.0, None, status="timeout"), current)
+    assert not needs_rerun(record("sb3", 0, True, 1, 1.0, 0.0), None)
 
 
 def test_a_full_budget_row_trains_past_the_threshold_and_finds_where_it_crossed():
-    assert at.overrides("HalfCheetah-v5", 300_000, full_budget=True) == (
+    assert overrides("HalfCheetah-v5", 300_000, full_budget=True) == (
         "eval.every_steps=10000,eval.episodes=10,train_steps=300000"
     )
     history = [{"step": s, "mean": m, "wall": s / 100} for s, m in ((10_048, 900.0),
@@ -133,8 +144,8 @@ def test_a_full_budget_row_trains_past_the_threshold_and_finds_where_it_crossed(
 
 
 def test_a_later_spelling_of_the_same_setting_is_not_a_change():
-    assert at.changed_values(
+    assert changed_values(
         {"tau": 0.005, "jit_compile": True, "lr": 1e-3},
         {"tau": "constant(0.005)", "jit_compile": "auto", "lr": 3e-4},
     ) == ["lr: 0.001 -> 0.0003"]
-    assert at.changed_values({"jit_compile": False}, {"jit_compile": "auto"})
+    assert changed_values({"jit_compile": False}, {"jit_compile": "auto"})

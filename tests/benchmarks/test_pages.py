@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from benchmarks import algorithm_table as at
 from benchmarks import pages
+from benchmarks.algorithm_rows import MUJOCO_ROWS, PROTOCOL
 
 
 def run(side, seed, start, stop, cpu=10.0, model=None, steps=20_000, final=-90.0):
     """An algorithm-table record of `dqn_acrobot`, run from `start` to `stop` (HH:MM)."""
     record = {
         "side": side, "set": "dqn_acrobot", "env": "Acrobot-v1", "seed": seed,
-        "budget": 100_000, "protocol": at.PROTOCOL["Acrobot-v1"], "status": "ok",
+        "budget": 100_000, "protocol": PROTOCOL["Acrobot-v1"], "status": "ok",
         "solved": True, "env_steps_to_threshold": steps, "final_eval_mean": final,
         "cpu_seconds": cpu, "eval_history": [],
         "machine_before": {"loadavg": [1.0, 1, 1], "time_utc": f"2026-11-22T{start}:00Z"},
@@ -60,14 +60,14 @@ def test_a_row_gives_seeds_per_side_cpu_seconds_and_the_cpu_its_records_name():
 
 
 def test_the_mujoco_section_reports_finals_cpu_seconds_and_curves():
-    row = next(r for r in at.MUJOCO_ROWS if r.set == "sac_halfcheetah")
+    row = next(r for r in MUJOCO_ROWS if r.set == "sac_halfcheetah")
 
     def mujoco_run(side, seed, finals, start, stop):
         history = [{"step": 50_000 * (i + 1), "mean": m} for i, m in enumerate(finals)]
         return {
             **run(side, seed, start, stop, cpu=500.0 + seed, final=finals[-1]),
             "set": row.set, "env": row.env, "budget": 300_000,
-            "protocol": at.PROTOCOL[row.env], "eval_history": history,
+            "protocol": PROTOCOL[row.env], "eval_history": history,
         }  # fmt: skip
 
     results = [
