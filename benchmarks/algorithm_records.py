@@ -18,17 +18,18 @@ RESULTS = Path(__file__).resolve().parent / "results" / "algorithm_table.jsonl"
 
 def hparams_values(text: str) -> dict[str, Any]:
     """hparams.json -> {dotted key: value}, docs and types dropped: what a run was given."""
+    return hparams_tree_values(json.loads(text)["hparams"])
 
-    def flat(entries: dict[str, Any], prefix: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, entry in entries.items():
-            if entry["type"] == "hparams":
-                out.update(flat(entry["value"], f"{prefix}{name}."))
-            else:
-                out[prefix + name] = entry["value"]
-        return out
 
-    return flat(json.loads(text)["hparams"], "")
+def hparams_tree_values(entries: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """hparams.json's tree -> {dotted key: value} (a nested set's keys dotted under its name)."""
+    out: dict[str, Any] = {}
+    for name, entry in entries.items():
+        if entry["type"] == "hparams":
+            out.update(hparams_tree_values(entry["value"], f"{prefix}{name}."))
+        else:
+            out[prefix + name] = entry["value"]
+    return out
 
 
 def same_value(key: str, measured: Any, current: Any) -> bool:

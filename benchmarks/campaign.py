@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import machine_info, process_meter
+from benchmarks.algorithm_records import hparams_tree_values
 from benchmarks.campaign_spec import ROOT, Cell, load
 
 RESULTS = ROOT / "benchmarks" / "results" / "campaigns"
@@ -147,19 +148,8 @@ def ours_outcome(folder: Path) -> dict[str, Any] | None:
         "env_steps": trainer["env_steps"],
         "eval_curve": curve,
         "train_seconds": round(trainer["wall_seconds"], 2),
-        "detail": {"hparams": hparams_values(hparams)},
+        "detail": {"hparams": hparams_tree_values(hparams)},
     }
-
-
-def hparams_values(entries: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """hparams.json's tree -> {dotted key: value}, docs and types dropped: what the run used."""
-    out: dict[str, Any] = {}
-    for name, entry in entries.items():
-        if entry["type"] == "hparams":
-            out.update(hparams_values(entry["value"], f"{prefix}{name}."))
-        else:
-            out[prefix + name] = entry["value"]
-    return out
 
 
 def sb3_outcome(folder: Path) -> dict[str, Any] | None:
