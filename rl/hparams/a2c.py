@@ -3,7 +3,7 @@ https://arxiv.org/abs/1602.01783, in the synchronous variant OpenAI baselines an
 
 from __future__ import annotations
 
-from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.registry import register_hparams
@@ -39,4 +39,4 @@ def a2c_tiny() -> HParams:
     """A few hundred Pendulum steps (Gaussian policy, Box actions): smoke tests."""
     hp = rollouts(a2c(), num_envs=2, steps_per_env=10, batch_size=20)
     hp.update(env="Pendulum-v1", train_steps=200, gae_lambda=0.9, hidden_sizes=[16], ent_coef=0.01)
-    return smoke_test_cadence(hp, every=100, log_every=40, max_episode_steps=50)
+    return smoke_test_settings(hp, every=100, log_every=40, max_episode_steps=50)

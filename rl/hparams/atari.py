@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_settings
 from rl.hparams.dqn import dqn
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -82,7 +82,7 @@ def _tiny_atari(hp: HParams) -> HParams:
     hp.hidden_sizes = [32]
     hp.eval.max_episode_steps = 40
     # max_episode_steps caps each game: raw full-game scores appear in training too.
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=100, eval_episodes=1)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=100, eval_episodes=1)
 
 
 @register_hparams("dqn_atari_tiny")

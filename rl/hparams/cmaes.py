@@ -4,7 +4,7 @@ population size and `lr` the mean's learning rate c_m, per generation (rl/agents
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
 
@@ -36,4 +36,4 @@ def cmaes_tiny() -> HParams:
     """Four candidates on 20-step CartPole episodes with sep-CMA-ES: for smoke tests only."""
     hp = cmaes().update(train_every=16)
     hp.update(env="CartPole-v1", num_envs=4, hidden_sizes=[4], cmaes_diagonal=True, train_steps=480)
-    return smoke_test_cadence(hp, every=160, log_every=80, max_episode_steps=20)
+    return smoke_test_settings(hp, every=160, log_every=80, max_episode_steps=20)

@@ -267,13 +267,17 @@ def cartpole_protocol(hp: HParams, *, eval_every_steps: int, env: str = "CartPol
     return hp.update(env=env, stop_at_eval_return=CARTPOLE_SOLVED)
 
 
-def smoke_test_cadence(
+def smoke_test_settings(
     hp: HParams, *, every: int, log_every: int, eval_episodes: int = 2, **updates: Any
 ) -> HParams:
-    """The `*_tiny` sets' cadence: a run of a few hundred steps passes through evaluation,
-    checkpointing and resume; `updates` (max_episode_steps) make episodes end inside it."""
+    """What every `*_tiny` set shares: a run of a few hundred steps passes through evaluation,
+    checkpointing and resume (`updates`, e.g. max_episode_steps, make episodes end inside it),
+    with the learner on TF's kernels. XLA-compiling a tiny learner costs 2-6 CPU-seconds, more than
+    the whole run otherwise, and the test tier builds each set many times; the tests that are about
+    XLA set `jit_compile` themselves (tests/agents/test_every_learner_lowers_to_xla.py lowers every
+    agent's learner, tests/compiled/ runs the XLA programs)."""
     hp.eval.update(every_steps=every, episodes=eval_episodes)
-    return hp.update(checkpoint_every=every, log_every=log_every, **updates)
+    return hp.update(checkpoint_every=every, log_every=log_every, jit_compile=False, **updates)
 
 
 def rollouts(hp: HParams, *, num_envs: int, steps_per_env: int, **updates: Any) -> HParams:

@@ -7,7 +7,7 @@ from rl.hparams.common import (
     add_replay_keys,
     base,
     cartpole_protocol,
-    smoke_test_cadence,
+    smoke_test_settings,
 )
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
@@ -91,4 +91,4 @@ def dqn_tiny() -> HParams:
     hp = dqn().update(env="CartPole-v1", train_steps=600, buffer_size=1000, batch_size=16)
     hp.update(learning_starts=100, train_every=50, gradient_steps=4, target_update_period=8)
     hp.update(hidden_sizes=[16], memory="prioritized", dueling=True, n_step=3)
-    return smoke_test_cadence(hp, every=300, log_every=100, max_episode_steps=100)
+    return smoke_test_settings(hp, every=300, log_every=100, max_episode_steps=100)

@@ -5,7 +5,7 @@ seed 0 solved at 40k env steps in 30 s of CPU; with 64-64 (15x fewer FLOPs) seed
 
 from __future__ import annotations
 
-from rl.hparams.common import smoke_test_cadence
+from rl.hparams.common import smoke_test_settings
 from rl.hparams.dqn import dqn_cartpole
 from rl.hparams.hparams import HParams
 from rl.registry import register_hparams
@@ -24,4 +24,4 @@ def dqn_tf_tiny() -> HParams:
     hp = dqn_tf_cartpole().update(stop_at_eval_return=None)
     hp.update(num_envs=4, train_steps=384, train_every=64, gradient_steps=4, buffer_size=256)
     hp.update(batch_size=16, learning_starts=100, target_update_period=8, hidden_sizes=[16])
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

@@ -3,7 +3,7 @@ section 5). The unroll length is T = train_every // num_envs (docs/impala.md).""
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
 from rl.hparams.schedules import Schedule
@@ -87,4 +87,4 @@ def impala_tiny() -> HParams:
     """A few hundred CartPole steps with several passes and minibatches: smoke tests."""
     hp = rollouts(impala(), num_envs=4, steps_per_env=8, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=256, num_minibatches=2, hidden_sizes=[16])
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

@@ -5,7 +5,7 @@ True}` moves it to info)."""
 
 from __future__ import annotations
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_settings
 from rl.hparams.dqn import dqn, dqn_tiny
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo
@@ -35,4 +35,4 @@ def dqn_legal_moves() -> HParams:
 @register_hparams("dqn_legal_moves_tiny")
 def dqn_legal_moves_tiny() -> HParams:
     """dqn_tiny on LegalMoves-v0 (Dict observation with the mask; prioritized, dueling, 3-step)."""
-    return smoke_test_cadence(dqn_tiny().update(env=ENV), every=300, log_every=100)
+    return smoke_test_settings(dqn_tiny().update(env=ENV), every=300, log_every=100)

@@ -7,7 +7,7 @@ of three seeds lost the shortest path they had found (docs/observations.md);
 
 from __future__ import annotations
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo, ppo_tiny
 from rl.registry import register_hparams
@@ -32,4 +32,4 @@ def ppo_minigrid_doorkey() -> HParams:
 def ppo_minigrid_tiny() -> HParams:
     """ppo_tiny on MiniGrid-Empty-5x5 (needs minigrid): packed Dict observations end to end."""
     hp = ppo_tiny().update(env="minigrid/Empty-5x5-v0")
-    return smoke_test_cadence(hp, every=128, log_every=64)
+    return smoke_test_settings(hp, every=128, log_every=64)

@@ -17,7 +17,7 @@ Gaussian mean, `eval.sample_actions=False`), every 10k env steps.
 
 from __future__ import annotations
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_settings
 from rl.hparams.ddpg import as_ddpg
 from rl.hparams.hparams import HParams
 from rl.hparams.off_policy_continuous import smoke_test_replay
@@ -149,4 +149,4 @@ def ppo_mujoco_tiny() -> HParams:
     """ppo_hopper for 256 steps in 50-step episodes with 16-unit nets: smoke tests."""
     hp = rollouts(ppo_hopper(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(train_steps=256, hidden_sizes=[16])
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

@@ -5,7 +5,12 @@ Defaults are Stable-Baselines3's, with updates run as `gradient_steps` steps eve
 
 from __future__ import annotations
 
-from rl.hparams.common import add_prioritized_replay_keys, add_replay_keys, base, smoke_test_cadence
+from rl.hparams.common import (
+    add_prioritized_replay_keys,
+    add_replay_keys,
+    base,
+    smoke_test_settings,
+)
 from rl.hparams.hparams import HParams
 from rl.hparams.schedules import Schedule
 
@@ -60,4 +65,4 @@ def smoke_test_replay(hp: HParams) -> HParams:
     """The continuous off-policy `*_tiny` sets: a few hundred steps, a small prioritized replay."""
     hp.update(train_steps=400, buffer_size=1000, batch_size=16, learning_starts=100, train_every=50)
     hp.update(gradient_steps=4, hidden_sizes=[16], memory="prioritized")
-    return smoke_test_cadence(hp, every=200, log_every=100)
+    return smoke_test_settings(hp, every=200, log_every=100)

@@ -4,7 +4,7 @@ gradient_steps * batch_size / num_envs times on average."""
 
 from __future__ import annotations
 
-from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import base, cartpole_protocol, rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import add_policy_head_keys
 from rl.hparams.schedules import Schedule
@@ -64,4 +64,4 @@ def offpac_tiny() -> HParams:
     hp = rollouts(offpac(), num_envs=2, steps_per_env=16)
     hp.update(env="CartPole-v1", train_steps=256, replay_capacity=8, batch_size=4, gradient_steps=2)
     hp.update(learning_starts=64, hidden_sizes=[16])
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

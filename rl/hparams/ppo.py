@@ -4,7 +4,7 @@ linear(start, 0, train_steps // rollout * n_epochs * rollout // batch_size)."""
 
 from __future__ import annotations
 
-from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.hparams.schedules import Schedule
@@ -68,4 +68,4 @@ def ppo_tiny() -> HParams:
     hp = rollouts(ppo(), num_envs=2, steps_per_env=32, batch_size=32, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
     hp.update(clip_range="linear(0.2, 0.1, 32)", clip_range_vf=0.2)
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

@@ -5,7 +5,7 @@ gradient steps per env step than the zoo."""
 
 from __future__ import annotations
 
-from rl.hparams.common import rollouts, smoke_test_cadence
+from rl.hparams.common import rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.ppo import ppo_cartpole
 from rl.registry import register_hparams
@@ -25,10 +25,10 @@ def ppo_tf_cartpole() -> HParams:
 
 @register_hparams("ppo_tf_tiny")
 def ppo_tf_tiny() -> HParams:
-    """A few hundred steps on tf/CartPole-v1 with value clipping and schedules: smoke tests. Without
-    XLA: the train.py plumbing tests start it in ~10 subprocesses, and compiling costs ~3.5 s of
-    each; tests/compiled/ and ppo_tf_cartpole's learning test cover XLA."""
+    """A few hundred steps on tf/CartPole-v1 with value clipping and schedules: smoke tests
+    (without XLA, as every tiny set; tests/compiled/ and ppo_tf_cartpole's learning test run the
+    XLA program)."""
     hp = rollouts(ppo_tf_cartpole(), num_envs=4, steps_per_env=16, batch_size=32, n_epochs=2)
-    hp.update(jit_compile=False, train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
+    hp.update(train_steps=256, hidden_sizes=[16], lr="linear(1e-3, 0.0, 32)")
     hp.update(clip_range="linear(0.2, 0.1, 32)", clip_range_vf=0.2, stop_at_eval_return=None)
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=50)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=50)

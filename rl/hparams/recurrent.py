@@ -11,7 +11,7 @@ from rl.hparams.common import (
     base,
     cartpole_protocol,
     rollouts,
-    smoke_test_cadence,
+    smoke_test_settings,
 )
 from rl.hparams.dqn import add_q_learning_keys
 from rl.hparams.hparams import HParams
@@ -84,7 +84,7 @@ def ppo_recurrent_tiny() -> HParams:
     hp.update(env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_core_first=True)
     hp.update(torch_init=True, normalize_obs=True, normalize_reward=True, recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=256, sequence_length=16, lr="linear(1e-3, 0.0, 16)")
-    return smoke_test_cadence(hp, every=128, log_every=64, max_episode_steps=20)
+    return smoke_test_settings(hp, every=128, log_every=64, max_episode_steps=20)
 
 
 @register_hparams("drqn")
@@ -136,11 +136,10 @@ def drqn_masked_cartpole() -> HParams:
 @register_hparams("drqn_tiny")
 def drqn_tiny() -> HParams:
     """A few hundred steps with an LSTM core, prioritized sequences, dueling head, 3-step returns
-    and a time limit that ends episodes mid-sequence: smoke tests. Not XLA-compiled: compiling took
-    half its run (15 s -> 8 s without); drqn_masked_cartpole covers the compiled path."""
+    and a time limit that ends episodes mid-sequence: smoke tests."""
     hp = rollouts(drqn(), num_envs=2, steps_per_env=25)
-    hp.update(jit_compile=False, env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_units=8)
+    hp.update(env=MASKED_CARTPOLE, recurrent_cell="lstm", recurrent_units=8)
     hp.update(hidden_sizes=[16], train_steps=400, gradient_steps=2, buffer_size=100, batch_size=4)
     hp.update(learning_starts=100, sequence_length=6, burn_in=3, target_update_period=4)
     hp.update(memory="prioritized", dueling=True, n_step=3)
-    return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=30)
+    return smoke_test_settings(hp, every=200, log_every=100, max_episode_steps=30)

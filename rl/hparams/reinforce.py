@@ -4,7 +4,7 @@ batches are handled.
 
 from __future__ import annotations
 
-from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_cadence
+from rl.hparams.common import cartpole_protocol, rollouts, smoke_test_settings
 from rl.hparams.hparams import HParams
 from rl.hparams.on_policy import on_policy
 from rl.registry import register_hparams
@@ -34,4 +34,4 @@ def reinforce_tiny() -> HParams:
     """A few hundred CartPole steps without a baseline (incomplete episodes dropped)."""
     hp = rollouts(reinforce(), num_envs=2, steps_per_env=100, batch_size=100, n_epochs=2)
     hp.update(env="CartPole-v1", train_steps=400, hidden_sizes=[16])
-    return smoke_test_cadence(hp, every=200, log_every=100, max_episode_steps=40)
+    return smoke_test_settings(hp, every=200, log_every=100, max_episode_steps=40)

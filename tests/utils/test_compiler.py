@@ -47,9 +47,9 @@ def test_convolutional_models_and_the_compiled_path():
 @pytest.mark.parametrize(
     "hparams_set, override, learner_xla",
     [
-        ("ppo_atari_tiny", "", False),  # Nature CNN on CPU
+        ("ppo_atari_tiny", "jit_compile=auto", False),  # Nature CNN on CPU
         ("ppo_atari_tiny", "jit_compile=true", True),
-        ("dqn_tiny", "", True),  # MLP on CPU
+        ("dqn_tiny", "jit_compile=auto", True),  # MLP on CPU
         ("dqn_tiny", "jit_compile=false", False),
     ],
 )
@@ -75,6 +75,7 @@ def test_xla_acting_runs_in_the_collect_loop_and_evaluation(monkeypatch):
 
     monkeypatch.setattr(rl.agents.base, "device_type", lambda: "GPU")
     hp = registry.get_hparams("dqn_tiny")()
+    hp.override("jit_compile=auto")  # the tiny sets fix it to false
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     agent = build_agent(hp, spec, 0)
