@@ -20,6 +20,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="train.py",
         description="Train, evaluate or test an RL agent composed from registered parts.",
     )
+    _run_flags(p)
+    _worker_flags(p)
+    _process_flags(p)
+    _launch_flags(p)
+    return p
+
+
+def _run_flags(p: argparse.ArgumentParser) -> None:
+    """What to train or test, where its run directory is, and what it shows."""
     p.add_argument(
         "--sys",
         default="local",
@@ -57,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_bool_flag(
         p, "record_video", False, "Write mp4s of evaluation/test episodes to run_<i>/videos/."
     )
+
+
+def _worker_flags(p: argparse.ArgumentParser) -> None:
+    """Actors and env workers: how many, and on which Ray cluster (docs/workers.md)."""
     p.add_argument(
         "--num_workers",
         type=int,
@@ -91,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         "cluster could hold an actor (every actor node lost) before every run checkpoints and "
         "train.py exits 69; 0: wait without end (docs/workers.md).",
     )
+
+
+def _process_flags(p: argparse.ArgumentParser) -> None:
+    """Seeds, devices, logging, preemption and the commands that only print."""
     p.add_argument("--seed", type=int, default=0, help="Seed of run_0; run_i uses seed+i.")
     p.add_argument(
         "--strategy",
@@ -127,8 +144,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="With --hparams: print the resolved set (after --hparam_override, --env, ...) with "
         "where each value came from, and exit without writing anything.",
     )
-    _launch_flags(p)
-    return p
 
 
 def _resources(text: str) -> dict[str, float]:

@@ -107,7 +107,6 @@ def evaluate(
     if sample_actions is None:
         sample_actions = declares_sampling(agent)
     sampled_actions = SampledActions(agent, num_envs, rng) if sample_actions else None
-    space = env.single_action_space
     returns = np.zeros(num_envs, np.float64)  # rewards the agent sees, whole evaluation episode
     lengths = np.zeros(num_envs, np.int64)
     raw_scores = np.zeros(num_envs, np.float64)
@@ -119,16 +118,8 @@ def evaluate(
     recurrent = getattr(agent, "recurrent", False)
     episode_start = np.ones(num_envs, bool)
     while running.any():
-        if sampled_actions is not None:
-            action = sampled_actions(obs, episode_start)
-        elif recurrent:
-            action = agent.greedy_actions(obs, episode_start)
-        else:
-            action = agent.greedy_actions(obs)
-        if epsilon > 0:
-            explore = rng.random(num_envs) < epsilon
-            explore = explore.reshape(explore.shape + (1,) * (np.ndim(action) - 1))  # [N, 1, ...]
-            action = np.where(explore, _random_actions(rng, space, num_envs), action)
+        action = _policy_actions(agent, obs, episode_start, sampled_actions, recurrent)
+        action = _epsilon_random(action, epsilon, rng, env.single_action_space)
         obs, reward, terminated, truncated, info = env.step(action)
         returns += np.where(running, reward, 0.0)
         life_returns += np.where(running, reward, 0.0)
@@ -136,13 +127,10 @@ def evaluate(
         ended = terminated | truncated
         episode_start = ended  # a recurrent state restarts at every env episode (lost life)
         final = info.get("final_info") or {}
-        # A vector env's info: each key's values, and "_key" flags of the copies that set it.
-        reports_success = np.asarray(final.get("_is_success", np.zeros(num_envs, bool)), bool)
+        successes.update(_successes(final, ended & running))
         for i in np.flatnonzero(ended & running):
             episode_returns.append(float(life_returns[i]))
             life_returns[i] = 0.0
-            if reports_success[i]:
-                successes[int(i)] = float(final["is_success"][i])
         if full_games:
             game_over = np.asarray(final.get("_game_score", np.zeros(num_envs, bool)), bool)
             if game_over.any():
@@ -154,18 +142,67 @@ def evaluate(
             break
     truncated = None if step_budget is None else int(running.sum())
     if truncated:
-        if full_games:  # the games' raw scores so far
-            so_far = np.asarray(env.get_attr("score_so_far"), np.float64)
-            raw_scores = np.where(running, so_far, raw_scores)
-        print(
-            f"evaluation cut at eval.step_budget={step_budget:,} env steps: {truncated} of "
-            f"{num_envs} episodes unfinished, counted with their score so far"
-        )
+        raw_scores = _scores_of_cut_episodes(env, running, raw_scores, full_games, step_budget)
     if not full_games:
         reported = np.array([successes[i] for i in sorted(successes)]) if successes else None
         return EvalResult(returns, lengths, truncated_episodes=truncated, successes=reported)
     life_sums = np.asarray(episode_returns)
     return EvalResult(raw_scores, lengths, raw_scores, life_sums, truncated_episodes=truncated)
+
+
+def _policy_actions(
+    agent: Agent,
+    obs: np.ndarray,
+    episode_start: np.ndarray,
+    sampled_actions: SampledActions | None,
+    recurrent: bool,
+) -> np.ndarray:
+    """The evaluated policy's actions: sampled from its distribution, or its greedy ones (a
+    recurrent policy's with the copies whose episode starts, to reset their state)."""
+    if sampled_actions is not None:
+        return sampled_actions(obs, episode_start)
+    if recurrent:
+        return agent.greedy_actions(obs, episode_start)
+    return agent.greedy_actions(obs)
+
+
+def _epsilon_random(
+    action: np.ndarray, epsilon: float, rng: np.random.Generator, space: gym.Space
+) -> np.ndarray:
+    """`action` with each copy's replaced by a uniformly random one with probability `epsilon`
+    (no draw from `rng` when it is 0)."""
+    if epsilon <= 0:
+        return action
+    num_envs = len(action)
+    explore = rng.random(num_envs) < epsilon
+    explore = explore.reshape(explore.shape + (1,) * (np.ndim(action) - 1))  # [N, 1, ...]
+    return np.where(explore, _random_actions(rng, space, num_envs), action)
+
+
+def _successes(final: dict, ended: np.ndarray) -> dict[int, float]:
+    """Env copy -> final info["is_success"] of the `ended` episodes that report one (a vector
+    env's info holds each key's values, and "_key" flags of the copies that set it)."""
+    reports = np.asarray(final.get("_is_success", np.zeros(len(ended), bool)), bool)
+    return {int(i): float(final["is_success"][i]) for i in np.flatnonzero(ended & reports)}
+
+
+def _scores_of_cut_episodes(
+    env: gym.vector.VectorEnv,
+    running: np.ndarray,
+    raw_scores: np.ndarray,
+    full_games: bool,
+    step_budget: int,
+) -> np.ndarray:
+    """Says that `step_budget` cut the `running` episodes; with `full_games`, their raw game
+    scores so far replace `raw_scores` (their returns so far already count)."""
+    if full_games:
+        so_far = np.asarray(env.get_attr("score_so_far"), np.float64)
+        raw_scores = np.where(running, so_far, raw_scores)
+    print(
+        f"evaluation cut at eval.step_budget={step_budget:,} env steps: {int(running.sum())} of "
+        f"{env.num_envs} episodes unfinished, counted with their score so far"
+    )
+    return raw_scores
 
 
 def declares_sampling(agent: Agent) -> bool:

@@ -125,13 +125,7 @@ def make_vector_env(
     """A seeded, reset-ready vector env of `num_envs` copies and its EnvSpec. `reward_augmentation`
     wraps each copy outside the time limit, so it sees `terminated` and `truncated` apart;
     `num_workers` > 1 steps the copies in that many processes (rl/envs/grouped_env.py)."""
-    if num_envs < 1:
-        raise UserError(f"num_envs must be >= 1, got {num_envs}")
-    if num_workers < 1 or num_envs % num_workers:
-        raise UserError(
-            f"num_envs={num_envs} env copies cannot be split evenly over {num_workers} worker "
-            f"processes; use a num_envs that is a multiple of --num_workers"
-        )
+    _check_copies(num_envs, num_workers)
     env_kwargs = dict(env_kwargs or {})
     atari = is_atari_id(name)
     if atari and max_episode_steps is not None:
@@ -148,27 +142,7 @@ def make_vector_env(
         return env
 
     try:
-        # The first copy tells whether observations need packing (a Dict, or info's mask).
-        probe = make_unpacked()
-        layout = None if atari else _layout_of(name, probe)
-
-        def make_one() -> gym.Env:
-            env = make_unpacked()
-            return env if layout is None else PackObservation(env, layout)
-
-        if num_workers > 1:
-            from rl.envs.grouped_env import GroupedAsyncVectorEnv
-
-            probe.close()
-            vec_env = GroupedAsyncVectorEnv([make_one] * num_envs, num_workers)
-            env_limit = vec_env.env_max_episode_steps
-        else:
-            first = probe if layout is None else PackObservation(probe, layout)
-            vec_env = gym.vector.SyncVectorEnv(
-                [lambda: first] + [make_one for _ in range(num_envs - 1)],
-                autoreset_mode=AUTORESET_MODE,
-            )
-            env_limit = first.spec.max_episode_steps if first.spec else None
+        vec_env, layout, env_limit = _vectorize(name, make_unpacked, num_envs, num_workers, atari)
     except gym.error.Error as e:
         raise UserError(f"env {name!r} could not be created: {e}") from None
     limit = max_episode_steps or env_limit
@@ -183,6 +157,46 @@ def make_vector_env(
     vec_env.reset(seed=seed)
     vec_env.action_space.seed(seed)
     return vec_env, spec
+
+
+def _check_copies(num_envs: int, num_workers: int) -> None:
+    """At least one copy, split evenly over the worker processes."""
+    if num_envs < 1:
+        raise UserError(f"num_envs must be >= 1, got {num_envs}")
+    if num_workers < 1 or num_envs % num_workers:
+        raise UserError(
+            f"num_envs={num_envs} env copies cannot be split evenly over {num_workers} worker "
+            f"processes; use a num_envs that is a multiple of --num_workers"
+        )
+
+
+def _vectorize(
+    name: str, make_unpacked: Callable[[], gym.Env], num_envs: int, num_workers: int, atari: bool
+) -> tuple[gym.vector.VectorEnv, ObsLayout | None, int | None]:
+    """`num_envs` copies from `make_unpacked` (in `num_workers` processes when > 1), packed where
+    observations need it; with their layout and the copies' own time limit."""
+    # The first copy tells whether observations need packing (a Dict, or info's mask).
+    probe = make_unpacked()
+    layout = None if atari else _layout_of(name, probe)
+
+    def make_one() -> gym.Env:
+        env = make_unpacked()
+        return env if layout is None else PackObservation(env, layout)
+
+    if num_workers > 1:
+        from rl.envs.grouped_env import GroupedAsyncVectorEnv
+
+        probe.close()
+        vec_env = GroupedAsyncVectorEnv([make_one] * num_envs, num_workers)
+        env_limit = vec_env.env_max_episode_steps
+    else:
+        first = probe if layout is None else PackObservation(probe, layout)
+        vec_env = gym.vector.SyncVectorEnv(
+            [lambda: first] + [make_one for _ in range(num_envs - 1)],
+            autoreset_mode=AUTORESET_MODE,
+        )
+        env_limit = first.spec.max_episode_steps if first.spec else None
+    return vec_env, layout, env_limit
 
 
 def make_env(name: str, env_kwargs: dict[str, Any] | None = None) -> gym.Env:

@@ -70,7 +70,6 @@ class ExportedPolicy(tf.Module):
         spec = agent.spec
         self.recurrent = agent.policy_state_size > 0
         self.stochastic = agent.stochastic_policy
-        state_size = agent.policy_state_size
         obs = observation_specs(spec)
         taken = sorted({o.name for o in obs} & {"state", "seed"})
         if taken:
@@ -78,54 +77,64 @@ class ExportedPolicy(tf.Module):
                 f"env {spec.env_id!r} has an observation key named {taken[0]!r}, which the "
                 "exported functions take as their own input; rename the key in a wrapper"
             )
-        n = len(obs)
-        layout = spec.obs_layout
-        state = tf.TensorSpec([None, state_size], tf.float32, "state")
-        seed = tf.TensorSpec([], tf.int64, "seed")
-
         if self.recurrent:
-
-            def greedy(*inputs):
-                action, next_state = agent.greedy_policy_step(packed(layout, inputs[:n]), inputs[n])
-                return {"action": action, "state": next_state}
-
-            def sample(*inputs):
-                observation, (state, seed) = packed(layout, inputs[:n]), inputs[n:]
-                action, next_state = agent.sampled_policy_step(observation, state, seed)
-                return {"action": action, "state": next_state}
-
-            def initial(batch_size):
-                return {"state": tf.zeros([batch_size, state_size], tf.float32)}
-
-            self.greedy_action = tf.function(greedy, input_signature=[*obs, state])
-            if self.stochastic:
-                self.sample_action = tf.function(sample, input_signature=[*obs, state, seed])
-            self.initial_state = tf.function(
-                initial, input_signature=[tf.TensorSpec([], tf.int32, "batch_size")]
-            )
+            self._add_recurrent_functions(agent, obs)
         else:
-
-            def no_state(observation):
-                return tf.zeros([tf.shape(observation)[0], 0], tf.float32)
-
-            def greedy(*inputs):
-                observation = packed(layout, inputs)
-                return {"action": agent.greedy_policy_step(observation, no_state(observation))[0]}
-
-            def sample(*inputs):
-                observation, seed = packed(layout, inputs[:n]), inputs[n]
-                step = agent.sampled_policy_step(observation, no_state(observation), seed)
-                return {"action": step[0]}
-
-            self.greedy_action = tf.function(greedy, input_signature=obs)
-            if self.stochastic:
-                self.sample_action = tf.function(sample, input_signature=[*obs, seed])
+            self._add_feed_forward_functions(agent, obs)
         metadata_text = json.dumps(metadata, sort_keys=True)
         self.metadata = tf.function(lambda: tf.constant(metadata_text), input_signature=[])
         # The variables the traced steps read (Keras 3 layers are no tf.Modules, so the agent's
         # `variables` misses them): tracked here, they are saved and nothing else of the agent.
         captured = {id(v): v for function in self.signatures().values() for v in function.variables}
         self.policy_variables = list(captured.values())
+
+    def _add_recurrent_functions(self, agent: Agent, obs: list[tf.TensorSpec]) -> None:
+        """greedy_action and sample_action take and return the policy's state; initial_state
+        makes a batch's first one."""
+        n, layout, state_size = len(obs), agent.spec.obs_layout, agent.policy_state_size
+        state = tf.TensorSpec([None, state_size], tf.float32, "state")
+        seed = tf.TensorSpec([], tf.int64, "seed")
+
+        def greedy(*inputs):
+            action, next_state = agent.greedy_policy_step(packed(layout, inputs[:n]), inputs[n])
+            return {"action": action, "state": next_state}
+
+        def sample(*inputs):
+            observation, (state, seed) = packed(layout, inputs[:n]), inputs[n:]
+            action, next_state = agent.sampled_policy_step(observation, state, seed)
+            return {"action": action, "state": next_state}
+
+        def initial(batch_size):
+            return {"state": tf.zeros([batch_size, state_size], tf.float32)}
+
+        self.greedy_action = tf.function(greedy, input_signature=[*obs, state])
+        if self.stochastic:
+            self.sample_action = tf.function(sample, input_signature=[*obs, state, seed])
+        self.initial_state = tf.function(
+            initial, input_signature=[tf.TensorSpec([], tf.int32, "batch_size")]
+        )
+
+    def _add_feed_forward_functions(self, agent: Agent, obs: list[tf.TensorSpec]) -> None:
+        """greedy_action and sample_action of observations alone (the policy steps are given an
+        empty state)."""
+        n, layout = len(obs), agent.spec.obs_layout
+        seed = tf.TensorSpec([], tf.int64, "seed")
+
+        def no_state(observation):
+            return tf.zeros([tf.shape(observation)[0], 0], tf.float32)
+
+        def greedy(*inputs):
+            observation = packed(layout, inputs)
+            return {"action": agent.greedy_policy_step(observation, no_state(observation))[0]}
+
+        def sample(*inputs):
+            observation, seed = packed(layout, inputs[:n]), inputs[n]
+            step = agent.sampled_policy_step(observation, no_state(observation), seed)
+            return {"action": step[0]}
+
+        self.greedy_action = tf.function(greedy, input_signature=obs)
+        if self.stochastic:
+            self.sample_action = tf.function(sample, input_signature=[*obs, seed])
 
     def signatures(self) -> dict[str, Any]:
         """The serving signatures (TF Serving, `loaded.signatures[...]`)."""

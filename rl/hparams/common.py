@@ -115,6 +115,21 @@ def base() -> HParams:
     """Keys shared by every agent. Runtime facts (obs shapes, counters) never live here."""
     hp = HParams()
     hp.add("agent", "dqn", "Registered agent name (train.py --list).")
+    _add_env_keys(hp)
+    _add_run_keys(hp)
+    _add_network_keys(hp)
+    _add_optimizer_keys(hp)
+    return hp.add(
+        "gamma",
+        0.99,
+        "Discount factor.",
+        fixed_because="defines the return every value estimate of the run is of (n-step "
+        "replay also discounts rewards with it as it stores them)",
+    )
+
+
+def _add_env_keys(hp: HParams) -> None:
+    """The training env: which one, its copies and its reward."""
     hp.add("env", "CartPole-v1", "Gymnasium id, registered env name or module.path:EnvClass.")
     hp.add("env_kwargs", {}, "Keyword arguments for the env constructor.")
     hp.add("max_episode_steps", None, "Episode time limit (None: the env's own).", type=int | None)
@@ -131,6 +146,10 @@ def base() -> HParams:
         "Keyword arguments of the reward augmentation (shaping takes gamma from `gamma`).",
     )
     hp.add("num_envs", 1, "Training env copies stepped together (a gymnasium vector env).")
+
+
+def _add_run_keys(hp: HParams) -> None:
+    """The run's length, cadence (evaluation, checkpoints, logs) and how it computes."""
     hp.add("train_steps", 100_000, "Total env steps (summed over env copies).")
     hp.add("train_every", 4, "Env steps collected between two agent update calls.")
     hp.add("eval", evaluation_protocol(), "Evaluation protocol.")
@@ -167,6 +186,10 @@ def base() -> HParams:
         "--copies on a TF-ops env: concurrent programs (one thread each) the seeds are split "
         "into; 0: one per usable CPU core (one when a GPU/TPU is visible).",
     )
+
+
+def _add_network_keys(hp: HParams) -> None:
+    """The torso network and the precision it computes in."""
     hp.add(
         "model",
         "auto",
@@ -182,6 +205,10 @@ def base() -> HParams:
         "(Keras mixed precision: variables, heads, distributions and losses stay float32; "
         "mixed_float16 adds dynamic loss scaling). Not for cmaes.",
     )
+
+
+def _add_optimizer_keys(hp: HParams) -> None:
+    """The optimizer, its learning rate and gradient clipping."""
     hp.add(
         "optimizer",
         "adam",
@@ -196,13 +223,6 @@ def base() -> HParams:
         "Clip gradients to this global norm (0: no clipping); a number or a schedule of the "
         "gradient step (no clipping at the steps where it is <= 0).",
         type=Schedule,
-    )
-    return hp.add(
-        "gamma",
-        0.99,
-        "Discount factor.",
-        fixed_because="defines the return every value estimate of the run is of (n-step "
-        "replay also discounts rewards with it as it stores them)",
     )
 
 

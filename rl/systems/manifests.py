@@ -377,32 +377,7 @@ def rayjob_manifest(
 ) -> Manifest:
     """A KubeRay RayJob: the learner on the head Pod, one actor per CPU of `actor_nodes` Pods. A
     failed Ray job (preempted or crashed) is retried `backoff_limit` times on a new RayCluster."""
-
-    def pod(container: Manifest, **pod_spec: Any) -> Manifest:
-        container = {
-            "name": container["name"],
-            "image": spec.image,
-            "workingDir": WORKDIR,
-            **container,
-        }
-        if spec.env:
-            container["env"] = _env(spec.env)
-        return {
-            "metadata": {"labels": spec.labels()},
-            "spec": {**pod_spec, "containers": [container]},
-        }
-
-    head: Manifest = {
-        "name": "ray-head",  # KubeRay's command (`ray start --head`) runs in it
-        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", LEARNER_STOP]}}},
-    }
-    if gpus:
-        head["resources"] = {key: {"nvidia.com/gpu": str(gpus)} for key in ("requests", "limits")}
-    head_spec: Manifest = {
-        "terminationGracePeriodSeconds": termination_grace_seconds(spec.preemption_grace)
-    }
-    if gpu_type:
-        head_spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu_type}
+    head, head_spec = _ray_head(spec, gpus, gpu_type)
     node = {"cpu": str(actor_node_cpus), "memory": f"{actor_node_cpus * ACTOR_MEMORY_GIB}Gi"}
     worker = {"name": "ray-worker", "resources": {"requests": node, "limits": dict(node)}}
     return {
@@ -419,7 +394,7 @@ def rayjob_manifest(
                 "rayVersion": RAY_VERSION,
                 "headGroupSpec": {
                     "rayStartParams": {"num-cpus": "0"},  # no actor or task on the learner
-                    "template": pod(head, **head_spec),
+                    "template": _ray_pod(spec, head, **head_spec),
                 },
                 "workerGroupSpecs": [
                     {
@@ -430,11 +405,43 @@ def rayjob_manifest(
                         # Ray resources of each node (`ray start --resources`): only these
                         # nodes offer ACTOR_RESOURCE; their CPUs come from the CPU limit.
                         "resources": {ACTOR_RESOURCE: str(actor_node_cpus)},
-                        "template": pod(worker),
+                        "template": _ray_pod(spec, worker),
                     }
                 ],
             },
         },
+    }
+
+
+def _ray_head(spec: JobSpec, gpus: int, gpu_type: str | None) -> tuple[Manifest, Manifest]:
+    """The head Pod's container (the learner, stopped by its preStop hook) and Pod spec."""
+    head: Manifest = {
+        "name": "ray-head",  # KubeRay's command (`ray start --head`) runs in it
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", LEARNER_STOP]}}},
+    }
+    if gpus:
+        head["resources"] = {key: {"nvidia.com/gpu": str(gpus)} for key in ("requests", "limits")}
+    head_spec: Manifest = {
+        "terminationGracePeriodSeconds": termination_grace_seconds(spec.preemption_grace)
+    }
+    if gpu_type:
+        head_spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu_type}
+    return head, head_spec
+
+
+def _ray_pod(spec: JobSpec, container: Manifest, **pod_spec: Any) -> Manifest:
+    """A Pod template of the RayCluster: `container` in the job's image, labels and env."""
+    container = {
+        "name": container["name"],
+        "image": spec.image,
+        "workingDir": WORKDIR,
+        **container,
+    }
+    if spec.env:
+        container["env"] = _env(spec.env)
+    return {
+        "metadata": {"labels": spec.labels()},
+        "spec": {**pod_spec, "containers": [container]},
     }
 
 

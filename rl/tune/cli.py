@@ -10,12 +10,17 @@ import os
 import sys
 import types
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl.errors import DIVERGED_EXIT, Diverged, UserError, user_error_exit
 from rl.hparams.compiled_path import runs_compiled
 from rl.utils.command_line import UserErrorParser, add_bool_flag
 from rl.utils.files import join
+
+if TYPE_CHECKING:
+    import optuna
+
+    from rl.tune.objective import TrialConfig
 
 PROG = "python -m rl.tune"
 
@@ -204,7 +209,6 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
     import tensorflow as tf
 
     from rl.tune import study as studies
-    from rl.tune import winners
     from rl.tune.storage import open_storage
 
     space, config, identity = plan["space"], plan["config"], plan["identity"]
@@ -229,7 +233,22 @@ def run_local(args: argparse.Namespace, plan: dict[str, Any]) -> int:
         run_population_worker(study, space, config, args.trials, args.population, args.timeout)
     else:
         studies.run_worker(study, space, config, args.trials, args.timeout)
+    return _summarize_and_select(args, plan, study, name, config)
+
+
+def _summarize_and_select(
+    args: argparse.Namespace,
+    plan: dict[str, Any],
+    study: optuna.Study,
+    name: str,
+    config: TrialConfig,
+) -> int:
+    """After this worker's trials: the study's summary line and trials.csv, then (`--select`, once
+    every trial has ended) the winner, scored again on fresh seeds, and its files."""
     from optuna.trial import TrialState
+
+    from rl.tune import study as studies
+    from rl.tune import winners
 
     trials = study.get_trials(deepcopy=False)
     counted = studies.counted_trials(study)

@@ -29,27 +29,9 @@ def uses_asynchronous_actors(hparams: HParams) -> bool:
 def check_num_workers(args: WorkerFlags, hparams: HParams, compiled: bool, strategy: str) -> None:
     """Raises UserError for a --num_workers the run cannot use, naming the fix."""
     n = args.num_workers
-    if n < 1:
-        raise UserError(f"--num_workers must be >= 1, got {n}")
-    if args.max_actor_restarts < 0:
-        raise UserError(f"--max_actor_restarts must be >= 0, got {args.max_actor_restarts}")
-    if not math.isfinite(args.actor_wait_timeout) or args.actor_wait_timeout < 0:
-        raise UserError(
-            f"--actor_wait_timeout must be a number of seconds >= 0 (0: wait without end), "
-            f"got {args.actor_wait_timeout:g}"
-        )
+    _check_worker_flag_values(args)
     actors = n > 1 and (uses_apex(hparams) or uses_asynchronous_actors(hparams))
-    ray_flags = [f for f in ("ray_address", "actor_resources") if getattr(args, f) is not None]
-    if ray_flags and args.training and not actors:
-        raise UserError(
-            f"--{ray_flags[0]} places Ray actors, which train replay agents and IMPALA with "
-            f"--num_workers N > 1; not {hparams.agent} with --num_workers {n}"
-        )
-    if args.actor_resources and not (args.ray_address or os.environ.get("RAY_ADDRESS")):
-        raise UserError(
-            "--actor_resources places actors on the nodes of a Ray cluster that declare those "
-            "resources; give the cluster with --ray_address (or RAY_ADDRESS)"
-        )
+    _check_ray_placement(args, hparams, actors)
     if n == 1 or not args.training:  # test episodes are played in this process
         return
     if compiled:
@@ -86,4 +68,32 @@ def check_num_workers(args: WorkerFlags, hparams: HParams, compiled: bool, strat
             f"--num_workers {n} (Ape-X) with Atari env {hparams.env!r} is not supported yet: "
             "its frame replay takes raw frames per env stream, not actors' n-step transitions; "
             "use --num_workers 1"
+        )
+
+
+def _check_worker_flag_values(args: WorkerFlags) -> None:
+    """The worker flags' own ranges, whatever the run."""
+    if args.num_workers < 1:
+        raise UserError(f"--num_workers must be >= 1, got {args.num_workers}")
+    if args.max_actor_restarts < 0:
+        raise UserError(f"--max_actor_restarts must be >= 0, got {args.max_actor_restarts}")
+    if not math.isfinite(args.actor_wait_timeout) or args.actor_wait_timeout < 0:
+        raise UserError(
+            f"--actor_wait_timeout must be a number of seconds >= 0 (0: wait without end), "
+            f"got {args.actor_wait_timeout:g}"
+        )
+
+
+def _check_ray_placement(args: WorkerFlags, hparams: HParams, actors: bool) -> None:
+    """The flags that place Ray actors need a run with actors, and a cluster to place them on."""
+    ray_flags = [f for f in ("ray_address", "actor_resources") if getattr(args, f) is not None]
+    if ray_flags and args.training and not actors:
+        raise UserError(
+            f"--{ray_flags[0]} places Ray actors, which train replay agents and IMPALA with "
+            f"--num_workers N > 1; not {hparams.agent} with --num_workers {args.num_workers}"
+        )
+    if args.actor_resources and not (args.ray_address or os.environ.get("RAY_ADDRESS")):
+        raise UserError(
+            "--actor_resources places actors on the nodes of a Ray cluster that declare those "
+            "resources; give the cluster with --ray_address (or RAY_ADDRESS)"
         )
