@@ -500,6 +500,45 @@ def test_only_private_apis_touches_other_libraries_internals():
     assert not offenders, "\n".join(offenders)
 
 
+# Sizes a reader takes in at once: a function on one screen, a class without scrolling for long.
+MAX_FUNCTION_LINES = 60
+MAX_CLASS_LINES = 350
+
+
+def oversized(tree: ast.Module) -> list[tuple[int, str, int]]:
+    """(line, name, lines) of every function over MAX_FUNCTION_LINES and class over
+    MAX_CLASS_LINES in `tree`, nested ones included (decorators not counted)."""
+    found = []
+    for node in ast.walk(tree):
+        limit = (
+            MAX_FUNCTION_LINES
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            else MAX_CLASS_LINES
+            if isinstance(node, ast.ClassDef)
+            else None
+        )
+        if limit is not None and node.end_lineno - node.lineno + 1 > limit:
+            found.append((node.lineno, node.name, node.end_lineno - node.lineno + 1))
+    return found
+
+
+def test_the_size_check_sees_a_long_function_and_a_long_class():
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert oversized(ast.parse(f"def f():\n{body}\n")) == [(1, "f", MAX_FUNCTION_LINES + 1)]
+    assert oversized(ast.parse(f"def f():\n{body[:-9]}\n")) == []
+    methods = "\n".join(f"    def m{i}(self):\n        pass" for i in range(MAX_CLASS_LINES // 2))
+    assert [name for _, name, _ in oversized(ast.parse(f"class C:\n{methods}\n"))] == ["C"]
+
+
+def test_no_function_over_60_lines_and_no_class_over_350_in_rl():
+    offenders = [
+        f"{name}:{line}: {what} has {lines} lines"
+        for name, tree in modules().items()
+        for line, what, lines in oversized(tree)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
 if __name__ == "__main__":  # rewrites the layer table of docs/architecture.md
     text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
     ARCHITECTURE_DOC.write_text(with_layers_table(text, layers_table(import_graph(), RANKS)))

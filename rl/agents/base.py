@@ -2,28 +2,28 @@
 
 Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
 owns the step counters, the agent's `tf.random.Generator`, the scheduled optimizer and the
-gradient step, which under a strategy splits its batch across replicas (docs/distributed.md).
+counted gradient step; the optimizer step itself (clipping, loss scaling, and under a strategy the
+batch split across replicas: docs/distributed.md) is rl/agents/optimizer_step.py.
 Roles (Acme): acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`;
 learning is `update` and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
 from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
-from rl.agents.optimizers import loss_scale, make_optimizer
+from rl.agents.optimizer_step import LossFn, OptimizerStep
+from rl.agents.optimizers import make_optimizer
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
     all_workers_agree,
-    num_local_replicas,
+    check_batch_splits,
     replica_xla,
     replicated_loss,
-    replicated_minimize,
     worker_role,
 )
 from rl.envs.spec import EnvSpec
@@ -31,12 +31,11 @@ from rl.errors import UserError
 from rl.hparams import HParams, as_schedule
 from rl.hparams.compiled_path import runs_compiled
 from rl.memory.array_state import under_prefix, with_prefix
-from rl.models.precision import check_precision, compute_in
+from rl.models.precision import check_agent_precision, compute_in
 from rl.types import Batch, HparamTensors, Metrics
 from rl.utils import private_apis
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
-from rl.utils.gradient_clipping import clip_by_global_norm
 
 
 class Agent(tf.Module):
@@ -89,7 +88,13 @@ class Agent(tf.Module):
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: HparamTensors = _no_hparam_tensors
         self.learning_rate = as_schedule(hparams.lr)
-        self._check_precision(hparams.precision)
+        check_agent_precision(
+            hparams.precision,
+            hparams.agent,
+            self.precision_refusal,
+            self._distributed,
+            runs_compiled(spec.env_id),
+        )
         self.optimizer = make_optimizer(
             hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon, hparams.precision
         )
@@ -106,12 +111,22 @@ class Agent(tf.Module):
             and replica_xla(self.strategy, self.compiler.learner)
             and not self._loss_sums_across_replicas()
         )
+        self.optimizer_step = OptimizerStep(
+            self.strategy if self._distributed else None,
+            self.grad_clip_norm,
+            self._loss_weight,
+            self._replica_xla,
+        )
         self._build()
         compute_in(hparams.precision, private_apis.module_attributes(self, _is_keras_model))
         self.optimizer.build(self._trainable_variables())
         if self._distributed:
-            self._check_replica_batch()
-        obs_spec = tf.TensorSpec([None, *spec.obs_shape], tf.as_dtype(spec.obs_dtype))
+            check_batch_splits(self.strategy, self._learner_batch_size())
+        self._build_acting_functions()
+
+    def _build_acting_functions(self) -> None:
+        """The greedy policy's function, and XLA acting for the collect loop when chosen."""
+        obs_spec = tf.TensorSpec([None, *self.spec.obs_shape], tf.as_dtype(self.spec.obs_dtype))
         self.greedy_function = tf.function(
             lambda obs: self._act(obs, explore=False),
             input_signature=[obs_spec],
@@ -235,7 +250,7 @@ class Agent(tf.Module):
     # ------------------------------------------------------------- helpers for subclasses
     def gradient_step(
         self,
-        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        loss_fn: LossFn,
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
@@ -243,66 +258,26 @@ class Agent(tf.Module):
         learning rate is set first, so a schedule takes effect inside compiled multi-step loops; at
         DEBUG the loss runs again after the update with the same random numbers."""
         self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
-        if self._distributed:
-            loss, grad_norm, aux = self._minimize_across_replicas(
-                self.optimizer, loss_fn, variables, batch
-            )
-            if self.diagnostics is not None:  # no generator inside replicas: nothing to rewind
-                loss_after = replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
-                self.diagnostics.record(loss, loss_after, grad_norm)
-        else:
-            if batch is not None:
-                loss_fn = functools.partial(loss_fn, batch)
-            if self.diagnostics is not None:
-                rng_before = self.generator.state.read_value()
-            loss, grad_norm, aux = self._minimize(self.optimizer, loss_fn, variables)
-            if self.diagnostics is not None:  # before the counter: schedules see the same step
-                rng_after = self.generator.state.read_value()
-                self.generator.state.assign(rng_before)
-                loss_after, _ = loss_fn()
-                self.generator.state.assign(rng_after)
-                self.diagnostics.record(loss, loss_after, grad_norm)
+        rewind = self.diagnostics is not None and not self._distributed
+        rng_before = self.generator.state.read_value() if rewind else None
+        loss, grad_norm, aux = self.optimizer_step(self.optimizer, loss_fn, variables, batch)
+        if self.diagnostics is not None:  # before the counter: schedules see the same step
+            loss_after = self._loss_after_step(loss_fn, batch, rng_before)
+            self.diagnostics.record(loss, loss_after, grad_norm)
         self.gradient_steps.assign_add(1)
         return loss, grad_norm, aux
 
-    def _minimize(
-        self,
-        optimizer: tf.keras.optimizers.Optimizer,
-        loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
-        variables: list[tf.Variable],
-    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One step on one device, clipped to `max_grad_norm` (scaled with the loss under
-        mixed_float16): (loss, unclipped norm, aux)."""
-        scale = loss_scale(optimizer)
-        with tf.GradientTape() as tape:
-            loss, aux = loss_fn()
-            scaled_loss = loss if scale is None else loss * scale
-        grads = tape.gradient(scaled_loss, variables)
-        grad_norm = tf.linalg.global_norm(grads)
-        limit = self.grad_clip_norm()
-        if scale is not None and limit is not None:
-            limit = limit * scale
-        grads = clip_by_global_norm(grads, limit, grad_norm)
-        optimizer.apply_gradients(zip(grads, variables, strict=False))
-        return loss, grad_norm if scale is None else grad_norm / scale, aux
-
-    def _minimize_across_replicas(
-        self,
-        optimizer: tf.keras.optimizers.Optimizer,
-        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
-        variables: list[tf.Variable],
-        batch: dict[str, tf.Tensor],
-    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        return replicated_minimize(
-            self.strategy,
-            optimizer,
-            loss_fn,
-            variables,
-            batch,
-            self.grad_clip_norm(),
-            self._loss_weight,
-            self._replica_xla,
-        )
+    def _loss_after_step(
+        self, loss_fn: LossFn, batch: dict[str, tf.Tensor] | None, rng_before: tf.Tensor | None
+    ) -> tf.Tensor:
+        """The loss on the same batch after the step, drawing the random numbers it drew."""
+        if self._distributed:  # no generator inside replicas: nothing to rewind
+            return replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
+        rng_after = self.generator.state.read_value()
+        self.generator.state.assign(rng_before)
+        loss_after, _ = loss_fn() if batch is None else loss_fn(batch)
+        self.generator.state.assign(rng_after)
+        return loss_after
 
     def read_hparams_from(self, tensors: HparamTensors) -> None:
         """From now on, hparam `name` is `tensors(name)` wherever that is not None: one trace
@@ -339,32 +314,6 @@ class Agent(tf.Module):
         if isinstance(limit, float) and limit <= 0:
             return None
         return limit
-
-    def _check_precision(self, precision: str) -> None:
-        """UserError for a `precision` this agent cannot train in, before anything is built."""
-        check_precision(precision)
-        if precision == "float32":
-            return
-        agent = self.hparams.agent
-        if self.precision_refusal:
-            raise UserError(f"agent {agent!r}: {self.precision_refusal}")
-        compiled = runs_compiled(self.spec.env_id)
-        if precision == "mixed_float16" and (self._distributed or compiled):
-            raise UserError(
-                f"precision=mixed_float16 needs loss scaling, which agent {agent!r} has only on "
-                "one device outside the compiled path (not under --strategy, not on a tf/ env); "
-                "use precision=mixed_bfloat16 (float32's range: no loss scaling needed)"
-            )
-
-    def _check_replica_batch(self) -> None:
-        """Every gradient step's batch must split evenly across this worker's replicas."""
-        replicas = num_local_replicas(self.strategy)
-        size = self._learner_batch_size()
-        if size % replicas:
-            raise UserError(
-                f"the learner's batch of {size} does not split evenly across the {replicas} "
-                f"replicas of this worker; make batch_size a multiple of {replicas}"
-            )
 
     # ------------------------------------------------------------------------- hooks
     def _build(self) -> None:

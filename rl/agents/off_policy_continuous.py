@@ -7,7 +7,6 @@ same `lr` schedule (`_optimizer_step`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -122,12 +121,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """`Agent.gradient_step` for a non-base optimizer, without counting a gradient step."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
-        if self._distributed:
-            loss, _, aux = self._minimize_across_replicas(optimizer, loss_fn, variables, batch)
-            return loss, aux
-        if batch is not None:
-            loss_fn = functools.partial(loss_fn, batch)
-        loss, _, aux = self._minimize(optimizer, loss_fn, variables)
+        loss, _, aux = self.optimizer_step(optimizer, loss_fn, variables, batch)
         return loss, aux
 
     # ------------------------------------------------------------------------ acting

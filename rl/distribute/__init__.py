@@ -3,6 +3,7 @@
 
 from rl.distribute.replicated import (
     all_workers_agree,
+    check_batch_splits,
     num_local_replicas,
     replica_xla,
     replicated_loss,
@@ -14,6 +15,7 @@ from rl.distribute.worker import WorkerRole, worker_role
 __all__ = [
     "WorkerRole",
     "all_workers_agree",
+    "check_batch_splits",
     "num_local_replicas",
     "replicated_loss",
     "replica_xla",

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from rl.errors import UserError
 from rl.utils.gradient_clipping import clip_factor
 from rl.utils.private_apis import gradients_already_summed
 
@@ -20,6 +21,17 @@ LossFn = Callable[[dict[str, tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]
 def num_local_replicas(strategy: tf.distribute.Strategy) -> int:
     """Replicas (devices) of this worker; the whole cluster has `num_replicas_in_sync`."""
     return len(strategy.extended.worker_devices)
+
+
+def check_batch_splits(strategy: tf.distribute.Strategy, size: int) -> None:
+    """UserError unless a gradient step's batch of `size` splits evenly across this worker's
+    replicas (`split_batch` cuts it into equal parts)."""
+    replicas = num_local_replicas(strategy)
+    if size % replicas:
+        raise UserError(
+            f"the learner's batch of {size} does not split evenly across the {replicas} "
+            f"replicas of this worker; make batch_size a multiple of {replicas}"
+        )
 
 
 def split_batch(strategy: tf.distribute.Strategy, batch: dict[str, tf.Tensor]):

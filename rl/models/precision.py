@@ -30,6 +30,25 @@ def check_precision(precision: str) -> None:
         )
 
 
+def check_agent_precision(
+    precision: str, agent: str, refusal: str | None, distributed: bool, compiled: bool
+) -> None:
+    """UserError for a `precision` that agent `agent` cannot train in (`refusal`: why it cannot
+    compute below float32, None when it can), before anything is built: mixed_float16's loss
+    scaling exists only on one device outside the compiled path."""
+    check_precision(precision)
+    if precision == "float32":
+        return
+    if refusal:
+        raise UserError(f"agent {agent!r}: {refusal}")
+    if precision == "mixed_float16" and (distributed or compiled):
+        raise UserError(
+            f"precision=mixed_float16 needs loss scaling, which agent {agent!r} has only on "
+            "one device outside the compiled path (not under --strategy, not on a tf/ env); "
+            "use precision=mixed_bfloat16 (float32's range: no loss scaling needed)"
+        )
+
+
 def compute_in(precision: str, models: Iterable[tf.keras.layers.Layer]) -> None:
     """Sets `precision`'s dtype policy on every layer of the bodies (torsos, recurrent cores)
     of the built `models`; heads keep float32. float32 leaves every layer as it is."""
