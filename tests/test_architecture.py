@@ -313,8 +313,6 @@ TESTS_REACHING_INSIDE = {
     ("tests/chaos/slow_checkpoint_train.py", "train._main"): "fault injection: slows train.py's "
     "checkpoint writes from inside, so that a kill -9 lands in the middle of one",
     ("tests/chaos/slow_checkpoint_train.py", "chunks.ChunkStore._write"): "the same slowdown",
-    ("tests/envs/test_procgen.py", "env._gym3"): "that reset() keeps procgen's C env (its next "
-    "level already started) instead of building a new one",
 }
 
 

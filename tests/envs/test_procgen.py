@@ -50,9 +50,19 @@ def test_same_seed_same_levels_and_frames():
             break
 
 
-def test_time_limit_is_a_truncation_and_the_next_level_needs_no_rebuild():
+def test_time_limit_is_a_truncation_and_the_next_level_needs_no_rebuild(monkeypatch):
     # Standing still on the first easy level of seed 3 neither dies nor reaches the coin, so
     # the game's own 1000-step limit ends the episode: a truncation (the agents bootstrap).
+    import procgen
+
+    built = []  # every C env procgen builds from here on
+
+    class CountedProcgenEnv(procgen.ProcgenGym3Env):
+        def __init__(self, *args, **kwargs):
+            built.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(procgen, "ProcgenGym3Env", CountedProcgenEnv)
     env = ProcgenEnv(distribution_mode="easy")
     obs, info = env.reset(seed=3)
     first_level = info["level_seed"]
@@ -68,9 +78,9 @@ def test_time_limit_is_a_truncation_and_the_next_level_needs_no_rebuild():
     np.testing.assert_array_equal(obs, previous)
     with pytest.raises(RuntimeError, match="reset"):
         env.step(NOOP)  # the episode is over
-    c_env = env._gym3
+    assert len(built) == 1
     next_obs, next_info = env.reset()
-    assert env._gym3 is c_env and next_info["level_seed"] != first_level
+    assert len(built) == 1 and next_info["level_seed"] != first_level
     assert not np.array_equal(next_obs, obs)
 
 
