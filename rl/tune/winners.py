@@ -151,7 +151,11 @@ def write_tuned_module(
     # The tuned keys only (the protocol stays out), as typed literals one per line.
     items = winner.params.items()
     tuned = "".join(f"    {json.dumps(key)}: {_python_literal(value)},\n" for key, value in items)
-    described = _study_description(winner, config, study_name, storage_url, seeds, train_steps)
+    # A server URL without its password; an SQLite path would name the tuning machine's disk.
+    where = without_password(storage_url)
+    if storage_url.startswith("sqlite:"):
+        where = "SQLite study.db in the tuner's --output_dir"
+    described = _study_description(winner, config, f"{study_name!r} ({where})", seeds, train_steps)
     docstring = "\n".join(textwrap.wrap(described, 96))
     summary = (
         f"`{config.hparams_set}` with {', '.join(winner.params)} from Optuna study "
@@ -191,23 +195,15 @@ def {name}() -> HParams:
 
 
 def _study_description(
-    winner: FreshScore,
-    config: TrialConfig,
-    study_name: str,
-    storage_url: str,
-    seeds: Sequence[int],
-    train_steps: int,
+    winner: FreshScore, config: TrialConfig, study: str, seeds: Sequence[int], train_steps: int
 ) -> str:
-    """Where the study lives, its objective, and the winner's tuning and fresh-seed scores."""
+    """The study (`study`: its name and where it lives), its objective, and the winner's tuning
+    and fresh-seed scores."""
     protocol = f" under --hparam_override {config.base_override!r}" if config.base_override else ""
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    # A server URL without its password; an SQLite path would name the tuning machine's disk.
-    where = without_password(storage_url)
-    if storage_url.startswith("sqlite:"):
-        where = "SQLite study.db in the tuner's --output_dir"
     scores = ", ".join(f"{s:.1f}" for s in winner.scores)
     return (
-        f"Study {study_name!r} ({where}), {today}. Objective: mean over "
+        f"Study {study}, {today}. Objective: mean over "
         f"tuning seeds {list(config.seeds)} of the mean of the last {config.last_k} evaluation "
         f"returns, train_steps={train_steps}{protocol}. Trial {winner.trial_number}: tuning value "
         f"{winner.tuning_value:.2f}; fresh-seed score {winner.mean:.2f} ± {winner.std:.2f} over "
