@@ -2,7 +2,8 @@
 when read (layout: docs/run_directory.md).
 
 `manifest.json` and then `latest.json` are written last, so the checkpoint `latest.json` names
-is complete; a run killed while writing leaves a step directory nothing names, replaced later.
+is complete; a run killed while writing leaves a step directory nothing names (with or without
+its manifest), replaced when the resumed run saves that step again.
 A damaged checkpoint (a file cut short, changed or missing) is skipped with one warning line for
 the newest intact older one, and never deleted: it is moved aside to `damaged_step_...` when a
 new checkpoint needs its name.
@@ -106,9 +107,9 @@ class CheckpointStore:
         name = f"step_{step:012d}"
         directory = join(self.directory, name)
         if tf.io.gfile.exists(directory):
-            if self._has_manifest(name):  # a damaged checkpoint that was skipped: keep it
-                self._move_aside(name)
-            else:  # leftover of a killed write: never referenced
+            if self._has_manifest(name) and self.damage(name) is not None:
+                self._move_aside(name)  # a damaged checkpoint that was skipped: keep it
+            else:  # a killed write's, cut before its manifest or before latest.json named it
                 tf.io.gfile.rmtree(directory)
         tf.io.gfile.makedirs(directory)
         tf_checkpoint.write(join(directory, "tf"))

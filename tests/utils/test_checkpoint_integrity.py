@@ -101,6 +101,23 @@ def test_a_cut_short_newest_checkpoint_is_skipped_with_one_warning(tmp_path: Pat
     assert store.latest()["step"] == 3000
 
 
+def test_a_complete_checkpoint_latest_json_never_named_is_replaced_not_kept(tmp_path: Path):
+    # A run killed after a checkpoint's manifest, before latest.json named it: the resumed run
+    # saves that step again, and the unnamed one (intact, not damaged) goes with its chunks.
+    store = _save_three(tmp_path)
+    pointer = tmp_path / "checkpoints/latest.json"
+    pointer.write_text(json.dumps({"step": 2000, "directory": "step_000000002000"}))
+    assert store.latest()["step"] == 2000
+    ckpt, arrays = _state(3000)
+    store.save(3000, ckpt, arrays, {"env_steps": 3000})
+    assert not list((tmp_path / "checkpoints").glob("damaged_*"))
+    listed = set()
+    for manifest in (tmp_path / "checkpoints").glob("step_*/manifest.json"):
+        listed |= set(json.loads(manifest.read_text())["chunks"])
+    assert {p.name for p in (tmp_path / "checkpoints/chunks").iterdir()} == listed
+    assert store.latest()["step"] == 3000
+
+
 def test_a_missing_chunk_or_changed_file_is_damage(tmp_path: Path):
     store = _save_three(tmp_path)
     newest = tmp_path / "checkpoints/step_000000003000"
