@@ -13,7 +13,8 @@ a time unless `--jobs N` says otherwise (recorded). A killed campaign continues 
 when `run` is given again: a finished cell is never rerun, a cell in progress resumes from its
 last checkpoint (ours: train.py's own resume; sb3: sb3_cell.py's), to the same result as a run
 never stopped. Records go to benchmarks/results/campaigns/NAME.jsonl; the cells' working
-folders (checkpoints, replay buffers, logs) to benchmarks/results/campaigns/NAME/, not committed.
+folders (checkpoints, replay buffers, logs) to benchmarks/results/campaigns/NAME/, not committed,
+or under `--work DIR`: a disk that outlives the checkout, so a cell can continue from a new one.
 
 Each record: the cell and its spec, the evaluation curve, env steps, wall and process-tree CPU
 seconds and peak memory summed or maxed over its attempts (each attempt listed), the load
@@ -90,12 +91,12 @@ def checkpoint_step(folder: Path, cell: Cell) -> int | None:
 
 
 # ------------------------------------------------------------------------------ one cell
-def shown(arg: str) -> str:
-    """A command's argument as a record shows it: paths in the checkout relative to it, the
-    venvs' interpreters as `python`."""
+def shown(arg: str, work: Path) -> str:
+    """A command's argument as a record shows it: paths in the checkout relative to it, a `--work`
+    folder elsewhere as `WORK`, the venvs' interpreters as `python`."""
     if arg in (str(OURS_PYTHON), str(PEERS_PYTHON)):
         return "python"
-    return arg.replace(str(ROOT) + os.sep, "")
+    return arg.replace(str(ROOT) + os.sep, "").replace(str(work) + os.sep, "WORK/")
 
 
 def command(cell: Cell, folder: Path) -> list[str]:
@@ -200,8 +201,8 @@ def summarize(attempts: list[dict[str, Any]]) -> dict[str, Any]:
 class Runner:
     """Runs cells, `jobs` at a time, and knows which are running (for `concurrent_cells`)."""
 
-    def __init__(self, results: Path, jobs: int) -> None:
-        self.results, self.jobs = results, jobs
+    def __init__(self, results: Path, work: Path, jobs: int) -> None:
+        self.results, self.work, self.jobs = results, work, jobs
         self.running: set[str] = set()
         self.lock = threading.Lock()
         self.machine = machine_info.cpu()
@@ -212,7 +213,7 @@ class Runner:
             return self.running - {me}
 
     def run_cell(self, cell: Cell) -> str:
-        folder = cell_dir(self.results, cell)
+        folder = cell_dir(self.work, cell)
         folder.mkdir(parents=True, exist_ok=True)
         with (folder / ".lock").open("w") as lock:
             try:
@@ -286,7 +287,7 @@ class Runner:
             "versions": outcome.get("versions") or self.ours_versions,
             "git": attempts_of(folder)[0].get("git"),  # the code that began the cell (and
             # each attempt's own in "attempts": a resumed cell may run on a later revision)
-            "command": shlex.join(shown(c) for c in cmd),
+            "command": shlex.join(shown(c, self.work) for c in cmd),
             "detail": outcome.get("detail"),
             "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -304,7 +305,7 @@ def selected(cells: list[Cell], args: argparse.Namespace) -> list[Cell]:
 def cmd_run(args: argparse.Namespace) -> int:
     name, _, cells = load(args.campaign)
     cells = selected(cells, args)
-    runner = Runner(args.results, args.jobs)
+    runner = Runner(args.results, args.work, args.jobs)
     done = done_keys(records_file(args.results, name))
     todo = [c for c in cells if c.key not in done]
     print(f"campaign {name}: {len(cells) - len(todo)} of {len(cells)} cells recorded, "
@@ -323,7 +324,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for cell in selected(cells, args):
         if cell.key in done:
             state = "done"
-        elif (step := checkpoint_step(cell_dir(args.results, cell), cell)) is not None:
+        elif (step := checkpoint_step(cell_dir(args.work, cell), cell)) is not None:
             state = f"in progress: checkpoint at step {step:,} of {cell.budget:,}"
         else:
             state = "to do"
@@ -358,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, help_ in helps.items():
         sub = commands.add_parser(name, help=help_)
         sub.add_argument("campaign", help="a name in benchmarks/campaigns/ or a .toml path")
-        sub.add_argument("--results", type=Path, default=RESULTS, help="records and cell folders")
+        sub.add_argument("--results", type=Path, default=RESULTS, help="records (and cell folders)")
+        sub.add_argument("--work", type=Path, help="cell folders (default: --results)")
         sub.add_argument("--only", choices=("ours", "sb3"))
         sub.add_argument("--match", help="cells whose id (ENTRY/SIDE/seedN) matches this glob")
         if name == "run":
@@ -367,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             sub.add_argument("--score", choices=("final", "last3"), default="final")
     args = parser.parse_args(argv)
     args.results = args.results.resolve()
+    args.work = (args.work or args.results).resolve()
     return {"run": cmd_run, "status": cmd_status, "stats": cmd_stats}[args.command](args)
 
 

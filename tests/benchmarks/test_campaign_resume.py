@@ -1,7 +1,8 @@
 """A campaign killed mid-cell and run again ends each cell exactly where an uninterrupted
 campaign does: benchmarks/campaigns/tiny.toml (3,000 env steps, checkpoints every 1,000), one
 cell per side. For each side, `python -m benchmarks.campaign run tiny --only SIDE` runs once
-straight through into one results folder; into another it is SIGKILLed (its whole process group:
+straight through into one results folder; into another, with the cells' folders in a `--work`
+folder elsewhere (a disk that outlives the checkout), it is SIGKILLed (its whole process group:
 runner and cell) once the cell has a checkpoint and before it ends, then run again with the same
 command. The two records must have the same evaluation curve (every step, mean and std; SB3:
 every episode's return) and env steps, and the second must show the resume (two attempts).
@@ -31,9 +32,9 @@ KILL_FROM_STEP = 1000  # the first checkpoint of a 3,000-step tiny cell
 TIMEOUT = 300
 
 
-def _start(results: Path, side: str, log: Path) -> subprocess.Popen:
+def _start(results: Path, side: str, log: Path, work: Path | None = None) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "benchmarks.campaign", "run", "tiny", "--only", side]
-    cmd += ["--results", str(results)]
+    cmd += ["--results", str(results), *(["--work", str(work)] if work else [])]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log.open("a") as out:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -69,21 +70,23 @@ def test_killed_cell_resumes_to_the_uninterrupted_result(side: str, tmp_path: Pa
     if side == "sb3" and not campaign.PEERS_PYTHON.exists():
         pytest.skip("the peers venv .venv-peers is absent: benchmarks/peers/setup.sh builds it")
     (cell,) = [c for c in load("tiny")[2] if c.side == side]
-    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    straight, killed, work = tmp_path / "straight", tmp_path / "killed", tmp_path / "work"
     log = tmp_path / "log.txt"
 
     _finish(_start(straight, side, log), log)
     expected = _record(straight)
 
-    proc = _start(killed, side, log)
-    folder = campaign.cell_dir(killed, cell)
+    proc = _start(killed, side, log, work)
+    folder = campaign.cell_dir(work, cell)
     step = _kill_after_checkpoint(proc, folder, cell, log)
     assert step < cell.budget
     assert not (killed / "tiny.jsonl").exists(), "the killed campaign recorded the cell"
-    _finish(_start(killed, side, log), log)
+    assert not campaign.cell_dir(killed, cell).exists(), "the cell ran outside --work"
+    _finish(_start(killed, side, log, work), log)
     resumed = _record(killed)
 
     assert resumed["eval_curve"] == expected["eval_curve"]
+    assert "WORK/tiny/" in resumed["command"] and str(tmp_path) not in resumed["command"]
     assert resumed["env_steps"] == expected["env_steps"] >= cell.budget
     assert resumed["resumes"] == 1 and len(resumed["attempts"]) == 2
     assert not resumed["attempts"][0]["complete"] and resumed["attempts"][1]["complete"]

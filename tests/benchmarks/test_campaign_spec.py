@@ -76,7 +76,9 @@ def test_commands_carry_the_protocol_and_continue_the_same_cell(tmp_path: Path) 
     cmd = campaign.command(sb3, folder)
     assert cmd[cmd.index("--zoo-key") + 1] == "Hopper-v4"
     assert cmd[cmd.index("--dir") + 1] == str(folder / "sb3")
-    assert campaign.shown(str(campaign.PEERS_PYTHON)) == "python"
+    assert campaign.shown(str(campaign.PEERS_PYTHON), tmp_path) == "python"
+    # a record names a cell folder under `--work` by that folder, not by this machine's path
+    assert campaign.shown(str(folder / "sb3"), tmp_path) == "WORK/cell/sb3"
 
 
 def test_totals_add_attempts_up_and_a_checkpoint_says_where_a_resume_starts(
