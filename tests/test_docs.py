@@ -59,20 +59,29 @@ def test_ci_runs_the_e2e_tier_after_the_default_one():
     assert "-m 'not slow and not e2e'" in addopts["ini_options"]["addopts"]
 
 
-def test_ci_runs_the_tpu_compat_step():
-    # After the main suite, .ci/run runs the `tpu_compat` tests again under the TPU image's
-    # TensorFlow; the step builds its venv first and fails on "no tests collected".
-    assert ".ci/tpu-compat || failed+=(" in CI_SCRIPT.read_text(encoding="utf-8")
+def test_ci_runs_the_side_steps_beside_the_e2e_tier():
+    # Started after the default tier and waited for after the e2e tier, every one of them failing
+    # CI on its exit status: the `tpu_compat` tests again under the TPU image's TensorFlow, our
+    # exported XLA programs replayed by jax/jaxlib alone, the peers venv's tests.
+    ci = CI_SCRIPT.read_text(encoding="utf-8")
+    assert "side_steps=(tpu-compat xla-replay)" in ci and "side_steps+=(peers)" in ci
+    assert '(nice -n 10 ".ci/$1" >"$logs/$1.out" 2>&1; echo $? >"$logs/$1.status") &' in ci
+    started = ci.index('for step in "${side_steps[@]}"; do side_step "$step"; done')
+    assert ci.index(TEST_COMMAND) < started < ci.index('-m "e2e and not slow"')
+    assert ci.index('-m "e2e and not slow"') < ci.index("wait  # the side steps")
+    assert '[[ "$(cat "$logs/$step.status" 2>/dev/null)" == 0 ]] || failed+=(' in ci
+
+
+def test_the_tpu_compat_step_builds_its_venv_and_fails_on_no_tests():
     step = _lines(CI_SCRIPT.parent / "tpu-compat")
     command = '.venv-tpu-compat/bin/python -m pytest -m "tpu_compat and not slow"'
     assert f"./setup-tpu-compat.sh && {command}" in step
     assert "if ((status == 5)); then" in step
 
 
-def test_ci_runs_the_peers_step():
-    # After the e2e tier, .ci/run builds the peers venv (SB3, rl-zoo3, rliable) and runs what
-    # needs it: the campaign statistics' tests and the SB3 cell's kill-and-resume test.
-    assert ".ci/peers || failed+=(" in CI_SCRIPT.read_text(encoding="utf-8")
+def test_the_peers_step_runs_what_needs_sb3():
+    # The peers venv (SB3, rl-zoo3, rliable) and what needs it: the campaign statistics' tests
+    # and the SB3 cell's kill-and-resume test.
     step = (CI_SCRIPT.parent / "peers").read_text(encoding="utf-8")
     assert "benchmarks/peers/setup.sh" in step
     assert "tests/benchmarks/test_campaign_stats.py" in step
@@ -81,14 +90,9 @@ def test_ci_runs_the_peers_step():
     )
 
 
-def test_ci_runs_the_xla_replay_step_after_tpu_compat():
+def test_the_xla_replay_step_runs_without_tensorflow():
     # Our exported XLA programs, replayed by jax/jaxlib alone and checked against TF's run
-    # (benchmarks/xla_programs.py): its own step, in a venv without TensorFlow, in the
-    # background beside the peers step; its exit status fails CI.
-    ci = CI_SCRIPT.read_text(encoding="utf-8")
-    assert '.ci/xla-replay >"$logs/xla-step" 2>&1 &\nxla_step=$!' in ci
-    assert 'wait "$xla_step" || failed+=(' in ci
-    assert ci.index(".ci/tpu-compat ||") < ci.index(".ci/xla-replay >")
+    # (benchmarks/xla_programs.py), in a venv without TensorFlow.
     step = (CI_SCRIPT.parent / "xla-replay").read_text(encoding="utf-8")
     assert '"$VENV/bin/python" -m benchmarks.xla_programs run --backend cpu --check' in step
     lines = (ROOT / "requirements-xla.txt").read_text(encoding="utf-8").splitlines()
