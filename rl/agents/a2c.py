@@ -12,7 +12,7 @@ import math
 import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
-from rl.agents.on_policy import OnPolicyAgent
+from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.registry import register_agent
 from rl.types import HparamTensors, TensorBatch
 
@@ -29,14 +29,12 @@ class A2C(OnPolicyAgent):
     def loss(
         self,
         minibatch: TensorBatch,
-        log_prob: tf.Tensor,
-        entropy: tf.Tensor,
-        value: tf.Tensor,
+        outputs: PolicyOutputs,
         member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         mask = minibatch["mask"]
-        policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
-        critic_loss = value_loss(value, minibatch["return"], mask=mask)
-        entropy = entropy_bonus(entropy, mask)
+        policy_loss = policy_gradient_loss(outputs.log_prob, minibatch["advantage"], mask)
+        critic_loss = value_loss(outputs.value, minibatch["return"], mask=mask)
+        entropy = entropy_bonus(outputs.entropy, mask)
         loss = self._actor_critic_loss(policy_loss, critic_loss, entropy, member)
         return loss, {"policy_loss": policy_loss, "value_loss": critic_loss, "entropy": entropy}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -25,6 +26,15 @@ from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
 from rl.types import HparamTensors, Metrics, TensorBatch
+
+
+class PolicyOutputs(NamedTuple):
+    """The model's outputs on a minibatch that an on-policy loss reads ([B] each): computed by
+    `minibatch_loss`, or elsewhere (many seeds' in one batched pass, rl/compiled)."""
+
+    log_prob: tf.Tensor  # of the minibatch's actions under the current weights
+    entropy: tf.Tensor  # of the policy's distribution
+    value: tf.Tensor  # V(obs)
 
 
 def repeat(
@@ -240,18 +250,6 @@ class OnPolicyAgent(ActorCriticAgent):
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
 
-    def loss_from_outputs(
-        self,
-        minibatch: TensorBatch,
-        log_prob: tf.Tensor,
-        entropy: tf.Tensor,
-        value: tf.Tensor,
-        member: HparamTensors | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """`minibatch_loss` given the model's outputs (computed elsewhere, e.g. over seeds), with
-        a population `member`'s hparam tensors if given (`loss`)."""
-        return self.loss(minibatch, log_prob, entropy, value, member)
-
     def minibatch_step(
         self, minibatch: TensorBatch
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
@@ -321,14 +319,12 @@ class OnPolicyAgent(ActorCriticAgent):
         params, value = self.model(minibatch["obs"])
         distribution = self.model.distribution(params)
         log_prob = distribution.log_prob(self.model.flatten_action(minibatch["action"]))
-        return self.loss(minibatch, log_prob, distribution.entropy(), value)
+        return self.loss(minibatch, PolicyOutputs(log_prob, distribution.entropy(), value))
 
     def loss(
         self,
         minibatch: TensorBatch,
-        log_prob: tf.Tensor,
-        entropy: tf.Tensor,
-        value: tf.Tensor,
+        outputs: PolicyOutputs,
         member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0).

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_loss
-from rl.agents.on_policy import OnPolicyAgent
+from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.distribute import replicated_loss
 from rl.registry import register_agent
 from rl.types import HparamTensors, Metrics, TensorBatch
@@ -59,20 +59,18 @@ class PPO(OnPolicyAgent):
     def loss(
         self,
         minibatch: TensorBatch,
-        log_prob: tf.Tensor,
-        entropy: tf.Tensor,
-        value: tf.Tensor,
+        outputs: PolicyOutputs,
         member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         mask = minibatch["mask"]
         clip_range = self._hparam_at("clip_range", self.gradient_steps, member)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
-            log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
+            outputs.log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
         clip_range_vf = self._hparam_now("clip_range_vf", self.gradient_steps, member)
         returns, old_value = minibatch["return"], minibatch["old_value"]
-        critic_loss = value_loss(value, returns, old_value, clip_range_vf, mask)
-        entropy = entropy_bonus(entropy, mask)
+        critic_loss = value_loss(outputs.value, returns, old_value, clip_range_vf, mask)
+        entropy = entropy_bonus(outputs.entropy, mask)
         loss = self._actor_critic_loss(policy_loss, critic_loss, entropy, member)
         return loss, {
             "policy_loss": policy_loss,

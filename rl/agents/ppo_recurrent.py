@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.gradient_functions import masked_mean
-from rl.agents.on_policy import explained_variance
+from rl.agents.on_policy import PolicyOutputs, explained_variance
 from rl.agents.ppo import PPO
 from rl.agents.recurrent import RecurrentStateMixin
 from rl.agents.stateless_generator import StatelessGenerator
@@ -246,4 +246,5 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
             key: tf.reshape(minibatch[key], [n])
             for key in ("old_log_prob", "old_value", "advantage", "return", "mask")
         }
-        return self.loss(flat, log_prob, distribution.entropy(), tf.reshape(value, [n]))
+        outputs = PolicyOutputs(log_prob, distribution.entropy(), tf.reshape(value, [n]))
+        return self.loss(flat, outputs)

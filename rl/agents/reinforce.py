@@ -14,7 +14,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
-from rl.agents.on_policy import OnPolicyAgent
+from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.registry import register_agent
 from rl.types import HparamTensors, TensorBatch
 
@@ -37,17 +37,15 @@ class Reinforce(OnPolicyAgent):
     def loss(
         self,
         minibatch: TensorBatch,
-        log_prob: tf.Tensor,
-        entropy: tf.Tensor,
-        value: tf.Tensor,
+        outputs: PolicyOutputs,
         member: HparamTensors | None = None,
     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         hp, mask = self.hparams, minibatch["mask"]
-        policy_loss = policy_gradient_loss(log_prob, minibatch["advantage"], mask)
-        entropy = entropy_bonus(entropy, mask)
+        policy_loss = policy_gradient_loss(outputs.log_prob, minibatch["advantage"], mask)
+        entropy = entropy_bonus(outputs.entropy, mask)
         loss = policy_loss - self._hparam_at("ent_coef", self.gradient_steps, member) * entropy
         aux = {"policy_loss": policy_loss, "entropy": entropy}
         if hp.baseline:
-            aux["value_loss"] = value_loss(value, minibatch["return"], mask=mask)
+            aux["value_loss"] = value_loss(outputs.value, minibatch["return"], mask=mask)
             loss += self._hparam_at("vf_coef", self.gradient_steps, member) * aux["value_loss"]
         return loss, aux

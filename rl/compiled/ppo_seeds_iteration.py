@@ -18,6 +18,7 @@ import tensorflow as tf
 from rl.agents.action_functions import sample
 from rl.agents.gradient_functions import masked_mean
 from rl.agents.on_policy import (
+    PolicyOutputs,
     explained_variance,
     minibatch_indices,
     update_epochs,
@@ -239,8 +240,9 @@ class CompiledPPOSeeds:
             distribution = self.agents[0].model.distribution(params)
             log_prob = distribution.log_prob(minibatch["action"])
             members = {key: value.read_value() for key, value in self.population.values.items()}
-            outputs = (minibatch, log_prob, distribution.entropy(), values, members)
-            return per_seed_map(lambda args: self._member_loss(*args), outputs, self.num_seeds)
+            outputs = PolicyOutputs(log_prob, distribution.entropy(), values)
+            per_seed = (minibatch, outputs, members)
+            return per_seed_map(lambda args: self._member_loss(*args), per_seed, self.num_seeds)
         weights = self.stack.unstack(stacked)
         per_seed = {key: tf.unstack(value, num=self.num_seeds) for key, value in minibatch.items()}
         if self.forward is not None:  # one batched pass for all seeds
@@ -255,9 +257,8 @@ class CompiledPPOSeeds:
                 else:  # `minibatch_loss` with the batched pass's outputs
                     distribution = agent.model.distribution(params[s])
                     log_prob = distribution.log_prob(agent.model.flatten_action(mb["action"]))
-                    loss, aux = agent.loss_from_outputs(
-                        mb, log_prob, distribution.entropy(), values[s]
-                    )
+                    outputs = PolicyOutputs(log_prob, distribution.entropy(), values[s])
+                    loss, aux = agent.loss(mb, outputs)
             losses.append(loss)
             auxes.append(aux)
         names = self.agents[0].loss_metrics
@@ -266,14 +267,12 @@ class CompiledPPOSeeds:
             for name in names
         }
 
-    def _member_loss(self, minibatch, log_prob, entropy, value, members: dict) -> tuple:
+    def _member_loss(self, minibatch, outputs: PolicyOutputs, members: dict) -> tuple:
         """One seed's loss under `per_seed_map`: the template agent's loss on the seed's own
         minibatch, with the seed's population values (`members`, key -> scalar)."""
         template = self.agents[0]
         minibatch = template.normalized(minibatch)
-        loss, aux = template.loss_from_outputs(
-            minibatch, log_prob, entropy, value, member=members.get
-        )
+        loss, aux = template.loss(minibatch, outputs, member=members.get)
         return loss, {
             name: tf.cast(aux.get(name, 0.0), tf.float32) for name in template.loss_metrics
         }

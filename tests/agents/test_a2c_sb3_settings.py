@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import rl  # noqa: F401  (fills the registries)
 from rl import registry
+from rl.agents.on_policy import PolicyOutputs
 from rl.agents.torch_rmsprop import TorchRMSprop
 from rl.envs import make_vector_env
 
@@ -66,11 +67,11 @@ def test_a2c_total_loss_weighs_the_value_loss_as_sb3():
         "return": tf.constant([1.5, 3.0]),
         "mask": tf.ones([2]),
     }
-    loss, aux = agent.loss_from_outputs(
-        minibatch,
+    outputs = PolicyOutputs(
         log_prob=tf.constant([-1.0, -2.0]),
         entropy=tf.constant([0.6, 0.7]),
         value=tf.constant([0.5, 1.0]),
     )
+    loss, aux = agent.loss(minibatch, outputs)
     assert float(aux["policy_loss"]) == pytest.approx(4.0)
     assert float(loss) == pytest.approx(5.25)

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import rl  # noqa: F401
 from rl import registry
+from rl.agents.on_policy import PolicyOutputs
 from rl.envs import make_vector_env
 from rl.rollout.driver import Driver
 
@@ -31,10 +32,10 @@ def test_a2c_loss_weights_follow_their_schedules_of_the_gradient_step():
         "return": tf.zeros([2]),
         "mask": tf.ones([2]),
     }
-    log_prob, entropy, value = tf.zeros([2]), tf.fill([2], 2.0), tf.ones([2])
+    outputs = PolicyOutputs(log_prob=tf.zeros([2]), entropy=tf.fill([2], 2.0), value=tf.ones([2]))
     for step, vf_coef, ent_coef in ((0, 1.0, 0.1), (5, 0.75, 0.05), (20, 0.5, 0.0)):
         agent.gradient_steps.assign(step)
-        loss, aux = agent.loss_from_outputs(minibatch, log_prob, entropy, value)
+        loss, aux = agent.loss(minibatch, outputs)
         # loss = vf_coef * value_loss - ent_coef * mean entropy, value_loss = 0.5 mean (V-R)^2
         assert float(aux["value_loss"]) == pytest.approx(0.5)
         assert float(loss) == pytest.approx(vf_coef * 0.5 - ent_coef * 2.0, abs=1e-6)
