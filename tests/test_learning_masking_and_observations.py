@@ -20,6 +20,8 @@ from test_learning import train_and_read_state
     [
         ("ppo_legal_moves", 12.0, 50_000),  # 12.9, 12.9, 12.7 (~15 s a seed)
         ("dqn_legal_moves", 12.0, 20_000),  # 12.8, 12.9, 12.5 (~50 s a seed)
+        # gymnasium's Taxi-v4, the mask in info; the best policy earns about 8
+        ("ppo_taxi", 7.0, 200_000),
         ("ppo_minigrid_empty8x8", 0.9, 100_000),  # 0.96 at 40,960 (seed 0), 20,480 (1, 2)
         # 0.96 at 30,720 (seeds 0, 1), 92,160 (2): campaign minigrid_doorkey's records
         ("ppo_minigrid_doorkey", 0.9, 100_000),

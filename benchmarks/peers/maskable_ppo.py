@@ -1,13 +1,15 @@
-"""sb3-contrib's MaskablePPO on LegalMoves-v0, beside our `ppo_legal_moves` (docs/masking.md).
+"""sb3-contrib's MaskablePPO on the masked tasks of docs/masking.md, beside our sets: LegalMoves-v0
+(`ppo_legal_moves`) and gymnasium's Taxi-v4 (`ppo_taxi`).
 
     .venv-peers/bin/python -m benchmarks.peers.maskable_ppo --seed 0
+    .venv-peers/bin/python -m benchmarks.peers.maskable_ppo --env Taxi-v4 --seed 0
 
 Trains `sb3_contrib.MaskablePPO` for the set's env-step budget, evaluates on its schedule and
 protocol, and appends one record to benchmarks/results/masking_beside_maskable_ppo.jsonl, in the
 shape of benchmarks/results/masking_and_observations.jsonl's records (`python -m
 benchmarks.masking_page` reads both sides).
 
-The env is rl/envs/legal_moves.py itself, imported without TensorFlow (benchmarks/peers/
+LegalMoves-v0 is rl/envs/legal_moves.py itself, imported without TensorFlow (benchmarks/peers/
 rl_envs.py); the module registers `LegalMoves-v0` with gymnasium.
 The mask is the one the env gives, the `action_mask` key of each Dict observation: `LastMask`
 keeps it (and renames the other key, which SB3 cannot take as it is) and
@@ -27,6 +29,10 @@ SB3's defaults with no counterpart or a different one: orthogonal initialization
 Not SB3's default: one torch thread (`--threads`, as benchmarks/peers/sb3_cell.py): on the
   2-core machine shared with other work, torch's default of 2 threads took 18 times the wall time
   for these small networks (2,048 steps: 30 s against 1.6 s).
+Taxi-v4: the same, but lr 1e-3 annealed linearly to 0 over the run and ent_coef 0.01
+  (`ppo_taxi`), 200,000 env steps, evaluations every 20,000; the policy is `MlpPolicy` on the
+  one-hot `Discrete(500)` state (SB3 one-hots a Discrete observation, as ours does), the mask
+  Taxi's own `action_mask(state)`, the one it puts in `info`.
 Evaluation, as ours: every 10,000 env steps (at the first rollout end at or past each multiple,
   and at the end), 20 episodes, deterministic (the argmax of the masked policy), masks on, as
   rl-zoo3 evaluates off Atari (sb3_contrib's `evaluate_policy`, one eval env, seeded from the
@@ -46,6 +52,8 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +72,9 @@ from benchmarks.peers.sb3_cell import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "masking_beside_maskable_ppo.jsonl"
-ENV_ID = "LegalMoves-v0"
-BUDGET = 50_000
-EVAL_EVERY = 10_000
 EVAL_EPISODES = 20
 EVAL_SEED_OFFSET = 10_000  # evaluation env seeds: seed + 10,000 + the step (never a train seed)
-HYPERPARAMETERS = {
+LEGAL_MOVES_HYPERPARAMETERS = {
     "n_envs": 8, "n_steps": 64, "batch_size": 128, "n_epochs": 10, "learning_rate": 3e-4,
     "gamma": 0.99, "gae_lambda": 0.95, "clip_range": 0.2, "clip_range_vf": None,
     "normalize_advantage": True, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5,
@@ -77,6 +82,12 @@ HYPERPARAMETERS = {
     "policy_kwargs": {"net_arch": {"pi": [64, 64], "vf": [64, 64]}, "activation_fn": "tanh",
                       "optimizer_kwargs": {"eps": 1e-5}},
 }  # fmt: skip
+# "lin_1e-3": rl-zoo3's notation for 1e-3 annealed linearly to 0 over the run, as `ppo_taxi`'s lr
+TAXI_HYPERPARAMETERS = {
+    **LEGAL_MOVES_HYPERPARAMETERS,
+    "learning_rate": "lin_1e-3",
+    "ent_coef": 0.01,
+}
 PACKAGES = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
 
 
@@ -110,9 +121,38 @@ def last_mask(env: LastMask) -> np.ndarray:
     return env.mask
 
 
-def make_env() -> gym.Env:
+def taxi_mask(env: gym.Env) -> np.ndarray:
+    """ActionMasker's mask function: Taxi's legal actions in its current state."""
+    return env.unwrapped.action_mask(env.unwrapped.s).astype(bool)
+
+
+def make_legal_moves() -> gym.Env:
     """LegalMoves-v0 with its 20-step limit, episodes recorded, the mask handed to MaskablePPO."""
-    return ActionMasker(LastMask(Monitor(gym.make(ENV_ID))), last_mask)
+    return ActionMasker(LastMask(Monitor(gym.make("LegalMoves-v0"))), last_mask)
+
+
+def make_taxi() -> gym.Env:
+    """Taxi-v4 with its 200-step limit, episodes recorded, the mask handed to MaskablePPO."""
+    return ActionMasker(Monitor(gym.make("Taxi-v4")), taxi_mask)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A masked task as our set trains it: budget, evaluation schedule, the matched settings."""
+
+    budget: int
+    eval_every: int
+    hyperparameters: dict[str, Any]
+    policy: str
+    make_env: Callable[[], gym.Env]
+
+
+TASKS = {
+    "LegalMoves-v0": Task(50_000, 10_000, LEGAL_MOVES_HYPERPARAMETERS, "MultiInputPolicy",
+                          make_legal_moves),
+    "Taxi-v4": Task(200_000, 20_000, TAXI_HYPERPARAMETERS, "MlpPolicy", make_taxi),
+}  # fmt: skip
+DEFAULT_ENV = "LegalMoves-v0"
 
 
 def evaluate(model: MaskablePPO, eval_env: Any, seed: int) -> list[float]:
@@ -135,21 +175,25 @@ def process_wall_seconds() -> float:
     return float(Path("/proc/uptime").read_text().split()[0]) - started
 
 
-def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
+def run(env_id: str, seed: int, budget: int, threads: int) -> dict[str, Any]:
+    task = TASKS[env_id]
     torch.set_num_threads(threads)
-    register_env(ENV_ID)
-    hp = dict(HYPERPARAMETERS)
+    register_env(env_id)
+    hp = dict(task.hyperparameters)
     n_envs = hp.pop("n_envs")
     policy_kwargs = dict(hp.pop("policy_kwargs"), activation_fn=torch.nn.Tanh)
+    if str(hp["learning_rate"]).startswith("lin_"):  # progress_remaining runs 1 -> 0
+        initial = float(hp["learning_rate"][len("lin_") :])
+        hp["learning_rate"] = lambda progress_remaining: initial * progress_remaining
     start = time.monotonic()
-    env = make_vec_env(make_env, n_envs=n_envs, seed=seed)
-    eval_env = make_vec_env(make_env, n_envs=1)
+    env = make_vec_env(task.make_env, n_envs=n_envs, seed=seed)
+    eval_env = make_vec_env(task.make_env, n_envs=1)
     model = MaskablePPO(
-        "MultiInputPolicy", env, seed=seed, device="cpu", policy_kwargs=policy_kwargs, **hp
+        task.policy, env, seed=seed, device="cpu", policy_kwargs=policy_kwargs, **hp
     )
     curve = []
     while model.num_timesteps < budget:
-        target = min(budget, (model.num_timesteps // EVAL_EVERY + 1) * EVAL_EVERY)
+        target = min(budget, (model.num_timesteps // task.eval_every + 1) * task.eval_every)
         model.learn(target - model.num_timesteps, reset_num_timesteps=False)
         returns = evaluate(model, eval_env, seed)
         curve.append([int(model.num_timesteps), round(float(np.mean(returns)), 4)])
@@ -160,13 +204,14 @@ def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
     return {
         "side": "sb3-contrib",
         "command": [".venv-peers/bin/python", "-m", "benchmarks.peers.maskable_ppo",
-                    "--seed", str(seed)] + (["--budget", str(budget)] if budget != BUDGET else [])
+                    "--seed", str(seed)] + (["--env", env_id] if env_id != DEFAULT_ENV else [])
+                   + (["--budget", str(budget)] if budget != task.budget else [])
                    + (["--threads", str(threads)] if threads != 1 else []),
         "hparams_set": None,
         "algorithm": "sb3_contrib.MaskablePPO",
         "seed": seed,
-        "env": ENV_ID,
-        "hyperparameters": HYPERPARAMETERS,
+        "env": env_id,
+        "hyperparameters": task.hyperparameters,
         "overrides": {},
         "hparams_changes": {},
         "git": machine_info.git_state(),
@@ -175,7 +220,7 @@ def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "evaluation_protocol": {
             "episodes": EVAL_EPISODES,
-            "every_steps": EVAL_EVERY,
+            "every_steps": task.eval_every,
             "deterministic": True,
             "use_masking": True,
             "eval_envs": 1,
@@ -192,15 +237,16 @@ def run(seed: int, budget: int, threads: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", choices=sorted(TASKS), default=DEFAULT_ENV)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--budget", type=int, default=BUDGET, help="env steps")
+    parser.add_argument("--budget", type=int, help="env steps (default: the task's)")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     parser.add_argument("--results", type=Path, default=RESULTS, help="the JSONL file to append")
     args = parser.parse_args(argv)
-    record = run(args.seed, args.budget, args.threads)
+    record = run(args.env, args.seed, args.budget or TASKS[args.env].budget, args.threads)
     with args.results.open("a") as f:
         f.write(json.dumps(record) + "\n")
-    print(f"appended seed {args.seed} to {args.results}: final {record['final_return']}")
+    print(f"appended {args.env} seed {args.seed} to {args.results}: final {record['final_return']}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from rl.hparams import (  # noqa: F401
     recurrent,
     reinforce,
     sac,
+    taxi,
     td3,
 )
 

@@ -11,9 +11,10 @@ import pytest
 from benchmarks import masking_page as mp
 
 
-def record(side, seed, final, cpu=20.0, wall=15.0, steps=50_000, model="Some CPU"):
+def record(side, seed, final, cpu=20.0, wall=15.0, steps=50_000, model="Some CPU",
+           env="LegalMoves-v0"):  # fmt: skip
     return {
-        "side": side, "seed": seed, "command": ["python", "x.py", "--seed", str(seed)],
+        "side": side, "seed": seed, "env": env, "command": ["python", "x.py", "--seed", str(seed)],
         "eval_curve": [[10_240, 11.0], [steps, final]], "final_return": final,
         "wall_seconds": wall, "cpu_seconds": cpu, "cpu": {"model": model, "count": 2},
     }  # fmt: skip
@@ -56,6 +57,19 @@ def test_a_row_per_side_from_the_newest_record_of_each_seed():
     theirs = next(x for x in text.splitlines() if x.startswith("| sb3-contrib"))
     assert "12.70 ± " in theirs and "| 50,176 |" in theirs
     assert "Final return: no clear difference" in text
+
+
+def test_a_table_per_task_in_the_order_of_tasks_and_old_records_by_their_set():
+    old_ours = {**record("ours", 0, 12.5), "hparams_set": "ppo_legal_moves"}
+    del old_ours["env"]  # our records made before the second task name only their set
+    records = [record("sb3-contrib", 0, 7.9, env="Taxi-v4"), record("ours", 0, 8.0, env="Taxi-v4")]
+    text = mp.section([*records, old_ours])
+    legal, taxi = text.index("**LegalMoves-v0**"), text.index("**Taxi-v4**")
+    assert legal < taxi
+    assert "| ours, `ppo_legal_moves` | 0 | 12.50 |" in text[legal:taxi]
+    assert "| ours, `ppo_taxi` | 0 | 8.00 |" in text[taxi:]
+    assert "| sb3-contrib `MaskablePPO` | 0 | - |" in text[legal:taxi]  # none on that task
+    assert "| sb3-contrib `MaskablePPO` | 0 | 7.90 |" in text[taxi:]
 
 
 def test_render_replaces_only_between_the_markers():
