@@ -50,10 +50,11 @@ def test_a_row_per_side_from_the_newest_record_of_each_seed():
     text = mp.section(records)
     ours = next(x for x in text.splitlines() if x.startswith("| ours"))
     cells = [c.strip() for c in ours.strip("|").split("|")]
-    assert cells[1:7] == ["0, 1, 2", "12.00, 13.00, 14.00", "13.00 ± 2.48", "50,000", "15",
-                          "18-22"]  # fmt: skip
-    assert cells[7] == "Some CPU (2 cores)"
-    assert cells[8] == "`python x.py --seed S`"
+    # the lowest second-half evaluation: seed 0's 12.00 at the final step (11.0 at 10,240 < half)
+    assert cells[1:8] == ["0, 1, 2", "12.00, 13.00, 14.00", "13.00 ± 2.48", "12.00", "50,000",
+                          "15", "18-22"]  # fmt: skip
+    assert cells[8] == "Some CPU (2 cores)"
+    assert cells[9] == "`python x.py --seed S`"
     theirs = next(x for x in text.splitlines() if x.startswith("| sb3-contrib"))
     assert "12.70 ± " in theirs and "| 50,176 |" in theirs
     assert "Final return: no clear difference" in text
@@ -70,6 +71,12 @@ def test_a_table_per_task_in_the_order_of_tasks_and_old_records_by_their_set():
     assert "| ours, `ppo_taxi` | 0 | 8.00 |" in text[taxi:]
     assert "| sb3-contrib `MaskablePPO` | 0 | - |" in text[legal:taxi]  # none on that task
     assert "| sb3-contrib `MaskablePPO` | 0 | 7.90 |" in text[taxi:]
+
+
+def test_the_lowest_late_evaluation_reads_every_seed_from_half_its_budget_on():
+    dips = {**record("ours", 1, 8.0), "eval_curve": [[10_000, -200.0], [30_000, -24.0],
+                                                     [50_000, 8.0]]}  # fmt: skip
+    assert mp.lowest_late_evaluation([record("ours", 0, 7.0), dips]) == -24.0
 
 
 def test_render_replaces_only_between_the_markers():
