@@ -15,3 +15,6 @@ Metrics = dict[str, float]
 # Hparam name -> the tensor a trace reads instead of the set's value, or None (the set's): a
 # population member's numbers (rl.compiled.population).
 HparamTensors = Callable[[str], tf.Tensor | None]
+# What a loss returns: the scalar to minimize and, by name, the scalars it reports beside it
+# (logged as train/<name>; DQN's also holds the per-sample TD errors its priorities come from).
+LossAndAux = tuple[tf.Tensor, dict[str, tf.Tensor]]

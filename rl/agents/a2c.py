@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import math
 
-import tensorflow as tf
-
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.registry import register_agent
-from rl.types import HparamTensors, TensorBatch
+from rl.types import HparamTensors, LossAndAux, TensorBatch
 
 
 @register_agent("a2c")
@@ -27,11 +25,8 @@ class A2C(OnPolicyAgent):
             self.model.orthogonal_torsos(math.sqrt(2.0))
 
     def loss(
-        self,
-        minibatch: TensorBatch,
-        outputs: PolicyOutputs,
-        member: HparamTensors | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        self, minibatch: TensorBatch, outputs: PolicyOutputs, member: HparamTensors | None = None
+    ) -> LossAndAux:
         mask = minibatch["mask"]
         policy_loss = policy_gradient_loss(outputs.log_prob, minibatch["advantage"], mask)
         critic_loss = value_loss(outputs.value, minibatch["return"], mask=mask)

@@ -15,7 +15,7 @@ from rl.models import ActorCritic
 from rl.models.running_normalizer import RewardScaler
 from rl.models.torch_init import torch_init
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
-from rl.types import Batch, HparamTensors
+from rl.types import Batch, HparamTensors, LossAndAux
 
 # What `observe` passes on to `RolloutBuffer.add`.
 ROLLOUT_FIELDS = "obs action reward next_obs terminated truncated log_prob value".split()
@@ -93,7 +93,7 @@ class ActorCriticAgent(Agent):
     ) -> tuple[tf.Tensor, tf.Tensor]:
         return sample_action(self.model, self.model.policy(obs), generator), state
 
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:
         if not self.records_log_prob:
             return super()._act_with_info(obs)
         params = self.model.policy(obs)

@@ -32,7 +32,7 @@ from rl.hparams import HParams, as_schedule
 from rl.hparams.compiled_path import runs_compiled
 from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_agent_precision, compute_in
-from rl.types import Batch, HparamTensors, Metrics
+from rl.types import Batch, HparamTensors, LossAndAux, Metrics
 from rl.utils import private_apis
 from rl.utils.compiler import LOGGER as COMPILER_LOGGER
 from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
@@ -161,9 +161,7 @@ class Agent(tf.Module):
         """Actions for a batch of observations. TF code: call it inside tf.function."""
         return self._act(obs, explore)
 
-    def act_with_info(
-        self, obs: tf.Tensor, episode_start: tf.Tensor | None = None
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def act_with_info(self, obs: tf.Tensor, episode_start: tf.Tensor | None = None) -> LossAndAux:
         """Exploring actions plus per-step tensors (log_prob, value) wanted back in `observe`;
         `episode_start` [num_envs] resets a `recurrent` agent's carried state."""
         if episode_start is not None:
@@ -346,7 +344,7 @@ class Agent(tf.Module):
     def _act(self, obs: tf.Tensor, explore: bool) -> tf.Tensor:
         raise NotImplementedError
 
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:
         return self._act(obs, explore=True), {}
 
     def _start_episodes(self, episode_start: tf.Tensor) -> None:

@@ -20,6 +20,7 @@ from rl.agents.gradient_functions import (
 from rl.errors import UserError
 from rl.models import QNetwork
 from rl.registry import gradient_functions, register_agent
+from rl.types import LossAndAux
 
 
 @register_agent("c51")
@@ -52,7 +53,7 @@ class C51(DQN):
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         return categorical_q_values(network(obs, noisy=noisy), self.support)
 
-    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> LossAndAux:
         next_logits_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
             next_q_policy = self._q_values(self.q_network, sample["next_obs"])

@@ -30,6 +30,7 @@ from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.models.action_mask import legal_actions, mask_illegal
 from rl.registry import register_agent
+from rl.types import LossAndAux
 
 
 @register_agent("dqn")
@@ -118,7 +119,7 @@ class DQN(QLearning, ReplayAgent):
     def _td_errors(self, sample: dict[str, tf.Tensor]) -> tf.Tensor:
         return self.loss(sample)[1]["td_error"]
 
-    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> LossAndAux:
         next_legal = self._legal(sample["next_obs"])  # max over the next state's legal actions
         next_q_target = self._masked(self.target_network(sample["next_obs"]), next_legal)
         if self.hparams.double_q:

@@ -25,7 +25,7 @@ from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
 from rl.models.recurrent import RecurrentQNetwork, check_cell
 from rl.registry import register_agent
-from rl.types import Batch, Metrics
+from rl.types import Batch, LossAndAux, Metrics
 
 
 def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float | tf.Tensor) -> tf.Tensor:
@@ -123,7 +123,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         self.train_on_batch = self._learner_function(self._train_on_batches, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:
         state_in = self.recurrent_state.read_value()  # before `_act` advances it
         return self._act(obs, explore=True), {"state_in": state_in}
 
@@ -186,7 +186,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
         return tf.reduce_sum(batch["mask"])
 
-    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> LossAndAux:
         """Masked TD loss of one batch of items [B, T]; aux "td_error" is [B, T]."""
         obs = time_major(sample["obs"])  # [T + 1, B, ...]
         steps = tf.shape(obs)[0] - 1

@@ -23,7 +23,7 @@ from rl.errors import UserError
 from rl.registry import get_advantage_estimator, register_agent
 from rl.rollout import Rollout, bootstrap_values, minibatch_indices, reevaluate
 from rl.rollout.returns import fold_truncation
-from rl.types import Metrics, TensorBatch
+from rl.types import LossAndAux, Metrics, TensorBatch
 
 # The rollout fields the learner reads; `log_prob` is the behaviour policy's.
 UNROLL_FIELDS = (
@@ -97,11 +97,11 @@ class Impala(ActorCriticAgent):
             tf.constant(0.0),
         )
 
-    def _env_major_loss(self, rows: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _env_major_loss(self, rows: TensorBatch) -> LossAndAux:
         """`minibatch_loss` of env-major rows (`Rollout.batch_major`: the gradient step's)."""
         return self.minibatch_loss(Rollout.from_batch_major(rows).as_batch())
 
-    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> LossAndAux:
         hp = self.hparams
         rollout = Rollout.from_batch(minibatch)  # [T, B]; its log_prob is mu's, recorded
         now = reevaluate(rollout, self.model)  # pi(a|x), V(x), H(pi(.|x)) with the current weights

@@ -20,7 +20,7 @@ from rl.models import Critics
 from rl.models.multi_input import refuse_keys_with_encoders
 from rl.models.running_normalizer import ObservationNormalizer
 from rl.models.torch_init import torch_init
-from rl.types import Batch
+from rl.types import Batch, LossAndAux
 
 
 def polyak_update(targets: list[tf.Variable], sources: list[tf.Variable], tau: float) -> None:
@@ -83,7 +83,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
         sample: dict[str, tf.Tensor],
         td_target: tf.Tensor,
         loss_function: Callable = critic_loss,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    ) -> LossAndAux:
         """One gradient step of the critics towards `td_target` (examples on axis 0), as a
         batch-wise loss a strategy can split: (loss, {"td_error": [C, B], "q_mean"})."""
         critic_batch = {
@@ -115,10 +115,10 @@ class OffPolicyContinuousAgent(ReplayAgent):
     def _optimizer_step(
         self,
         optimizer: tf.keras.optimizers.Optimizer,
-        loss_fn: Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]],
+        loss_fn: Callable[..., LossAndAux],
         variables: list[tf.Variable],
         batch: dict[str, tf.Tensor] | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    ) -> LossAndAux:
         """`Agent.gradient_step` for a non-base optimizer, without counting a gradient step."""
         optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
         loss, _, aux = self.optimizer_step(optimizer, loss_fn, variables, batch)

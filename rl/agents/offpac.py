@@ -23,7 +23,7 @@ from rl.registry import register_agent
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import fold_truncation
 from rl.rollout.rollout import Rollout
-from rl.types import Metrics, TensorBatch
+from rl.types import LossAndAux, Metrics, TensorBatch
 
 # What a replay row holds: one env's T steps ([T, ...]) and its bootstrap observation.
 SEGMENT_FIELDS = ("obs", "action", "reward", "terminated", "truncated", "final_obs", "log_prob")
@@ -109,7 +109,7 @@ class OffPAC(ActorCriticAgent):
             1, steps, lambda: tf.range(steps), step, self.loss_metrics, tf.constant(0.0)
         )
 
-    def loss(self, segments: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, segments: TensorBatch) -> LossAndAux:
         """The Off-PAC loss of B replayed segments ([B, T, ...]) under the current weights."""
         hp = self.hparams
         rollout = Rollout.from_batch_major(segments)  # [T, B], log_prob = log b(a|s)

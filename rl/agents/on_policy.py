@@ -25,7 +25,7 @@ from rl.rollout.minibatches import minibatch_indices
 from rl.rollout.reevaluate import bootstrap_values, reevaluate
 from rl.rollout.returns import episode_discounts, fold_truncation
 from rl.rollout.rollout import Rollout, flatten_steps
-from rl.types import HparamTensors, Metrics, TensorBatch
+from rl.types import HparamTensors, LossAndAux, Metrics, TensorBatch
 
 
 class PolicyOutputs(NamedTuple):
@@ -305,7 +305,7 @@ class OnPolicyAgent(ActorCriticAgent):
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch
-    ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
+    ) -> tuple[Callable[[TensorBatch], LossAndAux], TensorBatch]:
         """A gradient step's loss and input, in the layout a strategy splits along axis 0."""
         return self.minibatch_loss, minibatch
 
@@ -315,18 +315,15 @@ class OnPolicyAgent(ActorCriticAgent):
         """`update_epochs`' `stop_before`, or None: every epoch runs in full."""
         return None
 
-    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> LossAndAux:
         params, value = self.model(minibatch["obs"])
         distribution = self.model.distribution(params)
         log_prob = distribution.log_prob(self.model.flatten_action(minibatch["action"]))
         return self.loss(minibatch, PolicyOutputs(log_prob, distribution.entropy(), value))
 
     def loss(
-        self,
-        minibatch: TensorBatch,
-        outputs: PolicyOutputs,
-        member: HparamTensors | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        self, minibatch: TensorBatch, outputs: PolicyOutputs, member: HparamTensors | None = None
+    ) -> LossAndAux:
         """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0).
         `member`: a population member's hparam tensors, read instead of this agent's own
         (`Agent._hparam_at`): one trace computes every member's loss (rl.compiled)."""

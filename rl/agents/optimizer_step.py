@@ -15,9 +15,10 @@ import tensorflow as tf
 
 from rl.agents.optimizers import loss_scale
 from rl.distribute import replicated_minimize
+from rl.types import LossAndAux
 from rl.utils.gradient_clipping import clip_by_global_norm
 
-LossFn = Callable[..., tuple[tf.Tensor, dict[str, tf.Tensor]]]
+LossFn = Callable[..., LossAndAux]
 
 
 class OptimizerStep:
@@ -64,7 +65,7 @@ class OptimizerStep:
 
 def minimize(
     optimizer: tf.keras.optimizers.Optimizer,
-    loss_fn: Callable[[], tuple[tf.Tensor, dict[str, tf.Tensor]]],
+    loss_fn: Callable[[], LossAndAux],
     variables: list[tf.Variable],
     clip_norm: float | tf.Tensor | None,
 ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:

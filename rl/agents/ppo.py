@@ -18,7 +18,7 @@ from rl.agents.gradient_functions import entropy_bonus, ppo_clip_loss, value_los
 from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.distribute import replicated_loss
 from rl.registry import register_agent
-from rl.types import HparamTensors, Metrics, TensorBatch
+from rl.types import HparamTensors, LossAndAux, Metrics, TensorBatch
 
 
 @register_agent("ppo")
@@ -44,7 +44,7 @@ class PPO(OnPolicyAgent):
             # The step's approx KL, no gradient; one all-reduce: every replica decides the same.
             loss_fn, inputs = self._step_loss_and_inputs(minibatch(indices, k))
 
-            def approx_kl(part: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+            def approx_kl(part: TensorBatch) -> LossAndAux:
                 return loss_fn(part)[1]["approx_kl"], {}
 
             if self._distributed:
@@ -57,11 +57,8 @@ class PPO(OnPolicyAgent):
         return kl_too_far
 
     def loss(
-        self,
-        minibatch: TensorBatch,
-        outputs: PolicyOutputs,
-        member: HparamTensors | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        self, minibatch: TensorBatch, outputs: PolicyOutputs, member: HparamTensors | None = None
+    ) -> LossAndAux:
         mask = minibatch["mask"]
         clip_range = self._hparam_at("clip_range", self.gradient_steps, member)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(

@@ -28,7 +28,7 @@ from rl.models.torch_init import torch_init
 from rl.registry import register_agent
 from rl.rollout import action_log_prob, sample_action, swap_lead_axes
 from rl.rollout.returns import episode_discounts, fold_truncation
-from rl.types import Batch, Metrics, TensorBatch
+from rl.types import Batch, LossAndAux, Metrics, TensorBatch
 
 # Per-step fields a minibatch holds, time-major [sequence_length, sequences, ...].
 SEQUENCE_FIELDS = (
@@ -110,7 +110,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self.train_on_batch = self._learner_function(self._train, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
-    def _act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:
         self.model.update_obs_statistics(obs)
         state_in = self.recurrent_state.read_value()
         params, value, state_out = self.model.step(obs, state_in)
@@ -224,16 +224,14 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
 
     def _step_loss_and_inputs(
         self, minibatch: TensorBatch
-    ) -> tuple[Callable[[TensorBatch], tuple[tf.Tensor, dict[str, tf.Tensor]]], TensorBatch]:
+    ) -> tuple[Callable[[TensorBatch], LossAndAux], TensorBatch]:
         return self._sequence_major_loss, sequence_major(minibatch)
 
-    def _sequence_major_loss(
-        self, minibatch: TensorBatch
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def _sequence_major_loss(self, minibatch: TensorBatch) -> LossAndAux:
         """`minibatch_loss` of a `sequence_major` minibatch (the gradient step's layout)."""
         return self.minibatch_loss(sequence_major(minibatch))
 
-    def minibatch_loss(self, minibatch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def minibatch_loss(self, minibatch: TensorBatch) -> LossAndAux:
         """PPO's loss on sequences: unroll from the stored states, then the per-step loss."""
         params, value, _ = self.model.unroll(
             minibatch["obs"], minibatch["initial_state"], minibatch["episode_start"]

@@ -19,6 +19,7 @@ from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.models import QNetwork
 from rl.registry import gradient_functions, register_agent
+from rl.types import LossAndAux
 
 
 @register_agent("qrdqn")
@@ -51,7 +52,7 @@ class QRDQN(DQN):
     def _q_values(self, network: QNetwork, obs: tf.Tensor, noisy: bool = True) -> tf.Tensor:
         return quantile_q_values(network(obs, noisy=noisy))
 
-    def loss(self, sample: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def loss(self, sample: dict[str, tf.Tensor]) -> LossAndAux:
         next_quantiles_target = self.target_network(sample["next_obs"])
         if self.hparams.double_q:  # the online net picks a*, the target net evaluates it
             next_q_policy = self._q_values(self.q_network, sample["next_obs"])

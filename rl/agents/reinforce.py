@@ -16,7 +16,7 @@ import tensorflow as tf
 from rl.agents.gradient_functions import entropy_bonus, policy_gradient_loss, value_loss
 from rl.agents.on_policy import OnPolicyAgent, PolicyOutputs
 from rl.registry import register_agent
-from rl.types import HparamTensors, TensorBatch
+from rl.types import HparamTensors, LossAndAux, TensorBatch
 
 
 @register_agent("reinforce")
@@ -35,11 +35,8 @@ class Reinforce(OnPolicyAgent):
         return tf.cast(tf.math.cumsum(ended, axis=0, reverse=True) > 0, tf.float32)
 
     def loss(
-        self,
-        minibatch: TensorBatch,
-        outputs: PolicyOutputs,
-        member: HparamTensors | None = None,
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        self, minibatch: TensorBatch, outputs: PolicyOutputs, member: HparamTensors | None = None
+    ) -> LossAndAux:
         hp, mask = self.hparams, minibatch["mask"]
         policy_loss = policy_gradient_loss(outputs.log_prob, minibatch["advantage"], mask)
         entropy = entropy_bonus(outputs.entropy, mask)

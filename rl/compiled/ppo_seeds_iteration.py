@@ -33,6 +33,7 @@ from rl.compiled.stacked_generators import StackedGenerators
 from rl.compiled.stacked_variables import NotStackable, SeedStack, per_seed_map
 from rl.envs.tf import TFEnv
 from rl.hparams import HParams, as_schedule
+from rl.types import LossAndAux
 from rl.utils.compiler import whole_program_xla
 
 
@@ -233,7 +234,7 @@ class CompiledPPOSeeds:
 
     def _minibatch_losses(
         self, stacked: list[tf.Tensor], minibatch: dict[str, tf.Tensor]
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    ) -> LossAndAux:
         """[S] losses (each seed's own `loss` on its minibatch and weights) and [S] aux."""
         if self.batched:  # one batched pass, and the template's loss vectorized over seeds
             params, values = self.forward.actor_critic(stacked, minibatch["obs"])

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.agents.optimizers import make_optimizer
+from rl.types import LossAndAux
 from rl.utils import private_apis
 
 
@@ -79,7 +80,7 @@ class SeedStack(tf.Module):
 
     # ---------------------------------------------------------------------- learning
     def gradient_step(
-        self, loss_fn: Callable[[list[tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
+        self, loss_fn: Callable[[list[tf.Tensor]], LossAndAux]
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
         """One optimizer step for every seed (`Agent.gradient_step` per seed): `loss_fn(stacked
         weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms, aux)."""

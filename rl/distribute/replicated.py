@@ -11,11 +11,12 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from rl.errors import UserError
+from rl.types import LossAndAux
 from rl.utils.gradient_clipping import clip_factor
 from rl.utils.private_apis import gradients_already_summed
 
 SUM = tf.distribute.ReduceOp.SUM
-LossFn = Callable[[dict[str, tf.Tensor]], tuple[tf.Tensor, dict[str, tf.Tensor]]]
+LossFn = Callable[[dict[str, tf.Tensor]], LossAndAux]
 
 
 def num_local_replicas(strategy: tf.distribute.Strategy) -> int:

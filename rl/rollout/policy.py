@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from rl.registry import register_action_function
 from rl.rollout.reevaluate import ActorCriticModel
+from rl.types import LossAndAux
 
 
 @register_action_function("sample", role="logits_sample")
@@ -77,7 +78,7 @@ class ActorCriticPolicy(tf.Module):
             return sample_action(self.model, params, self.generator)
         return greedy_action(self.model, params, self.action_low, self.action_high)
 
-    def act_with_info(self, obs: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    def act_with_info(self, obs: tf.Tensor) -> LossAndAux:
         params, value = self.model(obs)
         action = sample_action(self.model, params, self.generator)
         return action, {"log_prob": action_log_prob(self.model, params, action), "value": value}

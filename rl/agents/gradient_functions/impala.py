@@ -16,6 +16,7 @@ from rl.agents.gradient_functions.policy_gradient import (
     value_loss,
 )
 from rl.registry import register_gradient_function
+from rl.types import LossAndAux
 
 
 @register_gradient_function("impala_loss")
@@ -28,7 +29,7 @@ def impala_loss(
     vf_coef: float,
     ent_coef: float,
     mask: tf.Tensor | None = None,
-) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+) -> LossAndAux:
     """(loss, {"policy_loss", "value_loss", "entropy"}) of equal-shape inputs and `mask`."""
     policy = policy_gradient_loss(log_prob, pg_advantage, mask)
     critic = value_loss(value, vs, mask=mask)
