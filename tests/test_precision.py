@@ -129,7 +129,7 @@ def test_mixed_float16_checkpoints_every_optimizers_loss_scale(tmp_path):
     env, spec = make_vector_env(hp.env, 1, seed=0)
     env.close()
     agent = registry.get_agent(hp.agent)(spec, hp, seed=0)
-    optimizers = [agent.optimizer, agent.actor_optimizer, agent.alpha_optimizer]
+    optimizers = [agent.learner.optimizer, agent.actor_optimizer, agent.alpha_optimizer]
     assert all(isinstance(o, tf.keras.optimizers.LossScaleOptimizer) for o in optimizers)
     saved = tf.train.Checkpoint(agent=agent).write(str(tmp_path / "ckpt"))
     names = [name for name, _ in tf.train.list_variables(saved)]

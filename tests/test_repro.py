@@ -102,7 +102,7 @@ def test_check_names_the_first_nondeterministic_step_and_variable(tmp_path, caps
     match = re.fullmatch(
         r"not deterministic: at step 200, variable agent/q_network/head/advantage/bias "
         r"\(max abs difference ([0-9.e+-]+); checkpoint key "
-        r"agent/optimizer/_trainable_variables/5\) differs between the two reruns",
+        r"agent/learner/optimizer/_trainable_variables/5\) differs between the two reruns",
         last,
     )
     assert match, last

@@ -1,11 +1,11 @@
 """Agent base class: the public API every algorithm shares (TF-Agents' public-calls-private).
 
 Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
-owns the step counters, the agent's `tf.random.Generator`, the scheduled optimizer and the
-counted gradient step; the optimizer step itself (clipping, loss scaling, and under a strategy the
-batch split across replicas: docs/distributed.md) is rl/agents/optimizer_step.py.
-Roles (Acme): acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`;
-learning is `update` and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
+owns the env-step counter, the agent's `tf.random.Generator` and the hparams it reads (a
+population member's from tensors). Its learner role, `agent.learner` (rl/agents/learner.py), owns
+the optimizer, the compiler choice, the strategy and the counted gradient step.
+Acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`; learning is `update`
+and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,11 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
-from rl.agents.optimizer_step import LossFn, OptimizerStep
-from rl.agents.optimizers import make_optimizer
+from rl.agents.learner import Learner
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
     all_workers_agree,
     check_batch_splits,
-    replica_xla,
-    replicated_loss,
-    worker_role,
 )
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
@@ -34,8 +29,6 @@ from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_agent_precision, compute_in
 from rl.types import Batch, HparamTensors, LossAndAux, Metrics
 from rl.utils import private_apis
-from rl.utils.compiler import LOGGER as COMPILER_LOGGER
-from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
 
 
 class Agent(tf.Module):
@@ -70,58 +63,39 @@ class Agent(tf.Module):
         self.spec = spec
         self.hparams = hparams
         self.seed = seed
-        self.strategy = tf.distribute.get_strategy()  # the scope's (outside any: the default)
-        self._distributed = tf.distribute.has_strategy()
-        self._multi_worker = worker_role(self.strategy).multi_worker
-        if self._distributed and self.strategy_refusal:
+        if tf.distribute.has_strategy() and self.strategy_refusal:
             raise UserError(f"agent {hparams.agent!r}: {self.strategy_refusal}")
-        if self._distributed and not self.supports_strategies:
+        if tf.distribute.has_strategy() and not self.supports_strategies:
             raise UserError(
                 f"agent {hparams.agent!r} does not run under a distribution strategy yet; "
                 "train it with --strategy default"
             )
-        # Counters are variables so compiled code reads them and checkpoints carry them.
+        # A variable so compiled code reads it and checkpoints carry it.
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
-        self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = tf.random.Generator.from_seed(seed)
-        self.diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
         self._hparam_tensors: HparamTensors = _no_hparam_tensors
-        self.learning_rate = as_schedule(hparams.lr)
         check_agent_precision(
             hparams.precision,
             hparams.agent,
             self.precision_refusal,
-            self._distributed,
+            tf.distribute.has_strategy(),
             runs_compiled(spec.env_id),
         )
-        self.optimizer = make_optimizer(
-            hparams.optimizer, self.learning_rate.value(0), hparams.adam_epsilon, hparams.precision
-        )
-        # Decided before `_build`, which creates the learner's tf.function.
-        self.compiler: CompilerChoice = choose_compiler(
-            hparams.jit_compile,
-            convolutional=is_convolutional(hparams.model, spec.obs_shape),
-            device=device_type(),
-        )
-        COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
-        # XLA per replica under a strategy, unless a loss holds a collective (TF refuses it).
-        self._replica_xla = (
-            self._distributed
-            and replica_xla(self.strategy, self.compiler.learner)
-            and not self._loss_sums_across_replicas()
-        )
-        self.optimizer_step = OptimizerStep(
-            self.strategy if self._distributed else None,
+        self.learner = Learner(
+            hparams,
+            spec.obs_shape,
+            self.generator,
             self.grad_clip_norm,
             self._loss_weight,
-            self._replica_xla,
+            self._loss_sums_across_replicas(),
+            type(self).__name__,
         )
         self._build()
         compute_in(hparams.precision, private_apis.module_attributes(self, _is_keras_model))
-        self.optimizer.build(self._trainable_variables())
-        if self._distributed:
-            check_batch_splits(self.strategy, self._learner_batch_size())
+        self.learner.optimizer.build(self._trainable_variables())
+        if self.learner.distributed:
+            check_batch_splits(self.learner.strategy, self._learner_batch_size())
         self._build_acting_functions()
 
     def _build_acting_functions(self) -> None:
@@ -130,13 +104,13 @@ class Agent(tf.Module):
         self.greedy_function = tf.function(
             lambda obs: self._act(obs, explore=False),
             input_signature=[obs_spec],
-            jit_compile=self.compiler.acting,
+            jit_compile=self.learner.compiler.acting,
             autograph=False,
         )
         # The collect loop steps Python envs, so XLA acting is a nested compiled function.
         self.compiled_act_with_info = (
             tf.function(self._act_with_info, jit_compile=True, autograph=False)
-            if self.compiler.acting
+            if self.learner.compiler.acting
             else None
         )
 
@@ -208,14 +182,11 @@ class Agent(tf.Module):
     def update(self) -> Metrics:
         """Learns from what was observed; returns metrics, or {} when not ready yet."""
         ready = self._ready_to_update()
-        if self._multi_worker:  # every worker must enter the update's collectives, or none
-            ready = all_workers_agree(self.strategy, ready)
+        if self.learner.multi_worker:  # every worker must enter the update's collectives, or none
+            ready = all_workers_agree(self.learner.strategy, ready)
         if not ready:
             return {}
-        metrics = self._update()
-        if self.diagnostics is not None:
-            metrics = {**metrics, **self.diagnostics.pop(int(self.gradient_steps.numpy()))}
-        return metrics
+        return {**self._update(), **self.learner.diagnostics_metrics()}
 
     @property
     def steps_per_iteration(self) -> int:
@@ -227,12 +198,7 @@ class Agent(tf.Module):
 
     def metrics(self) -> Metrics:
         """Agent state worth logging at any time (learning rate, exploration, ...)."""
-        return {
-            "train/learning_rate": float(self.learning_rate(self.gradient_steps)),
-            # The compiler `jit_compile` resolved to (1: XLA), so a run's logs say which ran.
-            "compiler/learner_xla": float(self.compiler.learner),
-            **self._metrics(self.env_steps),
-        }
+        return {**self.learner.metrics(), **self._metrics(self.env_steps)}
 
     def numpy_state(self) -> dict[str, np.ndarray]:
         """State outside TF variables (replay, partial n-step data), as plain arrays."""
@@ -246,37 +212,6 @@ class Agent(tf.Module):
             part.load_state_dict(under_prefix(f"{name}/", state))
 
     # ------------------------------------------------------------- helpers for subclasses
-    def gradient_step(
-        self,
-        loss_fn: LossFn,
-        variables: list[tf.Variable],
-        batch: dict[str, tf.Tensor] | None = None,
-    ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step on `loss_fn(batch)` (or `loss_fn()`): (loss, grad norm, aux). The
-        learning rate is set first, so a schedule takes effect inside compiled multi-step loops; at
-        DEBUG the loss runs again after the update with the same random numbers."""
-        self.optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
-        rewind = self.diagnostics is not None and not self._distributed
-        rng_before = self.generator.state.read_value() if rewind else None
-        loss, grad_norm, aux = self.optimizer_step(self.optimizer, loss_fn, variables, batch)
-        if self.diagnostics is not None:  # before the counter: schedules see the same step
-            loss_after = self._loss_after_step(loss_fn, batch, rng_before)
-            self.diagnostics.record(loss, loss_after, grad_norm)
-        self.gradient_steps.assign_add(1)
-        return loss, grad_norm, aux
-
-    def _loss_after_step(
-        self, loss_fn: LossFn, batch: dict[str, tf.Tensor] | None, rng_before: tf.Tensor | None
-    ) -> tf.Tensor:
-        """The loss on the same batch after the step, drawing the random numbers it drew."""
-        if self._distributed:  # no generator inside replicas: nothing to rewind
-            return replicated_loss(self.strategy, loss_fn, batch, self._loss_weight)
-        rng_after = self.generator.state.read_value()
-        self.generator.state.assign(rng_before)
-        loss_after, _ = loss_fn() if batch is None else loss_fn(batch)
-        self.generator.state.assign(rng_after)
-        return loss_after
-
     def read_hparams_from(self, tensors: HparamTensors) -> None:
         """From now on, hparam `name` is `tensors(name)` wherever that is not None: one trace
         serves population members that differ only in those numbers (rl.compiled.population)."""
@@ -308,7 +243,7 @@ class Agent(tf.Module):
 
     def grad_clip_norm(self) -> float | tf.Tensor | None:
         """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor."""
-        limit = self._hparam_now("max_grad_norm", self.gradient_steps)
+        limit = self._hparam_now("max_grad_norm", self.learner.gradient_steps)
         if isinstance(limit, float) and limit <= 0:
             return None
         return limit
@@ -328,15 +263,6 @@ class Agent(tf.Module):
     def _learner_batch_size(self) -> int:
         """Examples in one gradient step's batch (checked to split across replicas)."""
         return self.hparams.batch_size
-
-    def _learner_function(self, fn: Callable, input_signature: list) -> Callable:
-        """The learner's `tf.function`, XLA per `self.compiler` on one device only (TF refuses an
-        XLA program reading other replicas' variables: `_replica_xla` compiles each replica).
-        Traced as written, without autograph: the agents write their loops and branches as
-        `tf.while_loop` and `tf.cond`, and autograph's conversion of a learner costs ~5 CPU
-        seconds of every process that builds it (half of a tiny DQN run)."""
-        jit = self.compiler.learner and not self._distributed
-        return tf.function(fn, input_signature=input_signature, jit_compile=jit, autograph=False)
 
     def _trainable_variables(self) -> list[tf.Variable]:
         raise NotImplementedError

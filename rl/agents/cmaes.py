@@ -207,10 +207,10 @@ class CMAESAgent(Agent):
 
     def _update(self) -> Metrics:
         fitness = self.scorer.fitness.copy()
-        self.es.mean_lr = float(self.learning_rate(self.gradient_steps))
+        self.es.mean_lr = float(self.learner.learning_rate(self.learner.gradient_steps))
         self.es.tell(-fitness)  # CMA-ES minimizes
         self._install(self.es.ask())
-        self.gradient_steps.assign_add(1)
+        self.learner.gradient_steps.assign_add(1)
         return {
             "train/loss": -float(np.mean(fitness)),
             "train/fitness_mean": float(np.mean(fitness)),

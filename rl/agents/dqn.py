@@ -111,7 +111,7 @@ class DQN(QLearning, ReplayAgent):
         if hp.noisy:  # independent noise for the online and target nets (NoisyNet)
             self.q_network.resample_noise(self.generator)
             self.target_network.resample_noise(self.generator)
-        loss, grad_norm, aux = self.gradient_step(
+        loss, grad_norm, aux = self.learner.gradient_step(
             self.loss, self.q_network.trainable_variables, sample
         )
         return {"loss": loss, "grad_norm": grad_norm, **aux}

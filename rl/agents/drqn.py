@@ -120,7 +120,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
             for key, (shape, dtype) in self.replay.builder.fields().items()
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
-        self.train_on_batch = self._learner_function(self._train_on_batches, [batch_spec])
+        self.train_on_batch = self.learner.function(self._train_on_batches, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:
@@ -169,8 +169,10 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             self._sync_target_when_due()
-            eta = self._hparam_now("priority_eta", self.gradient_steps)  # before the step counts
-            loss, grad_norm, aux = self.gradient_step(
+            eta = self._hparam_now(
+                "priority_eta", self.learner.gradient_steps
+            )  # before the step counts
+            loss, grad_norm, aux = self.learner.gradient_step(
                 self.loss, self.q_network.trainable_variables, sample
             )
             priority = sequence_priority(aux["td_error"], sample["mask"], eta)

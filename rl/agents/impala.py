@@ -64,7 +64,7 @@ class Impala(ActorCriticAgent):
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
         self.batch_spec = self._build_rollout(self.unroll_length, with_value=False)
-        self.train_on_batch = self._learner_function(self._train, [self.batch_spec])
+        self.train_on_batch = self.learner.function(self._train, [self.batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
@@ -86,7 +86,9 @@ class Impala(ActorCriticAgent):
         def step(envs: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             # Whole unrolls of the chosen env copies, env-major: a strategy never splits time.
             rows = rollout.select_envs(envs[k]).batch_major()
-            return self.gradient_step(self._env_major_loss, self._trainable_variables(), rows)
+            return self.learner.gradient_step(
+                self._env_major_loss, self._trainable_variables(), rows
+            )
 
         return update_epochs(
             hp.n_epochs,
@@ -111,7 +113,7 @@ class Impala(ActorCriticAgent):
         discounts = rollout.discounts(hp.gamma)
         log_prob, value = now.log_prob, now.value
         log_rhos = tf.stop_gradient(log_prob) - rollout.log_prob
-        step = self.gradient_steps
+        step = self.learner.gradient_steps
         rho_bar = self._hparam_now("vtrace_rho_bar", step)
         options = {
             "log_rhos": log_rhos,

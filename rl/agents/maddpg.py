@@ -85,7 +85,7 @@ class MADDPG(OffPolicyContinuousAgent):
                 setattr(self, f"{prefix}_{i}", actor)
         self._build_critics(self.num_agents)
         polyak_update(self._actor_variables(target=True), self._actor_variables(), 1.0)
-        self.actor_optimizer = self._make_optimizer(self._actor_variables(trainable=True))
+        self.actor_optimizer = self.learner.another_optimizer(self._actor_variables(trainable=True))
 
     def _agent_spec(self, i: int):
         """Agent i's own view of the env: its observation row and its action row's bounds."""
@@ -156,10 +156,10 @@ class MADDPG(OffPolicyContinuousAgent):
 
         actor_batch = {"obs": sample["obs"], "action": sample["action"]}
         actor_variables = self._actor_variables(trainable=True)
-        actor_loss, _ = self._optimizer_step(
+        actor_loss, _ = self.learner.uncounted_step(
             self.actor_optimizer, actor_loss_fn, actor_variables, actor_batch
         )
-        tau = self._hparam_at("tau", self.gradient_steps)
+        tau = self._hparam_at("tau", self.learner.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)
         polyak_update(self._actor_variables(target=True), self._actor_variables(), tau)
         return {"loss": loss, "actor_loss": actor_loss, **aux}

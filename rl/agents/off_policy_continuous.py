@@ -2,7 +2,7 @@
 random warm-up actions, K gradient steps per compiled call, critics with Polyak targets.
 
 The base optimizer trains the critics; the actor (and SAC's temperature) have their own on the
-same `lr` schedule (`_optimizer_step`).
+same `lr` schedule (`Learner.uncounted_step`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 import tensorflow as tf
 
 from rl.agents.gradient_functions import critic_loss
-from rl.agents.optimizers import make_optimizer
 from rl.agents.replay_agent import ReplayAgent, mean_over_batches
 from rl.errors import UserError
 from rl.models import Critics
@@ -99,29 +98,10 @@ class OffPolicyContinuousAgent(ReplayAgent):
             # td_error [C, B] goes out as [B, C]: per-example outputs have examples on axis 0
             return loss, {"td_error": tf.transpose(td_error), "q_mean": tf.reduce_mean(q_values)}
 
-        loss, _, aux = self.gradient_step(loss_fn, self.critics.trainable_variables, critic_batch)
-        aux["td_error"] = tf.transpose(aux["td_error"])
-        return loss, aux
-
-    def _make_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
-        """A second optimizer (actor, temperature) like the base one, built for `variables`."""
-        hp = self.hparams
-        optimizer = make_optimizer(
-            hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon, hp.precision
+        loss, _, aux = self.learner.gradient_step(
+            loss_fn, self.critics.trainable_variables, critic_batch
         )
-        optimizer.build(variables)
-        return optimizer
-
-    def _optimizer_step(
-        self,
-        optimizer: tf.keras.optimizers.Optimizer,
-        loss_fn: Callable[..., LossAndAux],
-        variables: list[tf.Variable],
-        batch: dict[str, tf.Tensor] | None = None,
-    ) -> LossAndAux:
-        """`Agent.gradient_step` for a non-base optimizer, without counting a gradient step."""
-        optimizer.learning_rate.assign(self.learning_rate(self.gradient_steps))
-        loss, _, aux = self.optimizer_step(optimizer, loss_fn, variables, batch)
+        aux["td_error"] = tf.transpose(aux["td_error"])
         return loss, aux
 
     # ------------------------------------------------------------------------ acting

@@ -72,7 +72,7 @@ class OffPAC(ActorCriticAgent):
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        self.train_on_batch = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self.learner.function(self._train, [batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)
@@ -102,7 +102,7 @@ class OffPAC(ActorCriticAgent):
 
         def step(indices: tf.Tensor, k: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, dict]:
             segments = {name: value[indices[k]] for name, value in batch.items()}  # [B, T, ...]
-            return self.gradient_step(self.loss, self._trainable_variables(), segments)
+            return self.learner.gradient_step(self.loss, self._trainable_variables(), segments)
 
         # One pass over the K sampled batches, in order.
         return update_epochs(
@@ -118,16 +118,16 @@ class OffPAC(ActorCriticAgent):
         rewards = fold_truncation(
             rollout.reward, rollout.truncated, tf.stop_gradient(final_values), hp.gamma
         )
-        rho_bar = self._hparam_now("rho_bar", self.gradient_steps)
+        rho_bar = self._hparam_now("rho_bar", self.learner.gradient_steps)
         value_targets, advantages = offpac_critic_targets(
             rewards,
             current.value,
             rollout.discounts(hp.gamma),
             tf.stop_gradient(bootstrap),
             current.log_prob - rollout.log_prob,
-            lambda_=self._hparam_now("trace_lambda", self.gradient_steps),
+            lambda_=self._hparam_now("trace_lambda", self.learner.gradient_steps),
             rho_bar=rho_bar,
-            c_bar=self._hparam_now("c_bar", self.gradient_steps),
+            c_bar=self._hparam_now("c_bar", self.learner.gradient_steps),
         )
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))

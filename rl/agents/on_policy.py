@@ -152,7 +152,7 @@ class OnPolicyAgent(ActorCriticAgent):
         # Each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
         batch_spec = self._build_rollout(num_steps, with_value=True)
-        self.train_on_batch = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self.learner.function(self._train, [batch_spec])
 
     def _build_estimator(self) -> None:
         self.estimator = get_advantage_estimator(self.hparams.advantage_estimator)
@@ -218,7 +218,7 @@ class OnPolicyAgent(ActorCriticAgent):
             value = final_values = tf.zeros_like(batch["reward"])  # their rewards only
             bootstrap = tf.zeros_like(batch["reward"][0])
         if gamma is None:
-            gamma = self._hparam_now("gamma", self.gradient_steps)
+            gamma = self._hparam_now("gamma", self.learner.gradient_steps)
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
         advantages, returns = self.estimate_advantages(
@@ -246,7 +246,7 @@ class OnPolicyAgent(ActorCriticAgent):
         """(advantages, returns) [T, N]; `gae_lambda` (a number, or [N]) replaces the agent's."""
         options = dict(self._estimator_options)
         if "lambda_" in options:
-            own = self._hparam_now("gae_lambda", self.gradient_steps)
+            own = self._hparam_now("gae_lambda", self.learner.gradient_steps)
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
 
@@ -257,7 +257,7 @@ class OnPolicyAgent(ActorCriticAgent):
         (advantages normalized per minibatch when `normalize_advantage`): (loss, grad norm,
         aux). Public so that one step can be compiled on its own (benchmarks/xla_programs.py)."""
         loss_fn, inputs = self._step_loss_and_inputs(self.normalized(minibatch))
-        return self.gradient_step(loss_fn, self._trainable_variables(), inputs)
+        return self.learner.gradient_step(loss_fn, self._trainable_variables(), inputs)
 
     def normalized(self, minibatch: TensorBatch) -> TensorBatch:
         """The minibatch a loss reads: advantages normalized over it (masked) when

@@ -2,7 +2,7 @@
 
 Clipped to `max_grad_norm`, with the loss scaled under mixed_float16, and under a strategy split
 across replicas (rl/distribute/replicated.py). Agents take their steps through
-`Agent.gradient_step`, which counts them; an agent with more optimizers than the base one (the
+`Learner.gradient_step`, which counts them; an agent with more optimizers than the base one (the
 actor and temperature of TD3/SAC) steps them with the same object.
 """
 

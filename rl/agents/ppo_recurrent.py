@@ -107,7 +107,7 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         batch_spec = self._build_rollout(num_steps, with_value=True)
         self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
         batch_spec["state_in"] = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
-        self.train_on_batch = self._learner_function(self._train, [batch_spec])
+        self.train_on_batch = self.learner.function(self._train, [batch_spec])
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:

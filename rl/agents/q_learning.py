@@ -37,10 +37,10 @@ class QLearning:
         autograph, whose conversion would cost seconds per process."""
 
         def sync() -> tf.Tensor:
-            self._sync_target(self._hparam_at("tau", self.gradient_steps))
+            self._sync_target(self._hparam_at("tau", self.learner.gradient_steps))
             return tf.constant(True)  # a branch must return a tensor
 
-        due = tf.equal(self.gradient_steps % self.hparams.target_update_period, 0)
+        due = tf.equal(self.learner.gradient_steps % self.hparams.target_update_period, 0)
         tf.cond(due, sync, lambda: tf.constant(False))
 
     def _current_epsilon(self) -> tf.Tensor:

@@ -115,13 +115,13 @@ class ReplayAgent(Agent):
                 n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
             )
         # [K, B] as sampled; fixed under a strategy, whose replicas (TPU) need static shapes.
-        lead = [hp.gradient_steps, hp.batch_size] if self._distributed else [None, None]
+        lead = [hp.gradient_steps, hp.batch_size] if self.learner.distributed else [None, None]
         batch_spec = {
             key: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for key, (shape, dtype) in fields.items()
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
-        self.train_on_batch = self._learner_function(self._train_on_batches, [batch_spec])
+        self.train_on_batch = self.learner.function(self._train_on_batches, [batch_spec])
         # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
         self._sample_spec = {
             key: tf.TensorSpec([None, *value.shape[2:]], value.dtype)

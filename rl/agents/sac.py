@@ -40,11 +40,11 @@ class SAC(OffPolicyContinuousAgent):
         )
         self.actor(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))
         self._build_critics(hp.num_critics)
-        self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
+        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
         self.log_alpha = tf.Variable(
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
-        self.alpha_optimizer = self._make_optimizer([self.log_alpha])
+        self.alpha_optimizer = self.learner.another_optimizer([self.log_alpha])
         self.default_target_entropy = -float(num_action_dims(spec))  # -|A|, for None
 
     # ------------------------------------------------------------------------ acting
@@ -103,12 +103,12 @@ class SAC(OffPolicyContinuousAgent):
             }
 
         actor_batch = {"obs": sample["obs"], "noise": actor_noise}
-        actor_loss, actor_aux = self._optimizer_step(
+        actor_loss, actor_aux = self.learner.uncounted_step(
             self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
         )
         log_prob = actor_aux["log_prob"]
 
-        target_entropy = self._hparam_now("target_entropy", self.gradient_steps)
+        target_entropy = self._hparam_now("target_entropy", self.learner.gradient_steps)
         if target_entropy is None:
             target_entropy = self.default_target_entropy
 
@@ -116,12 +116,12 @@ class SAC(OffPolicyContinuousAgent):
             return sac_alpha_loss(self.log_alpha, part["log_prob"], target_entropy), {}
 
         if self.hparams.auto_alpha:
-            alpha_loss, _ = self._optimizer_step(
+            alpha_loss, _ = self.learner.uncounted_step(
                 self.alpha_optimizer, alpha_loss_fn, [self.log_alpha], {"log_prob": log_prob}
             )
         else:
             alpha_loss, _ = alpha_loss_fn({"log_prob": log_prob})  # logged only
-        tau = self._hparam_at("tau", self.gradient_steps)
+        tau = self._hparam_at("tau", self.learner.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)
         return {
             "loss": loss,

@@ -52,7 +52,7 @@ class TD3(OffPolicyContinuousAgent):
         self.actor, self.actor_target = actor("actor"), actor("actor_target")
         self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
-        self.actor_optimizer = self._make_optimizer(self.actor.trainable_variables)
+        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
         # OU state per *training* env copy (test mode restores it too); unused with Gaussian noise.
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
@@ -94,9 +94,9 @@ class TD3(OffPolicyContinuousAgent):
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
-        smoothing = self._hparam_at("target_policy_noise", self.gradient_steps)
+        smoothing = self._hparam_at("target_policy_noise", self.learner.gradient_steps)
         noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
-        clip = self._hparam_at("target_noise_clip", self.gradient_steps) * half_range
+        clip = self._hparam_at("target_noise_clip", self.learner.gradient_steps) * half_range
         next_action = smoothed_target_action(
             next_action, noise, clip, self.action_low, self.action_high
         )
@@ -111,17 +111,17 @@ class TD3(OffPolicyContinuousAgent):
                 return deterministic_actor_loss(self.critics.first(part["obs"], action)), {}
 
             actor_batch = {"obs": sample["obs"]}
-            actor_loss, _ = self._optimizer_step(
+            actor_loss, _ = self.learner.uncounted_step(
                 self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
             )
-            tau = self._hparam_at("tau", self.gradient_steps)
+            tau = self._hparam_at("tau", self.learner.gradient_steps)
             polyak_update(self.critics_target.variables, self.critics.variables, tau)
             polyak_update(self.actor_target.variables, self.actor.variables, tau)
             self.last_actor_loss.assign(tf.cast(actor_loss, tf.float32))
             return self.last_actor_loss.read_value()
 
         # Delayed policy updates: gradient_steps was just incremented by the critic step.
-        delayed = self.gradient_steps % self.hparams.policy_delay == 0
+        delayed = self.learner.gradient_steps % self.hparams.policy_delay == 0
         actor_loss = tf.cond(delayed, actor_step, self.last_actor_loss.read_value)
         return {"loss": loss, "actor_loss": actor_loss, **aux}
 

@@ -294,7 +294,9 @@ class CompiledPPOSeeds:
             value.assign([hparams.constant_number(key) for hparams in member_hparams])
         for member, hparams in zip(self.members, member_hparams, strict=True):
             member.hp = member.agent.hparams = hparams
-            member.agent.learning_rate = as_schedule(hparams.lr)  # logged as train/learning_rate
+            member.agent.learner.learning_rate = as_schedule(
+                hparams.lr
+            )  # logged as train/learning_rate
 
     # -------------------------------------------------------------------- evaluation
     def evaluate(self, seeds: list[int], num_envs: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -47,7 +47,7 @@ class SeedStack(tf.Module):
             tf.Variable(tf.stack([v.value for v in column]), name=f"stacked_{i}")
             for i, column in enumerate(zip(*self.per_seed, strict=True))
         ]
-        self.learning_rate = template.learning_rate
+        self.learning_rate = template.learner.learning_rate
         hp = self.hparams
         self.optimizer = make_optimizer(hp.optimizer, self.learning_rate.value(0), hp.adam_epsilon)
         self.optimizer.build(self.stacked)
@@ -82,11 +82,11 @@ class SeedStack(tf.Module):
     def gradient_step(
         self, loss_fn: Callable[[list[tf.Tensor]], LossAndAux]
     ) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
-        """One optimizer step for every seed (`Agent.gradient_step` per seed): `loss_fn(stacked
+        """One optimizer step for every seed (`Learner.gradient_step` per seed): `loss_fn(stacked
         weights)` -> ([S] losses, aux); returns ([S] losses, [S] gradient norms, aux)."""
         template = self.agents[0]
         if self.member_lr is None:
-            self.optimizer.learning_rate.assign(self.learning_rate(template.gradient_steps))
+            self.optimizer.learning_rate.assign(self.learning_rate(template.learner.gradient_steps))
         else:  # scaled per seed below
             self.optimizer.learning_rate.assign(1.0)
         with tf.GradientTape() as tape:
@@ -106,13 +106,15 @@ class SeedStack(tf.Module):
                 scale = tf.reshape(self.member_lr, [-1] + [1] * (before.shape.rank - 1))
                 variable.assign(before + scale * (variable - before))
         for agent in self.agents:
-            agent.gradient_steps.assign_add(1)
+            agent.learner.gradient_steps.assign_add(1)
         return losses, norms, aux
 
     def copy_members(self, source: tf.Tensor) -> None:
         """Seed s takes seed `source[s]`'s weights and optimizer slots (PBT's exploit): one gather
         per stacked variable, so a traced caller serves every choice of who copies whom."""
-        pairs = zip(self.optimizer.variables, self.agents[0].optimizer.variables, strict=True)
+        pairs = zip(
+            self.optimizer.variables, self.agents[0].learner.optimizer.variables, strict=True
+        )
         slots = [stacked for stacked, single in pairs if _is_stacked(stacked, single)]
         for variable in [*self.stacked, *slots]:
             variable.assign(tf.gather(variable, source))
@@ -126,22 +128,22 @@ class SeedStack(tf.Module):
         slots = [
             tf.unstack(stacked, num=self.num_seeds) if _is_stacked(stacked, single) else stacked
             for stacked, single in zip(
-                self.optimizer.variables, self.agents[0].optimizer.variables, strict=True
+                self.optimizer.variables, self.agents[0].learner.optimizer.variables, strict=True
             )
         ]
         for s, agent in enumerate(self.agents):
             for variable, column in zip(self.per_seed[s], weights, strict=True):
                 variable.assign(column[s])
-            for variable, value in zip(agent.optimizer.variables, slots, strict=True):
+            for variable, value in zip(agent.learner.optimizer.variables, slots, strict=True):
                 variable.assign(value[s] if isinstance(value, list) else value)
             if self.member_lr is not None:  # the stack steps with lr 1 (`use_member_values`)
-                agent.optimizer.learning_rate.assign(self.member_lr[s])
+                agent.learner.optimizer.learning_rate.assign(self.member_lr[s])
 
     def load_from_agents(self) -> None:
         """The inverse of `store_to_agents` (after the agents were restored)."""
         for i, stacked in enumerate(self.stacked):
             stacked.assign(tf.stack([variables[i].value for variables in self.per_seed]))
-        per_agent = [agent.optimizer.variables for agent in self.agents]
+        per_agent = [agent.learner.optimizer.variables for agent in self.agents]
         for stacked, column in zip(
             self.optimizer.variables, zip(*per_agent, strict=True), strict=True
         ):
@@ -160,7 +162,7 @@ class SeedStack(tf.Module):
 
     def _check_optimizer_layout(self) -> None:
         for agent in self.agents:
-            mine, theirs = self.optimizer.variables, agent.optimizer.variables
+            mine, theirs = self.optimizer.variables, agent.learner.optimizer.variables
             if len(mine) != len(theirs) or any(
                 a.shape != ([self.num_seeds, *b.shape] if _is_stacked(a, b) else b.shape)
                 for a, b in zip(mine, theirs, strict=False)

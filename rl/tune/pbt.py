@@ -288,7 +288,7 @@ class PBTEngine(CompiledEngine):
         step = requests[0].env_steps
         if self.rounds.due(step, self.hp.train_steps):
             self._store_members()  # a best checkpoint of this evaluation keeps these weights
-            gradient_step = int(self.members[0].agent.gradient_steps.numpy())
+            gradient_step = int(self.members[0].agent.learner.gradient_steps.numpy())
             scores: list[float | None] = [None] * len(self.members)  # None: stopped training
             for request, result in zip(requests, results, strict=True):
                 scores[request.index] = float(result.return_mean)

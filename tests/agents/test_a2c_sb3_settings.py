@@ -35,8 +35,10 @@ def _assert_orthogonal(kernel: np.ndarray, gain: float) -> None:
 def test_a2c_cartpole_has_sb3s_separate_orthogonal_networks_and_rmsprop():
     agent = _agent("a2c_cartpole")
     model = agent.model
-    assert isinstance(agent.optimizer, TorchRMSprop) and agent.optimizer.alpha == 0.99
-    assert agent.optimizer.epsilon == pytest.approx(1e-5)
+    assert (
+        isinstance(agent.learner.optimizer, TorchRMSprop) and agent.learner.optimizer.alpha == 0.99
+    )
+    assert agent.learner.optimizer.epsilon == pytest.approx(1e-5)
     assert model.value_torso is not None
     for torso in (model.torso, model.value_torso):
         layers = _dense_layers(torso)

@@ -196,7 +196,7 @@ def test_agent_loss_and_priorities_match_numpy_double_q_c51():
     driver.collect(120)
     for _ in range(3):  # gradient steps 0..2: the online net moves away from the target
         agent.update()
-    assert int(agent.gradient_steps.numpy()) % hp.target_update_period != 0  # no sync next
+    assert int(agent.learner.gradient_steps.numpy()) % hp.target_update_period != 0  # no sync next
     batch = agent.replay.sample(hp.batch_size, num_batches=1, beta=0.4)
     indices = batch["indices"]
     s = {k: v[0] for k, v in batch.items() if k != "indices"}

@@ -275,7 +275,7 @@ def test_fitness_through_the_driver_equals_each_candidate_played_alone():
             agent.end_all_episodes()
             driver.reset(seed=chunk)
     assert len(told) >= 5
-    assert int(agent.gradient_steps.numpy()) == len(told)
+    assert int(agent.learner.gradient_steps.numpy()) == len(told)
     for candidates, fitness in told:
         expected = [policy_return(params, 3) for params in candidates]
         np.testing.assert_array_equal(fitness, expected)
@@ -325,7 +325,7 @@ def test_update_tells_cma_es_and_installs_the_next_generation():
     np.testing.assert_allclose(agent.es.mean, expected_mean, atol=1e-6)
     np.testing.assert_allclose(agent.mean_params.numpy(), expected_mean, atol=1e-6)
     assert metrics["train/loss"] == -2.5 and metrics["train/fitness_max"] == 4.0
-    assert metrics["train/generation"] == 1.0 and int(agent.gradient_steps.numpy()) == 1
+    assert metrics["train/generation"] == 1.0 and int(agent.learner.gradient_steps.numpy()) == 1
     after = agent.candidate_params.numpy()
     assert not np.array_equal(after, before_candidates)
     np.testing.assert_allclose(

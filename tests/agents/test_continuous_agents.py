@@ -131,7 +131,7 @@ def test_td3_delays_the_actor_and_moves_targets_by_tau():
         pairs = zip(online.get_weights(), old_target, target.get_weights(), strict=True)
         for now, before, got in pairs:
             np.testing.assert_allclose(got, 0.5 * now + 0.5 * before, rtol=1e-5, atol=1e-7)
-    assert int(agent.gradient_steps.numpy()) == 2
+    assert int(agent.learner.gradient_steps.numpy()) == 2
     # Step 3 is critics only again: it logs step 2's policy loss rather than computing one.
     actor = weights(agent.actor)
     assert agent.update()["train/actor_loss"] == policy_step["train/actor_loss"] != 0.0
@@ -147,7 +147,7 @@ def test_update_lowers_the_critic_loss_on_a_fixed_batch(hparams_set):
     repeated = {k: tf.repeat(v, 32, axis=0) for k, v in batch.items()}
     last = float(agent.train_on_batch(repeated)["loss"])
     assert last < first
-    assert int(agent.gradient_steps.numpy()) == 33
+    assert int(agent.learner.gradient_steps.numpy()) == 33
 
 
 @pytest.mark.parametrize("hparams_set", ["td3_tiny", "sac_tiny"])

@@ -81,7 +81,7 @@ def test_dqn_loss_after_the_step_is_lower_on_the_same_batch(debug_records):
     agent.train_on_batch(batch)  # one compiled gradient step
     expected_after, _ = agent.loss(sample)
 
-    metrics = agent.diagnostics.pop(int(agent.gradient_steps.numpy()))
+    metrics = agent.learner.diagnostics.pop(int(agent.learner.gradient_steps.numpy()))
     assert metrics["debug/loss_before"] == pytest.approx(float(expected_before), rel=1e-5)
     assert metrics["debug/loss_after"] == pytest.approx(float(expected_after), rel=1e-5)
     assert metrics["debug/grad_norm"] == pytest.approx(float(expected_norm), rel=1e-5)
@@ -91,7 +91,7 @@ def test_dqn_loss_after_the_step_is_lower_on_the_same_batch(debug_records):
     )
     assert metrics["debug/improved_fraction"] == 1.0
     assert len(debug_records.messages) == 1 and "on the same batch" in debug_records.messages[0]
-    assert agent.diagnostics.pop(0) == {}  # the sums were reset
+    assert agent.learner.diagnostics.pop(0) == {}  # the sums were reset
 
 
 def test_dqn_update_logs_diagnostics_that_match_its_own_metrics(debug_records):
@@ -132,17 +132,17 @@ def test_after_loss_reuses_the_random_numbers_and_leaves_the_rng_stream_alone(de
             noise = agent.generator.normal(tf.shape(variables[0]))
             return tf.reduce_mean(tf.square(variables[0] - noise)), {}
 
-        tf.function(lambda: agent.gradient_step(loss_fn, variables))()
+        tf.function(lambda: agent.learner.gradient_step(loss_fn, variables))()
         return agent.generator.state.numpy(), variables[0].numpy()
 
     debug_agent, _, _ = make_agent("dqn", "hidden_sizes=[8],lr=0.01")
     debug_state, debug_weights = step(debug_agent)
-    metrics = debug_agent.diagnostics.pop(1)
+    metrics = debug_agent.learner.diagnostics.pop(1)
     assert metrics["debug/loss_after"] < metrics["debug/loss_before"]
 
     logging.getLogger("rl").setLevel(logging.INFO)
     plain_agent, _, _ = make_agent("dqn", "hidden_sizes=[8],lr=0.01")
-    assert plain_agent.diagnostics is None
+    assert plain_agent.learner.diagnostics is None
     plain_state, plain_weights = step(plain_agent)
     np.testing.assert_array_equal(debug_state, plain_state)
     np.testing.assert_array_equal(debug_weights, plain_weights)
@@ -161,7 +161,7 @@ def test_no_extra_forward_pass_is_traced_without_debug(debug_records):
     debug_agent, _, _ = make_agent("dqn", "hidden_sizes=[8],batch_size=4")
     logging.getLogger("rl").setLevel(logging.INFO)
     plain_agent, _, _ = make_agent("dqn", "hidden_sizes=[8],batch_size=4")
-    assert plain_agent.diagnostics is None
+    assert plain_agent.learner.diagnostics is None
     plain, debug = (
         _matmuls(plain_agent.train_on_batch, hand_batch()),
         _matmuls(debug_agent.train_on_batch, hand_batch()),

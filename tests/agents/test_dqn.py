@@ -80,11 +80,11 @@ def test_learning_rate_schedule_takes_effect_inside_the_compiled_update():
     driver.reset(seed=0)
     driver.collect(40)
     agent.update()  # gradient steps 0..3: lr at step 3 = 0.01 - 3/8 * 0.009 = 0.006625
-    assert int(agent.gradient_steps.numpy()) == 4
-    assert agent.optimizer.learning_rate.numpy() == pytest.approx(0.006625, rel=1e-5)
+    assert int(agent.learner.gradient_steps.numpy()) == 4
+    assert agent.learner.optimizer.learning_rate.numpy() == pytest.approx(0.006625, rel=1e-5)
     agent.update()
     agent.update()  # steps 8..11: clamped at the end value
-    assert agent.optimizer.learning_rate.numpy() == pytest.approx(0.001, rel=1e-5)
+    assert agent.learner.optimizer.learning_rate.numpy() == pytest.approx(0.001, rel=1e-5)
 
 
 def test_epsilon_schedule_and_random_actions_before_learning_starts():

@@ -123,14 +123,14 @@ def test_first_pass_is_on_policy_and_later_passes_are_not():
     metrics = agent.update()
     assert metrics["train/rho_mean"] == pytest.approx(1.0, abs=1e-5)
     assert metrics["train/approx_kl"] == pytest.approx(0.0, abs=1e-6)
-    assert int(agent.gradient_steps.numpy()) == 1
+    assert int(agent.learner.gradient_steps.numpy()) == 1
     assert not agent.rollout.full() and len(agent.rollout) == 0
     vec_env.close()
     # Three passes of two minibatches: after the first step the data are off-policy.
     agent, driver, vec_env = _agent(n_epochs=3, num_minibatches=2, lr=1e-2)
     driver.collect(agent.unroll_length)
     metrics = agent.update()
-    assert int(agent.gradient_steps.numpy()) == 6
+    assert int(agent.learner.gradient_steps.numpy()) == 6
     assert metrics["train/approx_kl"] > 1e-6
     assert metrics["train/rho_mean"] != pytest.approx(1.0, abs=1e-5)
     assert np.isfinite([metrics[f"train/{k}"] for k in agent.loss_metrics]).all()
@@ -156,7 +156,7 @@ def test_unrolls_travel_from_actors_to_the_learner():
     assert learner.rollout.full()
     np.testing.assert_array_equal(learner.rollout.data()["log_prob"][:, 2:], unrolls[1]["log_prob"])
     metrics = learner.update()
-    assert np.isfinite(metrics["train/loss"]) and int(learner.gradient_steps.numpy()) == 4
+    assert np.isfinite(metrics["train/loss"]) and int(learner.learner.gradient_steps.numpy()) == 4
     with pytest.raises(ValueError, match="obs"):
         add_unroll(learner, unrolls[0])  # 2 env copies where the learner batches 4
     with pytest.raises(RuntimeError, match="pop_unroll"):

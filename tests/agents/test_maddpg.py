@@ -169,7 +169,7 @@ def test_update_trains_all_agents_and_moves_targets_by_tau():
         now, got = getattr(agent, online).get_weights(), getattr(agent, target).get_weights()
         for new, old, result in zip(now, weights[target], got, strict=True):
             np.testing.assert_allclose(result, 0.5 * new + 0.5 * old, rtol=1e-5, atol=1e-7)
-    assert int(agent.gradient_steps.numpy()) == 1
+    assert int(agent.learner.gradient_steps.numpy()) == 1
 
 
 NETS = ("actor_0", "actor_1", "actor_target_0", "actor_target_1", "critics", "critics_target")

@@ -170,7 +170,7 @@ def test_update_fills_the_replay_and_runs_every_gradient_step_in_one_call():
         driver.collect(agent.steps_per_iteration)
         sizes.append(agent.update()["train/replay_size"])
     assert sizes == [4.0, 6.0, 8.0, 8.0]  # capped at replay_capacity
-    assert int(agent.gradient_steps.numpy()) == 4 * hp.gradient_steps
+    assert int(agent.learner.gradient_steps.numpy()) == 4 * hp.gradient_steps
     assert agent.train_on_batch.experimental_get_tracing_count() == 1
     # A checkpoint holds the replay and the partial segment (cut as truncations).
     driver.collect(5)

@@ -44,5 +44,5 @@ def test_an_agent_builds_the_optimizer_its_hparams_name(request):
     hp.freeze()
     _, spec = make_vector_env("CartPole-v1", 1, seed=0)
     agent = registry.get_agent("dqn")(spec, hp, seed=0)
-    assert isinstance(agent.optimizer, tf.keras.optimizers.SGD)
+    assert isinstance(agent.learner.optimizer, tf.keras.optimizers.SGD)
     assert built == [(0.125, hp.adam_epsilon)]

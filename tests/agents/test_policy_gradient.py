@@ -176,7 +176,7 @@ def test_update_runs_all_epochs_and_minibatches_in_one_call(hparams_set):
     driver.collect(agent.steps_per_iteration)
     metrics = agent.update()
     rollout = hp.train_every // hp.num_envs * hp.num_envs
-    assert int(agent.gradient_steps.numpy()) == hp.n_epochs * rollout // hp.batch_size
+    assert int(agent.learner.gradient_steps.numpy()) == hp.n_epochs * rollout // hp.batch_size
     assert {"train/loss", "train/policy_loss", "train/entropy"} <= set(metrics)
     assert len(agent.rollout) == 0  # emptied for the next rollout
     assert agent.train_on_batch.experimental_get_tracing_count() == 1
@@ -191,7 +191,7 @@ def test_ppo_lr_and_clip_range_anneal_inside_the_compiled_update():
     agent, driver = make_agent("ppo_tiny")
     driver.collect(agent.steps_per_iteration)
     agent.update()
-    assert agent.optimizer.learning_rate.numpy() == pytest.approx(1e-3 * 29 / 32, rel=1e-5)
+    assert agent.learner.optimizer.learning_rate.numpy() == pytest.approx(1e-3 * 29 / 32, rel=1e-5)
     # clip linear(0.2, 0.1, 32) at gradient step 4: 0.2 - 0.1 * 4/32 = 0.1875.
     assert agent.metrics()["train/clip_range"] == pytest.approx(0.1875, rel=1e-5)
 

@@ -42,7 +42,7 @@ def test_kl_past_the_limit_after_the_first_minibatch_stops_after_one_step():
         driver.collect(agent.steps_per_iteration)
         metrics = agent.update()
         assert metrics["train/update_steps"] == 1.0
-        assert int(agent.gradient_steps.numpy()) == update  # counts the steps taken only
+        assert int(agent.learner.gradient_steps.numpy()) == update  # counts the steps taken only
         if update == 1:  # the one step's KL: under the weights that collected
             assert 0.0 <= metrics["train/approx_kl"] < 1e-6
     assert agent.train_on_batch.experimental_get_tracing_count() == 1
@@ -53,7 +53,7 @@ def test_the_stopped_update_equals_the_same_steps_without_a_stop():
     # The weights are then those of a 1-epoch update without target_kl (same permutation,
     # same step), and no further step changed them.
     stopped, metrics = _one_update(f"{STEP_THEN_STOP},{NO_XLA},batch_size=64,n_epochs=3")
-    assert int(stopped.gradient_steps.numpy()) == 1
+    assert int(stopped.learner.gradient_steps.numpy()) == 1
     assert metrics["train/update_steps"] == 1.0
     one_epoch, _ = _one_update(
         f"lr=1e-2,{NO_XLA},batch_size=64,n_epochs=1", stopped.initial_weights
@@ -65,7 +65,7 @@ def test_the_stopped_update_equals_the_same_steps_without_a_stop():
 def test_a_limit_never_reached_runs_every_step_bit_equal_to_no_limit():
     off, off_metrics = _one_update(f"lr=1e-2,{NO_XLA}")
     loose, loose_metrics = _one_update(f"lr=1e-2,{NO_XLA},target_kl=1e9", off.initial_weights)
-    assert int(off.gradient_steps.numpy()) == int(loose.gradient_steps.numpy()) == 4
+    assert int(off.learner.gradient_steps.numpy()) == int(loose.learner.gradient_steps.numpy()) == 4
     assert loose_metrics["train/update_steps"] == 4.0
     assert "train/update_steps" not in off_metrics  # the unchanged fixed-length loop
     for a, b in zip(_weights(off), _weights(loose), strict=True):
@@ -81,7 +81,7 @@ def test_recurrent_ppo_stops_too():
     agent, driver = make_agent("ppo_recurrent_tiny", f"{STEP_THEN_STOP},{NO_XLA}")
     driver.collect(agent.steps_per_iteration)
     assert agent.update()["train/update_steps"] == 1.0
-    assert int(agent.gradient_steps.numpy()) == 1
+    assert int(agent.learner.gradient_steps.numpy()) == 1
 
 
 def test_target_kl_under_a_strategy_stops_as_on_one_device():
@@ -94,4 +94,4 @@ def test_target_kl_under_a_strategy_stops_as_on_one_device():
     assert agent.stops_early
     driver.collect(agent.steps_per_iteration)
     assert agent.update()["train/update_steps"] == 1.0
-    assert int(agent.gradient_steps.numpy()) == 1
+    assert int(agent.learner.gradient_steps.numpy()) == 1

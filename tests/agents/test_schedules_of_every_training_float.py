@@ -61,7 +61,7 @@ def train_at(agent, driver, gradient_step: int, steps: int) -> dict:
     """Collects `steps` env steps and updates once, the gradient step counter at `gradient_step`
     when the update starts."""
     driver.collect(steps)
-    agent.gradient_steps.assign(gradient_step)
+    agent.learner.gradient_steps.assign(gradient_step)
     with eagerly():
         return agent.update()
 

@@ -34,7 +34,7 @@ def test_a2c_loss_weights_follow_their_schedules_of_the_gradient_step():
     }
     outputs = PolicyOutputs(log_prob=tf.zeros([2]), entropy=tf.fill([2], 2.0), value=tf.ones([2]))
     for step, vf_coef, ent_coef in ((0, 1.0, 0.1), (5, 0.75, 0.05), (20, 0.5, 0.0)):
-        agent.gradient_steps.assign(step)
+        agent.learner.gradient_steps.assign(step)
         loss, aux = agent.loss(minibatch, outputs)
         # loss = vf_coef * value_loss - ent_coef * mean entropy, value_loss = 0.5 mean (V-R)^2
         assert float(aux["value_loss"]) == pytest.approx(0.5)
@@ -52,7 +52,7 @@ def test_dqn_target_update_rate_follows_tau_of_the_gradient_step():
     driver.reset(seed=0)
     driver.collect(16)  # replay past learning_starts
     for step in range(5):
-        assert int(agent.gradient_steps.numpy()) == step
+        assert int(agent.learner.gradient_steps.numpy()) == step
         online = [v.numpy() for v in agent.q_network.variables]
         target = [v.numpy() for v in agent.target_network.variables]
         assert agent.update()  # the target update (at this step's tau), then one gradient step

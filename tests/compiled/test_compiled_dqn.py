@@ -57,7 +57,10 @@ def straight(tmp_path_factory):
     record = {"weights": [v.numpy() for v in dqn.agent.q_network.trainable_variables]}
     record["metrics"] = [dqn.run_iteration()]
     record["replay"] = {k: v.numpy()[:64] for k, v in dqn.replay.fields.items()}
-    record["counters"] = [int(dqn.agent.gradient_steps.numpy()), int(dqn.replay.added.numpy())]
+    record["counters"] = [
+        int(dqn.agent.learner.gradient_steps.numpy()),
+        int(dqn.replay.added.numpy()),
+    ]
     record["metrics"].append(dqn.run_iteration())
     record["checkpoint"] = dqn.checkpoint.write(str(tmp_path_factory.mktemp("dqn") / "ckpt"))
     record["metrics"] += [dqn.run_iteration() for _ in range(3)]
@@ -85,7 +88,7 @@ def test_iteration_fills_replay_then_learns(straight):
     np.testing.assert_array_equal(replay["obs"][n:][going_on], next_obs[:-n][going_on])
     for out in record["metrics"][1:]:
         assert out["learned"] == 1.0 and np.isfinite(out["loss"]) and out["grad_norm"] > 0
-    assert int(dqn.agent.gradient_steps.numpy()) == 4 * hp.gradient_steps
+    assert int(dqn.agent.learner.gradient_steps.numpy()) == 4 * hp.gradient_steps
     assert int(dqn.agent.env_steps.numpy()) == 5 * 64
     assert dqn.iteration.experimental_get_tracing_count() == 1
     after = [v.numpy() for v in dqn.agent.q_network.trainable_variables]

@@ -32,12 +32,12 @@ def test_iteration_is_traced_once_and_counts_steps(ppo):
     per_iteration = ppo.steps_per_iteration
     assert per_iteration == 64  # train_every 64 over 4 envs: T = 16
     start = int(ppo.agent.env_steps.numpy())
-    grad_start = int(ppo.agent.gradient_steps.numpy())
+    grad_start = int(ppo.agent.learner.gradient_steps.numpy())
     metrics = [ppo.run_iteration() for _ in range(3)]
     assert ppo.iteration.experimental_get_tracing_count() == 1
     assert int(ppo.agent.env_steps.numpy()) == start + 3 * per_iteration
     # n_epochs 2 x round(64 / 32) minibatches per iteration
-    assert int(ppo.agent.gradient_steps.numpy()) == grad_start + 3 * 2 * 2
+    assert int(ppo.agent.learner.gradient_steps.numpy()) == grad_start + 3 * 2 * 2
     for m in metrics:
         for key in ("loss", "policy_loss", "value_loss", "entropy", "clip_fraction",
                     "approx_kl", "grad_norm", "explained_variance"):  # fmt: skip
@@ -58,7 +58,7 @@ def test_weights_change_and_env_state_advances(ppo):
     assert before.keys() == after.keys()
     changed = {k for k in before if not np.array_equal(before[k], after[k])}
     assert any("physics" in k for k in changed), sorted(changed)
-    weights = [k for k in changed if k.startswith("agent/optimizer/_trainable_variables/")]
+    weights = [k for k in changed if k.startswith("agent/learner/optimizer/_trainable_variables/")]
     assert weights, sorted(changed)
     assert any("generator" in k for k in changed), sorted(changed)
 

@@ -44,7 +44,7 @@ def test_compiled_stop_equals_one_epoch_without_a_limit():
     metrics = stopped.run_iteration()
     plain.run_iteration()
     assert metrics["update_steps"] == 1.0
-    assert int(stopped.agent.gradient_steps.numpy()) == 1
+    assert int(stopped.agent.learner.gradient_steps.numpy()) == 1
     a, b = stopped.variables(), plain.variables()
     assert a.keys() == b.keys()
     generator = [k for k in a if "generator" in k]

@@ -63,7 +63,7 @@ def test_concurrent_shards_equal_each_seed_trained_alone(name, run_class):
         evaluations = sharded.evaluate([20, 21], num_envs=2)
     finally:
         sharded.close()
-    assert sharded.members[0].agent.gradient_steps.numpy() > 0  # something was learned
+    assert sharded.members[0].agent.learner.gradient_steps.numpy() > 0  # something was learned
     for s, seed in enumerate((0, 1)):
         alone = run_class(hp, env, seed)
         alone_metrics = [alone.run_iteration() for _ in range(iterations)]

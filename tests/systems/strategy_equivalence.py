@@ -236,8 +236,8 @@ def run_case(strategy, hparams_set: str, override: str, seed: int = 3) -> dict:
             if after_single[key].dtype.kind != "f"
         ),
         "gradient_steps": [
-            int(single.gradient_steps.numpy()),
-            int(mirrored.gradient_steps.numpy()),
+            int(single.learner.gradient_steps.numpy()),
+            int(mirrored.learner.gradient_steps.numpy()),
         ],
         "replica_devices": [v.device for v in kernel.value.values],
         "replicas_equal": all(np.array_equal(replicas[0], r) for r in replicas[1:]),

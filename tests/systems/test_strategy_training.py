@@ -224,7 +224,7 @@ def test_two_workers_keep_identical_weights_and_only_the_chief_writes(tmp_path):
             assert not np.array_equal(chief[key], worker[key]), key
         else:  # weights, target network, optimizer slots, counters: all-reduced updates
             np.testing.assert_array_equal(chief[key], worker[key], err_msg=key)
-    assert int(chief["tf/agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
+    assert int(chief["tf/agent/learner/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
     # Each worker learned from its own envs (other seeds): their replays differ.
     assert not np.array_equal(chief["replay/replay/field/obs"], worker["replay/replay/field/obs"])
 
@@ -264,7 +264,7 @@ def test_two_workers_train_td3_with_identical_weights(tmp_path):
             assert not np.array_equal(chief[key], worker[key]), key
         else:  # critics, actor, targets, both optimizers, counters: all-reduced updates
             np.testing.assert_array_equal(chief[key], worker[key], err_msg=key)
-    assert int(chief["tf/agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
+    assert int(chief["tf/agent/learner/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE"]) > 0
     assert not np.array_equal(chief["replay/replay/field/obs"], worker["replay/replay/field/obs"])
 
 
@@ -311,7 +311,7 @@ def test_ram_output_dir_train_and_resume(tmp_path):
     assert pointer["step"] == 400
     step_dir = run_dir / "checkpoints" / pointer["directory"]
     reader = tf.train.load_checkpoint(str(step_dir / "tf"))
-    assert reader.get_tensor("agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
+    assert reader.get_tensor("agent/learner/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
     assert json.loads((step_dir / "trainer.json").read_text())["env_steps"] == 400
     assert read_numpy_state(str(step_dir))["replay/field/obs"].shape[1:] == (4,)
     with open(run_dir / "progress.csv") as f:

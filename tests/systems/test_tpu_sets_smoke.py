@@ -157,7 +157,7 @@ def _check_run(out: Path, proc: subprocess.CompletedProcess, train_steps: int) -
     pointer = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
     assert pointer["step"] == train_steps
     reader = tf.train.load_checkpoint(str(run_dir / "checkpoints" / pointer["directory"] / "tf"))
-    assert reader.get_tensor("agent/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
+    assert reader.get_tensor("agent/learner/gradient_steps/.ATTRIBUTES/VARIABLE_VALUE") > 0
 
 
 SLOW = pytest.mark.slow

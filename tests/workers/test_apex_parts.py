@@ -64,7 +64,7 @@ def test_policy_variables_are_the_networks_not_counters():
     variables = policy_variables(agent)
     expected = agent.q_network.variables + agent.target_network.variables
     assert [v.path for v in variables] == [v.path for v in expected]
-    assert not any(v is agent.env_steps or v is agent.gradient_steps for v in variables)
+    assert not any(v is agent.env_steps or v is agent.learner.gradient_steps for v in variables)
 
 
 def test_policy_weights_travel_as_one_flat_array():

@@ -85,7 +85,7 @@ def test_impala_tiny_with_two_asynchronous_actors(tmp_path, run_train):
         tf.train.Checkpoint(agent=agent)
     )
     assert int(agent.env_steps.numpy()) == trainer_state["env_steps"] == _pointer(run_dir)["step"]
-    assert int(agent.gradient_steps.numpy()) == trainer_state["updates"] * 4  # 2 epochs x 2
+    assert int(agent.learner.gradient_steps.numpy()) == trainer_state["updates"] * 4  # 2 epochs x 2
     assert trainer_state["updates"] > 0
 
     again = run_train(args)
