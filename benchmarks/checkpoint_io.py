@@ -33,6 +33,7 @@ import tensorflow as tf  # noqa: E402
 from benchmarks.frame_replay import stream  # noqa: E402
 from rl.memory.frame_replay import FrameReplay  # noqa: E402
 from rl.memory.prioritized import PrioritizedReplay  # noqa: E402
+from rl.types import VectorStep
 from rl.utils.checkpoint import CheckpointStore  # noqa: E402
 
 NUM_ENVS = 8
@@ -49,7 +50,7 @@ class FrameSource:
     def add(self, transitions: int) -> None:
         for _ in range(transitions // NUM_ENVS):
             obs, action, reward, next_obs, ended = next(self.steps)
-            self.replay.add(obs, action, reward, next_obs, ended, self.false)
+            self.replay.add(VectorStep(obs, action, reward, next_obs, ended, self.false))
 
 
 class CartPoleSource:

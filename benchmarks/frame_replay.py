@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl.memory import NStepAccumulator, UniformReplay  # noqa: E402
 from rl.memory.frame_replay import FrameReplay  # noqa: E402
+from rl.types import VectorStep
 
 SHAPE = (84, 84, 4)
 
@@ -60,11 +61,11 @@ def main() -> None:
     fill = args.capacity // args.num_envs
     for _ in range(fill):
         obs, action, reward, next_obs, ended = next(steps)
-        frame_replay.add(obs, action, reward, next_obs, ended, false)
+        frame_replay.add(VectorStep(obs, action, reward, next_obs, ended, false))
 
     def add_frame():
         obs, action, reward, next_obs, ended = next(steps)
-        frame_replay.add(obs, action, reward, next_obs, ended, false)
+        frame_replay.add(VectorStep(obs, action, reward, next_obs, ended, false))
 
     frame_add = median_seconds(add_frame, args.repeats)
     frame_sample = median_seconds(lambda: frame_replay.sample(args.batch_size), args.repeats)
@@ -83,13 +84,13 @@ def main() -> None:
     n_step = NStepAccumulator(args.n_step, 0.99, args.num_envs, fields)
     for _ in range(small // args.num_envs):
         obs, action, reward, next_obs, ended = next(steps)
-        out = n_step.add(obs, action, reward, next_obs, ended, false)
+        out = n_step.add(VectorStep(obs, action, reward, next_obs, ended, false))
         if len(out["reward"]):
             plain.add_batch(out)
 
     def add_plain():
         obs, action, reward, next_obs, ended = next(steps)
-        out = n_step.add(obs, action, reward, next_obs, ended, false)
+        out = n_step.add(VectorStep(obs, action, reward, next_obs, ended, false))
         if len(out["reward"]):
             plain.add_batch(out)
 

@@ -15,10 +15,9 @@ from rl.models import ActorCritic
 from rl.models.running_normalizer import RewardScaler
 from rl.models.torch_init import torch_init
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
-from rl.types import Batch, HparamTensors, LossAndAux
+from rl.types import Batch, HparamTensors, LossAndAux, VectorStep
 
 # What `observe` passes on to `RolloutBuffer.add`.
-ROLLOUT_FIELDS = "obs action reward next_obs terminated truncated log_prob value".split()
 
 
 class ActorCriticAgent(Agent):
@@ -105,7 +104,8 @@ class ActorCriticAgent(Agent):
             done = np.logical_or(transition["terminated"], transition["truncated"])
             transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
         # log_prob / value are stored when the acting step supplied them (zeros otherwise).
-        self.rollout.add(**{key: transition.get(key) for key in ROLLOUT_FIELDS})
+        step = VectorStep.of(transition)
+        self.rollout.add(step, transition.get("log_prob"), transition.get("value"))
 
     def _end_all_episodes(self) -> None:
         self.rollout.truncate_all()

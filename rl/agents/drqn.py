@@ -19,13 +19,13 @@ from rl.agents.base import Agent
 from rl.agents.function_slots import resolve_function
 from rl.agents.q_learning import QLearning
 from rl.agents.recurrent import RecurrentStateMixin
-from rl.agents.replay_agent import STEP_FIELDS, mean_over_batches
+from rl.agents.replay_agent import mean_over_batches
 from rl.errors import UserError
 from rl.hparams import as_schedule
 from rl.memory.sequence_replay import SequenceReplay
 from rl.models.recurrent import RecurrentQNetwork, check_cell
 from rl.registry import register_agent
-from rl.types import Batch, LossAndAux, Metrics
+from rl.types import Batch, LossAndAux, Metrics, VectorStep
 
 
 def sequence_priority(td_error: tf.Tensor, mask: tf.Tensor, eta: float | tf.Tensor) -> tf.Tensor:
@@ -139,9 +139,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         return greedy(q_values), state
 
     def _observe(self, transition: Batch) -> None:
-        self.replay.add(
-            **{key: transition[key] for key in STEP_FIELDS}, state=transition["state_in"]
-        )
+        self.replay.add(VectorStep.of(transition), transition["state_in"])
 
     def _end_all_episodes(self) -> None:
         self.replay.end_all_episodes()

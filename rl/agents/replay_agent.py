@@ -21,9 +21,7 @@ from rl.hparams import as_schedule
 from rl.memory import NStepAccumulator, hindsight
 from rl.memory.frame_replay import FrameReplay
 from rl.registry import get_memory
-from rl.types import Batch, Metrics
-
-STEP_FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
+from rl.types import Batch, Metrics, VectorStep
 
 
 def uses_frame_replay(spec: EnvSpec, memory: str) -> bool:
@@ -131,9 +129,9 @@ class ReplayAgent(Agent):
 
     def _observe(self, transition: Batch) -> None:
         if self.n_step is None:
-            self.replay.add(*(transition[key] for key in STEP_FIELDS))
+            self.replay.add(VectorStep.of(transition))
             return
-        self._add_to_replay(self.n_step.add(**transition))
+        self._add_to_replay(self.n_step.add(VectorStep.of(transition)))
 
     def _end_all_episodes(self) -> None:
         if self.n_step is None:

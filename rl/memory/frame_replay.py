@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from rl.memory.prioritized import PrioritizedSampler
-from rl.types import Batch
+from rl.types import Batch, VectorStep
 
 PAD, OBS, FINAL = 0, 1, 2
 
@@ -94,16 +94,9 @@ class FrameReplay:
         return sum(a.nbytes for a in arrays) + self._valid.nbytes + tree
 
     # ---------------------------------------------------------------------- adding
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-    ) -> None:
+    def add(self, step: VectorStep) -> None:
         """One vector-env step; `next_obs` is the TRUE next observation (`final_obs` at ends)."""
+        obs, action, reward, next_obs, terminated, truncated = step
         obs, next_obs = np.asarray(obs), np.asarray(next_obs)
         expected = (self.num_envs, *self.frame_shape, self.stack)
         for name, value in (("obs", obs), ("next_obs", next_obs)):

@@ -32,7 +32,7 @@ from numpy.typing import DTypeLike
 
 from rl.memory.array_state import load_arrays
 from rl.registry import register_memory
-from rl.types import Batch
+from rl.types import Batch, VectorStep
 
 NAME = "her"  # memory=her
 STRATEGIES = ("future", "final", "episode")
@@ -107,17 +107,10 @@ class HindsightReplay:
         return self._drawable
 
     # ---------------------------------------------------------------------- adding
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-    ) -> None:
+    def add(self, step: VectorStep) -> None:
         """One vector-env step ([num_envs, ...] each); `next_obs` is the true next observation
         (`final_obs` where an episode ended)."""
+        obs, action, reward, next_obs, terminated, truncated = step
         row = self._next_row
         too_long = np.flatnonzero(self._running_length >= self.steps)
         if too_long.size:

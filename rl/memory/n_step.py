@@ -15,7 +15,7 @@ import numpy as np
 
 from rl.memory.array_state import load_arrays
 from rl.memory.ring_storage import FieldSpec
-from rl.types import Batch
+from rl.types import Batch, VectorStep
 
 
 class NStepAccumulator:
@@ -42,19 +42,11 @@ class NStepAccumulator:
         self._env_range = np.arange(num_envs)
         self._powers = self.gamma ** np.arange(n + 1)  # gamma^0 .. gamma^n
 
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        valid: np.ndarray | None = None,
-    ) -> Batch:
+    def add(self, step: VectorStep, valid: np.ndarray | None = None) -> Batch:
         """Takes one vector-env step and returns the completed transitions (grouped by env, oldest
         first). `next_obs` must be the true next observation (`final_obs` where an episode ended);
         `valid` masks env slots that took no real step (NEXT_STEP autoreset's reset step)."""
+        obs, action, reward, next_obs, terminated, truncated = step
         num_envs, n = self.num_envs, self.n
         obs = self._check("obs", obs, self._obs.shape[2:])
         action = self._check("action", action, self._action.shape[2:])

@@ -12,7 +12,7 @@ import numpy as np
 
 from rl.memory.array_state import load_arrays
 from rl.registry import register_memory
-from rl.types import Batch
+from rl.types import Batch, VectorStep
 
 # Fields stored per step; shapes after [T, num_envs]. Filled in from the constructor arguments.
 _SCALAR_FIELDS = {
@@ -56,18 +56,11 @@ class RolloutBuffer:
         return self._t == self.num_steps
 
     def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        log_prob: np.ndarray | None = None,
-        value: np.ndarray | None = None,
+        self, step: VectorStep, log_prob: np.ndarray | None = None, value: np.ndarray | None = None
     ) -> None:
         """Stores one vector step. `next_obs` is the true next observation (final at ends).
         `log_prob` and `value` of the acting policy are optional (zeros if not given)."""
+        obs, action, reward, next_obs, terminated, truncated = step
         if self.full():
             raise RuntimeError(
                 f"RolloutBuffer is full ({self.num_steps} steps); call reset() after learning"

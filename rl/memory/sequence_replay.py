@@ -26,7 +26,7 @@ from rl.memory.prioritized import PrioritizedSampler
 from rl.memory.ring_storage import RingStorage
 from rl.memory.uniform import Replay, UniformSampler
 from rl.registry import register_memory
-from rl.types import Batch
+from rl.types import Batch, VectorStep
 
 BUILDER_PREFIX = "builder/"
 
@@ -77,18 +77,10 @@ class SequenceBuilder:
             "state": ((a["state"].shape[2],), np.dtype(np.float32)),
         }
 
-    def add(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_obs: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        state: np.ndarray,
-    ) -> Batch:
+    def add(self, step: VectorStep, state: np.ndarray) -> Batch:
         """Takes one vector-env step (`state`: the recurrent state each env acted from, [N, S];
         `next_obs`: the true next observation) and returns the items it completed."""
+        obs, action, reward, next_obs, terminated, truncated = step
         a, envs = self._arrays, np.arange(self.num_envs)
         count = a["count"]
         a["obs"][envs, count] = obs
@@ -167,9 +159,9 @@ class SequenceReplay(Replay):
         super().__init__(RingStorage(capacity, self.builder.fields()), sampler, seed)
         self.prioritized = prioritized
 
-    def add(self, **step: np.ndarray) -> None:
-        """One vector-env step (`SequenceBuilder.add`'s arguments); completed items are stored."""
-        self._store(self.builder.add(**step))
+    def add(self, step: VectorStep, state: np.ndarray) -> None:
+        """One vector-env step (as `SequenceBuilder.add`); completed items are stored."""
+        self._store(self.builder.add(step, state))
 
     def end_all_episodes(self) -> None:
         """The trainer cut every episode: the unfinished windows become (truncated) items."""

@@ -53,8 +53,8 @@ def readable_names(serialized_graph: bytes) -> dict[str, str]:
     """`{checkpoint key: readable path}` from a checkpoint's object graph. A checkpoint keys a
     variable by its shortest path, often the optimizer's list
     (`agent/learner/optimizer/_trainable_variables/5`); this picks the path outside the optimizer
-    with the fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph cannot be read
-    (TF's proto module moved): the keys are then shown as they are."""
+    with the fewest private parts (`agent/q_network/head/advantage/bias`). Empty if the graph
+    cannot be read (TF's proto module moved): the keys are then shown as they are."""
     try:  # ImportError, or protobuf's DecodeError, whose type differs between implementations
         graph = private_apis.checkpoint_object_graph(serialized_graph)
     except private_apis.UnsupportedVersion:

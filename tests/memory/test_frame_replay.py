@@ -14,6 +14,7 @@ import pytest
 
 from rl.memory import NStepAccumulator, UniformReplay
 from rl.memory.frame_replay import FrameReplay
+from rl.types import VectorStep
 
 K = 4  # frames per stack
 FRAME = (2, 3)
@@ -66,8 +67,8 @@ def feed(replay, oracle, streams, steps: int, cut_every: int | None = None) -> l
         reward = np.array([r[1] for r in results], np.float32)
         terminated = np.array([r[2] for r in results])
         truncated = np.array([r[3] for r in results])
-        replay.add(obs, action, reward, next_obs, terminated, truncated)
-        out = oracle.add(obs, action, reward, next_obs, terminated, truncated)
+        replay.add(VectorStep(obs, action, reward, next_obs, terminated, truncated))
+        out = oracle.add(VectorStep(obs, action, reward, next_obs, terminated, truncated))
         emitted += [{k: v[j] for k, v in out.items()} for j in range(len(out["reward"]))]
         if cut_every and (i + 1) % cut_every == 0:
             replay.end_all_episodes()
@@ -207,4 +208,4 @@ def test_rejects_observations_that_are_not_a_frame_stack():
     next_obs = obs.copy()
     next_obs[..., 1] = 5  # not obs shifted by one frame
     with pytest.raises(ValueError, match="not a frame stack"):
-        replay.add(obs, [0], [0.0], next_obs, [False], [False])
+        replay.add(VectorStep(obs, [0], [0.0], next_obs, [False], [False]))

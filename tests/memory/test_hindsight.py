@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rl.memory.hindsight import HindsightReplay
+from rl.types import VectorStep
 
 ACHIEVED, DESIRED = slice(3, 5), slice(5, 7)
 GAMMA = 0.9
@@ -65,7 +66,7 @@ def make(capacity=200, num_envs=2, strategy="future", n_sampled_goal=4, seed=0):
 
 def fill(replay, streams, steps):
     for _ in range(steps):
-        replay.add(*streams.step())
+        replay.add(VectorStep(*streams.step()))
 
 
 def relabelled_step(item_obs: np.ndarray) -> int:
@@ -137,7 +138,7 @@ def test_an_episode_partly_overwritten_by_the_ring_is_withdrawn_whole():
     lengths = {0: 4, 1: 7}
     streams = Streams([[lengths[0]], [lengths[1]]])
     for written in range(1, 41):
-        replay.add(*streams.step())
+        replay.add(VectorStep(*streams.step()))
         oldest = written - rows_per_env  # the oldest absolute row still in the ring
         # Drawable: every finished episode whose first row is still in the ring.
         expected = sum(

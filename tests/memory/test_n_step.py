@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rl.memory import NStepAccumulator
+from rl.types import VectorStep
 
 FIELDS = {"obs": ((2,), np.float32), "action": ((), np.int64)}
 KEYS = ("obs", "action", "reward", "next_obs", "discount")
@@ -16,12 +17,14 @@ def step(acc, t, rewards, terminated=(False, False), truncated=(False, False), v
     obs = np.array([[0, t], [1, t]], dtype=np.float32)
     next_obs = np.array([[e, 100 + t if done[e] else t + 1] for e in range(2)], dtype=np.float32)
     return acc.add(
-        obs=obs,
-        action=np.array([t, 10 + t]),
-        reward=np.array(rewards, dtype=np.float32),
-        next_obs=next_obs,
-        terminated=np.array(terminated),
-        truncated=np.array(truncated),
+        VectorStep(
+            obs=obs,
+            action=np.array([t, 10 + t]),
+            reward=np.array(rewards, dtype=np.float32),
+            next_obs=next_obs,
+            terminated=np.array(terminated),
+            truncated=np.array(truncated),
+        ),
         valid=None if valid is None else np.array(valid),
     )
 
@@ -88,7 +91,7 @@ def test_n1_is_the_plain_transition():
         reward = rng.normal(size=num_envs).astype(np.float32)
         terminated = rng.random(num_envs) < 0.2
         truncated = rng.random(num_envs) < 0.2
-        out = acc.add(obs, action, reward, next_obs, terminated, truncated)
+        out = acc.add(VectorStep(obs, action, reward, next_obs, terminated, truncated))
         np.testing.assert_array_equal(out["obs"], obs)
         np.testing.assert_array_equal(out["action"], action)
         np.testing.assert_array_equal(out["reward"], reward)
@@ -163,7 +166,7 @@ def test_matches_reference_loop_on_random_episodes():
         )
     acc = NStepAccumulator(n=n, gamma=gamma, num_envs=num_envs, fields=FIELDS)
     for args, expected in zip(steps, reference_n_step(steps, n, gamma, num_envs), strict=True):
-        assert_rows(acc.add(*args), expected, rtol=1e-5, atol=1e-6)
+        assert_rows(acc.add(VectorStep(*args)), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_state_dict_round_trips_through_npz(tmp_path):
@@ -198,4 +201,6 @@ def test_state_dict_round_trips_through_npz(tmp_path):
 def test_rejects_wrong_shapes():
     acc = NStepAccumulator(n=3, gamma=0.9, num_envs=2, fields=FIELDS)
     with pytest.raises(ValueError, match="reward has shape \\[3\\], expected \\[2\\]"):
-        acc.add(np.zeros((2, 2)), np.zeros(2), np.zeros(3), np.zeros((2, 2)), [0, 0], [0, 0])
+        acc.add(
+            VectorStep(np.zeros((2, 2)), np.zeros(2), np.zeros(3), np.zeros((2, 2)), [0, 0], [0, 0])
+        )

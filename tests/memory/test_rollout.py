@@ -5,6 +5,7 @@ import pytest
 
 from rl import registry
 from rl.memory import RolloutBuffer
+from rl.types import VectorStep
 
 
 def make_buffer(num_steps=3, num_envs=2):
@@ -14,12 +15,14 @@ def make_buffer(num_steps=3, num_envs=2):
 def step(buffer, t, terminated=(False, False), truncated=(False, False)):
     obs = np.full((2, 2), t, np.float32) + np.array([[0.0], [0.5]], np.float32)
     buffer.add(
-        obs=obs,
-        action=np.array([t, t + 1]),
-        reward=np.array([1.0, 2.0], np.float32),
-        next_obs=obs + 10.0,
-        terminated=np.array(terminated),
-        truncated=np.array(truncated),
+        VectorStep(
+            obs=obs,
+            action=np.array([t, t + 1]),
+            reward=np.array([1.0, 2.0], np.float32),
+            next_obs=obs + 10.0,
+            terminated=np.array(terminated),
+            truncated=np.array(truncated),
+        ),
         log_prob=np.array([-0.5, -0.7], np.float32),
         value=np.array([3.0, 4.0], np.float32),
     )
@@ -56,7 +59,8 @@ def test_stores_steps_time_major_and_final_obs_only_at_truncation():
 def test_optional_log_prob_and_value_default_to_zero():
     buffer = make_buffer(1, 2)
     obs = np.zeros((2, 2), np.float32)
-    buffer.add(obs, np.array([0, 1]), np.zeros(2, np.float32), obs, np.zeros(2), np.zeros(2))
+    zeros = np.zeros(2)
+    buffer.add(VectorStep(obs, np.array([0, 1]), np.zeros(2, np.float32), obs, zeros, zeros))
     np.testing.assert_array_equal(buffer.data()["log_prob"], [[0.0, 0.0]])
 
 
@@ -92,5 +96,12 @@ def test_wrong_shape_is_refused():
     buffer = make_buffer()
     with pytest.raises(ValueError, match="reward"):
         buffer.add(
-            np.zeros((2, 2)), np.zeros(2), np.zeros(3), np.zeros((2, 2)), np.zeros(2), np.zeros(2)
+            VectorStep(
+                np.zeros((2, 2)),
+                np.zeros(2),
+                np.zeros(3),
+                np.zeros((2, 2)),
+                np.zeros(2),
+                np.zeros(2),
+            )
         )

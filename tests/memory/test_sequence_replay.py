@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rl.memory.sequence_replay import SequenceBuilder, SequenceReplay
+from rl.types import VectorStep
 
 GAMMA = 0.9
 
@@ -17,12 +18,14 @@ def step(b, t, terminated=False, truncated=False, envs=1):
     reward t, state 10 t, next obs t + 1."""
     ones = np.ones(envs)
     return b.add(
-        obs=(t * ones)[:, None],
-        action=(t % 2 * ones).astype(np.int64),
-        reward=(t * ones).astype(np.float32),
-        next_obs=((t + 1) * ones)[:, None],
-        terminated=np.full(envs, terminated),
-        truncated=np.full(envs, truncated),
+        VectorStep(
+            obs=(t * ones)[:, None],
+            action=(t % 2 * ones).astype(np.int64),
+            reward=(t * ones).astype(np.float32),
+            next_obs=((t + 1) * ones)[:, None],
+            terminated=np.full(envs, terminated),
+            truncated=np.full(envs, truncated),
+        ),
         state=(10 * t * ones)[:, None],
     )
 
@@ -89,22 +92,26 @@ def test_flush_cuts_partial_windows_as_truncations():
 def test_envs_are_independent():
     b = SequenceBuilder(2, 2, 1, (1,), np.float32, 1, GAMMA)
     out = b.add(
-        obs=np.array([[0.0], [50.0]]),
-        action=np.array([0, 1]),
-        reward=np.zeros(2, np.float32),
-        next_obs=np.array([[1.0], [51.0]]),
-        terminated=np.array([False, True]),
-        truncated=np.array([False, False]),
+        VectorStep(
+            obs=np.array([[0.0], [50.0]]),
+            action=np.array([0, 1]),
+            reward=np.zeros(2, np.float32),
+            next_obs=np.array([[1.0], [51.0]]),
+            terminated=np.array([False, True]),
+            truncated=np.array([False, False]),
+        ),
         state=np.zeros([2, 1]),
     )
     np.testing.assert_array_equal(out["obs"][:, :2, 0], [[50, 51]])  # only env 1 ended
     out = b.add(
-        obs=np.array([[1.0], [0.0]]),
-        action=np.array([1, 1]),
-        reward=np.zeros(2, np.float32),
-        next_obs=np.array([[2.0], [1.0]]),
-        terminated=np.array([False, False]),
-        truncated=np.array([False, False]),
+        VectorStep(
+            obs=np.array([[1.0], [0.0]]),
+            action=np.array([1, 1]),
+            reward=np.zeros(2, np.float32),
+            next_obs=np.array([[2.0], [1.0]]),
+            terminated=np.array([False, False]),
+            truncated=np.array([False, False]),
+        ),
         state=np.zeros([2, 1]),
     )
     np.testing.assert_array_equal(out["obs"][:, :3, 0], [[0, 1, 2]])  # env 0's full window
