@@ -35,8 +35,8 @@ class ActorCriticAgent(Agent):
     ) -> tf.Tensor:
         """`policy_loss + vf_coef * critic_loss - ent_coef * entropy` at this gradient step
         (a population `member`'s coefficients if given)."""
-        vf_coef = self._hparam_at("vf_coef", self.learner.gradient_steps, member)
-        ent_coef = self._hparam_at("ent_coef", self.learner.gradient_steps, member)
+        vf_coef = self.hparam_values.at("vf_coef", self.learner.gradient_steps, member)
+        ent_coef = self.hparam_values.at("ent_coef", self.learner.gradient_steps, member)
         return policy_loss + vf_coef * critic_loss - ent_coef * entropy
 
     def _build_actor_critic(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from rl.agents.hparam_values import HparamValues
 from rl.agents.learner import Learner
 from rl.agents.stateless_generator import StatelessGenerator
 from rl.distribute import (
@@ -23,11 +24,11 @@ from rl.distribute import (
 )
 from rl.envs.spec import EnvSpec
 from rl.errors import UserError
-from rl.hparams import HParams, as_schedule
+from rl.hparams import HParams
 from rl.hparams.compiled_path import runs_compiled
 from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_agent_precision, compute_in
-from rl.types import Batch, HparamTensors, LossAndAux, Metrics
+from rl.types import Batch, LossAndAux, Metrics
 from rl.utils import private_apis
 
 
@@ -73,8 +74,7 @@ class Agent(tf.Module):
         # A variable so compiled code reads it and checkpoints carry it.
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.generator = tf.random.Generator.from_seed(seed)
-        # Hparams read from tensors instead of the set (a population member, `read_hparams_from`).
-        self._hparam_tensors: HparamTensors = _no_hparam_tensors
+        self.hparam_values = HparamValues(hparams)  # a population member's: from tensors
         check_agent_precision(
             hparams.precision,
             hparams.agent,
@@ -86,7 +86,7 @@ class Agent(tf.Module):
             hparams,
             spec.obs_shape,
             self.generator,
-            self.grad_clip_norm,
+            self.hparam_values,
             self._loss_weight,
             self._loss_sums_across_replicas(),
             type(self).__name__,
@@ -212,42 +212,6 @@ class Agent(tf.Module):
             part.load_state_dict(under_prefix(f"{name}/", state))
 
     # ------------------------------------------------------------- helpers for subclasses
-    def read_hparams_from(self, tensors: HparamTensors) -> None:
-        """From now on, hparam `name` is `tensors(name)` wherever that is not None: one trace
-        serves population members that differ only in those numbers (rl.compiled.population)."""
-        self._hparam_tensors = tensors
-
-    def _hparam_at(
-        self, name: str, step: tf.Tensor | tf.Variable, member: HparamTensors | None = None
-    ) -> tf.Tensor:
-        """Hparam `name` (a number or a schedule) at `step`, as float32 (TF code). `member`: a
-        population member's tensors, read instead of this agent's own (`read_hparams_from`)."""
-        tensor = (member or self._hparam_tensors)(name)
-        return as_schedule(getattr(self.hparams, name))(step) if tensor is None else tensor
-
-    def _hparam_now(
-        self, name: str, step: tf.Tensor | tf.Variable, member: HparamTensors | None = None
-    ) -> float | tf.Tensor | None:
-        """Hparam `name` at `step`: constants stay Python floats (baked into the graph), None
-        stays None, a schedule is a tensor. `member` as in `_hparam_at`."""
-        tensor = (member or self._hparam_tensors)(name)
-        if tensor is not None:
-            return tensor
-        value = getattr(self.hparams, name)
-        if value is None:
-            return None
-        schedule = as_schedule(value)
-        if schedule.name == "constant":
-            return float(schedule.args["value"])
-        return schedule(step)
-
-    def grad_clip_norm(self) -> float | tf.Tensor | None:
-        """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor."""
-        limit = self._hparam_now("max_grad_norm", self.learner.gradient_steps)
-        if isinstance(limit, float) and limit <= 0:
-            return None
-        return limit
-
     # ------------------------------------------------------------------------- hooks
     def _build(self) -> None:
         raise NotImplementedError
@@ -310,8 +274,3 @@ class Agent(tf.Module):
 
 def _is_keras_model(value: object) -> bool:
     return isinstance(value, tf.keras.Model)
-
-
-def _no_hparam_tensors(name: str) -> None:
-    """Every hparam comes from the set (the default of `Agent.read_hparams_from`)."""
-    return None

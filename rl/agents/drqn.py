@@ -167,7 +167,7 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
     def _train_on_batches(self, batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         def train_step(sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             self._sync_target_when_due()
-            eta = self._hparam_now(
+            eta = self.hparam_values.now(
                 "priority_eta", self.learner.gradient_steps
             )  # before the step counts
             loss, grad_norm, aux = self.learner.gradient_step(

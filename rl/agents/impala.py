@@ -114,12 +114,12 @@ class Impala(ActorCriticAgent):
         log_prob, value = now.log_prob, now.value
         log_rhos = tf.stop_gradient(log_prob) - rollout.log_prob
         step = self.learner.gradient_steps
-        rho_bar = self._hparam_now("vtrace_rho_bar", step)
+        rho_bar = self.hparam_values.now("vtrace_rho_bar", step)
         options = {
             "log_rhos": log_rhos,
             "rho_bar": rho_bar,
-            "c_bar": self._hparam_now("vtrace_c_bar", step),
-            "lambda_": self._hparam_now("vtrace_lambda", step),
+            "c_bar": self.hparam_values.now("vtrace_c_bar", step),
+            "lambda_": self.hparam_values.now("vtrace_lambda", step),
         }
         options = {k: v for k, v in options.items() if k in self._estimator_options}
         value_const, bootstrap_const = tf.stop_gradient(value), tf.stop_gradient(bootstrap)
@@ -127,7 +127,10 @@ class Impala(ActorCriticAgent):
         advantages, vs = tf.stop_gradient(advantages), tf.stop_gradient(vs)
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))
-        vf_coef, ent_coef = self._hparam_at("vf_coef", step), self._hparam_at("ent_coef", step)
+        vf_coef, ent_coef = (
+            self.hparam_values.at("vf_coef", step),
+            self.hparam_values.at("ent_coef", step),
+        )
         loss, aux = impala_loss(log_prob, now.entropy, value, advantages, vs, vf_coef, ent_coef)
         rhos = tf.exp(log_rhos)
         rho_bar = np.inf if rho_bar is None else rho_bar

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from rl.agents.diagnostics import UpdateDiagnostics, diagnostics_enabled
+from rl.agents.hparam_values import HparamValues
 from rl.agents.optimizer_step import LossFn, OptimizerStep
 from rl.agents.optimizers import make_optimizer
 from rl.distribute import replica_xla, replicated_loss, worker_role
@@ -31,14 +32,15 @@ class Learner(tf.Module):
         hparams: HParams,
         obs_shape: tuple[int, ...],
         generator: tf.random.Generator,
-        clip_norm: Callable[[], float | tf.Tensor | None],
+        hparam_values: HparamValues,
         loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
         loss_sums_across_replicas: bool,
         agent_name: str,
     ) -> None:
-        """`generator`: the agent's, rewound by the DEBUG diagnostics. `clip_norm` and
-        `loss_weight` as in `OptimizerStep`. `loss_sums_across_replicas`: a loss holds a
-        collective, which TF refuses inside an XLA replica. `agent_name` names it in logs."""
+        """`generator`: the agent's, rewound by the DEBUG diagnostics. `hparam_values`: the
+        agent's, for `max_grad_norm`. `loss_weight` as in `OptimizerStep`.
+        `loss_sums_across_replicas`: a loss holds a collective, which TF refuses inside an XLA
+        replica. `agent_name` names it in logs."""
         super().__init__(name="learner")
         self.strategy = tf.distribute.get_strategy()  # the scope's (outside any: the default)
         self.distributed = tf.distribute.has_strategy()
@@ -46,6 +48,7 @@ class Learner(tf.Module):
         # A variable so compiled code reads it and checkpoints carry it.
         self.gradient_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="grad_steps")
         self.generator = generator
+        self.hparam_values = hparam_values
         self.diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         self.learning_rate = as_schedule(hparams.lr)
         self._optimizer_settings = (hparams.optimizer, hparams.adam_epsilon, hparams.precision)
@@ -66,8 +69,18 @@ class Learner(tf.Module):
         )
         self.loss_weight = loss_weight
         self.optimizer_step = OptimizerStep(
-            self.strategy if self.distributed else None, clip_norm, loss_weight, self.replica_xla
+            self.strategy if self.distributed else None,
+            self.clip_norm,
+            loss_weight,
+            self.replica_xla,
         )
+
+    def clip_norm(self) -> float | tf.Tensor | None:
+        """`max_grad_norm` now: None when off (0), a number, or a schedule's tensor."""
+        limit = self.hparam_values.now("max_grad_norm", self.gradient_steps)
+        if isinstance(limit, float) and limit <= 0:
+            return None
+        return limit
 
     def function(self, fn: Callable, input_signature: list) -> Callable:
         """The learner's `tf.function`, XLA per `compiler` on one device only (TF refuses an XLA

@@ -121,7 +121,7 @@ class MADDPG(OffPolicyContinuousAgent):
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         action = self.joint_action(obs)
-        sigma = self._hparam_at("action_noise_std", self.env_steps)
+        sigma = self.hparam_values.at("action_noise_std", self.env_steps)
         return self.action_function(
             action, self.generator, sigma, self.action_low, self.action_high
         )
@@ -159,7 +159,7 @@ class MADDPG(OffPolicyContinuousAgent):
         actor_loss, _ = self.learner.uncounted_step(
             self.actor_optimizer, actor_loss_fn, actor_variables, actor_batch
         )
-        tau = self._hparam_at("tau", self.learner.gradient_steps)
+        tau = self.hparam_values.at("tau", self.learner.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)
         polyak_update(self._actor_variables(target=True), self._actor_variables(), tau)
         return {"loss": loss, "actor_loss": actor_loss, **aux}

@@ -118,16 +118,16 @@ class OffPAC(ActorCriticAgent):
         rewards = fold_truncation(
             rollout.reward, rollout.truncated, tf.stop_gradient(final_values), hp.gamma
         )
-        rho_bar = self._hparam_now("rho_bar", self.learner.gradient_steps)
+        rho_bar = self.hparam_values.now("rho_bar", self.learner.gradient_steps)
         value_targets, advantages = offpac_critic_targets(
             rewards,
             current.value,
             rollout.discounts(hp.gamma),
             tf.stop_gradient(bootstrap),
             current.log_prob - rollout.log_prob,
-            lambda_=self._hparam_now("trace_lambda", self.learner.gradient_steps),
+            lambda_=self.hparam_values.now("trace_lambda", self.learner.gradient_steps),
             rho_bar=rho_bar,
-            c_bar=self._hparam_now("c_bar", self.learner.gradient_steps),
+            c_bar=self.hparam_values.now("c_bar", self.learner.gradient_steps),
         )
         if hp.normalize_advantage:
             advantages = normalize(advantages, tf.ones_like(advantages))

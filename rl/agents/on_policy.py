@@ -218,7 +218,7 @@ class OnPolicyAgent(ActorCriticAgent):
             value = final_values = tf.zeros_like(batch["reward"])  # their rewards only
             bootstrap = tf.zeros_like(batch["reward"][0])
         if gamma is None:
-            gamma = self._hparam_now("gamma", self.learner.gradient_steps)
+            gamma = self.hparam_values.now("gamma", self.learner.gradient_steps)
         rewards = fold_truncation(batch["reward"], batch["truncated"], final_values, gamma)
         discounts = episode_discounts(batch["terminated"], batch["truncated"], gamma)
         advantages, returns = self.estimate_advantages(
@@ -246,7 +246,7 @@ class OnPolicyAgent(ActorCriticAgent):
         """(advantages, returns) [T, N]; `gae_lambda` (a number, or [N]) replaces the agent's."""
         options = dict(self._estimator_options)
         if "lambda_" in options:
-            own = self._hparam_now("gae_lambda", self.learner.gradient_steps)
+            own = self.hparam_values.now("gae_lambda", self.learner.gradient_steps)
             options["lambda_"] = own if gae_lambda is None else gae_lambda
         return self.estimator(rewards, values, discounts, bootstrap, **options)
 
@@ -326,5 +326,5 @@ class OnPolicyAgent(ActorCriticAgent):
     ) -> LossAndAux:
         """(loss, aux); aux holds the scalars of `loss_metrics` (a missing one counts as 0).
         `member`: a population member's hparam tensors, read instead of this agent's own
-        (`Agent._hparam_at`): one trace computes every member's loss (rl.compiled)."""
+        (`HparamValues.at`): one trace computes every member's loss (rl.compiled)."""
         raise NotImplementedError

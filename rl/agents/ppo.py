@@ -51,7 +51,7 @@ class PPO(OnPolicyAgent):
                 kl = replicated_loss(self.learner.strategy, approx_kl, inputs, self._loss_weight)
             else:
                 kl = approx_kl(inputs)[0]
-            target_kl = self._hparam_now("target_kl", self.learner.gradient_steps)
+            target_kl = self.hparam_values.now("target_kl", self.learner.gradient_steps)
             return kl > self.kl_stop_factor * target_kl
 
         return kl_too_far
@@ -60,11 +60,11 @@ class PPO(OnPolicyAgent):
         self, minibatch: TensorBatch, outputs: PolicyOutputs, member: HparamTensors | None = None
     ) -> LossAndAux:
         mask = minibatch["mask"]
-        clip_range = self._hparam_at("clip_range", self.learner.gradient_steps, member)
+        clip_range = self.hparam_values.at("clip_range", self.learner.gradient_steps, member)
         policy_loss, clip_fraction, approx_kl = ppo_clip_loss(
             outputs.log_prob, minibatch["old_log_prob"], minibatch["advantage"], clip_range, mask
         )
-        clip_range_vf = self._hparam_now("clip_range_vf", self.learner.gradient_steps, member)
+        clip_range_vf = self.hparam_values.now("clip_range_vf", self.learner.gradient_steps, member)
         returns, old_value = minibatch["return"], minibatch["old_value"]
         critic_loss = value_loss(outputs.value, returns, old_value, clip_range_vf, mask)
         entropy = entropy_bonus(outputs.entropy, mask)
@@ -78,6 +78,5 @@ class PPO(OnPolicyAgent):
         }
 
     def _metrics(self, env_steps: tf.Variable) -> Metrics:
-        return {
-            "train/clip_range": float(self._hparam_at("clip_range", self.learner.gradient_steps))
-        }
+        clip_range = self.hparam_values.at("clip_range", self.learner.gradient_steps)
+        return {"train/clip_range": float(clip_range)}

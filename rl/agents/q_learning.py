@@ -37,7 +37,7 @@ class QLearning:
         autograph, whose conversion would cost seconds per process."""
 
         def sync() -> tf.Tensor:
-            self._sync_target(self._hparam_at("tau", self.learner.gradient_steps))
+            self._sync_target(self.hparam_values.at("tau", self.learner.gradient_steps))
             return tf.constant(True)  # a branch must return a tensor
 
         due = tf.equal(self.learner.gradient_steps % self.hparams.target_update_period, 0)

@@ -67,7 +67,7 @@ class QRDQN(DQN):
             sample["action"],
             target,
             sample["weights"],
-            self._hparam_now("kappa", self.learner.gradient_steps),
+            self.hparam_values.now("kappa", self.learner.gradient_steps),
         )
         q_mean = tf.reduce_mean(quantile_q_values(quantiles))
         return loss, {"td_error": per_sample, "q_mean": q_mean}

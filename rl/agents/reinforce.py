@@ -40,13 +40,10 @@ class Reinforce(OnPolicyAgent):
         hp, mask = self.hparams, minibatch["mask"]
         policy_loss = policy_gradient_loss(outputs.log_prob, minibatch["advantage"], mask)
         entropy = entropy_bonus(outputs.entropy, mask)
-        loss = (
-            policy_loss - self._hparam_at("ent_coef", self.learner.gradient_steps, member) * entropy
-        )
+        step = self.learner.gradient_steps
+        loss = policy_loss - self.hparam_values.at("ent_coef", step, member) * entropy
         aux = {"policy_loss": policy_loss, "entropy": entropy}
         if hp.baseline:
             aux["value_loss"] = value_loss(outputs.value, minibatch["return"], mask=mask)
-            loss += (
-                self._hparam_at("vf_coef", self.learner.gradient_steps, member) * aux["value_loss"]
-            )
+            loss += self.hparam_values.at("vf_coef", step, member) * aux["value_loss"]
         return loss, aux

@@ -108,7 +108,7 @@ class SAC(OffPolicyContinuousAgent):
         )
         log_prob = actor_aux["log_prob"]
 
-        target_entropy = self._hparam_now("target_entropy", self.learner.gradient_steps)
+        target_entropy = self.hparam_values.now("target_entropy", self.learner.gradient_steps)
         if target_entropy is None:
             target_entropy = self.default_target_entropy
 
@@ -121,7 +121,7 @@ class SAC(OffPolicyContinuousAgent):
             )
         else:
             alpha_loss, _ = alpha_loss_fn({"log_prob": log_prob})  # logged only
-        tau = self._hparam_at("tau", self.learner.gradient_steps)
+        tau = self.hparam_values.at("tau", self.learner.gradient_steps)
         polyak_update(self.critics_target.variables, self.critics.variables, tau)
         return {
             "loss": loss,

@@ -66,14 +66,14 @@ class TD3(OffPolicyContinuousAgent):
 
     def _explore_action(self, obs: tf.Tensor) -> tf.Tensor:
         action = self.actor(obs)
-        sigma = self._hparam_at("action_noise_std", self.env_steps)
+        sigma = self.hparam_values.at("action_noise_std", self.env_steps)
         low, high = self.action_low, self.action_high
         if not self.noise_is_stateful:
             return self.action_function(action, self.generator, sigma, low, high)
         # Read after `obs` exists: `observe` zeroes the rows of envs whose episode just ended.
         with tf.control_dependencies([obs]):
             state = self.noise_state.read_value()
-        theta = self._hparam_now("ou_theta", self.env_steps)
+        theta = self.hparam_values.now("ou_theta", self.env_steps)
         noisy, state = self.action_function(action, self.generator, state, theta, sigma, low, high)
         self.noise_state.assign(state)
         return noisy
@@ -94,9 +94,9 @@ class TD3(OffPolicyContinuousAgent):
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0
-        smoothing = self._hparam_at("target_policy_noise", self.learner.gradient_steps)
+        smoothing = self.hparam_values.at("target_policy_noise", self.learner.gradient_steps)
         noise = self.generator.normal(tf.shape(next_action)) * smoothing * half_range
-        clip = self._hparam_at("target_noise_clip", self.learner.gradient_steps) * half_range
+        clip = self.hparam_values.at("target_noise_clip", self.learner.gradient_steps) * half_range
         next_action = smoothed_target_action(
             next_action, noise, clip, self.action_low, self.action_high
         )
@@ -114,7 +114,7 @@ class TD3(OffPolicyContinuousAgent):
             actor_loss, _ = self.learner.uncounted_step(
                 self.actor_optimizer, actor_loss_fn, self.actor.trainable_variables, actor_batch
             )
-            tau = self._hparam_at("tau", self.learner.gradient_steps)
+            tau = self.hparam_values.at("tau", self.learner.gradient_steps)
             polyak_update(self.critics_target.variables, self.critics.variables, tau)
             polyak_update(self.actor_target.variables, self.actor.variables, tau)
             self.last_actor_loss.assign(tf.cast(actor_loss, tf.float32))

@@ -2,7 +2,7 @@
 
 Why: a search on a TF-ops env (`python -m rl.tune --population N`) would otherwise trace and
 compile one program per trial. Trials differing only in lr, ent_coef, gamma, ... share one
-seed stack, each member reading its values from [S] variables (`Agent.read_hparams_from`,
+seed stack, each member reading its values from [S] variables (`HparamValues.read_from`,
 `SeedStack.use_member_values`). A member trains exactly as a single run of its hparams
 (tests/compiled/test_population.py) and its run dir resumes alone like any run.
 """
@@ -87,7 +87,7 @@ class PopulationValues(tf.Module):
         }
 
     def reader(self, member: int):
-        """What member `member`'s agent reads (`Agent.read_hparams_from`)."""
+        """What member `member`'s agent reads (`HparamValues.read_from`)."""
 
         def read(name: str) -> tf.Tensor | None:
             value = self.values.get(name)

@@ -65,7 +65,7 @@ class CompiledPPOSeeds:
         self.agents = [member.agent for member in self.members]
         self.population = PopulationValues(member_hparams)
         for s, agent in enumerate(self.agents):
-            agent.read_hparams_from(self.population.reader(s))
+            agent.hparam_values.read_from(self.population.reader(s))
         if self.agents[0].stops_early:
             # Stopped seeds would have to skip steps while the others take them, but the stack
             # steps its optimizer (Adam's step count) and lr schedule in lockstep for all seeds;

@@ -97,7 +97,7 @@ class SeedStack(tf.Module):
         norms = per_seed_global_norm(grads)
         limit = self.member_max_grad_norm
         if limit is None:
-            limit = template.grad_clip_norm()  # a number, a schedule's tensor, or None (off)
+            limit = template.learner.clip_norm()  # a number, a schedule's tensor, or None (off)
         if limit is not None:
             grads = clip_per_seed(grads, limit, norms)
         self.optimizer.apply_gradients(zip(grads, self.stacked, strict=True))
