@@ -72,10 +72,9 @@ def whole_rollouts(budget: int) -> int:
     return -(-budget // ROLLOUT) * ROLLOUT
 
 
-def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: int = 50_000) -> dict:
+def worker(algo: str, extra: str, seed: int, threads: int, budget: int = 50_000) -> dict:
     """Trains our set for `budget` (rounded up to whole rollouts) env steps in this process;
     returns the timing record."""
-    sys.path.insert(0, root)
     import tensorflow as tf
 
     if threads:  # before any op runs
@@ -144,14 +143,12 @@ def worker(algo: str, extra: str, seed: int, threads: int, root: str, budget: in
     }
 
 
-def run_ours(
-    algo: str, extra: str, seed: int, threads: int, budget: int, root: Path = ROOT
-) -> dict:
-    """One worker process; `root` is the checkout whose `rl` package it imports."""
+def run_ours(algo: str, extra: str, seed: int, threads: int, budget: int) -> dict:
+    """One worker process (this checkout's `rl`, imported from its root)."""
     cmd = [sys.executable, "-m", "benchmarks.python_path_vs_sb3", "--worker", algo]
     cmd += ["--seed", str(seed)]
     cmd += ["--budget", str(budget)]
-    cmd += ["--threads", str(threads), "--root", str(root)]
+    cmd += ["--threads", str(threads)]
     if extra:
         cmd += ["--hparam_override", extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
@@ -228,12 +225,9 @@ def main() -> None:
         "too, in the same rounds, as the 'before' row",
     )
     parser.add_argument("--worker", choices=sorted(OURS), help=argparse.SUPPRESS)
-    parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        record = worker(
-            args.worker, args.hparam_override, args.seed, args.threads, args.root, args.budget
-        )
+        record = worker(args.worker, args.hparam_override, args.seed, args.threads, args.budget)
         print(json.dumps(record), flush=True)
         return
     if not args.no_sb3 and not PEERS_PYTHON.exists():
