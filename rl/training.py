@@ -12,7 +12,6 @@ from typing import Any
 from rl import loop, test_mode
 from rl.engines import compiled, in_process
 from rl.engines.env_checks import check_agent_takes_env, check_hindsight_replay
-from rl.envs import robotics
 from rl.errors import UserError
 from rl.evaluation import EvalResult
 from rl.hparams import HParams
@@ -56,8 +55,6 @@ def check(hparams: HParams, flags: Flags) -> None:
     """UserError, before anything is written, for what the chosen engine cannot do (not an unknown
     agent: a `module:Class` env may register the agent it trains)."""
     check_hindsight_replay(hparams, flags.num_workers)
-    if flags.record_video or flags.render:
-        robotics.check_renderable(hparams.env)
     if runs_compiled(hparams.env):
         compiled.check_compiled(hparams, flags.record_video, flags.render)
     else:

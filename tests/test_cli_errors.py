@@ -229,10 +229,6 @@ BAD_INPUTS = {
         ["--hparams", "sac_her_tiny", "--hparam_override", "buffer_size=40"],
         ["memory=her keeps whole episodes", "50 steps", "buffer_size=40", "above 50"],
     ),
-    "fetch_video": (
-        ["--hparams", "sac_her_tiny", "--record_video", "True"],
-        ["FetchReach-v4 cannot be rendered or recorded", "without --record_video"],
-    ),
     "her_with_ray_actors": (
         ["--hparams", "her_tiny", "--num_workers", "2"],
         ["memory=her", "--num_workers 1"],

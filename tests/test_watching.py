@@ -50,6 +50,22 @@ def test_a_dict_observation_env_is_filmed_as_the_env_renders_it(tmp_path, traine
     assert frames.std() > 0  # a picture, not a blank
 
 
+def test_a_fetch_task_is_filmed_through_train_py(tmp_path, trained_run):
+    # FetchReach draws through MuJoCo in the frames' child process, which registers
+    # gymnasium-robotics itself (it imports nothing of rl).
+    pytest.importorskip("gymnasium_robotics")
+    out = tmp_path / "out"
+    args = ["--hparams", "sac_her_tiny", "--hparam_override", "eval.video_every=1"]
+    proc = trained_run.start([*args, "--output_dir", str(out), "--record_video"]).result(300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    videos = sorted((out / "run_0" / "videos").iterdir())
+    assert videos, "no video was written"
+    frames = decode(videos[-1])
+    assert frames.shape[1:] == (480, 480, 3)  # gymnasium-robotics' MuJoCo frame size
+    assert frames.shape[0] == 51  # the reset frame and one per step of a 50-step episode
+    assert frames.std(axis=(1, 2, 3)).min() > 20  # no blank frame
+
+
 def test_test_mode_films_each_test_episode_and_frames_match_lengths(recorded_run, trained_run):
     proc = trained_run.start(
         [

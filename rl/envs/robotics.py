@@ -13,12 +13,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import sys
 
+import cloudpickle
 import gymnasium as gym
 
+from rl.envs.mujoco import choose_mujoco_gl
+from rl.envs.mujoco_frames import ChildProcessFrames
 from rl.errors import UserError
 from rl.registry import register_env
-from rl.utils.private_apis import fix_robotics_joint_types
+from rl.utils import private_apis
+from rl.utils.private_apis import patch_robotics_joint_types
 
 TASKS = tuple(
     f"Fetch{task}{reward}-v4"
@@ -40,26 +45,34 @@ def register_robotics_ids() -> None:
             "install gymnasium-robotics==1.4.2` (or the `robotics` extra)"
         ) from None
     gym.register_envs(gymnasium_robotics)
-    fix_robotics_joint_types()
+    private_apis.fix_robotics_joint_types()
 
 
-def check_renderable(env_name: str) -> None:
-    """UserError for a Fetch task asked to render: MuJoCo draws through Mesa, which crashes
-    beside TensorFlow's LLVM, and the child process that draws the locomotion envs' frames
-    (rl/envs/mujoco_frames.py) cannot rebuild these tasks yet."""
-    if env_name in TASKS:
-        raise UserError(
-            f"{env_name} cannot be rendered or recorded by rl yet; train it without "
-            "--record_video and --render"
-        )
+def register_in_frames_process() -> None:
+    """`register_robotics_ids` for the process that draws the frames, which imports nothing of
+    rl (rl/envs/mujoco_frames.py): this function and the patch reach it pickled by value."""
+    with contextlib.redirect_stderr(io.StringIO()):  # the note on the Adroit tasks, as above
+        import gymnasium_robotics
+
+    gym.register_envs(gymnasium_robotics)
+    patch_robotics_joint_types()  # a function (by value), not the module (rl would be imported)
 
 
 def make_fetch(gym_id: str, **kwargs) -> gym.Env:
-    """`gym.make(gym_id)` once gymnasium-robotics has registered it (50-step episodes)."""
-    if kwargs.get("render_mode") is not None:
-        check_renderable(gym_id)
+    """`gym.make(gym_id)` once gymnasium-robotics has registered it (50-step episodes). Its
+    rgb_array frames are drawn in a child process, as the locomotion envs' are (MuJoCo draws
+    through Mesa, which crashes beside TensorFlow's LLVM), with the goal marker where the
+    simulated episode's goal is."""
     register_robotics_ids()
-    return gym.make(gym_id, **kwargs)
+    if kwargs.get("render_mode") != "rgb_array":
+        return gym.make(gym_id, **kwargs)
+    choose_mujoco_gl(rendering=True)
+    kwargs = {key: value for key, value in kwargs.items() if key != "render_mode"}
+    for module in (sys.modules[__name__], private_apis):
+        cloudpickle.register_pickle_by_value(module)
+    return ChildProcessFrames(
+        gym.make(gym_id, **kwargs), gym_id, kwargs, register_in_frames_process, ("goal",)
+    )
 
 
 for _task in TASKS:

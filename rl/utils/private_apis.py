@@ -101,6 +101,13 @@ def fix_robotics_joint_types() -> None:
     equal a numpy integer on their left, so every Fetch task fails at its first reset. The helpers
     are given a `mujoco` whose joint types are plain ints (same values); idempotent."""
     require("gymnasium_robotics")
+    patch_robotics_joint_types()
+
+
+def patch_robotics_joint_types() -> None:
+    """`fix_robotics_joint_types` without its version check: it reads nothing of rl but this
+    module's `release` and `_JointTypesAsInts`, so the process that draws a Fetch task's frames
+    runs it pickled by value without importing rl (rl/envs/robotics.py)."""
     import mujoco
     from gymnasium_robotics.utils import mujoco_utils
 
