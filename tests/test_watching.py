@@ -55,12 +55,14 @@ def test_a_fetch_task_is_filmed_through_train_py(tmp_path, trained_run):
     # gymnasium-robotics itself (it imports nothing of rl).
     pytest.importorskip("gymnasium_robotics")
     out = tmp_path / "out"
-    args = ["--hparams", "sac_her_tiny", "--hparam_override", "eval.video_every=1"]
+    # One evaluation (at 200 steps, the end), filmed: one episode drawn frame by frame.
+    overrides = "eval.video_every=1,train_steps=200"
+    args = ["--hparams", "sac_her_tiny", "--hparam_override", overrides]
     proc = trained_run.start([*args, "--output_dir", str(out), "--record_video"]).result(300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    videos = sorted((out / "run_0" / "videos").iterdir())
-    assert videos, "no video was written"
-    frames = decode(videos[-1])
+    videos = [v.name for v in (out / "run_0" / "videos").iterdir()]
+    assert videos == ["eval_step000000200_ep00.mp4"]
+    frames = decode(out / "run_0" / "videos" / videos[0])
     assert frames.shape[1:] == (480, 480, 3)  # gymnasium-robotics' MuJoCo frame size
     assert frames.shape[0] == 51  # the reset frame and one per step of a 50-step episode
     assert frames.std(axis=(1, 2, 3)).min() > 20  # no blank frame

@@ -15,11 +15,8 @@ import functools
 import io
 import sys
 
-import cloudpickle
 import gymnasium as gym
 
-from rl.envs.mujoco import choose_mujoco_gl
-from rl.envs.mujoco_frames import ChildProcessFrames
 from rl.errors import UserError
 from rl.registry import register_env
 from rl.utils import private_apis
@@ -66,6 +63,12 @@ def make_fetch(gym_id: str, **kwargs) -> gym.Env:
     register_robotics_ids()
     if kwargs.get("render_mode") != "rgb_array":
         return gym.make(gym_id, **kwargs)
+    # Imported here: the peers venv (no TensorFlow) imports this module to step these tasks.
+    import cloudpickle
+
+    from rl.envs.mujoco import choose_mujoco_gl
+    from rl.envs.mujoco_frames import ChildProcessFrames
+
     choose_mujoco_gl(rendering=True)
     kwargs = {key: value for key, value in kwargs.items() if key != "render_mode"}
     for module in (sys.modules[__name__], private_apis):
