@@ -141,3 +141,26 @@ def test_benchmarks_page_is_generated_from_the_records():
     assert pages.render(text, generated) == text, (
         f"docs/benchmarks.md differs from the records; regenerate it: {pages.REGENERATE}"
     )
+
+
+def test_the_architecture_walkthroughs_name_code_that_exists():
+    # docs/architecture.md follows one training step and one test episode through the modules as
+    # `module:qualified.name`; a rename that leaves the page behind fails here.
+    import importlib
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    start = page.index("## One training step, through the modules")
+    end = page.index("## Engines")
+    walkthroughs = page[start:end]
+    references = re.findall(r"`((?:rl|train)\b[\w.]*):([\w.]+)`", walkthroughs)
+    assert len(references) >= 20, references
+    missing = []
+    for module_name, qualified_name in references:
+        target = importlib.import_module(module_name)
+        for part in qualified_name.split("."):
+            target = getattr(target, part, None)
+        if target is None:
+            missing.append(f"{module_name}:{qualified_name}")
+    assert not missing, f"docs/architecture.md names what the code lacks: {missing}"
+    steps = [len(re.findall(r"^\d+\. ", part, re.M)) for part in walkthroughs.split("\n## ")]
+    assert steps == [7, 5]  # at most 10 steps each
