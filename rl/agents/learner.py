@@ -52,8 +52,7 @@ class Learner(tf.Module):
         self.diagnostics = UpdateDiagnostics() if diagnostics_enabled() else None  # DEBUG only
         self.learning_rate = as_schedule(hparams.lr)
         self._optimizer_settings = (hparams.optimizer, hparams.adam_epsilon, hparams.precision)
-        name, epsilon, precision = self._optimizer_settings
-        self.optimizer = make_optimizer(name, self.learning_rate.value(0), epsilon, precision)
+        self.optimizer = self._new_optimizer()
         # Decided before the algorithm builds its learner's tf.function (`function`).
         self.compiler: CompilerChoice = choose_compiler(
             hparams.jit_compile,
@@ -113,10 +112,13 @@ class Learner(tf.Module):
     def another_optimizer(self, variables: list[tf.Variable]) -> tf.keras.optimizers.Optimizer:
         """An optimizer like the base one on the same `lr` schedule, built for `variables` (TD3's
         and SAC's actor, SAC's temperature); it steps with `uncounted_step`."""
-        name, epsilon, precision = self._optimizer_settings
-        optimizer = make_optimizer(name, self.learning_rate.value(0), epsilon, precision)
+        optimizer = self._new_optimizer()
         optimizer.build(variables)
         return optimizer
+
+    def _new_optimizer(self) -> tf.keras.optimizers.Optimizer:
+        name, epsilon, precision = self._optimizer_settings
+        return make_optimizer(name, self.learning_rate.value(0), epsilon, precision)
 
     def uncounted_step(
         self,
