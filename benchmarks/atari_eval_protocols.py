@@ -4,14 +4,14 @@
 Why an Atari evaluation can score below the training games of the same policy: a greedy
 (argmax) policy can stall a game (never pressing FIRE after a lost life, a paddle that
 oscillates), which sampling or a little epsilon breaks. This plays `--games` full games of a
-checkpoint of RUN_DIR (a train.py run dir, e.g. benchmarks/atari.py's) under each protocol, all
+checkpoint of RUN_DIR (a train.py run dir of an Atari set) under each protocol, all
 else as the set's evaluation (sticky actions, time limit), plus the training policy step itself
 on the same games, and prints per protocol the raw score, the mean game length and how many
 games ran into the time limit (stalls), then the training games' raw scores at the log points
 up to the checkpoint (TensorBoard `raw_score_mean` in its train/ dir, over each log window).
 
-    .venv/bin/python -m benchmarks.atari --frames 500000 --output_dir runs/atari_500k
-    .venv/bin/python -m benchmarks.atari_eval_protocols runs/atari_500k/ours/run_0
+    .venv/bin/python train.py --hparams ppo_breakout --output_dir runs/breakout
+    .venv/bin/python -m benchmarks.atari_eval_protocols runs/breakout/run_0
 """
 
 from __future__ import annotations
@@ -58,7 +58,6 @@ def main() -> None:
     args = parser.parse_args()
     import tensorflow as tf
 
-    from benchmarks.atari import train_scalars
     from rl.agents.build import build_agent
     from rl.evaluation import evaluate, make_eval_env
     from rl.utils.checkpoint_choice import select_checkpoint
@@ -89,9 +88,23 @@ def main() -> None:
             flush=True,
         )
     print("\nTraining games (raw score, mean of the games that ended by each log point):")
-    points = [p for p in train_scalars(args.run_dir, "raw_score_mean") if p[0] <= pointer["step"]]
+    points = [p for p in _train_scalars(args.run_dir, "raw_score_mean") if p[0] <= pointer["step"]]
     for step, score in points[-args.last :]:
         print(f"  {step:,} agent steps: {score:.2f}")
+
+
+def _train_scalars(run_dir: Path, tag: str) -> list[tuple[int, float]]:
+    """(env steps, value of `tag`) at every log point of train.py's TensorBoard train/ dir."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")  # summary_iterator's deprecation notice
+    points = []
+    for path in sorted((run_dir / "train").glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag == tag:
+                    points.append((int(event.step), float(tf.make_ndarray(value.tensor))))
+    return sorted(points)
 
 
 if __name__ == "__main__":

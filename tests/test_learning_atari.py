@@ -1,6 +1,6 @@
 """Atari learning test (`-m slow`; 11.6 min on 2 cores at load 4-5): `ppo_breakout`, seed 0,
 for 500k frames (125k agent steps) with its lr and clip-range schedules rescaled to end there,
-as `benchmarks/atari.py --frames 500000` trains it.
+as the zoo's `lin_` schedules end at any budget.
 
 What must show: the full games the agent plays while training (train/raw_score_mean: raw
 Breakout score through lost lives, sampled actions, sticky actions 0.25, averaged over every
@@ -55,7 +55,7 @@ def _raw_scores(train_dir) -> dict[int, float]:
 
 
 def test_rescaled_schedules_match_the_benchmark():
-    # benchmarks/atari.py's command at 500k frames (docs/benchmarks.md) ended both at 1952.
+    # 125k agent steps of 8 envs x 128 steps, 4 epochs x 4 minibatches: 1952 gradient steps.
     override = _rescaled_override(AGENT_STEPS)
     assert "train_steps=125000" in override
     assert "lr=linear(0.00025,0.0,1952)" in override

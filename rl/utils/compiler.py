@@ -1,10 +1,11 @@
 """Which compiler runs an agent's functions: XLA or TensorFlow's own (oneDNN) kernels.
 
 `jit_compile=auto` is resolved here, once per agent and before its networks are built, by the
-rule and measurements in docs/benchmarks.md, "Choosing the compiler": XLA on a GPU or TPU; on
-CPU, TF's kernels for convolutional models (XLA:CPU's convolution gradients made the learner
-~25x slower), XLA for every other learner, and TF's kernels for acting (XLA draws different
-random numbers from the same generator state, which would change every published seeded result).
+rule in docs/benchmarks.md, "Choosing the compiler": XLA on a GPU or TPU; on CPU, TF's kernels
+for convolutional models (XLA:CPU's convolution weight gradients inside the learner's loop are
+far slower than oneDNN's), XLA for every other learner, and TF's kernels for acting (XLA draws
+different random numbers from the same generator state, which would change every published
+seeded result).
 """
 
 from __future__ import annotations
