@@ -87,6 +87,6 @@ def test_copies_with_target_kl_each_stop_on_their_own(tmp_path, run_train):
         prefix = str(run_dir / "checkpoints" / pointer["directory"] / "tf")
         # 256 env steps = 4 iterations of one gradient step each (16 without the limit), and
         # the optimizer took exactly those steps (Adam's own counter).
-        for name in ("agent/gradient_steps", "agent/optimizer/_iterations"):
+        for name in ("agent/learner/gradient_steps", "agent/learner/optimizer/_iterations"):
             value = tf.train.load_variable(prefix, f"{name}/.ATTRIBUTES/VARIABLE_VALUE")
             assert int(value) == 4, (i, name)
