@@ -269,7 +269,7 @@ def learner_rate(name: str, repeats: int, overrides: str = "") -> dict:
         "gradient_steps_per_update": k,
         "update_s": seconds,
         "gradient_steps_per_s": k / seconds,
-        "compiler": agent.learner.compiler.describe(),
+        "compiler": agent.compiler.describe(),
     }
 
 

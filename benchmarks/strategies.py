@@ -76,12 +76,12 @@ def _measure(hparams_set: str, mode: str, calls: int, repeats: int) -> dict:
         "discount": tf.constant(np.full([1, b], 0.99, np.float32)),
         "weights": tf.constant(np.ones([1, b], np.float32)),
     }
-    jit = agent.learner.compiler.learner if strategy is None else mode == "mirrored_whole_xla"
+    jit = agent.compiler.learner if strategy is None else mode == "mirrored_whole_xla"
     step = tf.function(agent.learner_step, jit_compile=jit)
     if strategy is None or jit:
         compiled = "XLA" if jit else "TF kernels"
     else:
-        compiled = "XLA per replica" if agent.learner.compiler.learner else "TF kernels"
+        compiled = "XLA per replica" if agent.compiler.learner else "TF kernels"
 
     def run() -> None:
         for _ in range(calls):

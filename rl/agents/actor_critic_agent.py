@@ -25,6 +25,11 @@ class ActorCriticAgent(Agent):
 
     records_log_prob: bool = False  # act_with_info returns {"log_prob": log b(a|s)}
     stochastic_policy = True  # pi(.|s): a categorical or a Gaussian
+    # What the compiled update (`_train`) takes, set by `_build`: the rollout's TensorSpecs.
+    batch_spec: dict[str, tf.TensorSpec]
+
+    def _build_learning(self) -> None:
+        self.train_on_batch = self.learner.function(self._train, [self.batch_spec])
 
     def _actor_critic_loss(
         self,

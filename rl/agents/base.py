@@ -1,11 +1,17 @@
 """Agent base class: the public API every algorithm shares (TF-Agents' public-calls-private).
 
 Public methods live here and are not overridden; an algorithm fills the protected hooks. The base
-owns the env-step counter, the agent's `tf.random.Generator` and the hparams it reads (a
-population member's from tensors). Its learner role, `agent.learner` (rl/agents/learner.py), owns
-the optimizer, the compiler choice, the strategy and the counted gradient step.
+owns the env-step counter, the agent's `tf.random.Generator`, the compiler choice and the hparams
+it reads (a population member's from tensors). Its learner role, `agent.learner`
+(rl/agents/learner.py), owns the optimizer, the strategy and the counted gradient step.
 Acting is `act`, `act_with_info` (pure TF), `greedy_actions` and `observe`; learning is `update`
 and, for rl/compiled, `learner_step(batch)` with `learner_variables()`.
+
+The two roles are built apart (Acme's actor/learner split): `_build` makes what acting needs
+(networks, exploration, what `observe` writes to), `_build_learning` what only learning needs
+(optimizers, the replay table, the compiled update). An acting-only agent
+(rl/agents/build.py's `build_actor`: a Ray actor's) has no learner and skips `_build_learning`,
+so it holds no optimizer state and no replay; its weights come from the learner.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_agent_precision, compute_in
 from rl.types import Batch, LossAndAux, Metrics
 from rl.utils import private_apis
+from rl.utils.compiler import LOGGER as COMPILER_LOGGER
+from rl.utils.compiler import choose_compiler, device_type, is_convolutional
 
 
 class Agent(tf.Module):
@@ -58,7 +66,10 @@ class Agent(tf.Module):
     # agent gathered; tests and tools run it on a batch of their own.
     train_on_batch: Callable[..., dict[str, tf.Tensor]]
 
-    def __init__(self, spec: EnvSpec, hparams: HParams, seed: int) -> None:
+    def __init__(
+        self, spec: EnvSpec, hparams: HParams, seed: int, *, acting_only: bool = False
+    ) -> None:
+        """`acting_only`: build the acting role alone (no learner, `update` refused)."""
         super().__init__(name=type(self).__name__.lower())
         self.check_env(hparams.agent, spec)
         self.spec = spec
@@ -82,20 +93,31 @@ class Agent(tf.Module):
             tf.distribute.has_strategy(),
             runs_compiled(spec.env_id),
         )
-        self.learner = Learner(
-            hparams,
-            spec.obs_shape,
-            self.generator,
-            self.hparam_values,
-            self._loss_weight,
-            self._loss_sums_across_replicas(),
-            type(self).__name__,
+        # Decided once, before any network or function of either role is built.
+        self.compiler = choose_compiler(
+            hparams.jit_compile,
+            convolutional=is_convolutional(hparams.model, spec.obs_shape),
+            device=device_type(),
         )
+        COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
+        self.learner: Learner | None = None
+        if not acting_only:
+            self.learner = Learner(
+                hparams,
+                self.compiler,
+                self.generator,
+                self.hparam_values,
+                self._loss_weight,
+                self._loss_sums_across_replicas(),
+            )
         self._build()
+        if self.learner is not None:
+            self._build_learning()
         compute_in(hparams.precision, private_apis.module_attributes(self, _is_keras_model))
-        self.learner.optimizer.build(self._trainable_variables())
-        if self.learner.distributed:
-            check_batch_splits(self.learner.strategy, self._learner_batch_size())
+        if self.learner is not None:
+            self.learner.optimizer.build(self._trainable_variables())
+            if self.learner.distributed:
+                check_batch_splits(self.learner.strategy, self._learner_batch_size())
         self._build_acting_functions()
 
     def _build_acting_functions(self) -> None:
@@ -104,13 +126,13 @@ class Agent(tf.Module):
         self.greedy_function = tf.function(
             lambda obs: self._act(obs, explore=False),
             input_signature=[obs_spec],
-            jit_compile=self.learner.compiler.acting,
+            jit_compile=self.compiler.acting,
             autograph=False,
         )
         # The collect loop steps Python envs, so XLA acting is a nested compiled function.
         self.compiled_act_with_info = (
             tf.function(self._act_with_info, jit_compile=True, autograph=False)
-            if self.learner.compiler.acting
+            if self.compiler.acting
             else None
         )
 
@@ -181,6 +203,8 @@ class Agent(tf.Module):
 
     def update(self) -> Metrics:
         """Learns from what was observed; returns metrics, or {} when not ready yet."""
+        if self.learner is None:
+            raise TypeError(f"an acting-only {type(self).__name__} does not learn")
         ready = self._ready_to_update()
         if self.learner.multi_worker:  # every worker must enter the update's collectives, or none
             ready = all_workers_agree(self.learner.strategy, ready)
@@ -198,7 +222,8 @@ class Agent(tf.Module):
 
     def metrics(self) -> Metrics:
         """Agent state worth logging at any time (learning rate, exploration, ...)."""
-        return {**self.learner.metrics(), **self._metrics(self.env_steps)}
+        learner = self.learner.metrics() if self.learner is not None else {}
+        return {**learner, **self._metrics(self.env_steps)}
 
     def numpy_state(self) -> dict[str, np.ndarray]:
         """State outside TF variables (replay, partial n-step data), as plain arrays."""
@@ -214,7 +239,11 @@ class Agent(tf.Module):
     # ------------------------------------------------------------- helpers for subclasses
     # ------------------------------------------------------------------------- hooks
     def _build(self) -> None:
+        """The acting role's parts: networks, exploration, what `observe` writes to."""
         raise NotImplementedError
+
+    def _build_learning(self) -> None:
+        """The learner role's parts: optimizers, the replay table, the compiled update."""
 
     def _loss_weight(self, batch: dict[str, tf.Tensor]) -> tf.Tensor:
         """What a loss's mean over `batch` divides by (override for masked means)."""

@@ -1,6 +1,6 @@
 """Building a run's agent from hparams: the one place that seeds its initialization and picks
 its class, so the in-process engine, the compiled path, the Ray learner and export build the same
-agent from the same seed."""
+agent from the same seed; and the acting role alone, for a Ray actor."""
 
 from __future__ import annotations
 
@@ -24,3 +24,12 @@ def build_agent(
     seed_everything(derive_seed(seed, "init"), hparams.deterministic)
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         return get_agent(hparams.agent)(spec, hparams, derive_seed(seed, "agent", *worker_names))
+
+
+def build_actor(hparams: HParams, spec: EnvSpec, seed: int) -> Agent:
+    """The acting role of the agent `build_agent` makes (rl/agents/base.py): its networks,
+    exploration and what `observe` feeds, without a learner (no optimizer state, no replay
+    table). Its weights are meant to be loaded from a learner's."""
+    seed_everything(derive_seed(seed, "init"), hparams.deterministic)
+    agent_class = get_agent(hparams.agent)
+    return agent_class(spec, hparams, derive_seed(seed, "agent"), acting_only=True)

@@ -70,7 +70,7 @@ class DQN(QLearning, ReplayAgent):
         self.action_function = resolve_function(self, "action_function")
         self.loss_function = resolve_function(self, "loss")
 
-        self._build_replay((), np.int64, hp.n_step)
+        self._declare_transitions((), np.int64, hp.n_step)
 
     def _q_network_options(self) -> dict:
         """Extra QNetwork arguments (C51 adds its atoms)."""

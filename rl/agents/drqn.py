@@ -100,6 +100,10 @@ class DRQN(QLearning, RecurrentStateMixin, Agent):
         self.per_alpha = as_schedule(hp.per_alpha)  # of the env step, like per_beta
         self.per_epsilon = as_schedule(hp.per_epsilon)
         self._build_recurrent_state(self.q_network.state_size)
+
+    def _build_learning(self) -> None:
+        """The sequence replay (which also takes `observe`'s steps) and the compiled update."""
+        hp, spec = self.hparams, self.spec
         self.replay = SequenceReplay(
             capacity=hp.buffer_size,
             num_envs=spec.num_envs,

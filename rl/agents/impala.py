@@ -64,7 +64,6 @@ class Impala(ActorCriticAgent):
         self._estimator_options = set(inspect.signature(self.estimator).parameters)
         self.unroll_length = self.steps_per_iteration
         self.batch_spec = self._build_rollout(self.unroll_length, with_value=False)
-        self.train_on_batch = self.learner.function(self._train, [self.batch_spec])
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)

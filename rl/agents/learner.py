@@ -1,8 +1,9 @@
 """The learner role (Acme's split): what turns an algorithm's loss into a learning step.
 
-An agent holds one `Learner` as `agent.learner`. It owns the optimizer and its learning-rate
-schedule, the compiler choice, the distribution strategy, the counted gradient step and the DEBUG
-diagnostics, so an algorithm module writes only its networks, its acting and its loss. The
+An agent holds one `Learner` as `agent.learner` (none in an acting-only build: a Ray actor's). It
+owns the optimizer and its learning-rate schedule, the distribution strategy, the counted
+gradient step and the DEBUG diagnostics, so an algorithm module writes only its networks, its
+acting and its loss. The
 optimizer step itself (clipping, loss scaling, the batch split across replicas:
 docs/distributed.md) is rl/agents/optimizer_step.py.
 """
@@ -20,27 +21,25 @@ from rl.agents.optimizers import make_optimizer
 from rl.distribute import replica_xla, replicated_loss, worker_role
 from rl.hparams import HParams, as_schedule
 from rl.types import LossAndAux, Metrics
-from rl.utils.compiler import LOGGER as COMPILER_LOGGER
-from rl.utils.compiler import CompilerChoice, choose_compiler, device_type, is_convolutional
+from rl.utils.compiler import CompilerChoice
 
 
 class Learner(tf.Module):
-    """Optimizer, schedule, compiler, strategy and the counted `gradient_step` of one agent."""
+    """Optimizer, schedule, strategy and the counted `gradient_step` of one agent."""
 
     def __init__(
         self,
         hparams: HParams,
-        obs_shape: tuple[int, ...],
+        compiler: CompilerChoice,
         generator: tf.random.Generator,
         hparam_values: HparamValues,
         loss_weight: Callable[[dict[str, tf.Tensor]], tf.Tensor],
         loss_sums_across_replicas: bool,
-        agent_name: str,
     ) -> None:
-        """`generator`: the agent's, rewound by the DEBUG diagnostics. `hparam_values`: the
-        agent's, for `max_grad_norm`. `loss_weight` as in `OptimizerStep`.
-        `loss_sums_across_replicas`: a loss holds a collective, which TF refuses inside an XLA
-        replica. `agent_name` names it in logs."""
+        """`compiler`: the agent's choice (`compiler.learner` compiles `function`).
+        `generator`: the agent's, rewound by the DEBUG diagnostics. `hparam_values`: the agent's,
+        for `max_grad_norm`. `loss_weight` as in `OptimizerStep`. `loss_sums_across_replicas`: a
+        loss holds a collective, which TF refuses inside an XLA replica."""
         super().__init__(name="learner")
         self.strategy = tf.distribute.get_strategy()  # the scope's (outside any: the default)
         self.distributed = tf.distribute.has_strategy()
@@ -53,13 +52,7 @@ class Learner(tf.Module):
         self.learning_rate = as_schedule(hparams.lr)
         self._optimizer_settings = (hparams.optimizer, hparams.adam_epsilon, hparams.precision)
         self.optimizer = self._new_optimizer()
-        # Decided before the algorithm builds its learner's tf.function (`function`).
-        self.compiler: CompilerChoice = choose_compiler(
-            hparams.jit_compile,
-            convolutional=is_convolutional(hparams.model, obs_shape),
-            device=device_type(),
-        )
-        COMPILER_LOGGER.debug("%s: %s", agent_name, self.compiler.describe())
+        self.compiler = compiler
         # XLA per replica under a strategy, unless a loss holds a collective.
         self.replica_xla = (
             self.distributed

@@ -85,6 +85,9 @@ class MADDPG(OffPolicyContinuousAgent):
                 setattr(self, f"{prefix}_{i}", actor)
         self._build_critics(self.num_agents)
         polyak_update(self._actor_variables(target=True), self._actor_variables(), 1.0)
+
+    def _build_learning(self) -> None:
+        super()._build_learning()
         self.actor_optimizer = self.learner.another_optimizer(self._actor_variables(trainable=True))
 
     def _agent_spec(self, i: int):

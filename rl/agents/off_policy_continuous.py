@@ -48,7 +48,7 @@ class OffPolicyContinuousAgent(ReplayAgent):
             refuse_keys_with_encoders(spec.obs_layout, "normalize_obs", "set normalize_obs=False")
             self.obs_normalizer = ObservationNormalizer(spec.obs_shape, name="obs_normalizer")
         self._build_networks()
-        self._build_replay(tuple(spec.action_shape), np.float32, n_step=1)
+        self._declare_transitions(tuple(spec.action_shape), np.float32, n_step=1)
 
     def _build_critics(self, num_critics: int) -> None:
         """`critics` and their copy `critics_target`, built after the actors (same init draws);

@@ -56,7 +56,7 @@ class OffPAC(ActorCriticAgent):
         action_dtype = np.dtype(np.int64) if spec.discrete else np.dtype(np.float32)
         self._build_rollout(self.segment_length, with_value=False)
         t, obs, act = self.segment_length, tuple(spec.obs_shape), tuple(spec.action_shape)
-        shapes = {
+        self._segment_fields = shapes = {
             "obs": ((t, *obs), spec.obs_dtype),
             "action": ((t, *act), action_dtype),
             "reward": ((t,), np.float32),
@@ -66,13 +66,16 @@ class OffPAC(ActorCriticAgent):
             "log_prob": ((t,), np.float32),
             "last_next_obs": (obs, spec.obs_dtype),
         }
-        self.replay = UniformReplay(hp.replay_capacity, shapes, seed=self.seed)
         lead = [hp.gradient_steps, hp.batch_size]  # the whole update's segments in one call
-        batch_spec = {
+        self.batch_spec = {
             name: tf.TensorSpec([*lead, *shape], tf.as_dtype(dtype))
             for name, (shape, dtype) in shapes.items()
         }
-        self.train_on_batch = self.learner.function(self._train, [batch_spec])
+
+    def _build_learning(self) -> None:
+        """The replay of whole segments, and the compiled update on [K, B] of them."""
+        self.replay = UniformReplay(self.hparams.replay_capacity, self._segment_fields, self.seed)
+        super()._build_learning()
 
     def _loss_sums_across_replicas(self) -> bool:
         return self.hparams.normalize_advantage  # whole-minibatch mean and std (`normalize`)

@@ -151,8 +151,7 @@ class OnPolicyAgent(ActorCriticAgent):
         self.num_samples = num_steps * spec.num_envs
         # Each epoch skips the n % num_minibatches samples left over by its permutation.
         self.num_minibatches = max(1, round(self.num_samples / hp.batch_size))
-        batch_spec = self._build_rollout(num_steps, with_value=True)
-        self.train_on_batch = self.learner.function(self._train, [batch_spec])
+        self.batch_spec = self._build_rollout(num_steps, with_value=True)
 
     def _build_estimator(self) -> None:
         self.estimator = get_advantage_estimator(self.hparams.advantage_estimator)

@@ -78,5 +78,7 @@ class PPO(OnPolicyAgent):
         }
 
     def _metrics(self, env_steps: tf.Variable) -> Metrics:
+        if self.learner is None:  # an acting-only build: the clip range is the learner's
+            return {}
         clip_range = self.hparam_values.at("clip_range", self.learner.gradient_steps)
         return {"train/clip_range": float(clip_range)}

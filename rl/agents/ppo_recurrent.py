@@ -104,10 +104,10 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         self.num_samples = num_steps * num_envs
         per_minibatch = min(self.num_sequences, max(1, round(hp.batch_size / length)))
         self.num_minibatches = self.num_sequences // per_minibatch
-        batch_spec = self._build_rollout(num_steps, with_value=True)
+        self.batch_spec = self._build_rollout(num_steps, with_value=True)
         self.rollout_states = RolloutStates(num_steps, num_envs, self.state_size)
-        batch_spec["state_in"] = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
-        self.train_on_batch = self.learner.function(self._train, [batch_spec])
+        state_spec = tf.TensorSpec([num_steps, num_envs, self.state_size], tf.float32)
+        self.batch_spec["state_in"] = state_spec
 
     # ------------------------------------------------------------------------ acting
     def _act_with_info(self, obs: tf.Tensor) -> LossAndAux:

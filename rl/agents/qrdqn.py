@@ -62,12 +62,14 @@ class QRDQN(DQN):
             sample["reward"], sample["discount"], next_quantiles_target, next_q_policy
         )
         quantiles = self.q_network(sample["obs"])
+        # An Ape-X actor (no learner) reads a `kappa` schedule at its start for its priorities.
+        step = self.learner.gradient_steps if self.learner is not None else tf.constant(0, tf.int64)
         loss, per_sample = self.loss_function(
             quantiles,
             sample["action"],
             target,
             sample["weights"],
-            self.hparam_values.now("kappa", self.learner.gradient_steps),
+            self.hparam_values.now("kappa", step),
         )
         q_mean = tf.reduce_mean(quantile_q_values(quantiles))
         return loss, {"td_error": per_sample, "q_mean": q_mean}

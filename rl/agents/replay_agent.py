@@ -62,23 +62,49 @@ def mean_over_batches(
 
 
 class ReplayAgent(Agent):
-    """Subclasses call `_build_replay` and implement `_train_on_batches` ("td_error": [K, B])."""
+    """Subclasses call `_declare_transitions` in `_build` and implement `_train_on_batches`
+    ("td_error": [K, B])."""
 
     loss_metrics: tuple[str, ...] = ("loss", "grad_norm", "q_mean")  # logged as train/<name>
     replays_with_hindsight = True  # single transitions: HER can give them new goals
 
-    def _build_replay(self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int):
+    def _declare_transitions(
+        self, action_shape: tuple[int, ...], action_dtype: np.dtype, n_step: int
+    ) -> None:
+        """The acting role's half of replay: the transitions' fields and the n-step accumulator
+        `observe` feeds. The table itself is the learner's (`_build_learning`); an Ape-X actor
+        puts an outbox in its place (rl/workers/apex_actor.py)."""
         hp, spec = self.hparams, self.spec
         self.per_beta = as_schedule(hp.per_beta)
         self.per_alpha = as_schedule(hp.per_alpha)
         self.per_epsilon = as_schedule(hp.per_epsilon)
-        fields = {
+        self._action_layout = (action_shape, np.dtype(action_dtype), n_step)
+        self._fields = {
             "obs": (spec.obs_shape, spec.obs_dtype),
             "action": (action_shape, np.dtype(action_dtype)),
             "reward": ((), np.dtype(np.float32)),
             "next_obs": (spec.obs_shape, spec.obs_dtype),
             "discount": ((), np.dtype(np.float32)),
         }
+        self.replay = None
+        # HER's and the frame replay take raw steps and do the n-step returns themselves.
+        self.n_step = None
+        if hp.memory != hindsight.NAME and not uses_frame_replay(spec, hp.memory):
+            self.n_step = NStepAccumulator(
+                n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=self._fields
+            )
+        # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
+        self._sample_spec = {
+            key: tf.TensorSpec([None, *shape], tf.as_dtype(dtype))
+            for key, (shape, dtype) in self._fields.items()
+        }
+        self._sample_spec["weights"] = tf.TensorSpec([None], tf.float32)
+        self._td_error_fn = None
+
+    def _build_learning(self) -> None:
+        """The replay table and the compiled update on [K, B] batches of it."""
+        hp, spec, fields = self.hparams, self.spec, self._fields
+        action_shape, action_dtype, n_step = self._action_layout
         memory_cls = get_memory(hp.memory)
         # At the current env step; every priority update passes the schedules' values then.
         alpha, epsilon = self._priority_exponent_and_floor()
@@ -94,23 +120,17 @@ class ReplayAgent(Agent):
                 strategy=hp.her_strategy, n_sampled_goal=hp.her_n_sampled_goal, gamma=hp.gamma,
                 seed=self.seed,
             )  # fmt: skip
-            self.n_step = None
         elif uses_frame_replay(spec, hp.memory):
-            # Frame stacks (Atari): the replay takes raw steps and does the n-step returns too.
             self.replay = FrameReplay(
-                hp.buffer_size, spec.obs_shape, action_shape, np.dtype(action_dtype),
+                hp.buffer_size, spec.obs_shape, action_shape, action_dtype,
                 spec.num_envs, n_step, hp.gamma, self.seed,
                 prioritized=hp.memory == "prioritized", **options,
             )  # fmt: skip
-            self.n_step = None
         else:
             accepted = inspect.signature(memory_cls).parameters
             options = {k: v for k, v in options.items() if k in accepted}
             self.replay = memory_cls(
                 capacity=hp.buffer_size, fields=fields, seed=self.seed, **options
-            )
-            self.n_step = NStepAccumulator(
-                n=n_step, gamma=hp.gamma, num_envs=spec.num_envs, fields=fields
             )
         # [K, B] as sampled; fixed under a strategy, whose replicas (TPU) need static shapes.
         lead = [hp.gradient_steps, hp.batch_size] if self.learner.distributed else [None, None]
@@ -120,12 +140,6 @@ class ReplayAgent(Agent):
         }
         batch_spec["weights"] = tf.TensorSpec(lead, tf.float32)
         self.train_on_batch = self.learner.function(self._train_on_batches, [batch_spec])
-        # Ape-X actors (rl/workers): the compiled `_td_errors` of one batch.
-        self._sample_spec = {
-            key: tf.TensorSpec([None, *value.shape[2:]], value.dtype)
-            for key, value in batch_spec.items()
-        }
-        self._td_error_fn = None
 
     def _observe(self, transition: Batch) -> None:
         if self.n_step is None:

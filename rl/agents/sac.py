@@ -40,11 +40,9 @@ class SAC(OffPolicyContinuousAgent):
         )
         self.actor(tf.zeros([1, *spec.obs_shape], spec.obs_dtype))
         self._build_critics(hp.num_critics)
-        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
         self.log_alpha = tf.Variable(
             math.log(hp.alpha_init), trainable=hp.auto_alpha, name="log_alpha"
         )
-        self.alpha_optimizer = self.learner.another_optimizer([self.log_alpha])
         self.default_target_entropy = -float(num_action_dims(spec))  # -|A|, for None
 
     # ------------------------------------------------------------------------ acting
@@ -80,6 +78,11 @@ class SAC(OffPolicyContinuousAgent):
         return self._sample(obs, generator)[0], state
 
     # ---------------------------------------------------------------------- learning
+    def _build_learning(self) -> None:
+        super()._build_learning()
+        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
+        self.alpha_optimizer = self.learner.another_optimizer([self.log_alpha])
+
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         alpha = tf.exp(self.log_alpha)
         next_action, next_log_prob = self._sample(sample["next_obs"])

@@ -52,7 +52,6 @@ class TD3(OffPolicyContinuousAgent):
         self.actor, self.actor_target = actor("actor"), actor("actor_target")
         self._build_critics(hp.num_critics)
         polyak_update(self.actor_target.variables, self.actor.variables, 1.0)
-        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
         # OU state per *training* env copy (test mode restores it too); unused with Gaussian noise.
         self.noise_state = tf.Variable(
             tf.zeros([hp.num_envs, *spec.action_shape]), trainable=False, name="noise_state"
@@ -91,6 +90,10 @@ class TD3(OffPolicyContinuousAgent):
         self.noise_state.assign(tf.zeros_like(self.noise_state))
 
     # ---------------------------------------------------------------------- learning
+    def _build_learning(self) -> None:
+        super()._build_learning()
+        self.actor_optimizer = self.learner.another_optimizer(self.actor.trainable_variables)
+
     def _train_step(self, sample: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         next_action = self.actor_target(sample["next_obs"])
         half_range = (self.action_high - self.action_low) / 2.0

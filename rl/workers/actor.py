@@ -1,9 +1,9 @@
 """The body of a Ray actor (rl/workers/actor_group.py makes it one), whatever it sends (Ape-X
-transitions, IMPALA unrolls): the learner's agent class built by `build_agent`, as every agent
-is, from hparams its subclass adapts, its own vector env and the compiled collect loop, on one TF
-thread. It builds them on its first call; one that Ray restarted seeds them anew, so it does not
-replay its first episodes. An env's exception, wrapped by TF, is raised as the env's own, which
-`RecordingEnv` kept.
+transitions, IMPALA unrolls): the acting role of the learner's agent class (`build_actor`: no
+optimizer state, no replay table), from hparams its subclass adapts, its own vector env and the
+compiled collect loop, on one TF thread. It builds them on its first call; one that Ray
+restarted seeds them anew, so it does not replay its first episodes. An env's exception, wrapped
+by TF, is raised as the env's own, which `RecordingEnv` kept.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class RemoteActor:
         import ray
 
         import rl  # noqa: F401  (fills the registries)
-        from rl.agents.build import build_agent
+        from rl.agents.build import build_actor
         from rl.envs import make_vector_env
         from rl.envs.reward_augmentation import reward_augmentation_from_hparams
         from rl.rollout.driver import Driver
@@ -98,7 +98,7 @@ class RemoteActor:
             max_episode_steps=hp.max_episode_steps,
             reward_augmentation=reward_augmentation_from_hparams(hp),
         )
-        self.agent = build_agent(hp, self.spec, agent_seed)  # weights: the learner's, on collect
+        self.agent = build_actor(hp, self.spec, agent_seed)  # weights: the learner's, on collect
         self.policy = PolicyWeights(self.agent)
         self.driver = Driver(RecordingEnv(env), self.spec, self.agent)
         self.driver.reset(env_seed)

@@ -20,7 +20,7 @@ class ApexActor(RemoteActor):
 
     def _build(self) -> None:
         super()._build()
-        self.agent.replay = Outbox()  # completed n-step transitions go to the learner
+        self.agent.replay = Outbox()  # no replay table here: n-step transitions go to the learner
 
     def block(self) -> dict[str, Any]:
         agent, hp = self.agent, self.hp

@@ -33,13 +33,11 @@ def actor_epsilon(hparams: HParams, index: int, num_actors: int) -> float | None
 
 
 def actor_hparams(hparams: HParams, index: int, num_actors: int) -> HParams:
-    """The learner's hparams with the actor's own epsilon (if any) and a 1-row replay."""
+    """The learner's hparams with the actor's own epsilon (if any)."""
     hp = hparams.copy()
     epsilon = actor_epsilon(hparams, index, num_actors)
     if epsilon is not None:
         hp.epsilon = epsilon
-    if "buffer_size" in hp:
-        hp.buffer_size = 1
     return hp.freeze()
 
 

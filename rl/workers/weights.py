@@ -28,7 +28,8 @@ class PolicyWeights:
 
     def __init__(self, agent: tf.Module) -> None:
         variables = policy_variables(agent)
-        (dtype,) = {v.dtype for v in variables}  # the flat array has one
+        # The flat array has one dtype (Keras variables name theirs as a string, tf's as a DType).
+        (dtype,) = {tf.as_dtype(v.dtype) for v in variables}
         sizes = [v.shape.num_elements() for v in variables]
         self._read = tf.function(
             lambda: tf.concat([tf.reshape(v, [-1]) for v in variables], 0),

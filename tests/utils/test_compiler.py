@@ -59,7 +59,7 @@ def test_agents_build_their_learner_with_the_resolved_choice(hparams_set, overri
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     agent = build_agent(hp, spec, 0)
-    assert agent.learner.compiler.learner is learner_xla
+    assert agent.compiler.learner is learner_xla
     assert built_with_xla(agent.train_on_batch) is learner_xla  # what the learner is built with
     assert agent.metrics()["compiler/learner_xla"] == float(learner_xla)
     env.close()
@@ -70,16 +70,16 @@ def test_xla_acting_runs_in_the_collect_loop_and_evaluation(monkeypatch):
     # the driver's loop (which steps Python envs) and an XLA-compiled greedy function.
     import numpy as np
 
-    import rl.agents.learner
+    import rl.agents.base
     from rl.rollout.driver import Driver
 
-    monkeypatch.setattr(rl.agents.learner, "device_type", lambda: "GPU")
+    monkeypatch.setattr(rl.agents.base, "device_type", lambda: "GPU")
     hp = registry.get_hparams("dqn_tiny")()
     hp.override("jit_compile=auto")  # the tiny sets fix it to false
     hp.freeze()
     env, spec = make_vector_env(hp.env, hp.num_envs, 0, env_kwargs=hp.env_kwargs)
     agent = build_agent(hp, spec, 0)
-    assert agent.learner.compiler.acting and built_with_xla(agent.greedy_function)
+    assert agent.compiler.acting and built_with_xla(agent.greedy_function)
     driver = Driver(env, spec, agent)
     driver.reset(0)
     driver.collect(16)

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from rl import registry
+from rl.agents.build import build_actor, build_agent
 from rl.envs import make_vector_env
 from rl.errors import WorkerError, worker_error_line
 from rl.rollout.driver import Driver
@@ -38,14 +39,14 @@ def test_apex_epsilons_follow_the_paper_formula():
         apex_epsilon(2, 2)
 
 
-def test_actor_hparams_set_the_actor_epsilon_and_a_one_row_replay():
+def test_actor_hparams_set_the_actor_epsilon_only():
     hp = registry.get_hparams("dqn_tiny")().freeze()
     actor = actor_hparams(hp, 1, 3)
-    assert actor.frozen and actor.buffer_size == 1
+    assert actor.frozen
     assert float(actor.epsilon(tf.constant(10**6, tf.int64))) == pytest.approx(0.4**4.5)
-    assert hp.buffer_size == 1000  # the learner's hparams are untouched
+    assert float(hp.epsilon(tf.constant(10**6, tf.int64))) != pytest.approx(0.4**4.5)
     diff = {line.split(":")[0] for line in hp.diff(actor)}
-    assert diff == {"epsilon", "buffer_size"}
+    assert diff == {"epsilon"}
 
     agent_mode = registry.get_hparams("dqn_tiny")()
     agent_mode.workers.exploration = "agent"
@@ -55,7 +56,7 @@ def test_actor_hparams_set_the_actor_epsilon_and_a_one_row_replay():
 
     td3 = registry.get_hparams("td3_tiny")().freeze()  # no epsilon: its own action noise
     assert actor_epsilon(td3, 0, 2) is None
-    assert {line.split(":")[0] for line in td3.diff(actor_hparams(td3, 0, 2))} == {"buffer_size"}
+    assert not td3.diff(actor_hparams(td3, 0, 2))
 
 
 def test_policy_variables_are_the_networks_not_counters():
@@ -70,7 +71,7 @@ def test_policy_variables_are_the_networks_not_counters():
 def test_policy_weights_travel_as_one_flat_array():
     hp, env, spec, learner = _dqn()
     env.close()
-    actor = registry.get_agent(hp.agent)(spec, hp, 1)  # other seed: other initial weights
+    actor = build_actor(hp, spec, 1)  # other seed: other initial weights
     flat = PolicyWeights(learner).read()
     expected = [v.numpy() for v in policy_variables(learner)]
     assert flat.shape == (sum(a.size for a in expected),) and flat.dtype == np.float32
@@ -80,8 +81,9 @@ def test_policy_weights_travel_as_one_flat_array():
 
 
 def test_initial_priorities_are_the_double_q_td_errors():
-    hp, env, spec, agent = _dqn()
+    hp, env, spec, _ = _dqn()
     env.close()
+    agent = build_actor(hp, spec, 0)  # the actor computes them
     rng = np.random.default_rng(0)
     batch = {
         "obs": rng.normal(size=(5, 4)).astype(np.float32),
@@ -117,25 +119,56 @@ def test_agents_without_td_errors_leave_priorities_to_the_replay():
 def test_an_actor_outbox_gets_the_n_step_transitions_instead_of_the_replay():
     from rl.workers.outbox import Outbox
 
-    hp, env, spec, agent = _dqn()  # n_step = 3, one env copy
-    outbox = Outbox()
-    replay, agent.replay = agent.replay, outbox
-    driver = Driver(env, spec, agent)
+    hp, env, spec, learner = _dqn()  # n_step = 3, one env copy
+    actor = build_actor(hp, spec, 0)
+    assert actor.replay is None  # no table on the actor's side
+    actor.replay = outbox = Outbox()
+    driver = Driver(env, spec, actor)
     driver.reset(0)
     driver.collect(40)
     env.close()
-    assert len(replay) == 0
     rows = len(outbox)
     # Every step but the ones still waiting in the n-step window became a transition.
-    assert rows == 40 - int(agent.n_step.pending().sum())
+    assert rows == 40 - int(actor.n_step.pending().sum())
     transitions = outbox.drain()
     assert set(transitions) == {"obs", "action", "reward", "next_obs", "discount"}
     assert len(transitions["reward"]) == rows and len(outbox) == 0 and outbox.drain() is None
-    agent.replay = replay  # the learner adds them with the actor's priorities (Ape-X engine)
-    agent.replay.add_batch(transitions, priorities=np.full(rows, 2.0))
-    assert len(agent.replay) == rows
-    stored = agent.replay.get_priorities(np.arange(len(agent.replay)))
+    # The learner adds them with the actor's priorities (Ape-X engine).
+    learner.replay.add_batch(transitions, priorities=np.full(rows, 2.0))
+    assert len(learner.replay) == rows
+    stored = learner.replay.get_priorities(np.arange(len(learner.replay)))
     np.testing.assert_allclose(stored, (2.0 + hp.per_epsilon.value(0)) ** hp.per_alpha.value(0))
+
+
+@pytest.mark.parametrize(
+    "hparams_set", ["dqn_tiny", "qrdqn_tiny", "td3_tiny", "sac_tiny", "impala_tiny"]
+)
+def test_a_ray_actor_builds_the_acting_role_alone(hparams_set):
+    from rl.workers.outbox import Outbox
+
+    hp = registry.get_hparams(hparams_set)().freeze()
+    env, spec = make_vector_env(hp.env, hp.num_envs, 0)
+    obs, _ = env.reset(seed=0)
+    learner, actor = build_agent(hp, spec, 0), build_actor(hp, spec, 1)
+    optimizers = [v for v in vars(actor).values() if isinstance(v, tf.keras.optimizers.Optimizer)]
+    assert actor.learner is None and not optimizers
+    assert getattr(actor, "replay", None) is None
+    shapes = [v.shape for v in policy_variables(actor)]  # paths carry Keras' name counters
+    assert shapes == [v.shape for v in policy_variables(learner)]
+    with pytest.raises(TypeError, match="does not learn"):
+        actor.update()
+    # With the learner's weights it acts as the learner would.
+    PolicyWeights(actor).load(PolicyWeights(learner).read())
+    np.testing.assert_array_equal(actor.greedy_actions(obs), learner.greedy_actions(obs))
+    if hasattr(actor, "initial_priorities"):  # an Ape-X actor collects and prioritizes
+        actor.replay = outbox = Outbox()
+        driver = Driver(env, spec, actor)
+        driver.reset(0)
+        driver.collect(8)
+        transitions = outbox.drain()
+        priorities = actor.initial_priorities(transitions)
+        assert priorities is None or priorities.shape == transitions["reward"].shape
+    env.close()
 
 
 def _block(worker: int, steps: int, returns: list[float], epsilon: float | None) -> dict:
