@@ -12,7 +12,9 @@ benchmarks/peers/sb3_cell.py in .venv-peers, made by benchmarks/peers/setup.sh).
 a time unless `--jobs N` says otherwise (recorded). A killed campaign continues where it was
 when `run` is given again: a finished cell is never rerun, a cell in progress resumes from its
 last checkpoint (ours: train.py's own resume; sb3: sb3_cell.py's), to the same result as a run
-never stopped. Records go to benchmarks/results/campaigns/NAME.jsonl; the cells' working
+never stopped. A cell whose spec another campaign has recorded (the same key: the same env,
+seed, budget, protocol and agent) reuses that record, copied with `reused_from` naming it.
+Records go to benchmarks/results/campaigns/NAME.jsonl; the cells' working
 folders (checkpoints, replay buffers, logs) to benchmarks/results/campaigns/NAME/, not committed,
 or under `--work DIR`: a disk that outlives the checkout, so a cell can continue from a new one.
 
@@ -75,6 +77,19 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 def done_keys(path: Path) -> set[str]:
     return {r["key"] for r in read_records(path) if r.get("status") == "ok"}
+
+
+def recorded_elsewhere(results: Path, cell: Cell) -> dict[str, Any] | None:
+    """The newest ok record of another campaign for exactly this cell's spec (its key), which
+    this campaign can reuse instead of running it again (a factor campaign's SB3 side)."""
+    found = [
+        record
+        for path in sorted(results.glob("*.jsonl"))
+        if path.stem != cell.campaign
+        for record in read_records(path)
+        if record.get("status") == "ok" and record["key"] == cell.key
+    ]
+    return max(found, key=lambda r: r["time_utc"]) if found else None
 
 
 def checkpoint_step(folder: Path, cell: Cell) -> int | None:
@@ -226,6 +241,11 @@ class Runner:
         path = records_file(self.results, cell.campaign)
         if cell.key in done_keys(path):
             return f"{cell.id}: already recorded"
+        if (borrowed := recorded_elsewhere(self.results, cell)) is not None:
+            source = {"campaign": borrowed["campaign"], "cell": borrowed["cell"]}
+            reused = {"campaign": cell.campaign, "cell": cell.id, "entry": cell.entry}
+            append_record(path, {**borrowed, **reused, "reused_from": source})
+            return f"{cell.id}: reused {source['campaign']}'s record of {source['cell']}"
         python = OURS_PYTHON if cell.side == "ours" else PEERS_PYTHON
         if not python.exists():
             setup = "./setup.sh" if cell.side == "ours" else "benchmarks/peers/setup.sh"

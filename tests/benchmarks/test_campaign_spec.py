@@ -52,6 +52,28 @@ def test_a_changed_spec_is_a_new_cell_with_its_own_folder(tmp_path: Path) -> Non
     assert campaign.cell_dir(tmp_path, a) != campaign.cell_dir(tmp_path, longer)
 
 
+def test_a_cell_another_campaign_recorded_is_reused_not_run(tmp_path: Path) -> None:
+    # A factor campaign's SB3 side is the main campaign's cell: the same spec, the same key.
+    results = tmp_path / "results"
+    sb3 = load(_write(tmp_path, ENTRY))[2][1]
+    factor_text = ENTRY.replace('ours = "td3_hopper"', 'name = "factor"\nours = "td3_hopper"')
+    (factor_path := tmp_path / "factor.toml").write_text(factor_text)
+    factor_sb3 = load(str(factor_path))[2][1]
+    assert factor_sb3.key == sb3.key and factor_sb3.id == "factor/sb3/seed0"
+    original = {"campaign": "c", "cell": sb3.id, "entry": "td3_hopper", "key": sb3.key,
+                "status": "ok", "final_eval_mean": 1.5, "time_utc": "2026-12-03"}  # fmt: skip
+    campaign.append_record(campaign.records_file(results, "c"), original)
+    runner = campaign.Runner(results, tmp_path / "work", jobs=1)
+    assert "reused c's record" in runner.run_cell(factor_sb3)
+    (copy,) = campaign.read_records(campaign.records_file(results, "factor"))
+    assert copy["cell"] == "factor/sb3/seed0" and copy["entry"] == "factor"
+    assert copy["final_eval_mean"] == 1.5 and copy["reused_from"] == {
+        "campaign": "c",
+        "cell": sb3.id,
+    }
+    assert runner.run_cell(factor_sb3).endswith("already recorded")
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
