@@ -86,6 +86,10 @@ def build(
     `scratch`: a folder for the one-entry config file the manager reads."""
     key, entry = read_entry(algo, env_id, key)
     path = zoo_file(algo)
+    # An `env_kwargs` override goes where `rl_zoo3.train --env-kwargs` puts it, which reaches the
+    # evaluation env too (as a hyperparams key, rl-zoo3 2.9.2 passes it to training envs only).
+    hyperparams = dict(overrides or {})
+    env_kwargs = hyperparams.pop("env_kwargs", None)
     scratch.mkdir(parents=True, exist_ok=True)
     config = scratch / f"zoo_{algo}.yml"
     config.write_text(yaml.safe_dump({env_id: entry}))
@@ -100,7 +104,8 @@ def build(
         verbose=0,
         device="cpu",
         config=str(config),
-        hyperparams=dict(overrides or {}),
+        hyperparams=hyperparams,
+        env_kwargs=env_kwargs,
     )
     # setup_experiment() less its log folders, callbacks and Monitor files.
     with contextlib.redirect_stdout(sys.stderr):
