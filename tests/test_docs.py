@@ -102,7 +102,7 @@ def test_the_xla_replay_step_runs_without_tensorflow():
 
 # Paths that lie outside a clone: a shared folder beside the checkout, a venv in the home
 # directory or /tmp, data folders of one machine. Scripts and docs use in-repo equivalents
-# (.venv-peers/bin/python, benchmarks/peers/..., a git-ignored .venv-envpool, runs/...).
+# (.venv-peers/bin/python, benchmarks/peers/..., runs/...).
 OUTSIDE_THE_REPO = re.compile(
     r"shared/bench|\.\./shared|\"shared\" / \"bench\"|rl-peers-venv|PEERS_VENV"
     r"|/tmp/envpool|/work/atari|/tmp/atari"

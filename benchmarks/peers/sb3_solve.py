@@ -51,69 +51,31 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.noise import NormalActionNoise
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-# ---------------------------------------------------------------------------
-# Hyperparameters: copied from DLR-RM/rl-baselines3-zoo, hyperparams/{dqn,ppo,sac,td3}.yml
-# at commit 22e3ff2450fd92033f7f032915e1f64894a09584 (2026-04-23,
-# "Update SB3 version, add pandas to plot requires (#511)").
-# Keys that are not SB3 constructor kwargs (n_timesteps, n_envs, noise_type,
-# noise_std, lin_ schedules, policy_kwargs strings) are interpreted here the way
-# rl_zoo3/exp_manager.py does. Anything not listed = SB3 default.
-# ---------------------------------------------------------------------------
-ZOO = {
-    # hyperparams/dqn.yml  ->  CartPole-v1  (marked "# Tuned" in the zoo)
-    ("dqn", "CartPole-v1"): dict(
-        n_timesteps=50_000,
-        n_envs=1,
-        policy="MlpPolicy",
-        learning_rate=2.3e-3,
-        batch_size=64,
-        buffer_size=100_000,
-        learning_starts=1000,
-        gamma=0.99,
-        target_update_interval=10,
-        train_freq=256,
-        gradient_steps=128,
-        exploration_fraction=0.16,
-        exploration_final_eps=0.04,
-        policy_kwargs=dict(net_arch=[256, 256]),
-    ),
-    # hyperparams/ppo.yml  ->  CartPole-v1  (marked "# Tuned")
-    ("ppo", "CartPole-v1"): dict(
-        n_timesteps=100_000,
-        n_envs=8,
-        policy="MlpPolicy",
-        n_steps=32,
-        batch_size=256,
-        gae_lambda=0.8,
-        gamma=0.98,
-        n_epochs=20,
-        ent_coef=0.0,
-        learning_rate="lin_0.001",
-        clip_range="lin_0.2",
-    ),
-    # hyperparams/sac.yml  ->  Pendulum-v1
-    ("sac", "Pendulum-v1"): dict(
-        n_timesteps=20_000,
-        n_envs=1,
-        policy="MlpPolicy",
-        learning_rate=1e-3,
-    ),
-    # hyperparams/td3.yml  ->  Pendulum-v1
-    ("td3", "Pendulum-v1"): dict(
-        n_timesteps=20_000,
-        n_envs=1,
-        policy="MlpPolicy",
-        gamma=0.98,
-        buffer_size=200_000,
-        learning_starts=10_000,
-        noise_type="normal",
-        noise_std=0.1,
-        gradient_steps=1,
-        train_freq=1,
-        learning_rate=1e-3,
-        policy_kwargs=dict(net_arch=[400, 300]),
-    ),
-}
+from benchmarks.peers.zoo import read_entry
+
+# Hyperparameters: the installed rl-zoo3's own files (benchmarks/peers/zoo.py reads them), the
+# MuJoCo entries under their v4 ids. Keys that are not SB3 constructor kwargs (n_timesteps,
+# n_envs, noise_type, noise_std, lin_ schedules, normalize) are interpreted here and in
+# benchmarks/sb3_zoo_peers.py the way rl_zoo3/exp_manager.py does. Anything not listed = SB3
+# default.
+
+
+class ZooEntries(dict):
+    """(algo, env id) -> the installed rl-zoo3's entry for them, read on first use."""
+
+    def __missing__(self, key: tuple[str, str]) -> dict:
+        algo, env_id = key
+        zoo_key = env_id.replace("-v5", "-v4") if env_id.endswith("-v5") else None
+        _, entry = read_entry(algo, env_id, zoo_key)
+        entry["n_timesteps"] = int(entry["n_timesteps"])
+        entry.setdefault("n_envs", 1)
+        if isinstance(entry.get("policy_kwargs"), str):  # as rl-zoo3 reads it
+            entry["policy_kwargs"] = eval(entry["policy_kwargs"], {"dict": dict, "nn": torch.nn})
+        self[key] = entry
+        return entry
+
+
+ZOO = ZooEntries()
 
 ALGOS = {"dqn": DQN, "ppo": PPO, "sac": SAC, "td3": TD3}
 
