@@ -11,7 +11,7 @@ a change of machine load hits both.
     .venv/bin/python -m benchmarks.impala                          # CartPole, 1 repeat
     .venv/bin/python -m benchmarks.impala --substeps 600 --repeats 2
 
-`--substeps K` trains on benchmarks/workers.py's SubstepCartPole (the same dynamics integrated
+`--substeps K` trains on `SubstepCartPole` (below) (the same dynamics integrated
 with K Euler substeps: ~1 ms of Python per step at 600), where acting, not learning, is the
 bottleneck; plain CartPole costs ~20 us per step. The actors and the learner share the
 machine's cores: run it on an otherwise idle machine.
@@ -21,12 +21,46 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import statistics
 import tempfile
 from pathlib import Path
 
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
 TAGS = ("time/steps_per_second", "time/updates_per_second", "workers/policy_lag")
+
+
+class SubstepCartPole(CartPoleEnv):
+    """CartPole-v1 integrated with `substeps` Euler substeps per step (real CPU work)."""
+
+    def __init__(self, substeps: int = 600, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.substeps = substeps
+
+    def step(self, action):
+        x, x_dot, theta, theta_dot = (float(v) for v in self.state)
+        force = self.force_mag if action == 1 else -self.force_mag
+        total_mass, pml = self.total_mass, self.polemass_length
+        dt = self.tau / self.substeps
+        for _ in range(self.substeps):
+            cos, sin = math.cos(theta), math.sin(theta)
+            temp = (force + pml * theta_dot * theta_dot * sin) / total_mass
+            theta_acc = (self.gravity * sin - cos * temp) / (
+                self.length * (4.0 / 3.0 - self.masspole * cos * cos / total_mass)
+            )
+            x_acc = temp - pml * theta_acc * cos / total_mass
+            x, x_dot = x + dt * x_dot, x_dot + dt * x_acc
+            theta, theta_dot = theta + dt * theta_dot, theta_dot + dt * theta_acc
+        # Hand the integrated state to CartPole's own bookkeeping (termination, reward):
+        # one more step of length 0 leaves the state as it is.
+        self.state = (x, x_dot, theta, theta_dot)
+        tau, self.tau = self.tau, 0.0
+        try:
+            return super().step(action)
+        finally:
+            self.tau = tau
 
 
 def run(hparams_set: str, num_workers: int, seed: int, train_steps: int, substeps: int) -> dict:
@@ -41,7 +75,7 @@ def run(hparams_set: str, num_workers: int, seed: int, train_steps: int, substep
     hp.checkpoint_every = train_steps
     hp.log_every = 2000
     if substeps:
-        hp.env, hp.env_kwargs = "benchmarks.workers:SubstepCartPole", {"substeps": substeps}
+        hp.env, hp.env_kwargs = "benchmarks.impala:SubstepCartPole", {"substeps": substeps}
         hp.max_episode_steps = 500
     hp.freeze()
     with tempfile.TemporaryDirectory() as run_dir:
