@@ -36,8 +36,7 @@ from rl.memory.array_state import under_prefix, with_prefix
 from rl.models.precision import check_agent_precision, compute_in
 from rl.types import Batch, LossAndAux, Metrics
 from rl.utils import private_apis
-from rl.utils.compiler import LOGGER as COMPILER_LOGGER
-from rl.utils.compiler import choose_compiler, device_type, is_convolutional
+from rl.utils.compiler import agent_compiler
 
 
 class Agent(tf.Module):
@@ -75,13 +74,8 @@ class Agent(tf.Module):
         self.spec = spec
         self.hparams = hparams
         self.seed = seed
-        if tf.distribute.has_strategy() and self.strategy_refusal:
-            raise UserError(f"agent {hparams.agent!r}: {self.strategy_refusal}")
-        if tf.distribute.has_strategy() and not self.supports_strategies:
-            raise UserError(
-                f"agent {hparams.agent!r} does not run under a distribution strategy yet; "
-                "train it with --strategy default"
-            )
+        if tf.distribute.has_strategy():
+            _check_strategy_support(type(self), hparams.agent)
         # A variable so compiled code reads it and checkpoints carry it.
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.generator = tf.random.Generator.from_seed(seed)
@@ -94,12 +88,9 @@ class Agent(tf.Module):
             runs_compiled(spec.env_id),
         )
         # Decided once, before any network or function of either role is built.
-        self.compiler = choose_compiler(
-            hparams.jit_compile,
-            convolutional=is_convolutional(hparams.model, spec.obs_shape),
-            device=device_type(),
+        self.compiler = agent_compiler(
+            hparams.jit_compile, hparams.model, spec.obs_shape, type(self).__name__
         )
-        COMPILER_LOGGER.debug("%s: %s", type(self).__name__, self.compiler.describe())
         self.learner: Learner | None = None
         if not acting_only:
             self.learner = Learner(
@@ -236,7 +227,6 @@ class Agent(tf.Module):
         for name, part in self._numpy_state_parts().items():
             part.load_state_dict(under_prefix(f"{name}/", state))
 
-    # ------------------------------------------------------------- helpers for subclasses
     # ------------------------------------------------------------------------- hooks
     def _build(self) -> None:
         """The acting role's parts: networks, exploration, what `observe` writes to."""
@@ -299,6 +289,17 @@ class Agent(tf.Module):
     def _numpy_state_parts(self) -> dict[str, object]:
         """Named objects with numpy state_dict()/load_state_dict()."""
         return {}
+
+
+def _check_strategy_support(agent_class: type[Agent], name: str) -> None:
+    """UserError for an agent class that cannot run under the distribution strategy in scope."""
+    if agent_class.strategy_refusal:
+        raise UserError(f"agent {name!r}: {agent_class.strategy_refusal}")
+    if not agent_class.supports_strategies:
+        raise UserError(
+            f"agent {name!r} does not run under a distribution strategy yet; "
+            "train it with --strategy default"
+        )
 
 
 def _is_keras_model(value: object) -> bool:

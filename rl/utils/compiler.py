@@ -65,6 +65,15 @@ def choose_compiler(setting: bool | str, convolutional: bool, device: str) -> Co
     return CompilerChoice(True, False, "auto: non-convolutional model on CPU")
 
 
+def agent_compiler(
+    setting: bool | str, model: str, obs_shape: Sequence[int], agent_name: str
+) -> CompilerChoice:
+    """`choose_compiler` for an agent's `model` on this process's device, logged at DEBUG."""
+    choice = choose_compiler(setting, is_convolutional(model, obs_shape), device_type())
+    LOGGER.debug("%s: %s", agent_name, choice.describe())
+    return choice
+
+
 def whole_program_xla(setting: bool | str) -> bool:
     """The compiled path (rl/compiled: TF-ops envs, MLPs) is one program written for XLA: `auto`
     keeps it there (an explicit false still turns XLA off)."""

@@ -70,10 +70,10 @@ def test_xla_acting_runs_in_the_collect_loop_and_evaluation(monkeypatch):
     # the driver's loop (which steps Python envs) and an XLA-compiled greedy function.
     import numpy as np
 
-    import rl.agents.base
+    import rl.utils.compiler
     from rl.rollout.driver import Driver
 
-    monkeypatch.setattr(rl.agents.base, "device_type", lambda: "GPU")
+    monkeypatch.setattr(rl.utils.compiler, "device_type", lambda: "GPU")
     hp = registry.get_hparams("dqn_tiny")()
     hp.override("jit_compile=auto")  # the tiny sets fix it to false
     hp.freeze()
