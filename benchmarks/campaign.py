@@ -36,14 +36,12 @@ import os
 import shlex
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from benchmarks import machine_info, process_meter
-from benchmarks.algorithm_records import hparams_tree_values
 from benchmarks.campaign_spec import ROOT, Cell, load
 
 RESULTS = ROOT / "benchmarks" / "results" / "campaigns"
@@ -106,6 +104,17 @@ def checkpoint_step(folder: Path, cell: Cell) -> int | None:
 
 
 # ------------------------------------------------------------------------------ one cell
+def hparams_tree_values(entries: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """hparams.json's tree -> {dotted key: value} (a nested set's keys dotted under its name)."""
+    out: dict[str, Any] = {}
+    for name, entry in entries.items():
+        if entry["type"] == "hparams":
+            out.update(hparams_tree_values(entry["value"], f"{prefix}{name}."))
+        else:
+            out[prefix + name] = entry["value"]
+    return out
+
+
 def shown(arg: str, work: Path) -> str:
     """A command's argument as a record shows it: paths in the checkout relative to it, a `--work`
     folder elsewhere as `WORK`, the venvs' interpreters as `python`."""
@@ -118,9 +127,12 @@ def command(cell: Cell, folder: Path) -> list[str]:
     """The cell's command; the same command continues it after a kill."""
     if cell.side == "ours":
         override = (
-            f"env={cell.env},eval.every_steps={cell.eval_every},eval.episodes={cell.eval_episodes},"
-            f"train_steps={cell.budget},checkpoint_every={cell.checkpoint_every}"
+            f"env={cell.agent.get('env', cell.env)},eval.every_steps={cell.eval_every},"
+            f"eval.episodes={cell.eval_episodes},train_steps={cell.budget},"
+            f"checkpoint_every={cell.checkpoint_every}"
         )
+        if cell.stop_at is not None:
+            override += f",stop_at_eval_return={cell.stop_at}"
         if cell.agent["override"]:
             override += "," + cell.agent["override"]
         return [
@@ -138,7 +150,20 @@ def command(cell: Cell, folder: Path) -> list[str]:
     ]  # fmt: skip
     if cell.agent["zoo_key"]:
         cmd += ["--zoo-key", cell.agent["zoo_key"]]
+    if "horizon" in cell.agent:
+        cmd += ["--horizon", str(cell.agent["horizon"])]
+    if cell.stop_at is not None:
+        cmd += ["--stop-at", str(cell.stop_at)]
     return cmd
+
+
+def finished(cell: Cell, outcome: dict[str, Any] | None) -> bool:
+    """The cell trained its budget, or stopped at its `stop_at` return."""
+    if outcome is None:
+        return False
+    curve = outcome["eval_curve"]
+    stopped = cell.stop_at is not None and bool(curve) and curve[-1]["mean"] >= cell.stop_at
+    return outcome["env_steps"] >= cell.budget or stopped
 
 
 def ours_outcome(folder: Path) -> dict[str, Any] | None:
@@ -213,28 +238,51 @@ def summarize(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def running_cells(work: Path) -> set[tuple[str, str]]:
+    """(campaign, ENTRY/SIDE/seedN) of every cell under `work` that a runner holds now, in this
+    process or another: a runner holds its cell folder's `.lock` while the cell runs."""
+    found = set()
+    for path in work.glob("*/*/.lock"):
+        with path.open() as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                entry, side, seed, _key = path.parent.name.rsplit("-", 3)
+                found.add((path.parent.parent.name, f"{entry}/{side}/{seed}"))
+            else:
+                fcntl.flock(f, fcntl.LOCK_UN)
+    return found
+
+
 class Runner:
-    """Runs cells, `jobs` at a time, and knows which are running (for `concurrent_cells`)."""
+    """Runs cells, `jobs` at a time, and names the cells that ran beside each
+    (`concurrent_cells`): any cell under the same `--work` folder, of this runner or another."""
 
     def __init__(self, results: Path, work: Path, jobs: int) -> None:
         self.results, self.work, self.jobs = results, work, jobs
-        self.running: set[str] = set()
-        self.lock = threading.Lock()
         self.machine = machine_info.cpu()
         self.ours_versions: dict[str, str] | None = None
 
-    def others(self, me: str) -> set[str]:
-        with self.lock:
-            return self.running - {me}
+    def others(self, me: Cell) -> set[str]:
+        """The cells running now besides `me`; another campaign's named `CAMPAIGN/ENTRY/...`."""
+        return {
+            cell if campaign == me.campaign else f"{campaign}/{cell}"
+            for campaign, cell in running_cells(self.work)
+            if (campaign, cell) != (me.campaign, me.id)
+        }
 
     def run_cell(self, cell: Cell) -> str:
         folder = cell_dir(self.work, cell)
         folder.mkdir(parents=True, exist_ok=True)
         with (folder / ".lock").open("w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return f"{cell.id}: running in another process, skipped"
+            for attempt in range(3):  # another runner's `running_cells` holds it for a moment
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if attempt == 2:
+                        return f"{cell.id}: running in another process, skipped"
+                    time.sleep(0.2)
             return self._run_locked(cell, folder)
 
     def _run_locked(self, cell: Cell, folder: Path) -> str:
@@ -257,21 +305,14 @@ class Runner:
         number = len(list(folder.glob("attempt-*.json")))
         print(f"{cell.id}: " + (f"resuming at step {resume_from}" if resume_from else "starting"),
               flush=True)  # fmt: skip
-        with self.lock:
-            self.running.add(cell.id)
-        try:
-            attempt = process_meter.run_metered(
-                cmd, cwd=folder, env=env, log=folder / "log.txt",
-                attempt_file=folder / f"attempt-{number}.json",
-                others=lambda: self.others(cell.id),
-                facts={"git": machine_info.git_state()},  # the code it runs, read before it starts
-            )  # fmt: skip
-        finally:
-            with self.lock:
-                self.running.discard(cell.id)
+        attempt = process_meter.run_metered(
+            cmd, cwd=folder, env=env, log=folder / "log.txt",
+            attempt_file=folder / f"attempt-{number}.json",
+            others=lambda: self.others(cell),
+            facts={"git": machine_info.git_state()},  # the code it runs, read before it starts
+        )  # fmt: skip
         outcome = (ours_outcome if cell.side == "ours" else sb3_outcome)(folder)
-        ok = attempt["returncode"] == 0 and outcome is not None
-        ok = ok and outcome["env_steps"] >= cell.budget
+        ok = attempt["returncode"] == 0 and finished(cell, outcome)
         record = self.record(cell, folder, cmd, outcome, ok)
         if ok:
             append_record(path, record)
@@ -364,7 +405,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             raise SystemExit("stats need rliable: run benchmarks/peers/setup.sh") from None
     name, _, _ = load(args.campaign)
     cmd = [python, "-m", "benchmarks.campaign_stats", str(records_file(args.results, name))]
-    cmd += ["--campaign", args.campaign, "--score", args.score]
+    cmd += ["--campaign", args.campaign] + (["--score", args.score] if args.score else [])
     return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
@@ -386,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == "run":
             sub.add_argument("--jobs", type=int, default=1, help="cells at once (recorded)")
         if name == "stats":
-            sub.add_argument("--score", choices=("final", "last3"), default="final")
+            help_score = "default: steps where cells stop at a return, else final"
+            sub.add_argument("--score", choices=("final", "last3", "steps"), help=help_score)
     args = parser.parse_args(argv)
     args.results = args.results.resolve()
     args.work = (args.work or args.results).resolve()

@@ -1,7 +1,9 @@
 """A campaign file, read into the cells it declares.
 
 A campaign (benchmarks/campaigns/NAME.toml; docs/campaigns.md) lists entries: an env, our
-hparams set and/or an rl-zoo3 entry, seeds, an env-step budget and an evaluation protocol. Each
+hparams set and/or an rl-zoo3 entry, seeds, an env-step budget, an evaluation protocol and,
+optionally, a return to stop at (`stop_at`: both sides end at the first evaluation whose mean
+reaches it, and the cell's score is the env steps it took). Each
 (entry, side, seed) is a cell, run and recorded on its own. A cell's key is the hash of
 everything that decides its result, so a record or a half-trained cell is only reused by a cell
 asking for exactly the same thing; a changed budget or override makes a new cell.
@@ -29,7 +31,8 @@ DEFAULTS: dict[str, Any] = {
     "checkpoint_every": 50_000,
     "torch_threads": 1,
 }
-ENTRY_KEYS = {"name", "env", "ours", "sb3", "budget", *DEFAULTS}
+ENTRY_KEYS = {"name", "env", "ours", "sb3", "budget", "stop_at", *DEFAULTS}
+SB3_KEYS = {"algo", "zoo_key", "hyperparams", "torch_threads", "horizon"}
 
 
 @dataclass(frozen=True)
@@ -45,13 +48,18 @@ class Cell:
     eval_every: int
     eval_episodes: int
     checkpoint_every: int
-    # ours: {"set", "override"}; sb3: {"algo", "zoo_key", "hyperparams", "torch_threads"}
+    # ours: {"set", "override"} and `env` if ours runs another env id (a TF-ops twin);
+    # sb3: {"algo", "zoo_key", "hyperparams", "torch_threads"} and `horizon` if given ("zoo":
+    # the schedules span the entry's n_timesteps, not the budget)
     agent: dict[str, Any] = field(hash=False)
+    stop_at: float | None = None
 
     @property
     def spec(self) -> dict[str, Any]:
-        """What decides the cell's result (hashed into `key`)."""
-        return {
+        """What decides the cell's result (hashed into `key`); `stop_at` only where it is set, so
+        the cells of campaigns without it keep their keys."""
+        stop = {} if self.stop_at is None else {"stop_at": self.stop_at}
+        return stop | {
             "side": self.side,
             "env": self.env,
             "seed": self.seed,
@@ -88,13 +96,13 @@ def _agent(side: str, entry: dict[str, Any], merged: dict[str, Any]) -> dict[str
     if side == "ours":
         spec = {"set": value} if isinstance(value, str) else dict(value)
         spec.setdefault("override", "")
-        unknown = set(spec) - {"set", "override"}
+        unknown = set(spec) - {"set", "override", "env"}
     else:
         spec = {"algo": value} if isinstance(value, str) else dict(value)
         spec.setdefault("zoo_key", None)
         spec.setdefault("hyperparams", {})
         spec.setdefault("torch_threads", merged["torch_threads"])
-        unknown = set(spec) - {"algo", "zoo_key", "hyperparams", "torch_threads"}
+        unknown = set(spec) - SB3_KEYS
     if unknown:
         raise SystemExit(f"entry {entry.get('name')!r}, {side}: unknown keys {sorted(unknown)}")
     return spec
@@ -113,6 +121,7 @@ def load(name_or_path: str) -> tuple[str, dict[str, Any], list[Cell]]:
         if unknown:
             raise SystemExit(f"{path}: entry {entry.get('name')!r}: unknown keys {sorted(unknown)}")
         merged = {**top, **{k: v for k, v in entry.items() if k in DEFAULTS or k == "budget"}}
+        stop_at = entry.get("stop_at", data.get("stop_at"))
         if "budget" not in merged:
             raise SystemExit(f"{path}: entry {entry.get('name')!r} has no budget")
         if merged["checkpoint_every"] % merged["eval_every"]:
@@ -138,6 +147,7 @@ def load(name_or_path: str) -> tuple[str, dict[str, Any], list[Cell]]:
                         eval_episodes=int(merged["eval_episodes"]),
                         checkpoint_every=int(merged["checkpoint_every"]),
                         agent=_agent(side, entry, merged),
+                        stop_at=None if stop_at is None else float(stop_at),
                     )
                 )
     if not cells:

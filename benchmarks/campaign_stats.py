@@ -12,15 +12,18 @@ that a run of ours scores above a run of SB3 on the same entry (Mann-Whitney), n
 scale across envs, so it also averages over entries. The verdict reads its interval: "ahead" if
 the whole interval is above 0.5, "behind" if below, else "no clear difference".
 
-A run's score is its final evaluation mean (`--score final`) or the mean of its last three
-evaluations (`last3`, less noisy on a jumpy curve). Bootstraps use a fixed random state, so the
-same records give the same intervals.
+A run's score is its final evaluation mean (`--score final`), the mean of its last three
+evaluations (`last3`, less noisy on a jumpy curve) or, in a campaign with a `stop_at` return, the
+env steps to the first evaluation that reached it (`steps`, the default there: fewer is better, a
+run that never reached it is worse than any that did, and an entry with such a run gets no IQM).
+Bootstraps use a fixed random state, so the same records give the same intervals.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,23 @@ def verdict(low: float, high: float) -> str:
     return "no clear difference"
 
 
+def default_score(records: list[dict[str, Any]]) -> str:
+    """`steps` for a campaign whose cells stop at a return, else `final`."""
+    return "steps" if any("stop_at" in r.get("spec", {}) for r in records) else "final"
+
+
+def steps_to_threshold(record: dict[str, Any]) -> int | None:
+    """The env steps of the first evaluation whose mean reached the cell's `stop_at`, or None."""
+    stop_at = record["spec"]["stop_at"]
+    return next((p["step"] for p in record["eval_curve"] if p["mean"] >= stop_at), None)
+
+
 def score(record: dict[str, Any], how: str = "final") -> float:
+    """Higher is better: `steps` scores minus the env steps (minus infinity: never reached)."""
     curve = record["eval_curve"]
+    if how == "steps":
+        steps = steps_to_threshold(record)
+        return -math.inf if steps is None else -float(steps)
     if how == "last3":
         return float(np.mean([point["mean"] for point in curve[-3:]]))
     return float(curve[-1]["mean"])
@@ -122,7 +140,8 @@ def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> 
             continue
         a = np.array([[v] for v in ours.values()])
         b = np.array([[v] for v in sb3.values()])
-        row["iqm"] = {"ours": iqm_interval(a, reps), "sb3": iqm_interval(b, reps)}
+        if np.isfinite(a).all() and np.isfinite(b).all():
+            row["iqm"] = {"ours": iqm_interval(a, reps), "sb3": iqm_interval(b, reps)}
         row["p_improvement"] = improvement_interval(a, b, reps)
         row["verdict"] = verdict(*row["p_improvement"][1:])
         rows.append(row)
@@ -143,25 +162,36 @@ def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> 
     return rows
 
 
+SCORES = {
+    "final": "final evaluation",
+    "last3": "mean of the last 3 evaluations",
+    "steps": "env steps to the threshold (IQM only where every seed reached it)",
+}
+
+
 def markdown(rows: list[dict[str, Any]], how: str) -> str:
     def interval(t: tuple[float, float, float], digits: int = 1) -> str:
         return f"{t[0]:,.{digits}f} [{t[1]:,.{digits}f}, {t[2]:,.{digits}f}]"
 
+    def iqm(t: tuple[float, float, float]) -> str:
+        """Steps are scored negated (higher is better): shown as steps again."""
+        return interval((-t[0], -t[2], -t[1]), 0) if how == "steps" else interval(t)
+
+    better = "needs fewer steps than" if how == "steps" else "scores above"
     lines = [
-        f"Score: {'final evaluation' if how == 'final' else 'mean of the last 3 evaluations'}; "
-        "point [95% stratified-bootstrap interval].",
+        f"Score: {SCORES[how]}; point [95% stratified-bootstrap interval]. P(ours > SB3): the "
+        f"chance that a run of ours {better} a run of SB3.",
         "",
         "| entry | seeds ours / SB3 | IQM ours | IQM SB3 | P(ours > SB3) | verdict |",
         "|---|---|---|---|---|---|",
     ]
     for row in rows:
         seeds = f"{len(row['seeds']['ours'])} / {len(row['seeds']['sb3'])}"
-        iqm = row.get("iqm")
         cells = [
             row["entry"],
             seeds,
-            interval(iqm["ours"]) if iqm else "-",
-            interval(iqm["sb3"]) if iqm else "-",
+            iqm(row["iqm"]["ours"]) if "iqm" in row else "-",
+            iqm(row["iqm"]["sb3"]) if "iqm" in row else "-",
             interval(row["p_improvement"], 2) if "p_improvement" in row else "-",
             row["verdict"],
         ]
@@ -173,15 +203,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records", type=Path, help="a campaign's .jsonl")
     parser.add_argument("--campaign", default=None)
-    parser.add_argument("--score", choices=("final", "last3"), default="final")
+    parser.add_argument("--score", choices=sorted(SCORES), help="default: steps with stop_at")
     parser.add_argument("--reps", type=int, default=REPS)
     parser.add_argument("--json", action="store_true", help="rows as JSON instead of a table")
     args = parser.parse_args(argv)
     if not args.records.exists():
         raise SystemExit(f"no records yet ({args.records.name}): run the campaign first")
     records = [json.loads(line) for line in args.records.read_text().splitlines() if line]
-    rows = compare(scores_by_entry(records, args.score), args.reps)
-    print(json.dumps(rows) if args.json else markdown(rows, args.score), end="")
+    how = args.score or default_score(records)
+    rows = compare(scores_by_entry(records, how), args.reps)
+    print(json.dumps(rows) if args.json else markdown(rows, how), end="")
     return 0
 
 

@@ -5,12 +5,12 @@ a greedy eval >= 475. `--copies 8` runs twice per round: as ONE program for all 
 (`seed_shards=1`, the default, `rl.compiled.ppo_seeds_iteration`) and split into one multi-seed
 program per CPU core, run from one thread each (`seed_shards=0`, `rl.compiled.shard_threads`).
 
-Columns: process = the whole train.py subprocess (TF import included); train = the trainer's
-wall clock from the start of its loop to its end (tracing and XLA compilation included, as in
-benchmarks/solve.py); cpu = the subprocess's user+system CPU seconds (steadier than wall time
-when the machine is shared). With the set's early stop (default), `--copies 8` runs until every
-seed has reached 475 (or the budget), `--copies 1` until seed 0 has; `--no_early_stop` trains
-every seed for the whole budget on both sides (the same work per seed).
+Columns: process = the whole train.py subprocess (TF import included); train = the trainer's wall
+clock from the start of its loop to its end (tracing and XLA compilation included); cpu = the
+subprocess's user+system CPU seconds (steadier than wall time when the machine is shared). With the
+set's early stop (default), `--copies 8` runs until every seed has reached 475 (or the budget),
+`--copies 1` until seed 0 has; `--no_early_stop` trains every seed for the whole budget on both
+sides (the same work per seed).
 
     .venv/bin/python -m benchmarks.compiled_seeds
     .venv/bin/python -m benchmarks.compiled_seeds --no_early_stop --repeats 3

@@ -6,15 +6,11 @@
 Each generated section sits between its markers (`<!-- pages:NAME:begin ... -->` and
 `<!-- pages:NAME:end -->`) and says only what its records hold:
 
-- `algorithm_table`: benchmarks/results/algorithm_table.jsonl (benchmarks/algorithm_table.py),
-  the newest record of each (set, side, seed, budget, protocol): the early-stopping rows, then
-  the MuJoCo rows with their evaluation curves. Per row: seeds per side, CPU seconds of each
-  run's process tree, the CPU when the records name it, and which other runs of the file were
-  running at the same time (from each run's start and end times).
 - `campaigns`: every benchmarks/results/campaigns/NAME.jsonl (python -m benchmarks.campaign):
-  per entry the seeds, CPU model, CPU seconds and the cells that ran beside each cell, then the
-  statistics of benchmarks/campaign_stats.py (IQM, intervals, P(ours > SB3), the verdict). Those
-  need rliable: this module runs campaign_stats in .venv-peers when the running venv lacks it.
+  per entry the seeds, CPU model, CPU seconds and the cells that ran beside each cell (and, where
+  cells stop at a return, how many reached it and the median env steps), then the statistics of
+  benchmarks/campaign_stats.py (IQM, intervals, P(ours > SB3), the verdict). Those need rliable:
+  this module runs campaign_stats in .venv-peers when the running venv lacks it.
 - `gpu_proxy`: benchmarks/results/xla_gpu_compiler_proxy_*.json
   (benchmarks/xla_gpu_compiler_proxy.py), one table per device.
 
@@ -25,18 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks import campaign_stats
-from benchmarks.algorithm_records import Side, collect, latest, load_results
-from benchmarks.algorithm_rows import ALL_ROWS, MUJOCO_ROWS, PROTOCOL, ROWS, SEEDS, Row
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -54,45 +48,6 @@ def end(name: str) -> str:
     return f"<!-- pages:{name}:end -->"
 
 
-# ------------------------------------------------------------------------------ time overlap
-def _utc(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-
-
-def span(record: dict[str, Any]) -> tuple[datetime, datetime]:
-    """(start, end) of an algorithm-table run: the times taken just before and after it."""
-    return _utc(record["machine_before"]["time_utc"]), _utc(record["machine_after"]["time_utc"])
-
-
-def cell_name(record: dict[str, Any]) -> str:
-    return f"{record['set']}/{record['side']}/seed{record['seed']}"
-
-
-def overlapping(record: dict[str, Any], others: list[dict[str, Any]]) -> list[str]:
-    """The runs among `others` whose time span overlaps `record`'s (touching ends do not)."""
-    start, stop = span(record)
-    found = []
-    for other in others:
-        if other is record:
-            continue
-        o_start, o_stop = span(other)
-        if o_start < stop and start < o_stop:
-            name = cell_name(other)
-            if name not in found:
-                found.append(name)
-    return found
-
-
-def overlap_cell(side_records: list[tuple[str, dict[str, Any]]], everything: list[dict]) -> str:
-    """Per run of a row that overlapped others: `ours 1: set/side/seedN, ...`; `none`."""
-    parts = []
-    for label, record in side_records:
-        found = overlapping(record, everything)
-        if found:
-            parts.append(f"{label} {record['seed']}: " + ", ".join(found))
-    return "; ".join(parts) if parts else "none"
-
-
 # ------------------------------------------------------------------------------ formatting
 def fmt(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
@@ -102,180 +57,10 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
 
-def final(side: Side) -> str:
-    """Mean ± population std of the runs' last evaluations; one run: its value alone."""
-    if len(side.done) == 1 and side.done[0]["final_eval_mean"] is not None:
-        return f"{side.done[0]['final_eval_mean']:.1f}"
-    return side.final()
-
-
-def cpu_model(records: list[dict[str, Any]]) -> str:
-    models = sorted({r.get("machine", {}).get("model", "not recorded") for r in records})
-    return ", ".join(models) if models else "-"
-
-
-def when(records: list[dict[str, Any]]) -> str:
-    days = sorted({r["machine_before"]["time_utc"][:10] for r in records})
-    return days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
-
-
-def load_range(records: list[dict[str, Any]]) -> str:
-    loads = [r[k]["loadavg"][0] for r in records for k in ("machine_before", "machine_after")]
-    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
-
-
-# ------------------------------------------------------------------------------ algorithm table
-def algorithm_table_section(results: list[dict[str, Any]]) -> str:
-    """Both tables of benchmarks/results/algorithm_table.jsonl, and the runs' overlaps."""
-    cache = latest(results)
-    ran = [r for r in results if "machine_before" in r and "machine_after" in r]
-    budgets = {row.set: row.budget for row in ALL_ROWS}
-    seeds = list(SEEDS)
-    sides = {}
-    for row in ALL_ROWS:
-        pair = tuple(
-            collect(row, side, seeds, budgets[row.set], cache, None) for side in ("ours", "sb3")
-        )
-        if pair[0].done or pair[1].done:
-            sides[row] = pair
-    lines = [
-        "### Our sets beside Stable-Baselines3: time to a threshold",
-        "",
-        "From benchmarks/results/algorithm_table.jsonl (benchmarks/algorithm_table.py; SB3 through "
-        "benchmarks/sb3_zoo_peers.py on benchmarks/peers/sb3_solve.py in .venv-peers, "
-        "rl-baselines3-zoo hyperparameters, `--horizon zoo`). Both sides stop at the first greedy "
-        "evaluation whose mean reaches the env's threshold, or at the budget:",
-        "",
-        "| env | greedy episodes / every N env steps / threshold |",
-        "|---|---|",
-    ]
-    early = [row for row in ROWS if row in sides]
-    for env in dict.fromkeys(row.env for row in early):
-        p = PROTOCOL[env]
-        lines.append(f"| {env} | {p['episodes']:.0f} / {p['every']:,.0f} / {p['threshold']:g} |")
-    lines += [
-        "",
-        "*seeds*: runs recorded per side. *final eval*: mean ± population std over seeds of each "
-        "run's last evaluation. *steps*: median over seeds of the env steps at the evaluation "
-        "that reached the threshold, a seed that did not reach it counting as slowest (`-`: "
-        "most seeds did not). *CPU s*: median over seeds of the CPU seconds of the run's whole "
-        "process tree (start-up included, to the threshold or the budget). Ratios are ours / SB3 "
-        "(< 1: ours needs fewer). *CPU*: the CPU model the records name. *overlapped in time*: "
-        "per run of the row, the other runs in the file that were running during it (start and "
-        "end times of each run), which shared the machine's cores. With a few seeds a side and no "
-        "intervals these rows say which side needed fewer steps or CPU seconds on these seeds, "
-        "not which is better; a campaign's statistics do that (below).",
-        "",
-        "| set | env | budget | seeds ours / SB3 | ours final eval | SB3 final eval "
-        "| solved ours / SB3 | ours steps | SB3 steps | steps ratio | ours CPU s | SB3 CPU s "
-        "| CPU ratio | CPU | measured (UTC) | load | overlapped in time |",
-        "|" + "---|" * 17,
-    ]
-    for row in early:
-        ours, sb3 = sides[row]
-        o_steps, s_steps = (s.median("env_steps_to_threshold") for s in (ours, sb3))
-        o_cpu, s_cpu = (s.median_total("cpu") for s in (ours, sb3))
-        both = ours.done + sb3.done
-        cells = [
-            f"`{row.set}`",
-            row.env,
-            f"{budgets[row.set]:,}",
-            f"{len(ours.done)} / {len(sb3.done)}",
-            final(ours),
-            final(sb3),
-            f"{ours.solved()} / {sb3.solved()}",
-            fmt(o_steps),
-            fmt(s_steps),
-            ratio(o_steps, s_steps),
-            fmt(o_cpu, 1),
-            fmt(s_cpu, 1),
-            ratio(o_cpu, s_cpu),
-            cpu_model(both),
-            when(both),
-            load_range(both),
-            overlap_cell([("ours", r) for r in ours.done] + [("SB3", r) for r in sb3.done], ran),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    mujoco = [row for row in MUJOCO_ROWS if row in sides]
-    if mujoco:
-        lines += ["", *mujoco_lines(mujoco, sides, ran)]
-    not_run = [f"`{row.set}`" for row in MUJOCO_ROWS if row not in sides]
-    if not_run:
-        lines += ["", f"MuJoCo rows with no record: {', '.join(not_run)}."]
-    return "\n".join(lines) + "\n"
-
-
-CURVE_STEPS = (50_000, 100_000, 150_000, 200_000, 250_000, 300_000)
-
-
-def eval_at(history: list[dict[str, float]], step: int, every: float) -> str:
-    """The evaluation at `step`: the first at or past it within one interval (ours evaluates at
-    the first update boundary past each multiple, SB3 at it)."""
-    found = next((h for h in history if step <= h["step"] < step + every), None)
-    return "-" if found is None else f"{found['mean']:,.0f}"
-
-
-def mujoco_lines(rows: list[Row], sides: dict, ran: list[dict[str, Any]]) -> list[str]:
-    lines = [
-        "### MuJoCo at 300k env steps: our sets beside Stable-Baselines3",
-        "",
-        "From the same file: both sides train the whole budget (no early stop) with rl-zoo3's "
-        "entry on SB3's side and evaluate 10 deterministic episodes every 10k env steps. "
-        "*final*: mean ± population std over seeds of the last evaluation. *CPU s*: median over "
-        "seeds of the whole run's process tree. A few seeds a side cannot say which side is "
-        "better; the campaign `mujoco_300k` runs 5 seeds a side, with intervals (below).",
-        "",
-        "| set | env | seeds ours / SB3 | ours final | SB3 final | ours CPU s | SB3 CPU s "
-        "| CPU ratio | CPU | measured (UTC) | load | overlapped in time |",
-        "|" + "---|" * 12,
-    ]
-    curves = []
-    for row in rows:
-        ours, sb3 = sides[row]
-        both = ours.done + sb3.done
-        o_cpu, s_cpu = (s.median_total("cpu") for s in (ours, sb3))
-        cells = [
-            f"`{row.set}`",
-            row.env,
-            f"{len(ours.done)} / {len(sb3.done)}",
-            final(ours),
-            final(sb3),
-            fmt(o_cpu),
-            fmt(s_cpu),
-            ratio(o_cpu, s_cpu),
-            cpu_model(both),
-            when(both),
-            load_range(both),
-            overlap_cell([("ours", r) for r in ours.done] + [("SB3", r) for r in sb3.done], ran),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-        every = PROTOCOL[row.env]["every"]
-        for label, side in (("ours", ours), ("SB3", sb3)):
-            for r in side.done:
-                points = [eval_at(r["eval_history"], s, every) for s in CURVE_STEPS]
-                start, stop = span(r)
-                curves.append(
-                    f"| `{row.set}` | {label} | {r['seed']} | " + " | ".join(points) + " | "
-                    f"{r['cpu_seconds']:,.0f} | {start:%Y-%m-%d %H:%M}-{stop:%H:%M} |"
-                )
-    lines += [
-        "",
-        "Each run's evaluation mean at these env steps (the first evaluation at or past each), "
-        "its CPU seconds and when it ran:",
-        "",
-        "| set | side | seed | "
-        + " | ".join(f"{s // 1000}k" for s in CURVE_STEPS)
-        + " | CPU s | ran (UTC) |",
-        "|" + "---|" * (5 + len(CURVE_STEPS)),
-        *curves,
-    ]
-    return lines
-
-
 # ------------------------------------------------------------------------------ campaigns
 def campaign_rows(path: Path) -> list[dict[str, Any]]:
-    """campaign_stats' comparison of a campaign's records, where rliable is (here or in
-    .venv-peers)."""
+    """campaign_stats' comparison of a campaign's records (scored by its default score), where
+    rliable is (here or in .venv-peers)."""
     try:
         import rliable  # noqa: F401
     except ImportError:
@@ -288,7 +73,8 @@ def campaign_rows(path: Path) -> list[dict[str, Any]]:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
         return json.loads(proc.stdout)
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return campaign_stats.compare(campaign_stats.scores_by_entry(records))
+    how = campaign_stats.default_score(records)
+    return campaign_stats.compare(campaign_stats.scores_by_entry(records, how))
 
 
 def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> str:
@@ -306,17 +92,36 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
             if record.get("status") == "ok":
                 newest[record["key"]] = record
         done = list(newest.values())
+        how = campaign_stats.default_score(done)
+        threshold = how == "steps"
         lines += [
             f"#### Campaign `{path.stem}`",
             "",
             f"From benchmarks/results/campaigns/{path.name}. *CPU s*: median over seeds of each "
-            "cell's process tree, summed over its attempts. *beside*: other cells of the runner "
-            "that ran during a cell (`concurrent_cells`), and the runner's `--jobs`.",
+            "cell's process tree, summed over its attempts. *beside*: the cells its record names "
+            "as running during it (`concurrent_cells`: cells under the same `--work` folder, "
+            "another campaign's prefixed with its name; older records name only their own "
+            "runner's), and the runner's `--jobs`; *load* shows what else ran either way.",
             "",
-            "| entry | env | seeds ours / SB3 | ours CPU s | SB3 CPU s | CPU ratio | CPU "
-            "| jobs | load (max) | beside |",
-            "|" + "---|" * 10,
         ]
+        if threshold:
+            lines += [
+                "Each cell stops at the first evaluation whose mean reaches the entry's "
+                "threshold, or at its budget. *reached*: seeds that reached it per side. "
+                "*steps*: median over seeds of the env steps to it, a seed that did not reach it "
+                "counting as slowest (`-`: the median seed did not). CPU seconds run to the "
+                "threshold too.",
+                "",
+                "| entry | env | threshold | budget | reached ours / SB3 | ours steps | SB3 steps "
+                "| ours CPU s | SB3 CPU s | CPU ratio | CPU | jobs | load (max) | beside |",
+                "|" + "---|" * 14,
+            ]
+        else:
+            lines += [
+                "| entry | env | seeds ours / SB3 | ours CPU s | SB3 CPU s | CPU ratio | CPU "
+                "| jobs | load (max) | beside |",
+                "|" + "---|" * 10,
+            ]
         for entry in sorted({r["entry"] for r in done}):
             mine = [r for r in done if r["entry"] == entry]
             by_side = {s: [r for r in mine if r["side"] == s] for s in ("ours", "sb3")}
@@ -325,10 +130,29 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
                 for s, rs in by_side.items()
             }
             beside = sorted({c for r in mine for c in r.get("concurrent_cells", [])})
-            cells = [
-                f"`{entry}`",
-                mine[0]["env"],
-                f"{len(by_side['ours'])} / {len(by_side['sb3'])}",
+            if threshold:
+                steps = {s: [campaign_stats.steps_to_threshold(r) for r in by_side[s]]
+                         for s in by_side}  # fmt: skip
+                spec = mine[0]["spec"]
+                cells = [
+                    f"`{entry}`",
+                    mine[0]["env"],
+                    f"{spec['stop_at']:g}",
+                    f"{spec['budget']:,}",
+                    " / ".join(
+                        f"{sum(x is not None for x in steps[s])} of {len(steps[s])}"
+                        for s in ("ours", "sb3")
+                    ),
+                    median_steps(steps["ours"]),
+                    median_steps(steps["sb3"]),
+                ]
+            else:
+                cells = [
+                    f"`{entry}`",
+                    mine[0]["env"],
+                    f"{len(by_side['ours'])} / {len(by_side['sb3'])}",
+                ]
+            cells += [
                 fmt(cpu["ours"]),
                 fmt(cpu["sb3"]),
                 ratio(cpu["ours"], cpu["sb3"]),
@@ -338,9 +162,17 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
                 ", ".join(beside) if beside else "none",
             ]
             lines.append("| " + " | ".join(cells) + " |")
-        lines += ["", campaign_stats.markdown(stats(path), "final")]
+        lines += ["", campaign_stats.markdown(stats(path), how)]
         lines += success_rate_table(done)
     return "\n".join(lines)
+
+
+def median_steps(steps: list[int | None]) -> str:
+    """The median of env steps to a threshold, a run that never reached it counting as slowest."""
+    if not steps:
+        return "-"
+    middle = statistics.median_high([math.inf if s is None else s for s in steps])
+    return "-" if middle == math.inf else f"{middle:,}"
 
 
 def success_rate_table(done: list[dict[str, Any]]) -> list[str]:
@@ -415,7 +247,6 @@ def sections(
     """Every generated section's text, from the records as they are now; `campaigns=False` leaves
     out the campaigns' section, whose statistics need rliable (the peers venv)."""
     generated = {
-        "algorithm_table": algorithm_table_section(load_results()),
         "gpu_proxy": gpu_proxy_section(sorted(RESULTS.glob("xla_gpu_compiler_proxy_*.json"))),
     }
     if campaigns:

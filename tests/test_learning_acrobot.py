@@ -2,8 +2,8 @@
 steps must reach a mean return of -100 within the set's budget (dqn_acrobot 100k env steps,
 ppo_acrobot and a2c_acrobot 500k); training stops at the first evaluation that does.
 
-Measured on the shared 2-core dev machine (seed 0; the same runs as the seed-0 rows of
-benchmarks/algorithm_table.py, numbers in docs/benchmarks.md): see each comment.
+Measured on the shared 2-core dev machine (seed 0; the same runs, with SB3 beside them, are
+seed 0 of the campaign `classic_control`, docs/benchmarks.md): see each comment.
 """
 
 import pytest

@@ -3,8 +3,8 @@ env steps must reach the "solved" mean return of 200 within the set's budget (`d
 200k env steps, `ppo_lunarlander` 1M); training stops at the first evaluation that does (the
 sets' own `stop_at_eval_return`, so the test runs them unchanged).
 
-Earlier measurements of the same runs (seed-0 rows of benchmarks/algorithm_table.py, numbers in
-docs/benchmarks.md) and of this test: see each comment.
+The same runs, with SB3 beside them, are seed 0 of the campaign `classic_control`
+(docs/benchmarks.md); earlier measurements of this test: see each comment.
 """
 
 import pytest

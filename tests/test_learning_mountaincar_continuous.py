@@ -4,8 +4,8 @@ every 5000 env steps must reach the "solved" mean return of 90 within the set's 
 `ddpg_mountaincar_continuous` 300k); training stops at the first evaluation that does (the sets'
 own `stop_at_eval_return`). The evaluation reports the env's own reward, not SAC's energy shaping.
 
-Earlier measurements of the same runs (seed-0 rows of benchmarks/algorithm_table.py, numbers in
-docs/benchmarks.md) and of this test: see each comment.
+The same runs, with SB3 beside them, are seed 0 of the campaign `classic_control`
+(docs/benchmarks.md); earlier measurements of this test: see each comment.
 """
 
 import pytest

@@ -4,18 +4,21 @@ resumable after a kill to the same bits as a run never stopped.
     .venv-peers/bin/python -m benchmarks.peers.sb3_cell --algo td3 --env Hopper-v5 \
         --zoo-key Hopper-v4 --seed 0 --budget 300000 --dir DIR
 
-`python -m benchmarks.campaign run` starts it; run again with the same arguments, it continues
-from the newest checkpoint in DIR. How it stays exact: training is `model.learn()` in chunks that
-end at every evaluation step (a multiple of --eval-every), with `reset_num_timesteps=False`, in
-the uninterrupted run as in a resumed one, so both make the same calls. Schedules (learning rate,
-clip range, DQN's exploration) keep the whole budget as their horizon (rl-zoo3's `-n BUDGET`),
-not a chunk's. A checkpoint, at every multiple of --checkpoint-every, holds the model (weights,
+`python -m benchmarks.campaign run` starts it; run again with the same arguments, it continues from
+the newest checkpoint in DIR. How it stays exact: training is `model.learn()` in chunks that end at
+every evaluation step (a multiple of --eval-every), with `reset_num_timesteps=False`, in the
+uninterrupted run as in a resumed one, so both make the same calls. Schedules (learning rate, clip
+range, DQN's exploration) keep the whole budget as their horizon (rl-zoo3's `-n BUDGET`), not a
+chunk's (or the zoo entry's own n_timesteps with `--horizon zoo`, as a budget that differs from the
+zoo's would otherwise stretch DQN's exploration or a linear learning rate; past the horizon a
+schedule stays at its end value). With `--stop-at R`, training ends at the first evaluation whose
+mean reaches R. A checkpoint, at every multiple of --checkpoint-every, holds the model (weights,
 optimizer, counters, the last observation, action noise), the replay buffer, the training VecEnv
-with its running episodes (env_state.py; or, for envs that cannot be saved so, a reset with a
-seed fixed by the step, done at every checkpoint of both runs), the global torch, numpy and
-Python generators, the action space's generator, and the evaluations so far. Each evaluation
-seeds the zoo's evaluation env from the step, so it depends on the policy alone. When done, it
-writes DIR/result.json (written last: its presence means the cell is complete).
+with its running episodes (env_state.py; or, for envs that cannot be saved so, a reset with a seed
+fixed by the step, done at every checkpoint of both runs), the global torch, numpy and Python
+generators, the action space's generator, and the evaluations so far. Each evaluation seeds the
+zoo's evaluation env from the step, so it depends on the policy alone. When done, it writes
+DIR/result.json (written last: its presence means the cell is complete).
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=10_000)
     p.add_argument("--eval-episodes", type=int, default=10)
     p.add_argument("--checkpoint-every", type=int, default=50_000, help="a multiple of eval-every")
+    p.add_argument("--horizon", default=None, help="schedules' span: N, or zoo")
+    p.add_argument("--stop-at", type=float, default=None, help="end at an evaluation mean >= this")
     p.add_argument("--env-state", choices=("auto", "pickle", "cut"), default="auto")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     p.add_argument("--dir", type=Path, required=True)
@@ -68,10 +73,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def horizon_fixed(model: BaseAlgorithm, budget: int) -> None:
-    """Schedules see progress over the whole budget, whatever chunk `learn()` was given."""
+def horizon_fixed(model: BaseAlgorithm, horizon: int) -> None:
+    """Schedules see progress over `horizon` env steps, whatever chunk `learn()` was given; past
+    it they stay at their end value (rl-zoo3's linear schedules would turn negative)."""
     method = type(model)._update_current_progress_remaining
-    model._update_current_progress_remaining = lambda steps, _total: method(model, steps, budget)
+    model._update_current_progress_remaining = lambda steps, _total: method(
+        model, min(steps, horizon), horizon
+    )
 
 
 def save_checkpoint(
@@ -185,6 +193,10 @@ def evaluate(model: BaseAlgorithm, eval_env: VecEnv, args: argparse.Namespace, d
     return result
 
 
+def reached(evals: list[dict[str, Any]], stop_at: float | None) -> bool:
+    return stop_at is not None and bool(evals) and evals[-1]["mean"] >= stop_at
+
+
 def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     """Python's version and each installed package's (a missing one is left out)."""
     found = {"python": platform.python_version()}
@@ -215,9 +227,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if restored is not None:
         model, env, state = restored
         state["resumed_at"].append(int(model.num_timesteps))
-    horizon_fixed(model, args.budget)
+    if args.horizon is None:
+        horizon = args.budget
+    else:
+        horizon = built.source["entry"]["n_timesteps"] if args.horizon == "zoo" else args.horizon
+    horizon_fixed(model, int(float(horizon)))
     eval_env = built.make_eval_env()
-    while model.num_timesteps < args.budget:
+    while model.num_timesteps < args.budget and not reached(state["evals"], args.stop_at):
         before = int(model.num_timesteps)
         target = min(args.budget, (before // args.eval_every + 1) * args.eval_every)
         start = time.perf_counter()
@@ -227,6 +243,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         last = state["evals"][-1]
         print(json.dumps({"step": last["step"], "eval_mean": last["mean"]}), file=sys.stderr)
         steps = int(model.num_timesteps)
+        if reached(state["evals"], args.stop_at):
+            break
         if steps < args.budget and steps // args.checkpoint_every > before // args.checkpoint_every:
             if mode == "cut":
                 cut_episodes(model, env, args.seed)
@@ -236,6 +254,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "env": args.env,
         "seed": args.seed,
         "budget": args.budget,
+        "horizon": int(float(horizon)),
+        "stop_at": args.stop_at,
         "env_steps": int(model.num_timesteps),
         "evals": state["evals"],
         "final_eval_mean": state["evals"][-1]["mean"] if state["evals"] else None,

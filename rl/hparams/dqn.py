@@ -69,8 +69,7 @@ def dqn() -> HParams:
 @register_hparams("dqn_cartpole")
 def dqn_cartpole() -> HParams:
     """CartPole-v1 with the rl-baselines3-zoo cadence, on two env copies instead of one, which halve
-    the compiled acting calls: median 32.6k env steps to solve over seeds 0-9 against 37.6k
-    (benchmarks/solve.py, 2026-11-21)."""
+    the compiled acting calls (the campaign `classic_control` compares it with SB3's DQN)."""
     hp = cartpole_protocol(dqn(), eval_every_steps=5000)
     hp.update(num_envs=2, train_steps=50_000, lr=2.3e-3, buffer_size=100_000, batch_size=64)
     hp.update(learning_starts=1000, train_every=256, gradient_steps=128, target_update_period=128)

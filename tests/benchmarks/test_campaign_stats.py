@@ -41,6 +41,19 @@ def test_scores_take_the_newest_ok_record_of_each_cell() -> None:
     assert stats.scores_by_entry(records, "last3")["hopper"]["ours"] == {0: 4.0}
 
 
+def test_steps_to_a_threshold_score_fewer_higher_and_never_lowest() -> None:
+    spec = {"spec": {"stop_at": 10.0}}
+    records = [
+        _record("cartpole", "ours", 0, [5.0, 10.0, 12.0], **spec),  # reached at step 2000
+        _record("cartpole", "ours", 1, [11.0], **spec),
+        _record("cartpole", "sb3", 0, [1.0, 2.0], **spec),  # never
+    ]
+    assert stats.default_score(records) == "steps"
+    assert stats.default_score([_record("hopper", "ours", 0, [1.0])]) == "final"
+    scores = stats.scores_by_entry(records, "steps")["cartpole"]
+    assert scores == {"ours": {0: -2000.0, 1: -1000.0}, "sb3": {0: -np.inf}}
+
+
 def test_an_entry_with_one_seed_gets_no_interval() -> None:
     (row,) = stats.compare({"hopper": {"ours": {0: 1.0}, "sb3": {0: 2.0, 1: 3.0}}}, REPS)
     assert row["verdict"] == "needs >= 2 seeds per side" and "iqm" not in row
@@ -60,6 +73,13 @@ def test_probability_of_improvement_is_rliables(rliable) -> None:
         y = rng.integers(0, 4, (rng.integers(2, 6), 3)).astype(float)
         got = stats.probability_of_improvement(x, y)
         assert got == pytest.approx(rliable.probability_of_improvement(x, y), abs=1e-12)
+
+
+def test_a_run_that_never_reached_the_threshold_loses_every_pair_and_has_no_iqm(rliable) -> None:
+    both = {"ours": {0: -2000.0, 1: -1000.0}, "sb3": {0: -np.inf, 1: -3000.0}}
+    (row,) = stats.compare({"cartpole": both}, REPS)
+    assert "iqm" not in row  # a run that never reached it has no place in a mean
+    assert row["p_improvement"][0] == 1.0  # every run of ours needed fewer steps
 
 
 def test_intervals_and_verdicts_on_known_seeds(rliable) -> None:
