@@ -21,8 +21,8 @@ or under `--work DIR`: a disk that outlives the checkout, so a cell can continue
 Each record: the cell and its spec, the evaluation curve, env steps, wall and process-tree CPU
 seconds and peak memory summed or maxed over its attempts (each attempt listed), the load
 average while it ran, the other cells running beside it, the CPU model and flags, package
-versions and the git revision. Standard library only, so any venv runs it; `stats` runs
-benchmarks/campaign_stats.py under .venv-peers, where rliable is installed.
+versions and the git revision. `run` and `status` need the standard library only, so any venv
+runs them; `stats` needs numpy (.venv has it).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import fnmatch
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -394,19 +393,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    """benchmarks/campaign_stats.py in the peers venv (rliable), unless this one has rliable."""
-    try:
-        import rliable  # noqa: F401
+    """benchmarks/campaign_stats.py on the campaign's records (it needs numpy: run `stats` with
+    .venv/bin/python)."""
+    from benchmarks import campaign_stats
 
-        python = sys.executable
-    except ImportError:
-        python = str(PEERS_PYTHON)
-        if not PEERS_PYTHON.exists():
-            raise SystemExit("stats need rliable: run benchmarks/peers/setup.sh") from None
     name, _, _ = load(args.campaign)
-    cmd = [python, "-m", "benchmarks.campaign_stats", str(records_file(args.results, name))]
-    cmd += ["--campaign", args.campaign] + (["--score", args.score] if args.score else [])
-    return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
+    score = ["--score", args.score] if args.score else []
+    return campaign_stats.main([str(records_file(args.results, name)), *score])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,14 @@
-"""A campaign's two sides compared with rliable: interquartile mean (IQM) with 95% stratified-
-bootstrap confidence intervals per side, and the probability of improvement P(ours > SB3) with
-its interval, per entry and over all entries; a verdict from that interval.
+"""A campaign's two sides compared as rliable compares them: interquartile mean (IQM) with 95%
+stratified-bootstrap confidence intervals per side, and the probability of improvement P(ours >
+SB3) with its interval, per entry and over all entries; a verdict from that interval.
 
-    python -m benchmarks.campaign stats mujoco_300k     # runs this under .venv-peers
+    python -m benchmarks.campaign stats mujoco_300k
+
+The statistics are rliable's (its metrics, its stratified bootstrap, its percentile intervals at
+its default 50,000 resamples), computed here with numpy on all resamples at once: rliable calls a
+statistic once per resample, ~10 s per interval at that count, minutes for a page of campaigns.
+tests/benchmarks/test_campaign_stats.py checks the numbers against rliable's own (in the peers
+venv, where rliable is installed).
 
 Why these: with 3-5 seeds a mean is at the mercy of one lucky or failed seed, and a table of
 means says nothing of how sure it is. The IQM (mean of the middle 50% of runs) is robust to that
@@ -24,19 +30,21 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-REPS = 10_000  # bootstrap samples (rliable's default is 50,000: minutes on a 2-core machine)
+REPS = 50_000  # bootstrap resamples: rliable's default
 
 
 def verdict(low: float, high: float) -> str:
-    """From the interval of P(ours > SB3): which side is ahead, if the interval says so."""
-    if low > 0.5:
+    """From the interval of P(ours > SB3): which side is ahead, if the interval says so (an end
+    within rounding of 0.5, such as 0.49999999999999994 from a mean over tasks, touches it)."""
+    if low > 0.5 + 1e-9:
         return "ahead"
-    if high < 0.5:
+    if high < 0.5 - 1e-9:
         return "behind"
     return "no clear difference"
 
@@ -78,52 +86,41 @@ def scores_by_entry(
     return table
 
 
-def seeded_global_generator() -> np.random.RandomState:
-    """The random state for a bootstrap, with numpy's global generator seeded too: rliable 1.2's
-    stratified bootstraps draw their resamples with `np.random.choice` (the global generator),
-    not from the `random_state` they are given, so without this a page built twice from the same
-    records differs in its intervals."""
-    np.random.seed(0)
-    return np.random.RandomState(0)
-
-
-def iqm_interval(runs: np.ndarray, reps: int = REPS) -> tuple[float, float, float]:
-    """(IQM, low, high) of runs x tasks scores, 95% stratified bootstrap."""
-    from rliable import library, metrics
-
-    point, interval = library.get_interval_estimates(
-        {"x": runs},
-        lambda x: np.array([metrics.aggregate_iqm(x)]),
-        reps=reps,
-        random_state=seeded_global_generator(),
-    )
-    low, high = np.ravel(interval["x"])
-    return float(np.ravel(point["x"])[0]), float(low), float(high)
-
-
-def probability_of_improvement(x: np.ndarray, y: np.ndarray) -> float:
-    """rliable's `metrics.probability_of_improvement` (Mann-Whitney U / (n_x n_y) per task,
-    averaged over tasks), computed on all run pairs at once: the same number, without a scipy
-    test per bootstrap sample (25x faster here; tests check that both agree)."""
-    greater = (x[:, None, :] > y[None, :, :]).mean(axis=(0, 1))
-    ties = (x[:, None, :] == y[None, :, :]).mean(axis=(0, 1))
-    return float(np.mean(greater + 0.5 * ties))
-
-
-def improvement_interval(
-    ours: np.ndarray, sb3: np.ndarray, reps: int = REPS
+def bootstrap_interval(
+    statistic: Callable[..., np.ndarray], samples: list[np.ndarray], reps: int = REPS
 ) -> tuple[float, float, float]:
-    """(P(ours > SB3), low, high) over runs x tasks scores of each side (the same tasks)."""
-    from rliable import library
+    """(point, low, high): `statistic` of the runs x tasks `samples`, and its 95% percentile
+    interval over `reps` stratified resamples (each sample's runs drawn again with replacement
+    within each task, the samples independently), as rliable's `get_interval_estimates` does.
+    `statistic` takes arrays of reps x runs x tasks and returns one value per rep. A fixed seed:
+    the same records give the same interval."""
+    rng = np.random.default_rng(0)
+    drawn = []
+    for runs in samples:
+        n, tasks = runs.shape
+        drawn.append(runs[rng.integers(0, n, size=(reps, n, tasks)), np.arange(tasks)])
+    low, high = np.percentile(statistic(*drawn), [2.5, 97.5])
+    point = statistic(*(runs[None] for runs in samples))[0]
+    return float(point), float(low), float(high)
 
-    point, interval = library.get_interval_estimates(
-        {"x": [ours, sb3]},
-        probability_of_improvement,
-        reps=reps,
-        random_state=seeded_global_generator(),
-    )
-    low, high = np.ravel(interval["x"])
-    return float(np.ravel(point["x"])[0]), float(low), float(high)
+
+def iqm(runs: np.ndarray) -> np.ndarray:
+    """Interquartile mean per leading index of reps x runs x tasks scores: the mean of all runs
+    and tasks after cutting int(25 %) of them from each end, as `scipy.stats.trim_mean(x, 0.25,
+    axis=None)` (rliable's `aggregate_iqm`)."""
+    flat = np.sort(runs.reshape(len(runs), -1), axis=1)
+    cut = int(0.25 * flat.shape[1])
+    return flat[:, cut : flat.shape[1] - cut].mean(axis=1)
+
+
+def probability_of_improvement(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """P(a run of x scores above a run of y) per leading index of reps x runs x tasks scores, ties
+    counting half, averaged over tasks: rliable's `metrics.probability_of_improvement` (Mann-
+    Whitney U / (n_x n_y) per task)."""
+    pairs_greater = x[:, :, None, :] > y[:, None, :, :]
+    pairs_tied = x[:, :, None, :] == y[:, None, :, :]
+    per_task = pairs_greater.mean(axis=(1, 2)) + 0.5 * pairs_tied.mean(axis=(1, 2))
+    return per_task.mean(axis=1)
 
 
 def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> list[dict]:
@@ -141,8 +138,11 @@ def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> 
         a = np.array([[v] for v in ours.values()])
         b = np.array([[v] for v in sb3.values()])
         if np.isfinite(a).all() and np.isfinite(b).all():
-            row["iqm"] = {"ours": iqm_interval(a, reps), "sb3": iqm_interval(b, reps)}
-        row["p_improvement"] = improvement_interval(a, b, reps)
+            row["iqm"] = {
+                "ours": bootstrap_interval(iqm, [a], reps),
+                "sb3": bootstrap_interval(iqm, [b], reps),
+            }
+        row["p_improvement"] = bootstrap_interval(probability_of_improvement, [a, b], reps)
         row["verdict"] = verdict(*row["p_improvement"][1:])
         rows.append(row)
         usable.append(entry)
@@ -156,7 +156,7 @@ def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> 
                 np.array([[table[e][side][s] for e in usable] for s in common[side]])
                 for side in ("ours", "sb3")
             )
-            p = improvement_interval(a, b, reps)
+            p = bootstrap_interval(probability_of_improvement, [a, b], reps)
             rows.append({"entry": "all entries", "seeds": common, "p_improvement": p,
                          "verdict": verdict(*p[1:])})  # fmt: skip
     return rows
@@ -202,7 +202,6 @@ def markdown(rows: list[dict[str, Any]], how: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records", type=Path, help="a campaign's .jsonl")
-    parser.add_argument("--campaign", default=None)
     parser.add_argument("--score", choices=sorted(SCORES), help="default: steps with stop_at")
     parser.add_argument("--reps", type=int, default=REPS)
     parser.add_argument("--json", action="store_true", help="rows as JSON instead of a table")

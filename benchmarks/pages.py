@@ -9,8 +9,7 @@ Each generated section sits between its markers (`<!-- pages:NAME:begin ... -->`
 - `campaigns`: every benchmarks/results/campaigns/NAME.jsonl (python -m benchmarks.campaign):
   per entry the seeds, CPU model, CPU seconds and the cells that ran beside each cell (and, where
   cells stop at a return, how many reached it and the median env steps), then the statistics of
-  benchmarks/campaign_stats.py (IQM, intervals, P(ours > SB3), the verdict). Those need rliable:
-  this module runs campaign_stats in .venv-peers when the running venv lacks it.
+  benchmarks/campaign_stats.py (IQM, intervals, P(ours > SB3), the verdict).
 - `gpu_proxy`: benchmarks/results/xla_gpu_compiler_proxy_*.json
   (benchmarks/xla_gpu_compiler_proxy.py), one table per device.
 
@@ -22,9 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "benchmarks" / "results"
 CAMPAIGNS = RESULTS / "campaigns"
-PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"  # benchmarks/peers/setup.sh
 REGENERATE = ".venv/bin/python -m benchmarks.pages"
 
 
@@ -59,19 +55,7 @@ def ratio(a: float | None, b: float | None) -> str:
 
 # ------------------------------------------------------------------------------ campaigns
 def campaign_rows(path: Path) -> list[dict[str, Any]]:
-    """campaign_stats' comparison of a campaign's records (scored by its default score), where
-    rliable is (here or in .venv-peers)."""
-    try:
-        import rliable  # noqa: F401
-    except ImportError:
-        if not PEERS_PYTHON.exists():
-            raise SystemExit(
-                f"{path.name}: the statistics need rliable: run benchmarks/peers/setup.sh"
-            ) from None
-        cmd = [str(PEERS_PYTHON), "-m", "benchmarks.campaign_stats", str(path), "--json"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-        return json.loads(proc.stdout)
+    """campaign_stats' comparison of a campaign's records (scored by its default score)."""
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     how = campaign_stats.default_score(records)
     return campaign_stats.compare(campaign_stats.scores_by_entry(records, how))
@@ -241,17 +225,12 @@ def gpu_proxy_section(paths: list[Path]) -> str:
 
 
 # ------------------------------------------------------------------------------ the page
-def sections(
-    stats: Callable[[Path], list[dict]] = campaign_rows, campaigns: bool = True
-) -> dict[str, str]:
-    """Every generated section's text, from the records as they are now; `campaigns=False` leaves
-    out the campaigns' section, whose statistics need rliable (the peers venv)."""
-    generated = {
+def sections() -> dict[str, str]:
+    """Every generated section's text, from the records as they are now."""
+    return {
         "gpu_proxy": gpu_proxy_section(sorted(RESULTS.glob("xla_gpu_compiler_proxy_*.json"))),
+        "campaigns": campaign_section(sorted(CAMPAIGNS.glob("*.jsonl")), campaign_rows),
     }
-    if campaigns:
-        generated["campaigns"] = campaign_section(sorted(CAMPAIGNS.glob("*.jsonl")), stats)
-    return generated
 
 
 def render(text: str, generated: dict[str, str]) -> str:

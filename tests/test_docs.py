@@ -132,11 +132,10 @@ def test_no_script_or_doc_names_a_path_outside_the_repo():
 
 def test_benchmarks_page_is_generated_from_the_records():
     # Every generated section of docs/benchmarks.md equals what benchmarks/pages.py makes of
-    # the records in benchmarks/results/ now; the campaigns' section, whose bootstrap statistics
-    # need rliable and take seconds, is checked whole by .ci/peers (`pages --check`).
+    # the records in benchmarks/results/ now.
     from benchmarks import pages
 
-    generated = pages.sections(campaigns=False)
+    generated = pages.sections()
     text = pages.DOC.read_text(encoding="utf-8")
     assert pages.render(text, generated) == text, (
         f"docs/benchmarks.md differs from the records; regenerate it: {pages.REGENERATE}"

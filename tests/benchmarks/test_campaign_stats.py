@@ -1,7 +1,7 @@
 """benchmarks/campaign_stats.py: the verdict reads the interval of P(ours > SB3); scores come
-from the newest ok record per cell; with rliable (the peers venv, .ci/run's peers step), IQM and
-probability-of-improvement intervals on seeds that clearly separate, overlap or tie, and our
-vectorized probability of improvement equals rliable's own metric."""
+from the newest ok record per cell; IQM and probability-of-improvement intervals on seeds that
+clearly separate, overlap or tie; and, with rliable (the peers venv, .ci/run's peers step), our
+metrics and intervals against rliable's own."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from benchmarks import campaign_stats as stats
 # rliable hands arch a RandomState, which arch 7 announces it will stop taking.
 pytestmark = pytest.mark.filterwarnings("ignore:random_state is deprecated:FutureWarning")
 
-REPS = 200  # enough to place an interval on 5 seeds; keeps each test near a second
+REPS = 2000  # enough to place an interval on 5 seeds
 
 
 def _record(entry: str, side: str, seed: int, means: list[float], **extra) -> dict:
@@ -71,18 +71,52 @@ def test_probability_of_improvement_is_rliables(rliable) -> None:
     for _ in range(50):
         x = rng.integers(0, 4, (rng.integers(2, 6), 3)).astype(float)  # ties on purpose
         y = rng.integers(0, 4, (rng.integers(2, 6), 3)).astype(float)
-        got = stats.probability_of_improvement(x, y)
+        (got,) = stats.probability_of_improvement(x[None], y[None])
         assert got == pytest.approx(rliable.probability_of_improvement(x, y), abs=1e-12)
 
 
-def test_a_run_that_never_reached_the_threshold_loses_every_pair_and_has_no_iqm(rliable) -> None:
+def test_iqm_is_rliables(rliable) -> None:
+    rng = np.random.default_rng(1)
+    for runs in (3, 4, 5, 10):
+        x = rng.normal(size=(runs, 2))
+        assert stats.iqm(x[None])[0] == pytest.approx(rliable.aggregate_iqm(x), abs=1e-12)
+
+
+@pytest.mark.parametrize("runs, tasks", [(3, 1), (10, 3)])
+def test_intervals_are_rliables(rliable, runs: int, tasks: int) -> None:
+    # rliable's own stratified bootstrap (one statistic call per resample) against ours (all
+    # resamples at once): the same percentile interval up to resampling noise, which is none
+    # where few runs leave few distinct resamples.
+    from rliable import library
+
+    improvement = stats.probability_of_improvement
+    rng = np.random.default_rng(runs)
+    x, y = rng.normal(size=(runs, tasks)), rng.normal(0.5, size=(runs, tasks))
+    generator = np.random.RandomState(0)
+    iqm_point, iqm_interval = library.get_interval_estimates(
+        {"x": x}, lambda a: np.array([rliable.aggregate_iqm(a)]), reps=REPS,
+        random_state=generator,
+    )  # fmt: skip
+    poi_point, poi_interval = library.get_interval_estimates(
+        {"x": [x, y]}, rliable.probability_of_improvement, reps=REPS, random_state=generator
+    )
+    for theirs_point, theirs_interval, ours in (
+        (iqm_point, iqm_interval, stats.bootstrap_interval(stats.iqm, [x], REPS)),
+        (poi_point, poi_interval, stats.bootstrap_interval(improvement, [x, y], REPS)),
+    ):
+        assert ours[0] == pytest.approx(np.ravel(theirs_point["x"])[0], abs=1e-12)
+        spread = np.ptp(np.concatenate([x, y]))
+        assert ours[1:] == pytest.approx(np.ravel(theirs_interval["x"]), abs=0.03 * spread)
+
+
+def test_a_run_that_never_reached_the_threshold_loses_every_pair_and_has_no_iqm() -> None:
     both = {"ours": {0: -2000.0, 1: -1000.0}, "sb3": {0: -np.inf, 1: -3000.0}}
     (row,) = stats.compare({"cartpole": both}, REPS)
     assert "iqm" not in row  # a run that never reached it has no place in a mean
     assert row["p_improvement"][0] == 1.0  # every run of ours needed fewer steps
 
 
-def test_intervals_and_verdicts_on_known_seeds(rliable) -> None:
+def test_intervals_and_verdicts_on_known_seeds() -> None:
     high = {s: 100.0 + s for s in range(5)}
     low = {s: 10.0 + s for s in range(5)}
     mixed = {0: 5.0, 1: 120.0, 2: 15.0, 3: 110.0, 4: 50.0}
@@ -104,17 +138,16 @@ def test_intervals_and_verdicts_on_known_seeds(rliable) -> None:
     assert "| ahead | 5 / 5 |" in stats.markdown(list(rows.values()), "final")
 
 
-def test_the_same_records_give_the_same_intervals_whatever_the_global_generator_holds(
-    rliable,
-) -> None:
-    # Two tasks and close seeds: the stratified resamples decide the interval's ends, and rliable
-    # draws them from numpy's global generator (a page built twice once differed here).
+def test_the_same_records_give_the_same_intervals_whatever_the_global_generator_holds() -> None:
     rng = np.random.default_rng(5)
     ours, sb3 = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
     intervals = []
     for state in (1, 2):
         np.random.seed(state)
         intervals.append(
-            (stats.improvement_interval(ours, sb3, REPS), stats.iqm_interval(ours, REPS))
+            (
+                stats.bootstrap_interval(stats.probability_of_improvement, [ours, sb3], REPS),
+                stats.bootstrap_interval(stats.iqm, [ours], REPS),
+            )
         )
     assert intervals[0] == intervals[1]
