@@ -13,8 +13,7 @@ from rl.registry import register_hparams
 def a2c() -> HParams:
     """A2C as Stable-Baselines3 runs it by default (torch's RMSprop, separate orthogonal-init MLPs).
     vf_coef is 1.0 because our value loss is 0.5 (V - R)^2 and SB3's vf_coef 0.5 * MSE: the same
-    term. One update equals SB3's A2C.train() on the same weights and batch to float32 rounding (max
-    |dw| 6e-8 after 3 updates on CartPole, against SB3 2.x, 2026-11-22)."""
+    term (tests/agents/test_a2c_sb3_settings.py checks the networks, optimizer and loss weights)."""
     hp = on_policy().update(agent="a2c", train_every=5, batch_size=5, n_epochs=1, gae_lambda=1.0)
     hp.update(normalize_advantage=False, optimizer="rmsprop_torch", lr=7e-4, vf_coef=1.0)
     hp.update(ent_coef=0.0, separate_torsos=True)

@@ -12,8 +12,7 @@ from rl.registry import register_hparams
 @register_hparams("a2c_acrobot")
 def a2c_acrobot() -> HParams:
     """rl-baselines3-zoo's A2C for Acrobot-v1 (hyperparams/a2c.yml at c6c209e), without its
-    VecNormalize. Seeds 0/1/2 first evaluated >= -100 at 10k/5k/40k env steps (SB3 2.x with
-    VecNormalize: 20k/25k/10k; 2026-11-22)."""
+    VecNormalize. The campaign `classic_control` records it beside SB3's (docs/benchmarks.md)."""
     hp = rollouts(a2c(), num_envs=16, steps_per_env=5, batch_size=80)
     hp.update(env="Acrobot-v1", train_steps=500_000)
     hp.eval.every_steps = 5000
