@@ -237,19 +237,25 @@ def summarize(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def held(lock: Path) -> bool:
+    """Whether a runner, in this process or another, holds this cell folder's `.lock` (it does
+    while the cell runs)."""
+    with lock.open() as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
 def running_cells(work: Path) -> set[tuple[str, str]]:
-    """(campaign, ENTRY/SIDE/seedN) of every cell under `work` that a runner holds now, in this
-    process or another: a runner holds its cell folder's `.lock` while the cell runs."""
+    """(campaign, ENTRY/SIDE/seedN) of every cell running under `work` now."""
     found = set()
-    for path in work.glob("*/*/.lock"):
-        with path.open() as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                entry, side, seed, _key = path.parent.name.rsplit("-", 3)
-                found.add((path.parent.parent.name, f"{entry}/{side}/{seed}"))
-            else:
-                fcntl.flock(f, fcntl.LOCK_UN)
+    for lock in work.glob("*/*/.lock"):
+        if held(lock):
+            entry, side, seed, _key = lock.parent.name.rsplit("-", 3)
+            found.add((lock.parent.parent.name, f"{entry}/{side}/{seed}"))
     return found
 
 
@@ -293,6 +299,9 @@ class Runner:
             reused = {"campaign": cell.campaign, "cell": cell.id, "entry": cell.entry}
             append_record(path, {**borrowed, **reused, "reused_from": source})
             return f"{cell.id}: reused {source['campaign']}'s record of {source['cell']}"
+        for lock in self.work.glob(f"*/*-{cell.key}/.lock"):
+            if lock.parent != folder and held(lock):  # the same spec, another campaign's cell
+                return f"{cell.id}: running as {lock.parent.parent.name}'s cell, skipped"
         python = OURS_PYTHON if cell.side == "ours" else PEERS_PYTHON
         if not python.exists():
             setup = "./setup.sh" if cell.side == "ours" else "benchmarks/peers/setup.sh"
@@ -397,9 +406,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     .venv/bin/python)."""
     from benchmarks import campaign_stats
 
-    name, _, _ = load(args.campaign)
-    score = ["--score", args.score] if args.score else []
-    return campaign_stats.main([str(records_file(args.results, name)), *score])
+    name, data, _ = load(args.campaign)
+    options = ["--score", args.score] if args.score else []
+    options += ["--baseline", data["baseline"]] if "baseline" in data else []
+    return campaign_stats.main([str(records_file(args.results, name)), *options])
 
 
 def main(argv: list[str] | None = None) -> int:

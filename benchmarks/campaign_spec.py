@@ -3,7 +3,8 @@
 A campaign (benchmarks/campaigns/NAME.toml; docs/campaigns.md) lists entries: an env, our
 hparams set and/or an rl-zoo3 entry, seeds, an env-step budget, an evaluation protocol and,
 optionally, a return to stop at (`stop_at`: both sides end at the first evaluation whose mean
-reaches it, and the cell's score is the env steps it took). Each
+reaches it, and the cell's score is the env steps it took). A top-level `baseline` names the
+entry whose `ours` side the others change one setting of (a factor campaign). Each
 (entry, side, seed) is a cell, run and recorded on its own. A cell's key is the hash of
 everything that decides its result, so a record or a half-trained cell is only reused by a cell
 asking for exactly the same thing; a changed budget or override makes a new cell.
@@ -152,4 +153,7 @@ def load(name_or_path: str) -> tuple[str, dict[str, Any], list[Cell]]:
                 )
     if not cells:
         raise SystemExit(f"{path}: no [[entry]] with an `ours` or `sb3` side")
+    baseline = data.get("baseline")
+    if baseline is not None and not any(c.entry == baseline and c.side == "ours" for c in cells):
+        raise SystemExit(f"{path}: baseline {baseline!r} is not an entry with an `ours` side")
     return name, data, cells

@@ -169,6 +169,33 @@ SCORES = {
 }
 
 
+def compare_to_baseline(
+    table: dict[str, dict[str, dict[int, float]]], baseline: str, reps: int = REPS
+) -> list[dict]:
+    """Our side of each entry against our side of `baseline` (a factor campaign's unchanged set):
+    P(a run of the entry scores above a run of the baseline) with its interval, and the verdict
+    read from it ("ahead": the change helps)."""
+    base = table.get(baseline, {}).get("ours", {})
+    rows = []
+    for entry, sides in sorted(table.items()):
+        if entry == baseline:
+            continue
+        ours = sides["ours"]
+        row: dict[str, Any] = {
+            "entry": entry,
+            "seeds": {"entry": sorted(ours), "baseline": sorted(base)},
+        }
+        if len(ours) < 2 or len(base) < 2:
+            row["verdict"] = "needs >= 2 seeds per side"
+        else:
+            a = np.array([[v] for v in ours.values()])
+            b = np.array([[v] for v in base.values()])
+            row["p_improvement"] = bootstrap_interval(probability_of_improvement, [a, b], reps)
+            row["verdict"] = verdict(*row["p_improvement"][1:])
+        rows.append(row)
+    return rows
+
+
 def markdown(rows: list[dict[str, Any]], how: str) -> str:
     def interval(t: tuple[float, float, float], digits: int = 1) -> str:
         return f"{t[0]:,.{digits}f} [{t[1]:,.{digits}f}, {t[2]:,.{digits}f}]"
@@ -199,19 +226,46 @@ def markdown(rows: list[dict[str, Any]], how: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def baseline_markdown(rows: list[dict[str, Any]], baseline: str) -> str:
+    """The rows of `compare_to_baseline` as a table."""
+    lines = [
+        f"Each entry's runs of ours against those of `{baseline}` (ours, unchanged): P(entry > "
+        f"{baseline}) is the chance that a run of the entry scores above a run of `{baseline}`, "
+        "point [95% stratified-bootstrap interval]; *ahead*: the change helps.",
+        "",
+        f"| entry | seeds entry / {baseline} | P(entry > {baseline}) | verdict |",
+        "|---|---|---|---|",
+    ]
+    for row in rows:
+        p = row.get("p_improvement")
+        cells = [
+            row["entry"],
+            f"{len(row['seeds']['entry'])} / {len(row['seeds']['baseline'])}",
+            f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]" if p else "-",
+            row["verdict"],
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records", type=Path, help="a campaign's .jsonl")
     parser.add_argument("--score", choices=sorted(SCORES), help="default: steps with stop_at")
     parser.add_argument("--reps", type=int, default=REPS)
     parser.add_argument("--json", action="store_true", help="rows as JSON instead of a table")
+    parser.add_argument("--baseline", help="also compare every entry's ours with this entry's")
     args = parser.parse_args(argv)
     if not args.records.exists():
         raise SystemExit(f"no records yet ({args.records.name}): run the campaign first")
     records = [json.loads(line) for line in args.records.read_text().splitlines() if line]
     how = args.score or default_score(records)
-    rows = compare(scores_by_entry(records, how), args.reps)
+    table = scores_by_entry(records, how)
+    rows = compare(table, args.reps)
     print(json.dumps(rows) if args.json else markdown(rows, how), end="")
+    if args.baseline:
+        factors = compare_to_baseline(table, args.baseline, args.reps)
+        print(json.dumps(factors) if args.json else baseline_markdown(factors, args.baseline))
     return 0
 
 

@@ -23,6 +23,7 @@ import json
 import math
 import statistics
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "benchmarks" / "results"
 CAMPAIGNS = RESULTS / "campaigns"
+CAMPAIGN_FILES = ROOT / "benchmarks" / "campaigns"
 REGENERATE = ".venv/bin/python -m benchmarks.pages"
 
 
@@ -59,6 +61,12 @@ def campaign_rows(path: Path) -> list[dict[str, Any]]:
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     how = campaign_stats.default_score(records)
     return campaign_stats.compare(campaign_stats.scores_by_entry(records, how))
+
+
+def campaign_baseline(name: str) -> str | None:
+    """The `baseline` entry of benchmarks/campaigns/NAME.toml, if the file names one."""
+    path = CAMPAIGN_FILES / f"{name}.toml"
+    return tomllib.loads(path.read_text()).get("baseline") if path.exists() else None
 
 
 def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> str:
@@ -147,6 +155,10 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
             ]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", campaign_stats.markdown(stats(path), how)]
+        if baseline := campaign_baseline(path.stem):
+            table = campaign_stats.scores_by_entry(done, how)
+            factors = campaign_stats.compare_to_baseline(table, baseline)
+            lines += [campaign_stats.baseline_markdown(factors, baseline)]
         lines += success_rate_table(done)
     return "\n".join(lines)
 

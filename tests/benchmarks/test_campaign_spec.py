@@ -4,6 +4,7 @@ the totals over attempts, and where a cell's resume would start."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 
@@ -80,11 +81,28 @@ def test_a_cell_another_campaign_recorded_is_reused_not_run(tmp_path: Path) -> N
         (ENTRY.replace("checkpoint_every = 10000", "checkpoint_every = 7000"), "multiple"),
         (ENTRY.replace('env = "Hopper-v5"', 'env = "Hopper-v5"\nbudgt = 3'), "unknown keys"),
         (ENTRY.replace("budget = 20000", ""), "no budget"),
+        (ENTRY.replace("seeds = [0, 1]", 'seeds = [0]\nbaseline = "x"'), "baseline 'x'"),
     ],
 )
 def test_mistakes_in_a_campaign_file_are_named(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(SystemExit, match=message):
         load(_write(tmp_path, text))
+
+
+def test_a_cell_another_campaign_is_running_is_left_to_it(tmp_path: Path) -> None:
+    # A factor campaign's baseline cell with the spec of a main campaign's cell in progress: its
+    # record will be reused once the main campaign's runner writes it, so it is not started twice.
+    sb3 = load(_write(tmp_path, ENTRY))[2][1]
+    (factor_path := tmp_path / "factor.toml").write_text(ENTRY)
+    factor_sb3 = load(str(factor_path))[2][1]
+    work = tmp_path / "work"
+    running = campaign.cell_dir(work, sb3)
+    running.mkdir(parents=True)
+    with (running / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the main campaign's runner holds it
+        runner = campaign.Runner(tmp_path / "results", work, jobs=1)
+        assert runner.run_cell(factor_sb3).endswith("running as c's cell, skipped")
+        assert runner.others(factor_sb3) == {"c/td3_hopper/sb3/seed0"}
 
 
 def test_commands_carry_the_protocol_and_continue_the_same_cell(tmp_path: Path) -> None:

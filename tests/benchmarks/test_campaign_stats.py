@@ -54,6 +54,23 @@ def test_steps_to_a_threshold_score_fewer_higher_and_never_lowest() -> None:
     assert scores == {"ours": {0: -2000.0, 1: -1000.0}, "sb3": {0: -np.inf}}
 
 
+def test_a_factor_is_compared_with_the_unchanged_set() -> None:
+    table = {
+        "baseline": {"ours": {s: 10.0 + s for s in range(5)}, "sb3": {}},
+        "helps": {"ours": {s: 100.0 + s for s in range(5)}, "sb3": {}},
+        "unclear": {"ours": {0: 9.0, 1: 15.0, 2: 11.0, 3: 13.0, 4: 12.0}, "sb3": {}},
+        "one_seed": {"ours": {0: 1.0}, "sb3": {}},
+    }
+    rows = {r["entry"]: r for r in stats.compare_to_baseline(table, "baseline", REPS)}
+    assert set(rows) == {"helps", "unclear", "one_seed"}
+    assert rows["helps"]["p_improvement"] == (1.0, 1.0, 1.0)
+    assert rows["helps"]["verdict"] == "ahead"
+    assert rows["unclear"]["verdict"] == "no clear difference"
+    assert rows["one_seed"]["verdict"] == "needs >= 2 seeds per side"
+    text = stats.baseline_markdown(list(rows.values()), "baseline")
+    assert "| helps | 5 / 5 | 1.00 [1.00, 1.00] | ahead |" in text
+
+
 def test_an_entry_with_one_seed_gets_no_interval() -> None:
     (row,) = stats.compare({"hopper": {"ours": {0: 1.0}, "sb3": {0: 2.0, 1: 3.0}}}, REPS)
     assert row["verdict"] == "needs >= 2 seeds per side" and "iqm" not in row
