@@ -157,8 +157,8 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
         lines += ["", campaign_stats.markdown(stats(path), how)]
         if baseline := campaign_baseline(path.stem):
             table = campaign_stats.scores_by_entry(done, how)
-            factors = campaign_stats.compare_to_baseline(table, baseline)
-            lines += [campaign_stats.baseline_markdown(factors, baseline)]
+            if factors := campaign_stats.compare_to_baseline(table, baseline):
+                lines += [campaign_stats.baseline_markdown(factors, baseline)]
         lines += success_rate_table(done)
     return "\n".join(lines)
 
