@@ -10,8 +10,12 @@ import tensorflow as tf
 
 from rl.agents.base import Agent
 from rl.agents.stateless_generator import StatelessGenerator
+from rl.errors import UserError
+from rl.hparams import HParams
+from rl.hparams.compiled_path import runs_compiled
 from rl.memory import RolloutBuffer
 from rl.models import ActorCritic
+from rl.models.actor_critic import NormalizedInputs
 from rl.models.running_normalizer import RewardScaler
 from rl.models.torch_init import torch_init
 from rl.rollout.policy import action_log_prob, greedy_action, sample_action
@@ -24,6 +28,7 @@ class ActorCriticAgent(Agent):
     """Base of the agents that act with an `ActorCritic` and store steps in `self.rollout`."""
 
     records_log_prob: bool = False  # act_with_info returns {"log_prob": log b(a|s)}
+    normalizes_at_collection = False  # `normalize_obs_at=collection` (feed-forward PPO, A2C)
     stochastic_policy = True  # pi(.|s): a categorical or a Gaussian
     # What the compiled update (`_train`) takes, set by `_build`: the rollout's TensorSpecs.
     batch_spec: dict[str, tf.TensorSpec]
@@ -60,6 +65,13 @@ class ActorCriticAgent(Agent):
         if "torch_init" in hp and hp.torch_init:
             torch_init(self.model)
         self._build_reward_scaler()
+        self.normalizes_at_collection = obs_normalized_at_collection(hp, spec.env_id)
+
+    @property
+    def learning_model(self) -> ActorCritic | NormalizedInputs:
+        """The model as the update passes stored observations through it: as they are, if the
+        rollout holds them normalized already (`normalize_obs_at=collection`)."""
+        return NormalizedInputs(self.model) if self.normalizes_at_collection else self.model
 
     def _build_reward_scaler(self) -> None:
         """VecNormalize's reward scaling with `normalize_reward` (None: rewards as given)."""
@@ -108,6 +120,10 @@ class ActorCriticAgent(Agent):
         if self.reward_scaler is not None:
             done = np.logical_or(transition["terminated"], transition["truncated"])
             transition = {**transition, "reward": self.reward_scaler(transition["reward"], done)}
+        if self.normalizes_at_collection:  # with the statistics `_act` has just updated
+            normalize = self.model.obs_normalizer
+            transition = {**transition, "obs": normalize(transition["obs"]).numpy(),
+                          "next_obs": normalize(transition["next_obs"]).numpy()}  # fmt: skip
         # log_prob / value are stored when the acting step supplied them (zeros otherwise).
         step = VectorStep.of(transition)
         self.rollout.add(step, transition.get("log_prob"), transition.get("value"))
@@ -126,3 +142,16 @@ class ActorCriticAgent(Agent):
         if self.reward_scaler is not None:
             parts["reward_scaler"] = self.reward_scaler
         return parts
+
+
+def obs_normalized_at_collection(hp: HParams, env_id: str) -> bool:
+    """Whether `normalize_obs_at` asks for observations stored normalized at collection time
+    (UserError where that cannot be: the compiled path collects in the graph, unnormalized)."""
+    where = hp.normalize_obs_at if "normalize_obs_at" in hp else "update"
+    if where not in ("update", "collection"):
+        raise UserError(f"normalize_obs_at={where!r}: use update or collection")
+    if where == "collection" and not hp.normalize_obs:
+        raise UserError("normalize_obs_at=collection needs normalize_obs=True")
+    if where == "collection" and runs_compiled(env_id):
+        raise UserError(f"normalize_obs_at=collection: {env_id} trains compiled; use update")
+    return where == "collection"

@@ -191,10 +191,10 @@ class OnPolicyAgent(ActorCriticAgent):
         old_log_prob, old_value (under the weights that acted), advantage, return, mask."""
         # No update has run since the rollout started: these are the acting-time numbers.
         rollout = Rollout.from_batch(batch)
-        evaluation = reevaluate(rollout, self.model)
+        evaluation = reevaluate(rollout, self.learning_model)
         final_values = bootstrap = None
         if self.uses_value:
-            final_values, bootstrap = bootstrap_values(rollout, self.model)
+            final_values, bootstrap = bootstrap_values(rollout, self.learning_model)
         return self.samples_from_outputs(
             batch, evaluation.log_prob, evaluation.value, final_values, bootstrap
         )
@@ -315,7 +315,7 @@ class OnPolicyAgent(ActorCriticAgent):
         return None
 
     def minibatch_loss(self, minibatch: TensorBatch) -> LossAndAux:
-        params, value = self.model(minibatch["obs"])
+        params, value = self.learning_model(minibatch["obs"])
         distribution = self.model.distribution(params)
         log_prob = distribution.log_prob(self.model.flatten_action(minibatch["action"]))
         return self.loss(minibatch, PolicyOutputs(log_prob, distribution.entropy(), value))

@@ -86,6 +86,8 @@ class RecurrentPPO(RecurrentStateMixin, PPO):
         if hp.torch_init:
             torch_init(self.model)
         self._build_reward_scaler()
+        if "normalize_obs_at" in hp and hp.normalize_obs_at != "update":
+            raise UserError("normalize_obs_at: recurrent PPO normalizes at update time; use update")
         self._build_recurrent_state(self.model.state_size)
         self._build_estimator()
 

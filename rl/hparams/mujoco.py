@@ -4,13 +4,13 @@ Where every set differs from the zoo:
 - SAC, TD3, DDPG: 64 gradient steps every 64 env steps in one compiled call, not 1 every step
   (the same replay ratio; rl/hparams/off_policy_continuous.py).
 - SAC: Keras' Glorot initialization, not PyTorch's (TD3 and DDPG take PyTorch's, `torch_init`);
-  at 300k on HalfCheetah it matches SB3 without it (docs/benchmarks.md).
-- PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`,
-  in the agent (rl/models/running_normalizer.py, the same arithmetic); the rollout keeps raw
+  the campaign `mujoco_300k` compares it with SB3's (docs/benchmarks.md).
+- PPO: the zoo's `normalize: true` (VecNormalize) is `normalize_obs` and `normalize_reward`, in the
+  agent (rl/models/running_normalizer.py, the same arithmetic); the rollout keeps raw
   observations, normalized with the statistics at update time (VecNormalize stores each step
-  normalized with those of its time). The zoo's `ortho_init=False` is `torch_init` (PyTorch's
-  default initialization); vf_coef is twice the zoo's, as our value loss is 0.5 (V - R)^2 and
-  SB3's (V - R)^2.
+  normalized with those of its time, which `normalize_obs_at=collection` does). The zoo's
+  `ortho_init=False` is `torch_init` (PyTorch's default initialization); vf_coef is twice the
+  zoo's, as our value loss is 0.5 (V - R)^2 and SB3's (V - R)^2.
 Evaluation is SB3's and the zoo's for MuJoCo: 10 episodes of the deterministic policy (the
 Gaussian mean, `eval.sample_actions=False`), every 10k env steps.
 """

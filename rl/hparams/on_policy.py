@@ -62,6 +62,13 @@ def on_policy() -> HParams:
         "Standardize observations by running mean/variance of the training envs' observations, "
         "clipped to +-10 (SB3's VecNormalize norm_obs), inside the network.",
     )
+    hp.add(
+        "normalize_obs_at",
+        "update",
+        "With normalize_obs: `update` keeps raw observations in the rollout and normalizes them "
+        "with the statistics at update time; `collection` stores each normalized with the "
+        "statistics of its own step, as VecNormalize hands them to SB3 (Python env path only).",
+    )
     return hp.add(
         "normalize_reward",
         False,

@@ -84,17 +84,18 @@ class ActorCritic(tf.keras.Model):
                     if layer.bias is not None:
                         layer.bias.assign(tf.zeros_like(layer.bias))
 
-    def _inputs(self, obs: tf.Tensor) -> tf.Tensor:
+    def _inputs(self, obs: tf.Tensor, normalized: bool = False) -> tf.Tensor:
+        """`obs` as the torsos take it; `normalized`: already standardized (NormalizedInputs)."""
         obs = obs_to_float(obs)  # uint8 frames -> [0, 1], in the graph
-        return obs if self.obs_normalizer is None else self.obs_normalizer(obs)
+        return obs if self.obs_normalizer is None or normalized else self.obs_normalizer(obs)
 
     def update_obs_statistics(self, obs: tf.Tensor) -> None:
         """Adds observations the agent acts on to the running statistics (no-op without)."""
         if self.obs_normalizer is not None:
             self.obs_normalizer.update(obs_to_float(obs))
 
-    def call(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        inputs = self._inputs(obs)
+    def call(self, obs: tf.Tensor, normalized: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
+        inputs = self._inputs(obs, normalized)
         features = self.torso(inputs)
         value_features = features if self.value_torso is None else self.value_torso(inputs)
         params = self.masked_policy(self.policy_head(features), obs)
@@ -111,9 +112,9 @@ class ActorCritic(tf.keras.Model):
             return params
         return mask_illegal(params, legal_actions(obs, self.obs_layout))
 
-    def value(self, obs: tf.Tensor) -> tf.Tensor:
+    def value(self, obs: tf.Tensor, normalized: bool = False) -> tf.Tensor:
         """V(obs) alone (skips the policy head)."""
-        obs = self._inputs(obs)
+        obs = self._inputs(obs, normalized)
         features = self.torso(obs) if self.value_torso is None else self.value_torso(obs)
         return tf.squeeze(self.value_head(features), -1)
 
@@ -143,3 +144,22 @@ class ActorCritic(tf.keras.Model):
         """What the policy loss reaches: torso, policy head (and log_std)."""
         variables = self.torso.trainable_variables + self.policy_head.trainable_variables
         return variables + ([self.log_std] if self.log_std is not None else [])
+
+
+class NormalizedInputs:
+    """An `ActorCritic` whose passes take observations its normalizer has already standardized:
+    what a rollout holds when it stores each observation normalized with the statistics of its
+    own time, as SB3's VecNormalize does (`normalize_obs_at=collection`), instead of raw
+    observations normalized with the statistics at update time. Everything else is the model's."""
+
+    def __init__(self, model: ActorCritic) -> None:
+        self.model = model
+
+    def __call__(self, obs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return self.model(obs, normalized=True)
+
+    def value(self, obs: tf.Tensor) -> tf.Tensor:
+        return self.model.value(obs, normalized=True)
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)

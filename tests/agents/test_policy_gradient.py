@@ -17,6 +17,7 @@ from rl.agents.gradient_functions import (
 from rl.agents.on_policy import minibatch_indices, normalize
 from rl.envs import make_vector_env
 from rl.envs.spec import EnvSpec
+from rl.errors import UserError
 from rl.models import ActorCritic
 from rl.rollout.driver import Driver
 
@@ -325,3 +326,44 @@ def test_normalized_observations_and_rewards_as_vecnormalize():
     assert np.ptp(batch["reward"]) > 0.01  # scaled, not the env's constant 1
     assert {"reward_scaler/var", "reward_scaler/returns"} <= set(agent.numpy_state())
     assert np.isfinite(agent.update()["train/loss"])
+
+
+def test_observations_stored_normalized_with_the_statistics_of_their_own_step():
+    # normalize_obs_at=collection: each observation enters the rollout as VecNormalize hands it
+    # to SB3, normalized with the statistics that include it and none after it; the update then
+    # takes them as they are (not normalized again with the later statistics).
+    agent, driver = make_agent("ppo_tiny", "normalize_obs=True,normalize_obs_at=collection")
+    raw, stored = [], []
+    for _ in range(agent.steps_per_iteration):
+        before = len(agent.rollout)
+        raw.append(np.asarray(driver.obs, np.float64).copy())
+        driver.collect(1)
+        stored.append(agent.rollout.data()["obs"][before])
+    # The statistics step by step, from the raw observations alone (SB3's RunningMeanStd).
+    mean, var, count = np.zeros(4), np.ones(4), 1e-4
+    for obs, kept in zip(raw, stored, strict=True):
+        delta, total = obs.mean(axis=0) - mean, count + len(obs)
+        m2 = var * count + obs.var(axis=0) * len(obs) + delta**2 * count * len(obs) / total
+        mean, var, count = mean + delta * len(obs) / total, m2 / total, total
+        expected = np.clip((obs - mean) / np.sqrt(var + 1e-8), -10, 10)
+        np.testing.assert_allclose(kept, expected, rtol=1e-4, atol=1e-5)
+    # The update's passes skip the normalizer: the last step's stored observations give the
+    # outputs the acting pass gave on the raw ones (same weights, same statistics).
+    last = tf.constant(stored[-1], tf.float32)
+    np.testing.assert_allclose(
+        agent.learning_model.value(last), agent.model.value(raw[-1]), rtol=1e-5, atol=1e-6
+    )
+    assert not np.allclose(agent.model.value(last), agent.model.value(raw[-1]))
+    assert np.isfinite(agent.update()["train/loss"])
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("normalize_obs_at=collection", "needs normalize_obs=True"),
+        ("normalize_obs=True,normalize_obs_at=later", "use update or collection"),
+    ],
+)
+def test_normalize_obs_at_mistakes_are_named(override, message):
+    with pytest.raises(UserError, match=message):
+        make_agent("ppo_tiny", override)
