@@ -124,12 +124,14 @@ def probability_of_improvement(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def compare(table: dict[str, dict[str, dict[int, float]]], reps: int = REPS) -> list[dict]:
-    """One row per entry with both sides on >= 2 seeds, then `all entries`: P(ours > SB3)
-    averaged over the entries, on the seeds every entry has (the bootstrap needs equal runs per
-    entry)."""
+    """One row per entry with an SB3 side (>= 2 seeds a side for an interval), then `all
+    entries`: P(ours > SB3) averaged over the entries, on the seeds every entry has (the
+    bootstrap needs equal runs per entry)."""
     rows, usable = [], []
     for entry, sides in sorted(table.items()):
         ours, sb3 = sides["ours"], sides["sb3"]
+        if not sb3:  # an entry of ours alone (a factor, a tuned set): compare_to_baseline's
+            continue
         row: dict[str, Any] = {"entry": entry, "seeds": {"ours": sorted(ours), "sb3": sorted(sb3)}}
         if len(ours) < 2 or len(sb3) < 2:
             row["verdict"] = "needs >= 2 seeds per side"

@@ -71,8 +71,10 @@ def test_a_factor_is_compared_with_the_unchanged_set() -> None:
     assert "| helps | 5 / 5 | 1.00 [1.00, 1.00] | ahead |" in text
 
 
-def test_an_entry_with_one_seed_gets_no_interval() -> None:
-    (row,) = stats.compare({"hopper": {"ours": {0: 1.0}, "sb3": {0: 2.0, 1: 3.0}}}, REPS)
+def test_an_entry_with_one_seed_gets_no_interval_and_one_of_ours_alone_no_row() -> None:
+    table = {"hopper": {"ours": {0: 1.0}, "sb3": {0: 2.0, 1: 3.0}},
+             "factor": {"ours": {0: 1.0, 1: 2.0}, "sb3": {}}}  # fmt: skip
+    (row,) = stats.compare(table, REPS)
     assert row["verdict"] == "needs >= 2 seeds per side" and "iqm" not in row
 
 
