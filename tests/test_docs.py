@@ -84,7 +84,7 @@ def test_the_peers_step_runs_what_needs_sb3():
     # and the SB3 cell's kill-and-resume test.
     step = (CI_SCRIPT.parent / "peers").read_text(encoding="utf-8")
     assert "benchmarks/peers/setup.sh" in step
-    assert "tests/benchmarks/test_campaign_stats.py" in step
+    assert "tests/benchmarks/test_campaign_stats.py tests/benchmarks/test_sb3_cell.py" in step
     assert (
         "test_campaign_resume.py::test_killed_cell_resumes_to_the_uninterrupted_result[sb3]" in step
     )

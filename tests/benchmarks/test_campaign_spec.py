@@ -116,9 +116,29 @@ def test_commands_carry_the_protocol_and_continue_the_same_cell(tmp_path: Path) 
     cmd = campaign.command(sb3, folder)
     assert cmd[cmd.index("--zoo-key") + 1] == "Hopper-v4"
     assert cmd[cmd.index("--dir") + 1] == str(folder / "sb3")
+    assert "--stop-at" not in cmd and "--horizon" not in cmd
     assert campaign.shown(str(campaign.PEERS_PYTHON), tmp_path) == "python"
     # a record names a cell folder under `--work` by that folder, not by this machine's path
     assert campaign.shown(str(folder / "sb3"), tmp_path) == "WORK/cell/sb3"
+
+
+def test_a_threshold_and_the_zoo_horizon_reach_both_commands_and_the_key(tmp_path: Path) -> None:
+    text = ENTRY.replace(
+        'ours = "td3_hopper"', 'stop_at = 3800\nours = { set = "td3_hopper", env = "Hopper-v4" }'
+    )
+    text = text.replace('zoo_key = "Hopper-v4" }', 'zoo_key = "Hopper-v4", horizon = "zoo" }')
+    ours, sb3 = load(_write(tmp_path, text))[2][:2]
+    plain = load(_write(tmp_path, ENTRY))[2][0]
+    assert ours.spec["stop_at"] == 3800.0 and "stop_at" not in plain.spec and ours.key != plain.key
+    override = (cmd := campaign.command(ours, tmp_path))[cmd.index("--hparam_override") + 1]
+    assert "stop_at_eval_return=3800.0" in override and override.startswith("env=Hopper-v4,")
+    cmd = campaign.command(sb3, tmp_path)
+    assert cmd[cmd.index("--stop-at") + 1] == "3800.0" and cmd[cmd.index("--horizon") + 1] == "zoo"
+    # a cell that stopped at the threshold before its budget is finished; one short of it is not
+    curve = [{"step": 5000, "mean": 100.0}, {"step": 10000, "mean": 3900.0}]
+    assert campaign.finished(ours, {"env_steps": 10000, "eval_curve": curve})
+    assert not campaign.finished(ours, {"env_steps": 10000, "eval_curve": curve[:1]})
+    assert not campaign.finished(plain, {"env_steps": 10000, "eval_curve": curve})
 
 
 def test_totals_add_attempts_up_and_a_checkpoint_says_where_a_resume_starts(
