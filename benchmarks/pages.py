@@ -154,7 +154,10 @@ def campaign_section(paths: list[Path], stats: Callable[[Path], list[dict]]) -> 
                 ", ".join(beside) if beside else "none",
             ]
             lines.append("| " + " | ".join(cells) + " |")
-        lines += ["", campaign_stats.markdown(stats(path), how)]
+        if rows := stats(path):  # none where every entry is ours alone (a tuned set's)
+            lines += ["", campaign_stats.markdown(rows, how)]
+        else:
+            lines += [""]
         if baseline := campaign_baseline(path.stem):
             table = campaign_stats.scores_by_entry(done, how)
             if factors := campaign_stats.compare_to_baseline(table, baseline):

@@ -51,13 +51,16 @@ def test_a_threshold_campaign_counts_who_reached_it_and_the_median_steps(tmp_pat
     path = tmp_path / "classic.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     seen = []
-    text = pages.campaign_section([path], lambda p: seen.append(p) or [])
+    row = {"entry": "dqn_cartpole", "seeds": {"ours": [0, 1, 2], "sb3": [0, 1]}, "verdict": "v"}
+    text = pages.campaign_section([path], lambda p: seen.append(p) or [row])
     line = next(x for x in text.splitlines() if x.startswith("| `dqn_cartpole`"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     # ours: 5,000 and 10,000 and one that never reached it (the slowest): median 10,000;
     # SB3: 15,000 and never: the median seed (the higher of two) did not reach it
     assert cells[2:10] == ["475", "15,000", "2 of 3 / 1 of 2", "10,000", "-", "20", "45", "0.44"]
     assert "Score: env steps to the threshold" in text and seen == [path]
+    # no statistics (every entry of ours alone): no empty table
+    assert "| entry | seeds ours / SB3 |" not in pages.campaign_section([path], lambda _: [])
 
 
 def test_a_goal_env_campaign_shows_the_success_rate_over_steps_per_side(tmp_path):
