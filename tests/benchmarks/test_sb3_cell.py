@@ -1,6 +1,6 @@
 """benchmarks/peers/sb3_cell.py in process (the peers venv: SB3, rl-zoo3; .ci/run's peers step):
 a cell stops at the first evaluation that reaches `--stop-at`, and `--horizon zoo` gives the
-schedules the zoo entry's n_timesteps, holding them at their end value past it."""
+schedules the zoo entry's n_timesteps."""
 
 from __future__ import annotations
 
@@ -26,18 +26,6 @@ def test_a_cell_stops_at_the_first_evaluation_that_reaches_the_threshold(tmp_pat
     # (The zoo's DQN trains every 256 steps, so its learn() chunks end at 512, 1024, ...)
     result = _run(tmp_path / "stop", "--stop-at", "8")
     assert [e["step"] for e in result["evals"]] == [512] and result["env_steps"] == 512
-    result = _run(tmp_path / "budget")
+    result = _run(tmp_path / "budget", "--horizon", "zoo")
     assert len(result["evals"]) == 4 and result["env_steps"] >= 2000
-
-
-def test_the_zoo_horizon_holds_schedules_at_their_end_past_it() -> None:
-    class Model:
-        def _update_current_progress_remaining(self, steps: int, total: int) -> None:
-            self.progress = 1.0 - steps / total
-
-    model = Model()
-    sb3_cell.horizon_fixed(model, 1000)
-    model._update_current_progress_remaining(250, 2000)  # learn()'s own total is ignored
-    assert model.progress == 0.75
-    model._update_current_progress_remaining(5000, 2000)
-    assert model.progress == 0.0  # not -4: a linear rate stays at its end value
+    assert result["horizon"] == 50_000  # rl-zoo3's n_timesteps for DQN on CartPole-v1
