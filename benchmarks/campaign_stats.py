@@ -6,7 +6,7 @@ SB3) with its interval, per entry and over all entries; a verdict from that inte
 
 The statistics are rliable's (its metrics, its stratified bootstrap, its percentile intervals at
 its default 50,000 resamples), computed here with numpy on all resamples at once: rliable calls a
-statistic once per resample, ~10 s per interval at that count, minutes for a page of campaigns.
+statistic once per resample, too slow at that count for a page of many entries in CI.
 tests/benchmarks/test_campaign_stats.py checks the numbers against rliable's own (in the peers
 venv, where rliable is installed).
 
