@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from rl.errors import UserError
@@ -282,16 +283,9 @@ _FLAG_OF_KEY = {"env": "env", "train_steps": "train_steps", "eval.episodes": "ev
 
 
 def worker_flags(args: argparse.Namespace) -> WorkerFlags:
-    """The worker and Ray-actor flags of a parsed train.py command line."""
-    return WorkerFlags(
-        num_workers=args.num_workers,
-        training=args.training,
-        record_video=args.record_video,
-        ray_address=args.ray_address,
-        actor_resources=args.actor_resources,
-        max_actor_restarts=args.max_actor_restarts,
-        actor_wait_timeout=args.actor_wait_timeout,
-    )
+    """The worker and Ray-actor flags of a parsed train.py command line (each field of
+    WorkerFlags is the flag of the same name)."""
+    return WorkerFlags(**{field.name: getattr(args, field.name) for field in fields(WorkerFlags)})
 
 
 def overrides_as_given(args: argparse.Namespace) -> dict[str, Any]:

@@ -46,18 +46,29 @@ GAVE_UP_LINE = (
 )
 
 
-@pytest.fixture
-def cluster(request):
-    """A head node with 1 CPU (the learner's) and two worker nodes (or as many as an indirect
-    parameter says) that alone declare the `actor` resource, 2 each (`cluster.worker_nodes`)."""
+@pytest.fixture(scope="module")
+def head_only_cluster():
+    """A Ray cluster of one head node with 1 CPU (the learner's), shared by the module's tests:
+    each test gives it the worker nodes it needs (starting a cluster costs tens of seconds)."""
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     try:
-        for _ in range(getattr(request, "param", 2)):
-            cluster.add_node(num_cpus=2, resources={"actor": 2})
-        cluster.wait_for_nodes()
         yield cluster
     finally:
         cluster.shutdown()
+
+
+@pytest.fixture
+def cluster(head_only_cluster, request):
+    """The module's cluster with two worker nodes (or as many as an indirect parameter says)
+    that alone declare the `actor` resource, 2 each (`cluster.worker_nodes`): fresh nodes for
+    each test, since a test removes some."""
+    cluster = head_only_cluster
+    for node in list(cluster.worker_nodes):
+        cluster.remove_node(node)
+    for _ in range(getattr(request, "param", 2)):
+        cluster.add_node(num_cpus=2, resources={"actor": 2})
+    cluster.wait_for_nodes()
+    return cluster
 
 
 @pytest.mark.parametrize(
