@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import tensorflow as tf  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks import tool_records  # noqa: E402
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.agents.build import build_agent  # noqa: E402
@@ -181,6 +182,7 @@ def main() -> None:
     args = parser.parse_args()
     parts = set(args.parts.split(","))
 
+    tables = {}
     for name in args.sets:
         rows: list[tuple[str, str, str]] = []
         if "env" in parts:
@@ -217,6 +219,8 @@ def main() -> None:
         print(f"|{'-' * 32}|{'-' * 12}|{'-' * 12}|")
         for part, off, on in rows:
             print(f"| {part:<30} | {off:>10} | {on:>10} |", flush=True)
+        tables[name] = [{"part": part, "xla_off": off, "xla_on": on} for part, off, on in rows]
+    tool_records.append("atari_throughput", vars(args), tables)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from benchmarks import tool_records  # noqa: E402
 from benchmarks.frame_replay import stream  # noqa: E402
 from rl.memory.frame_replay import FrameReplay  # noqa: E402
 from rl.memory.prioritized import PrioritizedReplay  # noqa: E402
@@ -135,6 +136,9 @@ def main() -> None:
     print(f"{'replay':<10} {'checkpoint':<14} {'replay MB':>10} {'written MB':>11} {'seconds':>8}")
     for name, kind, total, written, seconds in rows:
         print(f"{name:<10} {kind:<14} {total / 1e6:>10.1f} {written / 1e6:>11.1f} {seconds:>8.2f}")
+    keys = ("replay", "checkpoint", "replay_bytes", "written_bytes", "seconds")
+    rows = [dict(zip(keys, row, strict=True)) for row in rows]
+    tool_records.append("checkpoint_io", {**vars(args), "dir": str(directory)}, rows)
 
 
 if __name__ == "__main__":

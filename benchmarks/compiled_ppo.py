@@ -11,7 +11,9 @@
    softmax/Adam/GAE are not counted. Compared with the measured ceiling: a 2048^3 float32
    `tf.linalg.matmul` in a compiled function, timed in the same run.
 
-Time to solve CartPole against SB3 is the campaign `compiled_cartpole` (docs/campaigns.md).
+Its numbers go to benchmarks/results/tools/compiled_ppo.jsonl with the machine and revision
+(tool_records.py). Time to solve CartPole against SB3 is the campaign `compiled_cartpole`
+(docs/campaigns.md).
 
     .venv/bin/python -m benchmarks.compiled_ppo
     .venv/bin/python -m benchmarks.compiled_ppo --hparams ppo_tf_cartpole --repeats 20
@@ -20,10 +22,8 @@ Time to solve CartPole against SB3 is the campaign `compiled_cartpole` (docs/cam
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -31,6 +31,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import tensorflow as tf  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks import tool_records  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.compiled import CompiledPPO  # noqa: E402
 from rl.envs.tf import make_tf_env  # noqa: E402
@@ -107,7 +108,7 @@ def main() -> None:
 
     ceiling = matmul_ceiling()
     tp = throughput(args.hparams, args.repeats)
-    print(json.dumps({"throughput": tp, "matmul_ceiling_flops": ceiling}), file=sys.stderr)
+    tool_records.append("compiled_ppo", vars(args), {**tp, "matmul_ceiling_flops": ceiling})
     print(f"== {args.hparams}: one iteration = one XLA program ({tp['steps_per_iteration']} env "
           f"steps, {tp['gradient_steps_per_iteration']} gradient steps)")  # fmt: skip
     print(f"first call (trace + compile + run) {tp['first_call_s']:8.2f} s")

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import tool_records
+
 ROOT = Path(__file__).resolve().parents[1]
 THRESHOLD = 475.0
 CACHE = {"dir": "off"}  # RL_XLA_CACHE of the train.py subprocesses (--cache)
@@ -139,6 +141,9 @@ def main() -> None:
         print(f"ratio {label} / 1 seed: {ratios}")
         steps = [r["env_steps"] for r in results[label]]
         print(f"  env steps per seed at the end (last repeat): {steps[-1]}")
+    tool_records.append(
+        "compiled_seeds", vars(args), {"runs": results, "medians": med, "sequential": sequential}
+    )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from gymnasium.envs.classic_control.cartpole import CartPoleEnv
 
+from benchmarks import tool_records
+
 TAGS = ("time/steps_per_second", "time/updates_per_second", "workers/policy_lag")
 
 
@@ -131,6 +133,8 @@ def main() -> None:
         print(f"{workers:>7} {r['steps_per_second']:>12,.0f} {updates:>10} {lag:>10} "
               f"{first:>18} {r['last_eval']:>10.1f}")  # fmt: skip
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    runs = [{"workers": workers, **r} for workers, r in results]
+    tool_records.append("impala", vars(args), runs)
 
 
 if __name__ == "__main__":

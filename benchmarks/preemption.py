@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import tool_records
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = {
     "dqn_cartpole": ["--hparams", "dqn_cartpole", "--hparam_override", "stop_at_eval_return=None"],
@@ -97,6 +99,9 @@ def main() -> None:
     print(f"{'case':<30} {'status':>6} {'SIGTERM->exit s':>16} {'saved at':>10} {'lost':>5}")
     for name, status, seconds, saved, lost in rows:
         print(f"{name:<30} {status:>6} {seconds:>16.2f} {saved:>10,} {lost:>5}")
+    keys = ("case", "status", "sigterm_to_exit_s", "saved_at", "steps_lost")
+    rows = [dict(zip(keys, row, strict=True)) for row in rows]
+    tool_records.append("preemption", {**vars(args), "dir": str(directory)}, rows)
 
 
 if __name__ == "__main__":

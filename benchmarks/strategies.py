@@ -32,6 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks import tool_records
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,6 +160,7 @@ def main() -> None:
         print(json.dumps(_measure(args.hparams[0], args.worker, args.calls, args.repeats)))
         return
     print(f"{'hparams':<16} {'mode':<18} {'learner steps/s':>16}  note")
+    by_set = {}
     for name in args.hparams:
         results = [
             _in_subprocess(name, mode, args.calls, args.repeats)
@@ -172,6 +175,8 @@ def main() -> None:
             ratio = f"{r['steps_per_second'] / reference:.2f}x default" if reference else ""
             note = f"{r['compiled']}, {ratio}"
             print(f"{name:<16} {r['mode']:<18} {r['steps_per_second']:>16.1f}  {note}")
+        by_set[name] = results
+    tool_records.append("strategies", vars(args), by_set)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Env steps/s of the TF-ops CartPole driven by a policy in ONE compiled loop, vs gymnasium.
 
-Why: the compiled path (DESIGN.md, "Speed rules") only pays off if acting + stepping inside one
+Why: the compiled path (docs/compiled.md) only pays off if acting + stepping inside one
 XLA program is far faster than a Python env loop. For each N in --num_envs this builds
 `tf.function(jit_compile=True)` around a `tf.while_loop` of T steps in which a 64-64 tanh MLP
 with random weights picks actions for N `tf/CartPole-v1` envs (sampled from its logits with a
@@ -36,6 +36,7 @@ import tensorflow as tf  # noqa: E402
 from gymnasium.vector import AutoresetMode  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks import tool_records  # noqa: E402
 from rl.envs.tf import TFEnv, make_tf_env  # noqa: E402
 
 HIDDEN = 64
@@ -156,6 +157,7 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
+    rows = []
     for num_envs in (int(n) for n in args.num_envs.split(",")):
         steps = max(100, min(args.max_loop_steps, args.env_steps // num_envs))
         tf_sps = time_tf(env, num_envs, steps, args.repeats, args.policy)
@@ -169,6 +171,12 @@ def main() -> None:
             f"{sync_sps:>10,.0f} {numpy_sps:>12,.0f} {numpy_mlp_sps:>12,.0f}"
         )
         sys.stdout.flush()
+        rates = (tf_sps, random_sps, sync_sps, numpy_sps, numpy_mlp_sps)
+        names = ("tf_mlp", "tf_random", "gym_sync", "gym_numpy", "numpy_mlp")
+        rows.append(
+            {"num_envs": num_envs, "loop_steps": steps, **dict(zip(names, rates, strict=True))}
+        )
+    tool_records.append("tf_env_throughput", vars(args), {"env_steps_per_s": rows})
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ For an hparams set, builds the same env and agent as train.py and times, as medi
   collect    the compiled collect loop (agent acts in-graph, env steps via numpy_function,
              transitions go to replay)
   update     one `agent.update()` call (sampling K batches + K gradient steps in one call)
-and prints a table plus the implied cost of one training env step.
+and prints a table plus the implied cost of one training env step; the numbers also go to
+benchmarks/results/tools/throughput.jsonl with the machine and revision (tool_records.py).
 
     .venv/bin/python -m benchmarks.throughput --hparams dqn_cartpole
 """
@@ -21,6 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 
 import rl  # noqa: E402,F401
+from benchmarks import tool_records  # noqa: E402
 from benchmarks.timing import median_seconds  # noqa: E402
 from rl import registry  # noqa: E402
 from rl.agents.build import build_agent  # noqa: E402
@@ -75,6 +77,14 @@ def main() -> None:
         f"(collect {t_collect / n * 1e6:.0f} + update {per_env_step_update * 1e6:.0f}) "
         f"-> {1 / total:,.0f} env steps/s before evaluation"
     )
+    results = {
+        "env_only_env_steps_per_s": n / t_env,
+        "collect_env_steps_per_s": n / t_collect,
+        "update_gradient_steps_per_s": k / t_update,
+        "training_us_per_env_step": total * 1e6,
+        "num_envs": hp.num_envs,
+    }
+    tool_records.append("throughput", vars(args), results)
     _ = np
 
 
