@@ -49,12 +49,17 @@ GAVE_UP_LINE = (
 @pytest.fixture(scope="module")
 def head_only_cluster():
     """A Ray cluster of one head node with 1 CPU (the learner's), shared by the module's tests:
-    each test gives it the worker nodes it needs (starting a cluster costs tens of seconds)."""
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    try:
-        yield cluster
-    finally:
-        cluster.shutdown()
+    each test gives it the worker nodes it needs (starting a cluster costs tens of seconds).
+    Its workers run at niceness 0, as the learner does and as the actors of a cluster that
+    train.py starts do: at Ray's default of 15 they starved beside CI's other steps (nice 10),
+    and a test took three times as long there as alone."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_worker_niceness", "0")  # read by each node's raylet at its start
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+        try:
+            yield cluster
+        finally:
+            cluster.shutdown()
 
 
 @pytest.fixture
