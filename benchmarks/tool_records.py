@@ -4,8 +4,9 @@ benchmarks/results/tools/TOOL.jsonl, beside what the tool prints.
 A timing means nothing without the machine, the code and the load it was taken under (rule:
 every figure has a record), so each line holds the tool's settings and results with the CPU
 (model and flags), the git revision (dirty or not), package versions, the load average when it
-ended and the process's CPU seconds. Nothing renders these lines into a page yet; a figure
-quoted in docs must come from one of them.
+ended and the CPU seconds of the tool and of the processes it waited for (several tools time
+train.py subprocesses). Nothing renders these lines into a page yet; a figure quoted in docs
+must come from one of them.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ RESULTS = ROOT / "benchmarks" / "results" / "tools"
 
 def append(tool: str, settings: dict[str, Any], results: Any, folder: Path = RESULTS) -> Path:
     """Appends one run of `tool` (its settings and results) to `folder`/TOOL.jsonl; the path."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+    own, waited = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
     record = {
         "tool": tool,
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": [Path(sys.argv[0]).name, *sys.argv[1:]],
         "settings": settings,
         "results": results,
-        "process_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "cpu_seconds": round(sum(u.ru_utime + u.ru_stime for u in (own, waited)), 2),
         "load_1min": round(os.getloadavg()[0], 2),
         "machine": cpu(),
         "git": git_state(),

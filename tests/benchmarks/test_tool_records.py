@@ -22,5 +22,5 @@ def test_each_run_appends_one_record_naming_machine_code_and_load(tmp_path):
     ]
     assert first["machine"]["model"] and first["machine"]["usable_cpus"] >= 1
     assert len(first["git"]["revision"]) == 40 and isinstance(first["git"]["dirty"], bool)
-    assert first["versions"]["numpy"] and first["process_cpu_seconds"] > 0
+    assert first["versions"]["numpy"] and first["cpu_seconds"] > 0
     assert first["load_1min"] >= 0 and first["time_utc"].endswith("Z")
